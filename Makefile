@@ -1,0 +1,221 @@
+# tdebug: follow a Python program down into PyTorch's C/C++ core and back.
+#
+# Targets:
+#   make             build build/tdebug, its helpers, the preloaded library,
+#                    the Python extension and the samples
+#   make deps        install missing Debian packages (apt-get; sudo when not root)
+#   make test        deps + build + every test (C unit tests, end-to-end tests)
+#   make unit        C unit tests only (cmocka);  make e2e  pytest only
+#   make demo        the guided tour of 'import torch' (tdebug tour --batch)
+#   make bench       benchmarks against plain python/gdb, printing ratios
+#   make install     PREFIX=/usr/local (DESTDIR for staging)
+#   make asan        AddressSanitizer + UBSan build in build-asan/, unit tests
+#
+# Knobs (make VAR=value):
+#   PYTHON=/usr/bin/python3  the interpreter tdebug targets and builds its
+#                            Python extension for (the pyenv python3 on PATH
+#                            has no torch, so it is never picked implicitly)
+#   PREFIX=/usr/local        install prefix
+#   V=1                      print full compiler command lines
+#   WERROR=1                 treat warnings as errors (.ci/run sets it)
+#   B=build                  build directory
+#   PYTEST_ARGS=...          extra pytest arguments, e.g. -k attach
+
+PYTHON   ?= /usr/bin/python3
+PREFIX   ?= /usr/local
+DESTDIR  ?=
+B        ?= build
+CC       ?= cc
+CFLAGS   ?= -O2 -g
+PYTEST_ARGS ?=
+
+BINDIR   = $(PREFIX)/bin
+LIBDIR   = $(PREFIX)/lib/tdebug
+MANDIR   = $(PREFIX)/share/man/man1
+
+ifeq ($(V),1)
+Q =
+quiet = @:
+else
+Q = @
+quiet = @printf '  %-7s %s\n'
+endif
+
+# --- Python: everything is asked of $(PYTHON) itself, so the build never mixes
+# the pyenv interpreter's headers with Debian's interpreter.
+PY_INFO := $(shell $(PYTHON) -c 'import sys, sysconfig as s; \
+  print("%d.%d" % sys.version_info[:2], s.get_config_var("LIBPC") or "", \
+        s.get_config_var("EXT_SUFFIX"))' 2>/dev/null)
+ifeq ($(PY_INFO),)
+$(error PYTHON=$(PYTHON) does not run; pass PYTHON=/path/to/python3)
+endif
+PY_VERSION   := $(word 1,$(PY_INFO))
+PY_LIBPC     := $(word 2,$(PY_INFO))
+PY_EXT       := $(word 3,$(PY_INFO))
+PY_PC        := PKG_CONFIG_PATH=$(PY_LIBPC) pkg-config
+PY_CFLAGS    := $(shell $(PY_PC) --cflags python-$(PY_VERSION) 2>/dev/null)
+PY_INCDIR    := $(patsubst -I%,%,$(firstword $(filter -I%,$(PY_CFLAGS))))
+# CPython's internal headers, for reading interpreter state from memory with
+# the target's own struct layouts (src/pyframes.c).
+PY_CORE_CFLAGS := $(PY_CFLAGS) -I$(PY_INCDIR)/internal -DPy_BUILD_CORE
+
+JANSSON_CFLAGS := $(shell pkg-config --cflags jansson 2>/dev/null)
+JANSSON_LIBS   := $(shell pkg-config --libs jansson 2>/dev/null)
+CMOCKA_CFLAGS  := $(shell pkg-config --cflags cmocka 2>/dev/null)
+CMOCKA_LIBS    := $(shell pkg-config --libs cmocka 2>/dev/null)
+DW_CFLAGS      := $(shell pkg-config --cflags libdw 2>/dev/null)
+DW_LIBS        := $(shell pkg-config --libs libdw 2>/dev/null)
+# libbfd has no pkg-config file and no stable ABI: link the system one.
+BFD_LIBS       := -lbfd
+READLINE_LIBS  := $(shell pkg-config --libs readline 2>/dev/null || echo -lreadline)
+
+WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+            -Wno-unused-parameter
+ifeq ($(WERROR),1)
+WARN     += -Werror
+endif
+BASE_CFLAGS := -std=gnu11 $(WARN) -MMD -MP -D_GNU_SOURCE \
+            -Isrc -Igdb -Ivscode $(JANSSON_CFLAGS) \
+            -DTDB_LIBDIR='"$(LIBDIR)"' -DTDB_PYTHON='"$(PYTHON)"' \
+            -DTDB_VERSION='"$(shell cat VERSION 2>/dev/null || echo 0.0)"'
+ALL_CFLAGS  = $(BASE_CFLAGS) $(CFLAGS) $(SAN_CFLAGS)
+ALL_LDFLAGS = $(LDFLAGS) $(SAN_CFLAGS)
+
+# --- Sources.  Layers show in the directories: gdb/ knows MI and gdb only,
+# vscode/ knows launch.json only, src/ holds the process/ELF/CPython readers,
+# the commands (cmd_*.c) and main (tdebug.c).
+CLI_SRC  := src/tdebug.c $(sort $(wildcard src/cmd_*.c))
+EXEC_SRC := src/tdebug_exec.c
+CORE_SRC := $(sort $(wildcard gdb/*.c vscode/*.c) \
+              $(filter-out $(CLI_SRC) $(EXEC_SRC),$(wildcard src/*.c)))
+PRELOAD_SRC := $(sort $(wildcard lib/*.c))
+UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
+UNIT_BIN := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
+
+obj = $(patsubst %.c,$(B)/obj/%.o,$(1))
+CORE_OBJ := $(call obj,$(CORE_SRC))
+CLI_OBJ  := $(call obj,$(CLI_SRC))
+
+LIBS     := $(JANSSON_LIBS) $(BFD_LIBS) $(DW_LIBS)
+
+TDEBUG   := $(B)/tdebug
+PRELOAD  := $(B)/libtdebug-preload.so
+EXECHELP := $(B)/tdebug-exec
+PYEXT    := $(B)/python/tdebug/_tdebug$(PY_EXT)
+PYPKG_SRC := $(wildcard python/tdebug/*.py)
+PYPKG    := $(patsubst python/%,$(B)/python/%,$(PYPKG_SRC))
+
+.PHONY: all deps test unit e2e demo bench install uninstall asan clean samples
+
+all: $(TDEBUG) $(EXECHELP) $(if $(PRELOAD_SRC),$(PRELOAD)) \
+     $(if $(wildcard python/_tdebug.c),$(PYEXT)) $(PYPKG) samples
+
+$(B)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(quiet) CC $<
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+# Only the CPython memory reader sees the interpreter's internal headers.
+$(B)/obj/src/pyframes.o: ALL_CFLAGS += $(PY_CORE_CFLAGS)
+$(B)/obj/src/unwind.o: ALL_CFLAGS += $(DW_CFLAGS)
+
+$(B)/libtdebug.a: $(CORE_OBJ)
+	$(quiet) AR $@
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(TDEBUG): $(CLI_OBJ) $(B)/libtdebug.a
+	$(quiet) LINK $@
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(B)/libtdebug.a $(LIBS) $(READLINE_LIBS)
+
+# The exec wrapper gdb starts the program through: tiny, no libraries.
+$(EXECHELP): $(call obj,$(EXEC_SRC))
+	$(quiet) LINK $@
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^
+
+# The preloaded (rtld-audit) library: hidden visibility, a version script
+# exporting only what the loader and the handshake need, debug info kept so
+# 'set var' works in a hand-driven gdb.
+PRELOAD_CFLAGS = $(BASE_CFLAGS) -O2 -g -fPIC -fvisibility=hidden $(SAN_CFLAGS)
+$(B)/obj/lib/%.o: lib/%.c
+	@mkdir -p $(dir $@)
+	$(quiet) CC $<
+	$(Q)$(CC) $(PRELOAD_CFLAGS) -c $< -o $@
+
+$(PRELOAD): $(call obj,$(PRELOAD_SRC)) lib/preload.map
+	$(quiet) LINK $@
+	$(Q)$(CC) -shared -g -Wl,--version-script=lib/preload.map -Wl,-z,nodelete \
+	    -o $@ $(call obj,$(PRELOAD_SRC)) -lpthread
+
+# The Python extension, built for $(PYTHON) and importable from $(B)/python.
+$(PYEXT): python/_tdebug.c
+	@mkdir -p $(dir $@)
+	$(quiet) PYEXT $@
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) $(PY_CFLAGS) -fPIC -shared -o $@ $<
+
+$(B)/python/%.py: python/%.py
+	@mkdir -p $(dir $@)
+	$(Q)cp $< $@
+
+# Sample extensions (samples/*/Makefile), built with the debug-build profile.
+samples:
+	$(Q)for d in $(wildcard samples/*/Makefile); do \
+	    $(MAKE) --no-print-directory -C $$(dirname $$d) PYTHON=$(PYTHON) \
+	        OUT=$(abspath $(B))/samples/$$(basename $$(dirname $$d)) || exit 1; \
+	done
+
+# --- Tests
+$(B)/tests/%: tests/unit/%.c $(B)/libtdebug.a
+	@mkdir -p $(dir $@)
+	$(quiet) TEST $@
+	$(Q)$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) -Itests/unit -o $@ $< \
+	    $(B)/libtdebug.a $(LIBS) $(CMOCKA_LIBS) $(ALL_LDFLAGS)
+
+deps:
+	$(Q)tools/deps.sh
+
+unit: $(UNIT_BIN)
+	$(Q)B=$(B) tests/run-unit $(UNIT_BIN)
+
+e2e: all
+	$(Q)B=$(abspath $(B)) TDEBUG_PYTHON=$(PYTHON) $(PYTHON) -m pytest -ra \
+	    -p no:cacheprovider tests/e2e $(PYTEST_ARGS)
+
+# 'make test' is what CI runs: install what is missing, build with -Werror,
+# run everything, and end with one summary line.
+test: deps
+	$(Q)$(MAKE) --no-print-directory all $(UNIT_BIN)
+	$(Q)B=$(B) PYTHON=$(PYTHON) PYTEST_ARGS="$(PYTEST_ARGS)" tests/run-all $(UNIT_BIN)
+
+demo: all
+	$(TDEBUG) tour --batch
+
+bench: all
+	$(Q)for s in $(sort $(wildcard bench/*.sh)); do B=$(abspath $(B)) PYTHON=$(PYTHON) $$s || exit 1; done
+
+asan:
+	$(MAKE) B=build-asan SAN_CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer" \
+	    CFLAGS="-O1 -g" unit
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(MANDIR)
+	install -m 755 $(TDEBUG) $(DESTDIR)$(BINDIR)/tdebug
+	install -m 755 $(EXECHELP) $(DESTDIR)$(LIBDIR)/tdebug-exec
+	install -m 644 $(PRELOAD) $(DESTDIR)$(LIBDIR)/libtdebug-preload.so
+	install -m 644 doc/tdebug.1 $(DESTDIR)$(MANDIR)/tdebug.1
+	$(if $(wildcard $(B)/python/tdebug),cp -r $(B)/python/tdebug $(DESTDIR)$(LIBDIR)/ && \
+	    install -d $(DESTDIR)$(PY_SITE) && \
+	    echo $(LIBDIR) > $(DESTDIR)$(PY_SITE)/tdebug.pth)
+
+PY_SITE = $(shell $(PYTHON) -c 'import sysconfig as s; \
+  print(s.get_path("platlib", "posix_local" if "posix_local" in s.get_scheme_names() else "posix_prefix", \
+        vars={"base": "$(PREFIX)", "platbase": "$(PREFIX)"}))')
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/tdebug $(DESTDIR)$(MANDIR)/tdebug.1 $(DESTDIR)$(PY_SITE)/tdebug.pth
+	rm -rf $(DESTDIR)$(LIBDIR)
+
+clean:
+	rm -rf $(B) build-asan
+	$(Q)for d in $(wildcard samples/*/Makefile); do $(MAKE) -s -C $$(dirname $$d) clean; done
+
+-include $(shell find $(B)/obj -name '*.d' 2>/dev/null)

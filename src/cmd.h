@@ -1,0 +1,33 @@
+/*
+ * cmd.h: the subcommands.  Each is 'int cmd_NAME(int argc, char **argv)' in
+ * src/cmd_NAME.c, with its help text beside it; src/tdebug.c holds the one
+ * table that dispatches to them and prints 'tdebug --help' from it, so help
+ * and dispatch cannot drift.  argv[0] is the command name.  A command returns
+ * its exit status (TDB_EXIT_* in common.h, or the debuggee's own).
+ */
+#ifndef TDB_CMD_H
+#define TDB_CMD_H
+
+typedef struct tdb_command {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *summary; /* one line for 'tdebug --help' */
+    const char *usage;   /* the whole 'tdebug NAME --help' text */
+} tdb_command;
+
+/* Look a command up by name; NULL when there is none. */
+const tdb_command *tdb_find_command(const char *name);
+
+/* For commands: print "tdebug NAME: MSG" and a pointer to --help on stderr;
+ * returns TDB_EXIT_USAGE. */
+int tdb_usage_error(const char *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Print the command's usage text on stdout; returns TDB_EXIT_OK. */
+int tdb_print_usage(const char *cmd);
+
+#define TDB_DECLARE_COMMAND(name) \
+    int cmd_##name(int argc, char **argv); \
+    extern const char cmd_##name##_usage[]
+
+
+#endif

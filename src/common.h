@@ -1,0 +1,108 @@
+/*
+ * common.h: the few things every layer of tdebug shares: error reporting,
+ * a growable string buffer, number parsing, and where tdebug's companion
+ * files live.
+ *
+ * Errors follow jansson/redis: library functions return 0/-1 (or NULL) and
+ * fill an optional caller-provided tdb_error; the first error set wins, so a
+ * low-level cause is not overwritten by a vaguer one further up.  Only
+ * main() and the cmd_*() functions print.
+ */
+#ifndef TDB_COMMON_H
+#define TDB_COMMON_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Exit statuses, documented in 'tdebug --help' and tdebug(1). */
+enum {
+    TDB_EXIT_OK = 0,
+    TDB_EXIT_FAIL = 1,      /* the command ran and the answer is "no" */
+    TDB_EXIT_USAGE = 2,     /* bad option or argument */
+    TDB_EXIT_TOOL = 125,    /* tdebug itself could not do its job */
+    TDB_EXIT_NOEXEC = 126,  /* the program exists but cannot be executed */
+    TDB_EXIT_NOTFOUND = 127 /* the program or script does not exist */
+};
+
+typedef struct tdb_error {
+    int set;        /* nonzero once an error was recorded */
+    int code;       /* an errno value, or 0 */
+    int exit_code;  /* the exit status a command should use; 0 = TDB_EXIT_TOOL */
+    char msg[1024]; /* "cannot attach to pid 12: Operation not permitted (...)" */
+} tdb_error;
+
+/* Record an error unless one is already set (first error wins).  ERR may be
+ * NULL.  The message follows git's rules: lower-case start, no final full
+ * stop, the subject named. */
+void tdb_error_set(tdb_error *err, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Same, with the exit status a command should end with. */
+void tdb_error_set_exit(tdb_error *err, int exit_code, int code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Like tdb_error_set(), appending ": strerror(errno)". */
+void tdb_error_errno(tdb_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Forget any recorded error. */
+void tdb_error_clear(tdb_error *err);
+
+/* Print "tdebug: MSG" (or "tdebug: warning: MSG") on stderr.  For main()
+ * and commands only. */
+void tdb_print_error(const tdb_error *err);
+void tdb_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void tdb_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Print "tdebug: MSG" for the error and return the exit status it asks for. */
+int tdb_error_exit(const tdb_error *err);
+
+/* Allocation that cannot fail: out of memory aborts with a message, as in
+ * git's xmalloc().  Everything else in tdebug reports errors. */
+void *tdb_xmalloc(size_t n);
+void *tdb_xcalloc(size_t n, size_t size);
+void *tdb_xrealloc(void *p, size_t n);
+char *tdb_xstrdup(const char *s);
+char *tdb_xstrndup(const char *s, size_t n);
+char *tdb_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* A growable, always NUL-terminated string. */
+typedef struct tdb_buf {
+    char *s;    /* NULL until the first append; tdb_buf_str() never is */
+    size_t len;
+    size_t cap;
+} tdb_buf;
+#define TDB_BUF_INIT {NULL, 0, 0}
+void tdb_buf_add(tdb_buf *b, const char *data, size_t n);
+void tdb_buf_adds(tdb_buf *b, const char *s);
+void tdb_buf_addc(tdb_buf *b, char c);
+void tdb_buf_addf(tdb_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void tdb_buf_vaddf(tdb_buf *b, const char *fmt, va_list ap);
+const char *tdb_buf_str(const tdb_buf *b);
+/* Hand the string to the caller (who frees it) and reset B. */
+char *tdb_buf_detach(tdb_buf *b);
+void tdb_buf_reset(tdb_buf *b);
+void tdb_buf_free(tdb_buf *b);
+
+/* Parse all of S as a base-10 integer in [MIN, MAX].  Returns 0 and writes
+ * *OUT on success; -1 (nothing written) on garbage, overflow or range. */
+int tdb_parse_long(const char *s, long min, long max, long *out);
+/* Parse a duration in seconds ("30", "2.5"); -1 on garbage or negative. */
+int tdb_parse_seconds(const char *s, double *out);
+
+/* Monotonic clock in milliseconds. */
+int64_t tdb_now_ms(void);
+
+/* Append ARG to B quoted for a POSIX shell ('...' with '\'' for quotes). */
+void tdb_shell_quote(tdb_buf *b, const char *arg);
+
+/* Where tdebug's companion files are: the directory of the running binary
+ * when it holds NAME (a build tree), else TDB_LIBDIR (an install).  Returns
+ * a new string, or NULL when NAME is in neither place. */
+char *tdb_companion_path(const char *name);
+
+/* The python tdebug targets by default (PYTHON at build time). */
+const char *tdb_default_python(void);
+
+/* Read a whole (small, e.g. /proc) file into a new NUL-terminated string.
+ * Returns NULL with ERR set on failure; *OUT_LEN gets the length if given. */
+char *tdb_read_file(const char *path, size_t *out_len, tdb_error *err);
+
+#endif

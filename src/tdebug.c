@@ -1,0 +1,116 @@
+/*
+ * tdebug.c: main() and the command table.  Everything a command does lives
+ * in src/cmd_NAME.c; this file only dispatches and prints the overview.
+ */
+#include "cmd.h"
+#include "common.h"
+
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#ifndef TDB_VERSION
+#define TDB_VERSION "0.0"
+#endif
+
+/* The one table: 'tdebug --help' is printed from it, in this order. */
+static const tdb_command commands[] = {
+    {NULL, NULL, NULL, NULL},
+};
+
+static const char overview_head[] =
+    "usage: tdebug [--version] [--help] COMMAND [ARGS...]\n"
+    "\n"
+    "Follow a Python program down into PyTorch's C/C++ core (torch._C, ATen,\n"
+    "c10) under gdb, and back.\n"
+    "\n"
+    "Commands:\n";
+
+static const char overview_tail[] =
+    "\n"
+    "'tdebug COMMAND --help' (or 'tdebug help COMMAND') shows a command's options.\n"
+    "\n"
+    "Exit status:\n"
+    "  0    success ('run' passes the program's own status through; killed by\n"
+    "       signal N gives 128+N)\n"
+    "  1    the command ran and found a problem (a check failed, a process was\n"
+    "       refused, a breakpoint never bound)\n"
+    "  2    usage error: an unknown option or a bad value\n"
+    "  125  tdebug itself failed (gdb missing or crashed, ...)\n"
+    "  126  the program exists but cannot be executed\n"
+    "  127  the program or script does not exist\n"
+    "\n"
+    "See tdebug(1) for the whole manual.\n";
+
+const tdb_command *tdb_find_command(const char *name)
+{
+    for (const tdb_command *c = commands; c->name; c++)
+        if (strcmp(c->name, name) == 0)
+            return c;
+    return NULL;
+}
+
+int tdb_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "tdebug %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\nsee 'tdebug %s --help'\n", cmd);
+    return TDB_EXIT_USAGE;
+}
+
+int tdb_print_usage(const char *cmd)
+{
+    const tdb_command *c = tdb_find_command(cmd);
+    if (c)
+        fputs(c->usage, stdout);
+    return TDB_EXIT_OK;
+}
+
+static void print_overview(FILE *out)
+{
+    fputs(overview_head, out);
+    for (const tdb_command *c = commands; c->name; c++)
+        fprintf(out, "  %-10s %s\n", c->name, c->summary);
+    fputs(overview_tail, out);
+}
+
+int main(int argc, char **argv)
+{
+    /* A write to a gdb that died must be an error, not a silent death of
+     * tdebug; children get the default disposition back before exec. */
+    signal(SIGPIPE, SIG_IGN);
+    if (argc < 2) {
+        print_overview(stderr);
+        return TDB_EXIT_USAGE;
+    }
+    const char *name = argv[1];
+    if (!strcmp(name, "--help") || !strcmp(name, "-h")) {
+        print_overview(stdout);
+        return TDB_EXIT_OK;
+    }
+    if (!strcmp(name, "--version")) {
+        printf("tdebug %s\n", TDB_VERSION);
+        return TDB_EXIT_OK;
+    }
+    if (!strcmp(name, "help")) {
+        if (argc < 3) {
+            print_overview(stdout);
+            return TDB_EXIT_OK;
+        }
+        if (!tdb_find_command(argv[2])) {
+            tdb_fail("'%s' is not a tdebug command; see 'tdebug --help'", argv[2]);
+            return TDB_EXIT_USAGE;
+        }
+        return tdb_print_usage(argv[2]);
+    }
+    const tdb_command *c = tdb_find_command(name);
+    if (!c) {
+        tdb_fail("'%s' is not a tdebug command; see 'tdebug --help'", name);
+        return TDB_EXIT_USAGE;
+    }
+    return c->fn(argc - 1, argv + 1);
+}

@@ -1,0 +1,63 @@
+#!/bin/sh
+# Install the Debian/Ubuntu packages tdebug needs to build and test, and only
+# those that are missing.  Idempotent: a second run installs nothing and does
+# not touch the network.  Used by 'make deps' (and so by 'make test').
+#
+#   tools/deps.sh            install what is missing
+#   tools/deps.sh --check    list what is missing, install nothing (exit 1 if any)
+set -eu
+
+# One line per package, with why tdebug needs it.
+PACKAGES="
+gcc               compiler
+make              build
+pkg-config        finds jansson, Python and cmocka flags
+gdb               the debugger tdebug drives over MI
+binutils-dev      libbfd, for reading ELF files (tdebug inspect)
+libjansson-dev    JSON values for MI records and --json output
+libreadline-dev   line editing and history at the (tdebug) prompt
+python3-dev       Python C API and CPython's internal headers
+python3-dbg       CPython debug info and gdb's py-bt helpers
+python3-debugpy   the Python debugger VS Code uses
+python3-torch     the PyTorch tdebug is tested against
+python3-pytest    end-to-end tests
+python3-jsonschema checks generated launch.json against VS Code's schemas
+python3-setuptools builds sample extensions the way users build theirs
+libcmocka-dev     C unit tests
+libdw-dev         elfutils' unwinder, for native stacks without gdb
+iproute2          ss, to see listening ports without connecting
+util-linux        setpriv, to test refusals as an unprivileged user
+"
+
+missing=""
+for pkg in $(printf '%s\n' "$PACKAGES" | awk 'NF { print $1 }'); do
+    status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)
+    case "$status" in
+    *" installed") ;;
+    *) missing="$missing $pkg" ;;
+    esac
+done
+
+if [ -z "$missing" ]; then
+    echo "deps: all packages present"
+    exit 0
+fi
+if [ "${1:-}" = "--check" ]; then
+    echo "deps: missing:$missing"
+    exit 1
+fi
+
+echo "deps: installing:$missing"
+if [ "$(id -u)" -eq 0 ]; then
+    sudo=""
+elif command -v sudo >/dev/null 2>&1; then
+    sudo="sudo"
+else
+    echo "deps: not root and no sudo; install as root: apt-get install$missing" >&2
+    exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+# Update the package lists only when an install is needed, and only once.
+$sudo apt-get update -q
+# shellcheck disable=SC2086
+$sudo apt-get install -y -q --no-install-recommends $missing

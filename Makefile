@@ -186,7 +186,7 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory all $(UNIT_BIN)
 	$(Q)B=$(B) PYTHON=$(PYTHON) PYTEST_ARGS="$(PYTEST_ARGS)" tests/run-all $(UNIT_BIN)
 
-demo: all
+demo: deps all
 	$(TDEBUG) tour --batch
 
 bench: all

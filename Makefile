@@ -67,7 +67,7 @@ DW_CFLAGS      := $(shell pkg-config --cflags libdw 2>/dev/null)
 DW_LIBS        := $(shell pkg-config --libs libdw 2>/dev/null)
 # libbfd has no pkg-config file and no stable ABI: link the system one.
 BFD_LIBS       := -lbfd
-READLINE_LIBS  := $(shell pkg-config --libs readline 2>/dev/null || echo -lreadline)
+READLINE_LIBS  := -lreadline
 
 WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
             -Wno-unused-parameter
@@ -190,6 +190,7 @@ demo: deps all
 	$(TDEBUG) tour --batch
 
 bench: all
+	$(Q)for s in $(sort $(wildcard bench/*.py)); do case $$s in */benchlib.py) continue;; esac; B=$(abspath $(B)) PYTHON=$(PYTHON) $(PYTHON) $$s || exit 1; done
 	$(Q)for s in $(sort $(wildcard bench/*.sh)); do B=$(abspath $(B)) PYTHON=$(PYTHON) $$s || exit 1; done
 
 asan:

@@ -30,13 +30,15 @@ struct tdb_gdb {
     tdb_mi_parser *parser;
     tdb_mi_record *events_head, *events_tail; /* async records, oldest first */
     FILE *trace;
+    int64_t started_ms; /* for the trace's timestamps */
 };
 
 static void trace(tdb_gdb *g, const char *dir, const char *s, size_t n)
 {
     if (!g->trace)
         return;
-    fprintf(g->trace, "%s %.*s%s", dir, (int)n, s, n && s[n - 1] == '\n' ? "" : "\n");
+    fprintf(g->trace, "%8.3f %s %.*s%s", (double)(tdb_now_ms() - g->started_ms) / 1000, dir, (int)n,
+            s, n && s[n - 1] == '\n' ? "" : "\n");
     fflush(g->trace);
 }
 
@@ -498,6 +500,7 @@ tdb_gdb *tdb_gdb_start(const tdb_gdb_options *opts, tdb_error *err)
     tdb_gdb *g = tdb_xcalloc(1, sizeof(*g));
     g->to_gdb = g->from_gdb = g->cancel_fd = -1;
     g->next_token = 1;
+    g->started_ms = tdb_now_ms();
     g->parser = tdb_mi_parser_new();
     const char *trace_path = getenv("TDEBUG_TRACE_MI");
     if (trace_path && *trace_path)

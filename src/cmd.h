@@ -29,5 +29,7 @@ int tdb_print_usage(const char *cmd);
     int cmd_##name(int argc, char **argv); \
     extern const char cmd_##name##_usage[]
 
+TDB_DECLARE_COMMAND(run);
+
 
 #endif

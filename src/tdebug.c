@@ -16,6 +16,7 @@
 
 /* The one table: 'tdebug --help' is printed from it, in this order. */
 static const tdb_command commands[] = {
+    {"run", cmd_run, "run a Python program under gdb and stop in its native code", cmd_run_usage},
     {NULL, NULL, NULL, NULL},
 };
 

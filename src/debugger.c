@@ -1,0 +1,1506 @@
+/*
+ * debugger.c: a debugging session over gdb/MI (see debugger.h).
+ *
+ * The flow of 'tdebug run --stop-at-import torch._C':
+ *   gdb starts with 'auto-solib-add off' (FIELD-NOTES: gdb's default reads
+ *   ~300 libraries' symbols and takes 4.45 s to reach PyInit__C, against
+ *   2.0 s this way), a load catchpoint on torch/_C's file, and runs the
+ *   program through tdebug-exec (stdio, process group, death signal).
+ *   When _C is mapped the catchpoint stops in ld.so; _C's own DT_NEEDED
+ *   libraries are not mapped yet, but _C is: tdebug reads _C's symbols only
+ *   and puts a temporary breakpoint on PyInit__C, keeping only the location
+ *   inside _C, then continues.  The breakpoint fires before the module's
+ *   init runs.  At every stop shown to the user, libc and ld.so symbols are
+ *   loaded first (without their CFI backtraces are garbage), then any
+ *   library on the stack whose symbols are not loaded, until the stack is
+ *   stable.
+ */
+#include "debugger.h"
+
+#include "mi_session.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <readline/history.h>
+#include <readline/readline.h>
+#include <regex.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <termios.h>
+#include <unistd.h>
+
+#define CMD_TIMEOUT_MS 60000       /* ordinary MI commands */
+#define SYMBOLS_TIMEOUT_MS 300000  /* reading symbols of big libraries */
+#define DEFAULT_MAX_FRAMES 64
+#define STACK_LOAD_ROUNDS 8
+
+enum state { NOT_STARTED, RUNNING, STOPPED, EXITED };
+
+typedef struct lib_info {
+    char *path;
+    int symbols; /* symbols read by gdb */
+    unsigned long lo, hi; /* .text range, from =library-loaded */
+} lib_info;
+
+typedef struct bp_info {
+    int number;
+    char *location; /* as given (--break), or "PyInit_x" */
+    char *module;   /* for import stops: the module; NULL otherwise */
+    int pending;
+    int hits;
+} bp_info;
+
+typedef struct module_watch {
+    const char *name; /* "torch._C" */
+    char *regex;      /* its file, as a basic regex */
+    regex_t re;
+    int seen;         /* its library was loaded */
+    int stopped;      /* its PyInit breakpoint fired */
+} module_watch;
+
+struct tdb_session {
+    tdb_session_options opts;
+    tdb_gdb *gdb;
+    enum state state;
+    int attached;
+    pid_t pid;
+    char *exe; /* the program's executable */
+    int exit_status;
+    int have_exit;
+    int signalled;       /* the program was killed by a signal */
+    int catch_number;   /* the load catchpoint, 0 when none */
+    char *interest;     /* basic regex of libraries whose symbols we load */
+    regex_t interest_re;
+    int have_interest;
+    lib_info *libs;
+    size_t n_libs, cap_libs;
+    bp_info *bps;
+    size_t n_bps, cap_bps;
+    module_watch *mods;
+    size_t n_mods;
+    int base_symbols;    /* libc and ld.so symbols loaded */
+    int py_bt;           /* -1 unknown, 0 unavailable, 1 works */
+    int interrupt_sent;  /* we sent -exec-interrupt for the user */
+    int quit_requested;
+    int fatal_signal;    /* SIGTERM/SIGHUP received: shut down */
+    int saved_fds[3];
+    /* terminal */
+    int tty;             /* fd of the controlling terminal, or -1 */
+    pid_t our_pgrp;
+    struct termios tty_modes;
+    FILE *out;           /* where stops are reported (stdout) */
+};
+
+/* ---- signals: one self-pipe, read by every wait ---- */
+
+static int sig_pipe[2] = {-1, -1};
+
+static void on_signal(int sig)
+{
+    int saved = errno;
+    unsigned char c = (unsigned char)sig;
+    ssize_t w = write(sig_pipe[1], &c, 1);
+    (void)w;
+    errno = saved;
+}
+
+static int install_signals(tdb_error *err)
+{
+    if (sig_pipe[0] < 0) {
+        if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
+            tdb_error_errno(err, "cannot create a pipe for signals");
+            return -1;
+        }
+    }
+    struct sigaction sa = {.sa_handler = on_signal};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    /* tdebug hands the terminal to the program and takes it back, as a
+     * shell does, which a background process may only do with these
+     * ignored.  gdb and the program get default dispositions back. */
+    struct sigaction ign = {.sa_handler = SIG_IGN};
+    sigaction(SIGTTOU, &ign, NULL);
+    sigaction(SIGTTIN, &ign, NULL);
+    return 0;
+}
+
+/* The signal that arrived, or 0. */
+static int take_signal(void)
+{
+    unsigned char c;
+    if (sig_pipe[0] >= 0 && read(sig_pipe[0], &c, 1) == 1)
+        return c;
+    return 0;
+}
+
+/* ---- small helpers ---- */
+
+int tdb_valid_module_name(const char *name)
+{
+    int at_start = 1;
+    if (!name || !*name)
+        return 0;
+    for (const char *p = name; *p; p++) {
+        if (*p == '.') {
+            if (at_start)
+                return 0;
+            at_start = 1;
+        } else if (isalpha((unsigned char)*p) || *p == '_' || (!at_start && isdigit((unsigned char)*p))) {
+            at_start = 0;
+        } else {
+            return 0;
+        }
+    }
+    return !at_start;
+}
+
+/* Escape S for a POSIX basic regex. */
+static void bre_escape(tdb_buf *b, const char *s)
+{
+    for (; *s; s++) {
+        if (strchr(".[]*^$\\", *s))
+            tdb_buf_addc(b, '\\');
+        tdb_buf_addc(b, *s);
+    }
+}
+
+char *tdb_module_file_regex(const char *name)
+{
+    tdb_buf b = TDB_BUF_INIT;
+    tdb_buf_addc(&b, '/');
+    for (const char *p = name; *p; p++)
+        tdb_buf_addc(&b, *p == '.' ? '/' : *p);
+    /* _C.so, _C.abi3.so, _C.cpython-311-x86_64-linux-gnu.so */
+    tdb_buf_adds(&b, "\\.\\([^/]*\\.\\)\\{0,1\\}so$");
+    return tdb_buf_detach(&b);
+}
+
+static const char *module_init_name(const char *module, tdb_buf *b)
+{
+    const char *last = strrchr(module, '.');
+    tdb_buf_reset(b);
+    tdb_buf_addf(b, "PyInit_%s", last ? last + 1 : module);
+    return tdb_buf_str(b);
+}
+
+static unsigned long parse_addr(const char *s)
+{
+    return s ? strtoul(s, NULL, 0) : 0;
+}
+
+static int signal_number(const char *name)
+{
+    if (!name)
+        return 0;
+    for (int sig = 1; sig < 65; sig++) {
+        const char *abbrev = sigabbrev_np(sig);
+        if (abbrev && strncmp(name, "SIG", 3) == 0 && strcmp(name + 3, abbrev) == 0)
+            return sig;
+    }
+    return 0;
+}
+
+/* ---- libraries and breakpoints we track ---- */
+
+static lib_info *find_lib(tdb_session *s, const char *path)
+{
+    for (size_t i = 0; i < s->n_libs; i++)
+        if (strcmp(s->libs[i].path, path) == 0)
+            return &s->libs[i];
+    return NULL;
+}
+
+static lib_info *note_lib(tdb_session *s, const char *path)
+{
+    lib_info *l = find_lib(s, path);
+    if (l)
+        return l;
+    if (s->n_libs == s->cap_libs) {
+        s->cap_libs = s->cap_libs ? s->cap_libs * 2 : 64;
+        s->libs = tdb_xrealloc(s->libs, s->cap_libs * sizeof(*s->libs));
+    }
+    l = &s->libs[s->n_libs++];
+    memset(l, 0, sizeof(*l));
+    l->path = tdb_xstrdup(path);
+    return l;
+}
+
+static bp_info *find_bp(tdb_session *s, int number)
+{
+    for (size_t i = 0; i < s->n_bps; i++)
+        if (s->bps[i].number == number)
+            return &s->bps[i];
+    return NULL;
+}
+
+static bp_info *add_bp(tdb_session *s, int number, const char *location, const char *module)
+{
+    if (s->n_bps == s->cap_bps) {
+        s->cap_bps = s->cap_bps ? s->cap_bps * 2 : 16;
+        s->bps = tdb_xrealloc(s->bps, s->cap_bps * sizeof(*s->bps));
+    }
+    bp_info *b = &s->bps[s->n_bps++];
+    memset(b, 0, sizeof(*b));
+    b->number = number;
+    b->location = tdb_xstrdup(location);
+    b->module = module ? tdb_xstrdup(module) : NULL;
+    return b;
+}
+
+/* Update a breakpoint from a bkpt={...} tuple (MI3). */
+static void update_bp(tdb_session *s, const json_t *bkpt)
+{
+    const char *num = tdb_mi_str(bkpt, "number");
+    bp_info *b = num ? find_bp(s, atoi(num)) : NULL;
+    if (!b)
+        return;
+    const char *addr = tdb_mi_str(bkpt, "addr");
+    b->pending = addr && strcmp(addr, "<PENDING>") == 0;
+    const char *times = tdb_mi_str(bkpt, "times");
+    if (times)
+        b->hits = atoi(times);
+}
+
+/* ---- output ---- */
+
+static void out_json(tdb_session *s, json_t *event)
+{
+    char *text = json_dumps(event, JSON_COMPACT);
+    fprintf(s->out, "%s\n", text);
+    fflush(s->out);
+    free(text);
+    json_decref(event);
+}
+
+/* A status line: "tdebug: ..." in text modes, an event in JSON. */
+static void say(tdb_session *s, const char *event, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void say(tdb_session *s, const char *event, const char *fmt, ...)
+{
+    tdb_buf b = TDB_BUF_INIT;
+    va_list ap;
+    va_start(ap, fmt);
+    tdb_buf_vaddf(&b, fmt, ap);
+    va_end(ap);
+    if (s->opts.output == TDB_OUTPUT_JSON) {
+        json_t *e = json_pack("{s:s, s:s}", "event", event, "message", tdb_buf_str(&b));
+        out_json(s, e);
+    } else {
+        fprintf(strcmp(event, "warning") == 0 ? stderr : s->out, "tdebug: %s%s\n",
+                strcmp(event, "warning") == 0 ? "warning: " : "", tdb_buf_str(&b));
+        fflush(s->out);
+    }
+    tdb_buf_free(&b);
+}
+
+/* ---- the terminal ---- */
+
+static void terminal_init(tdb_session *s)
+{
+    s->tty = -1;
+    s->our_pgrp = getpgrp();
+    if (isatty(0) && tcgetpgrp(0) == s->our_pgrp) {
+        s->tty = 0;
+        tcgetattr(0, &s->tty_modes);
+    }
+}
+
+/* Give the terminal to the program while it runs, like a shell running a
+ * job, so it can read stdin and Ctrl-C reaches it (gdb then reports the
+ * SIGINT).  Only for a program tdebug started: it has its own group. */
+static void terminal_to_program(tdb_session *s)
+{
+    if (s->tty < 0 || s->attached || s->pid <= 0)
+        return;
+    tcsetpgrp(s->tty, s->pid);
+}
+
+static void terminal_to_us(tdb_session *s)
+{
+    if (s->tty < 0)
+        return;
+    tcsetpgrp(s->tty, s->our_pgrp);
+    tcsetattr(s->tty, TCSADRAIN, &s->tty_modes);
+}
+
+/* ---- gdb commands ---- */
+
+static int console(tdb_session *s, int timeout_ms, tdb_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int console(tdb_session *s, int timeout_ms, tdb_error *err, const char *fmt, ...)
+{
+    tdb_buf cli = TDB_BUF_INIT;
+    va_list ap;
+    va_start(ap, fmt);
+    tdb_buf_vaddf(&cli, fmt, ap);
+    va_end(ap);
+    char *out = tdb_gdb_console(s->gdb, timeout_ms, err, tdb_buf_str(&cli));
+    if (out && s->opts.verbose && *out)
+        fputs(out, stderr);
+    tdb_buf_free(&cli);
+    int rc = out ? 0 : -1;
+    free(out);
+    return rc;
+}
+
+/* Read the symbols of every library matching the basic regex RE, and mark
+ * them as read. */
+static int load_symbols(tdb_session *s, const char *re, tdb_error *err)
+{
+    if (console(s, SYMBOLS_TIMEOUT_MS, err, "sharedlibrary %s", re) < 0)
+        return -1;
+    regex_t rx;
+    if (regcomp(&rx, re, REG_NOSUB) == 0) {
+        for (size_t i = 0; i < s->n_libs; i++)
+            if (regexec(&rx, s->libs[i].path, 0, NULL, 0) == 0)
+                s->libs[i].symbols = 1;
+        regfree(&rx);
+    }
+    return 0;
+}
+
+static int load_library_symbols(tdb_session *s, const char *path, tdb_error *err)
+{
+    tdb_buf re = TDB_BUF_INIT;
+    tdb_buf_addc(&re, '^');
+    bre_escape(&re, path);
+    tdb_buf_addc(&re, '$');
+    int rc = load_symbols(s, tdb_buf_str(&re), err);
+    tdb_buf_free(&re);
+    return rc;
+}
+
+static int ensure_base_symbols(tdb_session *s, tdb_error *err)
+{
+    if (s->base_symbols || s->opts.all_symbols)
+        return 0;
+    if (load_symbols(s, "/ld-linux[^/]*$\\|/libc\\.so[^/]*$", err) < 0)
+        return -1;
+    s->base_symbols = 1;
+    return 0;
+}
+
+static int resume(tdb_session *s, const char *how, tdb_error *err)
+{
+    tdb_mi_response *r = tdb_gdb_send(s->gdb, CMD_TIMEOUT_MS, err, how);
+    if (!r)
+        return -1;
+    int rc = 0;
+    if (strcmp(r->result->klass, "error") == 0) {
+        const char *msg = tdb_mi_str(r->result->results, "msg");
+        tdb_error_set(err, 0, "%s", msg ? msg : "gdb cannot resume the program");
+        rc = -1;
+    } else {
+        s->state = RUNNING;
+        terminal_to_program(s);
+    }
+    tdb_mi_response_free(r);
+    return rc;
+}
+
+/* ---- backtraces ---- */
+
+/* The frames of THREAD (0: the current one) as gdb sees them, reading the
+ * symbols of libraries on the stack as needed.  New reference. */
+static json_t *stack_frames(tdb_session *s, int thread, tdb_error *err)
+{
+    json_t *frames = NULL;
+    int max = s->opts.max_frames > 0 ? s->opts.max_frames : DEFAULT_MAX_FRAMES;
+
+    if (ensure_base_symbols(s, err) < 0)
+        return NULL;
+    for (int round = 0; round < STACK_LOAD_ROUNDS; round++) {
+        json_t *res = NULL;
+        int rc = thread > 0 ? tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, &res, err,
+                                          "-stack-list-frames --thread %d 0 %d", thread, max - 1)
+                            : tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, &res, err,
+                                          "-stack-list-frames 0 %d", max - 1);
+        if (rc < 0)
+            return NULL;
+        json_decref(frames);
+        frames = json_incref(json_object_get(res, "stack"));
+        json_decref(res);
+        if (!frames)
+            frames = json_array();
+        if (s->opts.all_symbols)
+            break;
+        /* Libraries on the stack without symbols: without their CFI the
+         * unwind may stop or go wrong right there, so read them and redo. */
+        int loaded = 0;
+        size_t i;
+        json_t *f;
+        json_array_foreach(frames, i, f)
+        {
+            const char *from = tdb_mi_str(f, "from");
+            if (!from)
+                continue;
+            lib_info *l = note_lib(s, from);
+            if (l->symbols)
+                continue;
+            if (load_library_symbols(s, from, err) < 0) {
+                json_decref(frames);
+                return NULL;
+            }
+            l->symbols = 1;
+            loaded++;
+        }
+        if (!loaded)
+            break;
+    }
+    return frames;
+}
+
+/* Python frames from gdb's py-bt (python3-dbg's helpers), innermost first,
+ * as [{function, file, line}] or [{text}] for frames without a file.  NULL
+ * when py-bt is unavailable.  New reference. */
+static json_t *python_frames(tdb_session *s)
+{
+    if (s->py_bt == 0)
+        return NULL;
+    tdb_error err = {0};
+    char *text = tdb_gdb_console(s->gdb, CMD_TIMEOUT_MS, &err, "py-bt");
+    if (!text || strstr(text, "Unable to locate python frame") ||
+        strstr(text, "Undefined command")) {
+        if (!text && strstr(err.msg, "Undefined command") && s->py_bt < 0)
+            say(s, "warning", "no Python frames: gdb has no 'py-bt' for this interpreter "
+                              "(install its debug info, e.g. apt-get install python3-dbg)");
+        if (!text)
+            s->py_bt = 0;
+        free(text);
+        return NULL;
+    }
+    s->py_bt = 1;
+    json_t *frames = json_array();
+    char *save = NULL;
+    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        while (*line == ' ')
+            line++;
+        if (!*line || strncmp(line, "Traceback", 9) == 0)
+            continue;
+        char file[4096], func[1024], lineno[32];
+        if (sscanf(line, "File \"%4095[^\"]\", line %31[^,], in %1023[^\n]", file, lineno, func) == 3) {
+            json_t *fr = json_pack("{s:s, s:s}", "function", func, "file", file);
+            long n;
+            json_object_set_new(fr, "line", tdb_parse_long(lineno, 0, 1L << 30, &n) == 0
+                                                ? json_integer(n) : json_null());
+            json_array_append_new(frames, fr);
+        } else {
+            json_array_append_new(frames, json_pack("{s:s}", "text", line));
+        }
+    }
+    free(text);
+    return frames;
+}
+
+/* One frame as JSON for --json output.  New reference. */
+static json_t *frame_json(const json_t *f)
+{
+    json_t *o = json_object();
+    const char *level = tdb_mi_str(f, "level"), *line = tdb_mi_str(f, "line");
+    json_object_set_new(o, "level", json_integer(level ? atoi(level) : 0));
+    json_object_set_new(o, "address", json_string(tdb_mi_str(f, "addr") ? tdb_mi_str(f, "addr") : "?"));
+    const char *func = tdb_mi_str(f, "func");
+    json_object_set_new(o, "function", func && strcmp(func, "??") ? json_string(func) : json_null());
+    const char *from = tdb_mi_str(f, "from");
+    json_object_set_new(o, "library", from ? json_string(from) : json_null());
+    const char *file = tdb_mi_str(f, "fullname") ? tdb_mi_str(f, "fullname") : tdb_mi_str(f, "file");
+    json_object_set_new(o, "file", file ? json_string(file) : json_null());
+    json_object_set_new(o, "line", line ? json_integer(atoi(line)) : json_null());
+    return o;
+}
+
+static void print_frame(FILE *out, const json_t *f)
+{
+    const char *level = tdb_mi_str(f, "level"), *addr = tdb_mi_str(f, "addr");
+    const char *func = tdb_mi_str(f, "func"), *file = tdb_mi_str(f, "file");
+    const char *line = tdb_mi_str(f, "line"), *from = tdb_mi_str(f, "from");
+    fprintf(out, "#%-2s %s in %s ()", level ? level : "?", addr ? addr : "?",
+            func ? func : "??");
+    if (file && line)
+        fprintf(out, " at %s:%s", file, line);
+    else if (from)
+        fprintf(out, " from %s", from);
+    fputc('\n', out);
+}
+
+static void print_python_frames(FILE *out, const json_t *py)
+{
+    size_t i;
+    json_t *f;
+    fprintf(out, "Python stack (most recent call first):\n");
+    json_array_foreach(py, i, f)
+    {
+        const char *text = tdb_mi_str(f, "text");
+        if (text) {
+            fprintf(out, "  %s\n", text);
+            continue;
+        }
+        json_t *line = json_object_get(f, "line");
+        if (json_is_integer(line))
+            fprintf(out, "  File \"%s\", line %lld, in %s\n", tdb_mi_str(f, "file"),
+                    (long long)json_integer_value(line), tdb_mi_str(f, "function"));
+        else
+            fprintf(out, "  File \"%s\", line ?, in %s\n", tdb_mi_str(f, "file"),
+                    tdb_mi_str(f, "function"));
+    }
+}
+
+/* Print (or emit as JSON) the backtrace of the current thread. */
+static int show_backtrace(tdb_session *s, json_t *event, tdb_error *err)
+{
+    json_t *frames = stack_frames(s, 0, err);
+    if (!frames)
+        return -1;
+    json_t *py = python_frames(s);
+    if (event) {
+        json_t *arr = json_array();
+        size_t i;
+        json_t *f;
+        json_array_foreach(frames, i, f)
+            json_array_append_new(arr, frame_json(f));
+        json_object_set_new(event, "frames", arr);
+        json_object_set_new(event, "python_frames", py ? json_incref(py) : json_null());
+    } else {
+        size_t i;
+        json_t *f;
+        json_array_foreach(frames, i, f)
+            print_frame(s->out, f);
+        if (py && json_array_size(py))
+            print_python_frames(s->out, py);
+        fflush(s->out);
+    }
+    json_decref(py);
+    json_decref(frames);
+    return 0;
+}
+
+/* ---- events ---- */
+
+static void handle_notify(tdb_session *s, const tdb_mi_record *r)
+{
+    if (strcmp(r->klass, "library-loaded") == 0) {
+        const char *path = tdb_mi_str(r->results, "target-name");
+        if (!path)
+            return;
+        lib_info *l = note_lib(s, path);
+        const char *loaded = tdb_mi_str(r->results, "symbols-loaded");
+        if (loaded && strcmp(loaded, "1") == 0)
+            l->symbols = 1;
+        json_t *ranges = json_object_get(r->results, "ranges");
+        json_t *first = json_array_get(ranges, 0);
+        if (first) {
+            l->lo = parse_addr(tdb_mi_str(first, "from"));
+            l->hi = parse_addr(tdb_mi_str(first, "to"));
+        }
+    } else if (strcmp(r->klass, "breakpoint-modified") == 0) {
+        json_t *bkpt = json_object_get(r->results, "bkpt");
+        if (json_is_object(bkpt))
+            update_bp(s, bkpt);
+    } else if (strcmp(r->klass, "thread-group-started") == 0) {
+        const char *pid = tdb_mi_str(r->results, "pid");
+        if (pid)
+            s->pid = (pid_t)atoi(pid);
+        if (s->state == RUNNING)
+            terminal_to_program(s); /* the first run: now its pid is known */
+    } else if (strcmp(r->klass, "thread-group-exited") == 0) {
+        const char *code = tdb_mi_str(r->results, "exit-code");
+        if (code && !s->have_exit) {
+            /* gdb prints the exit code in octal ("03", "012"). */
+            s->exit_status = (int)strtol(code, NULL, 8);
+            s->have_exit = 1;
+        }
+    }
+}
+
+/* Place the breakpoint on module M's PyInit function inside library LIB,
+ * just mapped: read LIB's symbols (it is small; its dependencies are not
+ * even mapped yet), insert a temporary breakpoint and keep only the
+ * location inside LIB, so another module's PyInit of the same name
+ * (functorch._C also has PyInit__C) cannot fire it. */
+static int arm_import_stop(tdb_session *s, module_watch *m, const char *lib, tdb_error *err)
+{
+    tdb_buf name = TDB_BUF_INIT;
+    tdb_buf cmd = TDB_BUF_INIT;
+    json_t *res = NULL;
+    int rc = -1;
+
+    if (load_library_symbols(s, lib, err) < 0)
+        goto cleanup;
+    module_init_name(m->name, &name);
+    tdb_buf_adds(&cmd, "-break-insert -t ");
+    tdb_mi_quote(&cmd, tdb_buf_str(&name));
+    tdb_error local = {0};
+    if (tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, &res, &local, "%s", tdb_buf_str(&cmd)) < 0) {
+        say(s, "warning", "'%s' has no %s: cannot stop before its init (%s)", lib,
+            tdb_buf_str(&name), local.msg);
+        rc = 0;
+        goto cleanup;
+    }
+    json_t *bkpt = json_object_get(res, "bkpt");
+    const char *num = tdb_mi_str(bkpt, "number");
+    if (!num) {
+        tdb_error_set(err, 0, "gdb gave no breakpoint number for %s", tdb_buf_str(&name));
+        goto cleanup;
+    }
+    lib_info *l = find_lib(s, lib);
+    json_t *locations = json_object_get(bkpt, "locations");
+    if (json_is_array(locations) && l && l->hi > l->lo) {
+        size_t i;
+        json_t *loc;
+        json_array_foreach(locations, i, loc)
+        {
+            unsigned long a = parse_addr(tdb_mi_str(loc, "addr"));
+            const char *locno = tdb_mi_str(loc, "number");
+            if (locno && (a < l->lo || a >= l->hi))
+                tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, NULL, "-break-disable %s", locno);
+        }
+    }
+    add_bp(s, atoi(num), tdb_buf_str(&name), m->name);
+    rc = 0;
+cleanup:
+    json_decref(res);
+    tdb_buf_free(&name);
+    tdb_buf_free(&cmd);
+    return rc;
+}
+
+/* The load catchpoint fired: arm import stops for watched modules and read
+ * the symbols of interesting libraries so pending breakpoints bind. */
+static int handle_library_event(tdb_session *s, const json_t *added, tdb_error *err)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(added, i, v)
+    {
+        const char *lib = json_is_string(v) ? json_string_value(v) : tdb_mi_str(v, "library");
+        if (!lib)
+            continue;
+        note_lib(s, lib);
+        for (size_t k = 0; k < s->n_mods; k++) {
+            module_watch *m = &s->mods[k];
+            if (!m->seen && regexec(&m->re, lib, 0, NULL, 0) == 0) {
+                m->seen = 1;
+                if (arm_import_stop(s, m, lib, err) < 0)
+                    return -1;
+            }
+        }
+        if (s->have_interest && regexec(&s->interest_re, lib, 0, NULL, 0) == 0) {
+            lib_info *l = find_lib(s, lib);
+            if (l && !l->symbols && load_library_symbols(s, lib, err) < 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+/* ---- presenting a stop ---- */
+
+typedef struct stop {
+    const char *reason; /* tdebug's word: import, breakpoint, signal, interrupt, step, attached */
+    const char *module;
+    const char *library;
+    const char *signal_name;
+    const char *signal_meaning;
+    int bp_number;
+    const char *bp_location;
+    int thread;
+} stop;
+
+static void describe_stop(tdb_session *s, const stop *st, tdb_buf *b)
+{
+    if (strcmp(st->reason, "import") == 0)
+        tdb_buf_addf(b, "stopped at the import of %s: in its init function, before it runs (%s)",
+                     st->module, st->library ? st->library : "?");
+    else if (strcmp(st->reason, "breakpoint") == 0)
+        tdb_buf_addf(b, "stopped at breakpoint %d (%s)", st->bp_number,
+                     st->bp_location ? st->bp_location : "?");
+    else if (strcmp(st->reason, "signal") == 0)
+        tdb_buf_addf(b, "program received %s (%s)", st->signal_name ? st->signal_name : "a signal",
+                     st->signal_meaning ? st->signal_meaning : "?");
+    else if (strcmp(st->reason, "interrupt") == 0)
+        tdb_buf_adds(b, "interrupted");
+    else if (strcmp(st->reason, "attached") == 0)
+        tdb_buf_addf(b, "attached to pid %d", (int)s->pid);
+    else
+        tdb_buf_addf(b, "stopped (%s)", st->reason);
+}
+
+static int present_stop(tdb_session *s, const stop *st, tdb_error *err)
+{
+    tdb_buf what = TDB_BUF_INIT;
+    describe_stop(s, st, &what);
+    int rc;
+    if (s->opts.output == TDB_OUTPUT_JSON) {
+        json_t *e = json_pack("{s:s, s:s, s:s, s:i}", "event", "stopped", "reason", st->reason,
+                              "message", tdb_buf_str(&what), "pid", (int)s->pid);
+        if (st->module)
+            json_object_set_new(e, "module", json_string(st->module));
+        if (st->library)
+            json_object_set_new(e, "library", json_string(st->library));
+        if (st->signal_name)
+            json_object_set_new(e, "signal", json_string(st->signal_name));
+        if (st->bp_number)
+            json_object_set_new(e, "breakpoint", json_pack("{s:i, s:s}", "number", st->bp_number,
+                                                           "location", st->bp_location ? st->bp_location : ""));
+        if (st->thread)
+            json_object_set_new(e, "thread", json_integer(st->thread));
+        rc = show_backtrace(s, e, err);
+        if (rc == 0)
+            out_json(s, e);
+        else
+            json_decref(e);
+    } else {
+        fprintf(s->out, "tdebug: %s\n", tdb_buf_str(&what));
+        rc = show_backtrace(s, NULL, err);
+    }
+    tdb_buf_free(&what);
+    return rc;
+}
+
+/* ---- the interactive prompt ---- */
+
+static char *prompt_line;
+static int prompt_done;
+
+static void on_line(char *line)
+{
+    prompt_line = line;
+    prompt_done = 1;
+    rl_callback_handler_remove();
+}
+
+/* Read one command.  Returns a new string, or NULL at end of input or when
+ * a terminating signal arrived (s->fatal_signal set). */
+static char *read_command(tdb_session *s)
+{
+    const char *prompt = "(tdebug) ";
+    if (!isatty(0)) {
+        /* Not a terminal: plain lines, still interruptible. */
+        fputs(prompt, s->out);
+        fflush(s->out);
+        tdb_buf line = TDB_BUF_INIT;
+        for (;;) {
+            struct pollfd fds[2] = {{0, POLLIN, 0}, {sig_pipe[0], POLLIN, 0}};
+            if (poll(fds, 2, -1) < 0 && errno != EINTR)
+                return NULL;
+            if (fds[1].revents & POLLIN) {
+                int sig = take_signal();
+                if (sig == SIGTERM || sig == SIGHUP) {
+                    s->fatal_signal = sig;
+                    tdb_buf_free(&line);
+                    return NULL;
+                }
+                continue;
+            }
+            if (!(fds[0].revents & (POLLIN | POLLHUP)))
+                continue;
+            char c;
+            ssize_t n = read(0, &c, 1);
+            if (n <= 0) {
+                if (line.len)
+                    return tdb_buf_detach(&line);
+                tdb_buf_free(&line);
+                return NULL;
+            }
+            if (c == '\n')
+                return tdb_buf_detach(&line);
+            tdb_buf_addc(&line, c);
+        }
+    }
+    rl_catch_signals = 0;
+    rl_catch_sigwinch = 1;
+    prompt_line = NULL;
+    prompt_done = 0;
+    rl_callback_handler_install(prompt, on_line);
+    while (!prompt_done) {
+        struct pollfd fds[2] = {{0, POLLIN, 0}, {sig_pipe[0], POLLIN, 0}};
+        if (poll(fds, 2, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            break;
+        }
+        if (fds[1].revents & POLLIN) {
+            int sig = take_signal();
+            if (sig == SIGINT) {
+                /* Ctrl-C at the prompt drops the line, as in gdb. */
+                rl_free_line_state();
+                rl_callback_sigcleanup();
+                rl_replace_line("", 0);
+                fputs("^C\n", s->out);
+                rl_on_new_line();
+                rl_redisplay();
+            } else if (sig == SIGTERM || sig == SIGHUP) {
+                s->fatal_signal = sig;
+                rl_callback_handler_remove();
+                return NULL;
+            }
+            continue;
+        }
+        if (fds[0].revents & (POLLIN | POLLHUP))
+            rl_callback_read_char();
+    }
+    if (!prompt_done)
+        rl_callback_handler_remove();
+    if (prompt_line && *prompt_line)
+        add_history(prompt_line);
+    return prompt_line;
+}
+
+static const char prompt_help[] =
+    "tdebug commands (anything else goes to gdb as a console command):\n"
+    "  continue, c          let the program run to the next stop\n"
+    "  step, s / next, n    one source line, into / over calls (gdb's meaning)\n"
+    "  finish               run until the current function returns\n"
+    "  bt [all]             backtrace of this thread (all: every thread), Python frames too\n"
+    "  symbols REGEX        read the symbols of matching libraries (basic regex)\n"
+    "  quit, q              end: kill a program tdebug started, detach from one it attached to\n";
+
+static int is_word(const char *cmd, const char *a, const char *b)
+{
+    return strcmp(cmd, a) == 0 || (b && strcmp(cmd, b) == 0);
+}
+
+static int show_all_threads(tdb_session *s, tdb_error *err);
+
+/* Handle commands at a stop until one resumes the program (returns 1),
+ * the user quits (returns 0), or gdb fails (-1). */
+static int prompt_loop(tdb_session *s, tdb_error *err)
+{
+    terminal_to_us(s);
+    for (;;) {
+        char *line = read_command(s);
+        if (!line) {
+            if (!s->fatal_signal)
+                fputc('\n', s->out);
+            s->quit_requested = 1;
+            return 0;
+        }
+        char *cmd = line;
+        while (isspace((unsigned char)*cmd))
+            cmd++;
+        char *end = cmd + strlen(cmd);
+        while (end > cmd && isspace((unsigned char)end[-1]))
+            *--end = '\0';
+        int rc = 2; /* 2: stay at the prompt */
+        if (!*cmd) {
+            rc = 2;
+        } else if (is_word(cmd, "quit", "q")) {
+            s->quit_requested = 1;
+            rc = 0;
+        } else if (is_word(cmd, "continue", "c")) {
+            rc = resume(s, "-exec-continue", err) < 0 ? -1 : 1;
+        } else if (is_word(cmd, "help", "h")) {
+            fputs(prompt_help, s->out);
+        } else if (is_word(cmd, "bt", "backtrace") || is_word(cmd, "where", NULL)) {
+            if (show_backtrace(s, NULL, err) < 0)
+                rc = -1;
+        } else if (is_word(cmd, "bt all", "backtrace all") || is_word(cmd, "thread apply all bt", NULL)) {
+            if (show_all_threads(s, err) < 0)
+                rc = -1;
+        } else if (strncmp(cmd, "symbols ", 8) == 0) {
+            tdb_error local = {0};
+            if (load_symbols(s, cmd + 8, &local) < 0)
+                fprintf(s->out, "tdebug: cannot read symbols for '%s': %s\n", cmd + 8, local.msg);
+        } else {
+            /* Everything else is gdb's: step, next, finish, print, info... */
+            tdb_error local = {0};
+            tdb_mi_response *r;
+            tdb_buf mi = TDB_BUF_INIT;
+            tdb_buf_adds(&mi, "-interpreter-exec console ");
+            tdb_mi_quote(&mi, cmd);
+            r = tdb_gdb_send(s->gdb, SYMBOLS_TIMEOUT_MS, &local, tdb_buf_str(&mi));
+            tdb_buf_free(&mi);
+            if (!r) {
+                tdb_error_set(err, local.code, "%s", local.msg);
+                rc = -1;
+            } else {
+                fputs(tdb_buf_str(&r->console), s->out);
+                if (strcmp(r->result->klass, "error") == 0) {
+                    const char *msg = tdb_mi_str(r->result->results, "msg");
+                    fprintf(s->out, "%s\n", msg ? msg : "error");
+                } else if (strcmp(r->result->klass, "running") == 0) {
+                    s->state = RUNNING;
+                    terminal_to_program(s);
+                    rc = 1;
+                }
+                tdb_mi_response_free(r);
+            }
+        }
+        fflush(s->out);
+        free(line);
+        if (rc != 2)
+            return rc;
+    }
+}
+
+static int show_all_threads(tdb_session *s, tdb_error *err)
+{
+    json_t *res = NULL;
+    if (tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, &res, err, "-thread-info") < 0)
+        return -1;
+    json_t *threads = json_object_get(res, "threads");
+    size_t i;
+    json_t *t;
+    int rc = 0;
+    json_array_foreach(threads, i, t)
+    {
+        const char *id = tdb_mi_str(t, "id");
+        const char *target = tdb_mi_str(t, "target-id");
+        const char *name = tdb_mi_str(t, "name");
+        if (!id)
+            continue;
+        fprintf(s->out, "\nThread %s (%s%s%s):\n", id, target ? target : "?", name ? ", " : "",
+                name ? name : "");
+        json_t *frames = stack_frames(s, atoi(id), err);
+        if (!frames) {
+            rc = -1;
+            break;
+        }
+        size_t k;
+        json_t *f;
+        json_array_foreach(frames, k, f)
+            print_frame(s->out, f);
+        json_decref(frames);
+    }
+    json_decref(res);
+    fflush(s->out);
+    return rc;
+}
+
+/* ---- the event loop ---- */
+
+/* After a stop: present it and decide what happens next.  Returns 1 to
+ * keep going (the program was resumed), 0 to end the session, -1 on error. */
+static int after_stop(tdb_session *s, const stop *st, tdb_error *err)
+{
+    s->state = STOPPED;
+    terminal_to_us(s);
+    if (present_stop(s, st, err) < 0)
+        return -1;
+    if (s->opts.output == TDB_OUTPUT_INTERACTIVE)
+        return prompt_loop(s, err);
+    if (strcmp(st->reason, "interrupt") == 0) {
+        /* In batch modes an interrupt ends the session. */
+        s->quit_requested = 1;
+        return 0;
+    }
+    return resume(s, "-exec-continue", err) < 0 ? -1 : 1;
+}
+
+static int handle_stopped(tdb_session *s, const tdb_mi_record *r, tdb_error *err)
+{
+    const json_t *res = r->results;
+    const char *reason = tdb_mi_str(res, "reason");
+    json_t *frame = json_object_get(res, "frame");
+    const char *thread = tdb_mi_str(res, "thread-id");
+    stop st = {.reason = "stopped", .thread = thread ? atoi(thread) : 0};
+
+    s->state = STOPPED;
+    if (!reason) {
+        st.reason = "stopped";
+    } else if (strcmp(reason, "exited-normally") == 0 || strcmp(reason, "exited") == 0) {
+        const char *code = tdb_mi_str(res, "exit-code");
+        s->exit_status = code ? (int)strtol(code, NULL, 8) : 0;
+        s->have_exit = 1;
+        s->state = EXITED;
+        return 0;
+    } else if (strcmp(reason, "exited-signalled") == 0) {
+        const char *sig = tdb_mi_str(res, "signal-name");
+        int n = signal_number(sig);
+        s->exit_status = 128 + (n ? n : 0);
+        s->have_exit = 1;
+        s->signalled = 1;
+        s->state = EXITED;
+        say(s, "signalled", "program was killed by %s (%s)", sig ? sig : "a signal",
+            tdb_mi_str(res, "signal-meaning") ? tdb_mi_str(res, "signal-meaning") : "?");
+        return 0;
+    } else if (strcmp(reason, "solib-event") == 0) {
+        if (handle_library_event(s, json_object_get(res, "added"), err) < 0)
+            return -1;
+        return resume(s, "-exec-continue", err) < 0 ? -1 : 1;
+    } else if (strcmp(reason, "breakpoint-hit") == 0) {
+        const char *num = tdb_mi_str(res, "bkptno");
+        bp_info *b = num ? find_bp(s, atoi(num)) : NULL;
+        if (b && b->module) {
+            st.reason = "import";
+            st.module = b->module;
+            st.library = frame ? tdb_mi_str(frame, "from") : NULL;
+            for (size_t k = 0; k < s->n_mods; k++)
+                if (strcmp(s->mods[k].name, b->module) == 0)
+                    s->mods[k].stopped = 1;
+        } else {
+            st.reason = "breakpoint";
+            st.bp_number = num ? atoi(num) : 0;
+            st.bp_location = b ? b->location : NULL;
+        }
+        if (b)
+            b->hits++;
+    } else if (strcmp(reason, "signal-received") == 0) {
+        const char *sig = tdb_mi_str(res, "signal-name");
+        if (sig && strcmp(sig, "SIGINT") == 0 && s->interrupt_sent) {
+            st.reason = "interrupt";
+        } else {
+            st.reason = "signal";
+            st.signal_name = sig;
+            st.signal_meaning = tdb_mi_str(res, "signal-meaning");
+        }
+    } else if (strcmp(reason, "end-stepping-range") == 0 || strcmp(reason, "function-finished") == 0 ||
+               strcmp(reason, "location-reached") == 0) {
+        st.reason = "step";
+    } else {
+        st.reason = reason;
+    }
+    s->interrupt_sent = 0;
+    return after_stop(s, &st, err);
+}
+
+/* Wait for events while the program runs and react to them.  Returns when
+ * the program exited or the session should end (0), or on error (-1). */
+static int event_loop(tdb_session *s, tdb_error *err)
+{
+    tdb_gdb_set_cancel_fd(s->gdb, sig_pipe[0]);
+    while (s->state != EXITED && !s->quit_requested) {
+        tdb_error local = {0};
+        tdb_mi_record *r = tdb_gdb_next_event(s->gdb, -1, &local);
+        if (!r) {
+            if (local.code == ECANCELED) {
+                int sig = take_signal();
+                if (sig == SIGINT && s->state == RUNNING && !s->interrupt_sent) {
+                    /* Ctrl-C while tdebug holds the terminal: stop the program. */
+                    s->interrupt_sent = 1;
+                    if (tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, err, "-exec-interrupt") < 0)
+                        return -1;
+                } else if (sig == SIGTERM || sig == SIGHUP || (sig == SIGINT && s->interrupt_sent)) {
+                    s->fatal_signal = sig;
+                    return 0;
+                }
+                continue;
+            }
+            tdb_error_set(err, local.code, "%s", local.msg);
+            return -1;
+        }
+        int rc = 0;
+        switch (r->kind) {
+        case TDB_MI_EXEC:
+            if (strcmp(r->klass, "stopped") == 0)
+                rc = handle_stopped(s, r, err);
+            else if (strcmp(r->klass, "running") == 0) {
+                s->state = RUNNING;
+                terminal_to_program(s);
+            }
+            break;
+        case TDB_MI_NOTIFY:
+            handle_notify(s, r);
+            break;
+        case TDB_MI_CONSOLE:
+        case TDB_MI_LOG:
+        case TDB_MI_TARGET:
+            if (s->opts.verbose)
+                fwrite(r->text, 1, r->text_len, stderr);
+            break;
+        case TDB_MI_ERROR:
+            /* Not MI: something wrote on gdb's stdout. Pass it on. */
+            fprintf(stderr, "%s\n", r->line);
+            break;
+        default:
+            break;
+        }
+        tdb_mi_record_free(r);
+        if (rc < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* ---- setting up ---- */
+
+tdb_session *tdb_session_new(const tdb_session_options *opts, tdb_error *err)
+{
+    tdb_session *s = tdb_xcalloc(1, sizeof(*s));
+    s->opts = *opts;
+    s->out = stdout;
+    s->py_bt = -1;
+    s->saved_fds[0] = s->saved_fds[1] = s->saved_fds[2] = -1;
+    terminal_init(s);
+    if (install_signals(err) < 0)
+        goto fail;
+
+    s->mods = tdb_xcalloc(opts->n_stop_at_import ? opts->n_stop_at_import : 1, sizeof(*s->mods));
+    for (size_t i = 0; i < opts->n_stop_at_import; i++) {
+        module_watch *m = &s->mods[s->n_mods];
+        m->name = opts->stop_at_import[i];
+        m->regex = tdb_module_file_regex(m->name);
+        if (regcomp(&m->re, m->regex, REG_NOSUB) != 0) {
+            tdb_error_set(err, 0, "cannot compile the file pattern for module '%s'", m->name);
+            free(m->regex);
+            goto fail;
+        }
+        s->n_mods++;
+    }
+
+    /* Keep the program's stdio ours: gdb's stdin/stdout are MI pipes. */
+    for (int i = 0; i < 3; i++) {
+        int src = i;
+        if (opts->output == TDB_OUTPUT_JSON && i == 1)
+            src = 2; /* stdout carries only JSON; the program writes to stderr */
+        s->saved_fds[i] = fcntl(src, F_DUPFD_CLOEXEC, 10);
+        if (s->saved_fds[i] < 0) {
+            /* A closed stdio fd: give the program /dev/null there. */
+            s->saved_fds[i] = open("/dev/null", O_RDWR | O_CLOEXEC);
+            if (s->saved_fds[i] < 0) {
+                tdb_error_errno(err, "cannot open /dev/null");
+                goto fail;
+            }
+        }
+    }
+    tdb_gdb_options gopts = {
+        .stderr_fd = -1,
+        .keep_fds = s->saved_fds,
+        .n_keep_fds = 3,
+        .own_pgrp = 1,
+    };
+    s->gdb = tdb_gdb_start(&gopts, err);
+    if (!s->gdb)
+        goto fail;
+    tdb_gdb_set_cancel_fd(s->gdb, sig_pipe[0]);
+    return s;
+fail:
+    tdb_session_free(s);
+    return NULL;
+}
+
+/* The basic regex of libraries whose symbols a --break may need, plus
+ * --symbols; NULL when nothing beyond the watched modules is wanted. */
+static char *interest_regex(tdb_session *s, const char *script_dir)
+{
+    tdb_buf b = TDB_BUF_INIT;
+    for (size_t i = 0; i < s->opts.n_symbols; i++) {
+        if (b.len)
+            tdb_buf_adds(&b, "\\|");
+        tdb_buf_adds(&b, s->opts.symbols[i]);
+    }
+    if (s->opts.n_breaks) {
+        /* A breakpoint may be in torch/c10 or in the user's own extensions,
+         * which live under the working directory or beside the script. */
+        if (b.len)
+            tdb_buf_adds(&b, "\\|");
+        tdb_buf_adds(&b, "torch\\|c10");
+        char cwd[4096];
+        if (getcwd(cwd, sizeof(cwd)) && strcmp(cwd, "/") != 0) {
+            tdb_buf_adds(&b, "\\|^");
+            bre_escape(&b, cwd);
+            tdb_buf_addc(&b, '/');
+        }
+        if (script_dir && strcmp(script_dir, "/") != 0) {
+            tdb_buf_adds(&b, "\\|^");
+            bre_escape(&b, script_dir);
+            tdb_buf_addc(&b, '/');
+        }
+    }
+    if (!b.len) {
+        tdb_buf_free(&b);
+        return NULL;
+    }
+    return tdb_buf_detach(&b);
+}
+
+/* Set up catchpoints and breakpoints before the program runs (or right
+ * after attaching). */
+static int arm(tdb_session *s, const char *script_dir, tdb_error *err)
+{
+    tdb_buf re = TDB_BUF_INIT;
+    int rc = -1;
+
+    if (!s->opts.all_symbols) {
+        s->interest = interest_regex(s, script_dir);
+        if (s->interest) {
+            if (regcomp(&s->interest_re, s->interest, REG_NOSUB) != 0) {
+                tdb_error_set_exit(err, TDB_EXIT_USAGE, 0, "invalid --symbols regex in '%s'",
+                                   s->interest);
+                goto cleanup;
+            }
+            s->have_interest = 1;
+        }
+    }
+    for (size_t i = 0; i < s->n_mods; i++) {
+        if (re.len)
+            tdb_buf_adds(&re, "\\|");
+        tdb_buf_adds(&re, s->mods[i].regex);
+    }
+    if (s->have_interest) {
+        if (re.len)
+            tdb_buf_adds(&re, "\\|");
+        tdb_buf_adds(&re, s->interest);
+    }
+    if (re.len) {
+        tdb_buf cmd = TDB_BUF_INIT;
+        tdb_buf_addf(&cmd, "catch load %s", tdb_buf_str(&re));
+        char *out = tdb_gdb_console(s->gdb, CMD_TIMEOUT_MS, err, tdb_buf_str(&cmd));
+        tdb_buf_free(&cmd);
+        if (!out)
+            goto cleanup;
+        /* "Catchpoint 1 (load)" */
+        sscanf(out, "Catchpoint %d", &s->catch_number);
+        free(out);
+    }
+    for (size_t i = 0; i < s->opts.n_breaks; i++) {
+        tdb_buf cmd = TDB_BUF_INIT;
+        json_t *res = NULL;
+        tdb_buf_adds(&cmd, "-break-insert -f ");
+        tdb_mi_quote(&cmd, s->opts.breaks[i]);
+        int ok = tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, &res, err, "%s", tdb_buf_str(&cmd));
+        tdb_buf_free(&cmd);
+        if (ok < 0) {
+            tdb_error local = *err;
+            tdb_error_clear(err);
+            tdb_error_set_exit(err, TDB_EXIT_USAGE, 0, "gdb rejects --break '%s': %s",
+                               s->opts.breaks[i], local.msg);
+            json_decref(res);
+            goto cleanup;
+        }
+        json_t *bkpt = json_object_get(res, "bkpt");
+        const char *num = tdb_mi_str(bkpt, "number");
+        if (num) {
+            add_bp(s, atoi(num), s->opts.breaks[i], NULL);
+            update_bp(s, bkpt);
+        }
+        json_decref(res);
+    }
+    rc = 0;
+cleanup:
+    tdb_buf_free(&re);
+    return rc;
+}
+
+/* What the user asked for and did not get, said once the program ended.
+ * Returns 1 when something is missing. */
+static int report_missed(tdb_session *s)
+{
+    int missed = 0;
+    for (size_t i = 0; i < s->n_mods; i++) {
+        if (s->mods[i].stopped)
+            continue;
+        missed = 1;
+        if (!s->mods[i].seen)
+            say(s, "warning", "the program never imported '%s' (--stop-at-import): no library "
+                              "matching '%s' was loaded",
+                s->mods[i].name, s->mods[i].regex);
+        else
+            say(s, "warning", "'%s' was loaded but its init never ran before the program ended",
+                s->mods[i].name);
+    }
+    for (size_t i = 0; i < s->n_bps; i++) {
+        bp_info *b = &s->bps[i];
+        if (b->module || !b->pending)
+            continue;
+        missed = 1;
+        say(s, "warning", "breakpoint '%s' never bound: no library the program loaded defines "
+                          "it among those tdebug read symbols for (add --symbols REGEX naming "
+                          "its library, or --all-symbols)",
+            b->location);
+    }
+    return missed;
+}
+
+/* Kill a program we started, or detach from one we attached to. */
+static void finish_target(tdb_session *s)
+{
+    if (!s->gdb || !tdb_gdb_alive(s->gdb) || s->state == EXITED || s->state == NOT_STARTED)
+        return;
+    tdb_error err = {0};
+    if (s->state == RUNNING) {
+        s->interrupt_sent = 1;
+        if (tdb_gdb_cmd(s->gdb, 10000, NULL, &err, "-exec-interrupt") == 0) {
+            /* Wait for the stop, so kill/detach acts on a stopped target. */
+            int64_t deadline = tdb_now_ms() + 10000;
+            while (tdb_now_ms() < deadline) {
+                tdb_mi_record *r = tdb_gdb_next_event(s->gdb, 1000, &err);
+                if (!r)
+                    break;
+                int stopped = r->kind == TDB_MI_EXEC && strcmp(r->klass, "stopped") == 0;
+                tdb_mi_record_free(r);
+                if (stopped)
+                    break;
+            }
+        }
+    }
+    if (s->attached)
+        tdb_gdb_cmd(s->gdb, 30000, NULL, &err, "-target-detach");
+    else
+        tdb_gdb_console(s->gdb, 30000, &err, "kill");
+    s->state = EXITED;
+}
+
+/* Symbol loading policy, before any symbol file is read: no library's
+ * symbols unless asked, and gdb's index cache in tdebug's cache directory
+ * (later starts on the same interpreter skip rebuilding its index). */
+static int setup_symbols(tdb_session *s, tdb_error *err)
+{
+    if (!s->opts.all_symbols &&
+        tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, err, "-gdb-set auto-solib-add off") < 0)
+        return -1;
+    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    char *dir = xdg && *xdg ? tdb_xasprintf("%s/tdebug/gdb-index", xdg)
+                : home && *home ? tdb_xasprintf("%s/.cache/tdebug/gdb-index", home) : NULL;
+    if (dir) {
+        /* Best effort: an unwritable cache only costs time. */
+        for (char *p = dir + 1; *p; p++)
+            if (*p == '/') {
+                *p = '\0';
+                mkdir(dir, 0700);
+                *p = '/';
+            }
+        if (mkdir(dir, 0700) == 0 || errno == EEXIST) {
+            tdb_buf cmd = TDB_BUF_INIT;
+            tdb_buf_adds(&cmd, "set index-cache directory ");
+            tdb_buf_adds(&cmd, dir);
+            if (console(s, CMD_TIMEOUT_MS, NULL, "%s", tdb_buf_str(&cmd)) == 0)
+                console(s, CMD_TIMEOUT_MS, NULL, "set index-cache enabled on");
+            tdb_buf_free(&cmd);
+        }
+        free(dir);
+    }
+    return 0;
+}
+
+static char *dir_of(const char *path)
+{
+    char *copy = realpath(path, NULL);
+    if (!copy)
+        return NULL;
+    char *slash = strrchr(copy, '/');
+    if (slash && slash != copy)
+        *slash = '\0';
+    else if (slash)
+        slash[1] = '\0';
+    return copy;
+}
+
+int tdb_session_run(tdb_session *s, char *const argv[], tdb_error *err)
+{
+    tdb_buf cmd = TDB_BUF_INIT;
+    char *wrapper = NULL, *script_dir = NULL;
+    int status = TDB_EXIT_TOOL;
+
+    wrapper = tdb_companion_path("tdebug-exec");
+    if (!wrapper) {
+        tdb_error_set(err, ENOENT, "cannot find tdebug-exec beside tdebug or in %s (reinstall tdebug)",
+                      TDB_LIBDIR);
+        goto cleanup;
+    }
+    /* The script's directory, where the user's own extensions often are. */
+    for (int i = 1; argv[i]; i++) {
+        if (argv[i][0] != '-') {
+            script_dir = dir_of(argv[i]);
+            break;
+        }
+        if (!strcmp(argv[i], "-c") || !strcmp(argv[i], "-m"))
+            break;
+        if (!strcmp(argv[i], "-X") || !strcmp(argv[i], "-W"))
+            i++;
+    }
+
+    if (setup_symbols(s, err) < 0)
+        goto cleanup;
+    /* gdb starts the program through the shell (the only way it keeps
+     * arguments with spaces intact) and our wrapper: the program gets
+     * tdebug's stdio, its own process group, and dies with gdb. */
+    tdb_buf_adds(&cmd, "set exec-wrapper ");
+    tdb_shell_quote(&cmd, wrapper);
+    tdb_buf_addf(&cmd, " --fds %d,%d,%d --pgrp --pdeathsig --", s->saved_fds[0], s->saved_fds[1],
+                 s->saved_fds[2]);
+    if (console(s, CMD_TIMEOUT_MS, err, "%s", tdb_buf_str(&cmd)) < 0 ||
+        console(s, CMD_TIMEOUT_MS, err, "set startup-with-shell on") < 0)
+        goto cleanup;
+    tdb_buf_reset(&cmd);
+    tdb_buf_adds(&cmd, "-file-exec-and-symbols ");
+    tdb_mi_quote(&cmd, argv[0]);
+    if (tdb_gdb_cmd(s->gdb, SYMBOLS_TIMEOUT_MS, NULL, err, "%s", tdb_buf_str(&cmd)) < 0)
+        goto cleanup;
+    s->exe = tdb_xstrdup(argv[0]);
+    tdb_buf_reset(&cmd);
+    tdb_buf_adds(&cmd, "set args");
+    for (int i = 1; argv[i]; i++) {
+        tdb_buf_addc(&cmd, ' ');
+        tdb_shell_quote(&cmd, argv[i]);
+    }
+    if (console(s, CMD_TIMEOUT_MS, err, "%s", tdb_buf_str(&cmd)) < 0)
+        goto cleanup;
+    if (arm(s, script_dir, err) < 0) {
+        status = err->exit_code ? err->exit_code : TDB_EXIT_TOOL;
+        goto cleanup;
+    }
+    if (resume(s, "-exec-run", err) < 0)
+        goto cleanup;
+    if (event_loop(s, err) < 0)
+        goto cleanup;
+
+    if (s->fatal_signal || (s->quit_requested && s->state != EXITED)) {
+        finish_target(s);
+        status = s->fatal_signal ? 128 + s->fatal_signal
+                                 : (s->opts.output == TDB_OUTPUT_INTERACTIVE ? TDB_EXIT_OK : 130);
+        if (s->fatal_signal == SIGINT || (!s->fatal_signal && s->opts.output != TDB_OUTPUT_INTERACTIVE))
+            say(s, "killed", "interrupted: the program was killed");
+        else if (s->fatal_signal)
+            say(s, "killed", "terminated by %s: the program was killed", strsignal(s->fatal_signal));
+        else
+            say(s, "killed", "quit: the program was killed");
+        goto cleanup;
+    }
+    status = s->exit_status;
+    if (s->opts.output == TDB_OUTPUT_JSON)
+        out_json(s, json_pack("{s:s, s:i, s:b}", "event", "exited", "status", status, "signalled",
+                              s->signalled));
+    else if (!s->signalled)
+        fprintf(s->out, "tdebug: program exited with status %d\n", status);
+    fflush(s->out);
+    if (report_missed(s) && status == 0)
+        status = TDB_EXIT_FAIL;
+cleanup:
+    if (err->set && status == TDB_EXIT_TOOL && err->exit_code)
+        status = err->exit_code;
+    if (err->set && status == TDB_EXIT_TOOL && s->gdb && !tdb_gdb_alive(s->gdb) && s->pid > 0)
+        /* gdb died under us; the program dies with it (tdebug-exec's
+         * death signal), but make sure. */
+        kill(s->pid, SIGKILL);
+    terminal_to_us(s);
+    free(wrapper);
+    free(script_dir);
+    tdb_buf_free(&cmd);
+    return status;
+}
+
+void tdb_session_free(tdb_session *s)
+{
+    if (!s)
+        return;
+    finish_target(s);
+    tdb_gdb_close(s->gdb, 5000);
+    for (size_t i = 0; i < s->n_libs; i++)
+        free(s->libs[i].path);
+    free(s->libs);
+    for (size_t i = 0; i < s->n_bps; i++) {
+        free(s->bps[i].location);
+        free(s->bps[i].module);
+    }
+    free(s->bps);
+    for (size_t i = 0; i < s->n_mods; i++) {
+        free(s->mods[i].regex);
+        regfree(&s->mods[i].re);
+    }
+    free(s->mods);
+    if (s->have_interest)
+        regfree(&s->interest_re);
+    free(s->interest);
+    free(s->exe);
+    for (int i = 0; i < 3; i++)
+        if (s->saved_fds[i] >= 0)
+            close(s->saved_fds[i]);
+    free(s);
+}

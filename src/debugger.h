@@ -1,0 +1,73 @@
+/*
+ * debugger.h: a debugging session of one Python process over gdb/MI, the
+ * policy shared by 'tdebug run' and 'tdebug attach':
+ *
+ *  - fast symbol loading: gdb reads no library's symbols by itself
+ *    ('auto-solib-add off'); tdebug loads the few that matter: the module
+ *    being imported, libraries named with --symbols, the libraries a
+ *    --break may live in, libc and ld.so (without them backtraces are
+ *    garbage), and at a stop, the libraries on the stack;
+ *  - --stop-at-import MODULE: a load catchpoint for the module's file, then
+ *    a breakpoint on its PyInit_<name> placed in that very library, so the
+ *    stop comes before the module's init runs;
+ *  - --break LOCATION: pending breakpoints that really bind when their
+ *    library loads (with auto-solib-add off gdb would never bind them);
+ *  - three ways to present stops: an interactive (tdebug) prompt, --batch
+ *    text, --json lines;
+ *  - the program's terminal, Ctrl-C and shutdown: a program tdebug started
+ *    never outlives it; a process it attached to is detached, never killed,
+ *    never left stopped.
+ */
+#ifndef TDB_DEBUGGER_H
+#define TDB_DEBUGGER_H
+
+#include "common.h"
+
+#include <stdio.h>
+#include <sys/types.h>
+
+typedef enum tdb_output {
+    TDB_OUTPUT_INTERACTIVE, /* a (tdebug) prompt at each stop */
+    TDB_OUTPUT_BATCH,       /* print each stop with its backtrace, continue */
+    TDB_OUTPUT_JSON         /* the same as one JSON object per line */
+} tdb_output;
+
+typedef struct tdb_session_options {
+    tdb_output output;
+    char **stop_at_import; /* module names ("torch._C"), validated */
+    size_t n_stop_at_import;
+    char **breaks;         /* gdb locations */
+    size_t n_breaks;
+    char **symbols;        /* basic regexes of more libraries to load */
+    size_t n_symbols;
+    int all_symbols;       /* gdb's default: read every library's symbols */
+    int verbose;           /* show gdb's own chatter */
+    int max_frames;        /* frames shown per backtrace (0: 64) */
+} tdb_session_options;
+
+typedef struct tdb_session tdb_session;
+
+/* Check that NAME is a dotted Python module name ("torch._C"). */
+int tdb_valid_module_name(const char *name);
+
+/* The basic regex (gdb's 'catch load' / 'sharedlibrary' dialect) matching
+ * the file of extension module NAME: "torch._C" ->
+ * "/torch/_C\.\([^/]*\.\)\{0,1\}so$".  New string. */
+char *tdb_module_file_regex(const char *name);
+
+/* Start gdb and prepare a session.  NULL with ERR set when gdb is missing,
+ * too old or fails.  OPTS is copied (the strings are borrowed and must
+ * outlive the session). */
+tdb_session *tdb_session_new(const tdb_session_options *opts, tdb_error *err);
+
+/* Run ARGV[0] (an interpreter, absolute or on PATH) with ARGV[1..] under
+ * gdb and handle every event until the program ends or the user quits.
+ * Returns the status tdebug should exit with: the program's own (128+N when
+ * killed by signal N), 1 when a requested stop never happened, 130 when
+ * interrupted, or TDB_EXIT_TOOL with ERR set when gdb failed. */
+int tdb_session_run(tdb_session *s, char *const argv[], tdb_error *err);
+
+/* Quit gdb and free the session.  Accepts NULL. */
+void tdb_session_free(tdb_session *s);
+
+#endif

@@ -1,0 +1,296 @@
+"""tdebug run against the real gdb and Debian's real torch."""
+import json
+import os
+import signal
+import stat
+import subprocess
+import time
+import uuid
+
+import pytest
+
+from conftest import PYTHON, SLOW, clean_env, run, wait_until
+from pty_util import Terminal
+
+TORCH_C_SUFFIX = "/torch/_C.cpython-311-x86_64-linux-gnu.so"
+
+
+def processes_with(marker):
+    """PIDs whose command line contains MARKER."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                if marker.encode() in f.read():
+                    found.append(int(entry))
+        except OSError:
+            pass
+    return found
+
+
+def json_events(stdout):
+    return [json.loads(line) for line in stdout.splitlines() if line.strip()]
+
+
+def test_batch_stops_in_pyinit_of_torch_c(tdebug, torch_available):
+    r = run([tdebug, "run", "--batch", "--stop-at-import", "torch._C", "--", PYTHON, "-c",
+             "import torch; print('torch', torch.__version__)"])
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith("tdebug: stopped at the import of torch._C: in its init function, "
+                               "before it runs (")
+    assert TORCH_C_SUFFIX in lines[0]
+    assert lines[1].startswith("#0 ") and " in PyInit__C () from " in lines[1]
+    assert lines[1].endswith(TORCH_C_SUFFIX)
+    # The caller is CPython's extension loader, with its source line.
+    assert "in _PyImport_LoadDynamicModuleWithSpec () at ../Python/importdl.c:" in lines[2]
+    # No garbage frames: the stack reaches the program's entry point.
+    frames = [l for l in lines if l.startswith("#")]
+    assert any(" in _start () " in l or l.endswith(" in _start ()") for l in frames), frames
+    assert not any(" in ?? ()" in l for l in frames), frames
+    # Python frames from py-bt (python3-dbg), innermost first.
+    assert "Python stack (most recent call first):" in lines
+    assert '  File "<string>", line 1, in <module>' in lines
+    assert "torch 1.13" in r.stdout  # the program ran on to its end
+    assert lines[-1] == "tdebug: program exited with status 0"
+
+
+def test_json_events(tdebug, torch_available):
+    r = run([tdebug, "run", "--json", "--stop-at-import", "torch._C", "--", PYTHON, "-c",
+             "import torch; print('program output')"])
+    assert r.returncode == 0, r.stderr
+    events = json_events(r.stdout)  # stdout is only JSON: the program's output went to stderr
+    assert "program output" in r.stderr
+    assert [e["event"] for e in events] == ["stopped", "exited"]
+    stopped, exited = events
+    assert stopped["reason"] == "import" and stopped["module"] == "torch._C"
+    assert stopped["library"].endswith(TORCH_C_SUFFIX)
+    assert stopped["pid"] > 0
+    top = stopped["frames"][0]
+    assert top["function"] == "PyInit__C" and top["level"] == 0
+    assert top["library"].endswith(TORCH_C_SUFFIX)
+    assert top["address"].startswith("0x")
+    caller = stopped["frames"][1]
+    assert caller["function"] == "_PyImport_LoadDynamicModuleWithSpec"
+    assert caller["file"].endswith("importdl.c") and isinstance(caller["line"], int)
+    assert {"function": "<module>", "file": "<string>", "line": 1} in stopped["python_frames"]
+    assert exited == {"event": "exited", "status": 0, "signalled": False}
+
+
+def test_exit_status_and_arguments_pass_through(tdebug):
+    r = run([tdebug, "run", "--batch", "--", PYTHON, "-c",
+             "import sys; print(sys.argv[1:]); sys.exit(3)", "a b", "c'd", "$HOME", "*"])
+    assert r.returncode == 3
+    assert "['a b', \"c'd\", '$HOME', '*']" in r.stdout
+    assert "tdebug: program exited with status 3" in r.stdout
+
+
+def test_stdio_belongs_to_the_program(tdebug):
+    r = run([tdebug, "run", "--batch", "-c",
+             "import sys; data = sys.stdin.read(); print('read', data.strip()); "
+             "print('to stderr', file=sys.stderr)"], input="hello\n")
+    assert r.returncode == 0
+    assert "read hello" in r.stdout
+    assert "to stderr" in r.stderr and "to stderr" not in r.stdout
+
+
+def test_fatal_signal_stops_then_status_is_128_plus_n(tdebug):
+    r = run([tdebug, "run", "--batch", "-c", "import os; os.kill(os.getpid(), 11)"])
+    assert r.returncode == 128 + 11
+    assert "tdebug: program received SIGSEGV (Segmentation fault)" in r.stdout
+    assert " in os_kill_impl () " in r.stdout  # the native stack at the signal
+    assert "tdebug: program was killed by SIGSEGV (Segmentation fault)" in r.stdout
+
+
+def test_pending_break_binds_when_its_library_loads(tdebug, torch_available):
+    # No --stop-at-import: the breakpoint is pending until torch's _C maps.
+    r = run([tdebug, "run", "--json", "--break", "PyInit__C", "-c", "import torch"])
+    assert r.returncode == 0, r.stderr
+    events = json_events(r.stdout)
+    stops = [e for e in events if e["event"] == "stopped"]
+    assert len(stops) == 1
+    assert stops[0]["reason"] == "breakpoint"
+    assert stops[0]["breakpoint"]["location"] == "PyInit__C"
+    assert isinstance(stops[0]["breakpoint"]["number"], int)
+    assert stops[0]["frames"][0]["function"] == "PyInit__C"
+    assert stops[0]["frames"][0]["library"].endswith(TORCH_C_SUFFIX)
+
+
+def test_break_that_never_binds_is_reported(tdebug):
+    r = run([tdebug, "run", "--batch", "--break", "no_such_function_anywhere", "-c", "pass"])
+    assert r.returncode == 1
+    assert ("tdebug: warning: breakpoint 'no_such_function_anywhere' never bound" in r.stderr)
+    assert "tdebug: program exited with status 0" in r.stdout
+
+
+def test_module_never_imported_is_reported(tdebug):
+    r = run([tdebug, "run", "--batch", "--stop-at-import", "nosuch._C", "-c", "pass"])
+    assert r.returncode == 1
+    assert "tdebug: warning: the program never imported 'nosuch._C' (--stop-at-import)" in r.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--stop-at-import", "torch ._C", "-c", "pass"],
+     "tdebug run: --stop-at-import 'torch ._C' is not a module name"),
+    (["--stop-at-import", "", "-c", "pass"], "is not a module name"),
+    (["--symbols", "\\(", "-c", "pass"], "tdebug run: --symbols '\\(' is not a basic regex"),
+    (["--break", "", "-c", "pass"], "tdebug run: --break needs a gdb location"),
+    (["--batch", "--break"], "tdebug run: option '--break' needs a value"),
+    (["--frobnicate", "-c", "pass"], "tdebug run: unknown option '--frobnicate'"),
+    (["--batch"], "tdebug run: no program: give SCRIPT, -c CODE or -m MODULE"),
+    (["-c"], "tdebug run: -c needs CODE"),
+])
+def test_garbage_options_are_usage_errors(tdebug, args, message):
+    r = run([tdebug, "run"] + args)
+    assert r.returncode == 2, r.stderr
+    assert message in r.stderr
+    assert "see 'tdebug run --help'" in r.stderr
+
+
+def test_missing_script(tdebug, tmp_path):
+    r = run([tdebug, "run", "--batch", str(tmp_path / "nope.py")])
+    assert r.returncode == 127
+    assert r.stderr == f"tdebug: cannot run script '{tmp_path / 'nope.py'}': No such file or directory\n"
+
+
+def test_python_not_executable(tdebug, tmp_path):
+    fake = tmp_path / "python3"
+    fake.write_text("not a program\n")
+    r = run([tdebug, "run", "--batch", "--python", str(fake), "-c", "pass"])
+    assert r.returncode == 126
+    assert f"tdebug: cannot run '{fake}': it is not executable" in r.stderr
+
+
+def test_python_missing(tdebug, tmp_path):
+    r = run([tdebug, "run", "--batch", "--python", str(tmp_path / "python9"), "-c", "pass"])
+    assert r.returncode == 127
+    assert "No such file or directory" in r.stderr
+
+
+def test_gdb_missing(tdebug, tmp_path):
+    r = run([tdebug, "run", "--batch", "-c", "pass"],
+            env=clean_env(TDEBUG_GDB=str(tmp_path / "gdb")))
+    assert r.returncode == 125
+    assert f"tdebug: gdb not found ('{tmp_path / 'gdb'}'): install it (apt-get install gdb) " \
+           "or set TDEBUG_GDB to its path" in r.stderr
+
+
+def test_gdb_that_does_not_speak_mi3(tdebug):
+    # /bin/true exits at once, as a gdb older than 9 does on --interpreter=mi3.
+    r = run([tdebug, "run", "--batch", "-c", "pass"], env=clean_env(TDEBUG_GDB="/bin/true"))
+    assert r.returncode == 125
+    assert "tdebug: '/bin/true' does not speak gdb's MI3 (gdb exited with status 0): " \
+           "gdb 10 or newer is needed" in r.stderr
+
+
+def start_sleeper(procs, tdebug):
+    """tdebug run --batch of a program that sleeps; returns (tdebug's Popen,
+    the marker on the program's command line).  procs kills it at the end."""
+    marker = "tdebug-test-" + uuid.uuid4().hex
+    p = procs.start([tdebug, "run", "--batch", "--", PYTHON, "-c",
+                     "import time, sys; print('ready', flush=True); time.sleep(600)", marker],
+                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert p.stdout.readline().strip() == "ready"
+    assert [pid for pid in processes_with(marker) if pid != p.pid], "the program is not running"
+    return p, marker
+
+
+@pytest.mark.parametrize("sig, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_interrupt_kills_the_program_it_started(tdebug, procs, sig, status):
+    p, marker = start_sleeper(procs, tdebug)
+    p.send_signal(sig)
+    out, err = p.communicate(timeout=SLOW)
+    assert p.returncode == status, err
+    assert "the program was killed" in out
+    wait_until(lambda: not processes_with(marker), what="the program to be gone")
+
+
+def test_gdb_crashing_mid_session(tdebug, procs):
+    p, marker = start_sleeper(procs, tdebug)
+    gdbs = [int(pid) for pid in os.listdir("/proc") if pid.isdigit()
+            and _parent(int(pid)) == p.pid and _comm(int(pid)) == "gdb"]
+    assert len(gdbs) == 1
+    os.kill(gdbs[0], signal.SIGSEGV)
+    out, err = p.communicate(timeout=SLOW)
+    assert p.returncode == 125
+    assert "tdebug: gdb was killed by signal 11 (Segmentation fault)" in err
+    wait_until(lambda: not processes_with(marker), what="the program to die with gdb")
+
+
+def _parent(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[1])
+    except OSError:
+        return None
+
+
+def _comm(pid):
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
+def test_tdebug_killed_outright_takes_its_program_along(tdebug, procs):
+    # SIGKILL leaves tdebug no chance to clean up: gdb sees its MI input
+    # close (and gets SIGTERM from the kernel), and kills the program.
+    p, marker = start_sleeper(procs, tdebug)
+    p.kill()
+    p.wait()
+    wait_until(lambda: not processes_with(marker), what="the program to be gone")
+
+
+@pytest.fixture
+def terminal():
+    terms = []
+
+    def start(args):
+        t = Terminal(args)
+        terms.append(t)
+        return t
+    yield start
+    for t in terms:
+        t.close()
+
+
+def test_interactive_prompt(tdebug, terminal, torch_available):
+    t = terminal([tdebug, "run", "--stop-at-import", "torch._C", "--", PYTHON, "-c",
+                  "import torch; name = input('name? '); print('hello', name)"])
+    t.expect("tdebug: stopped at the import of torch._C")
+    t.expect("(tdebug) ")
+    t.send("bt")
+    out = t.expect("(tdebug) ")
+    assert "#0  0x" in out and "in PyInit__C ()" in out
+    assert 'File "<string>", line 1, in <module>' in out
+    # gdb console commands pass through.
+    t.send("info sharedlibrary _C\\.cpython")
+    out = t.expect("(tdebug) ")
+    assert "Yes" in out and "_C.cpython-311-x86_64-linux-gnu.so" in out
+    t.send("help")
+    assert "continue, c" in t.expect("(tdebug) ")
+    t.send("continue")
+    t.expect("name? ")  # the program owns the terminal while it runs
+    t.send("world")
+    t.expect("hello world")
+    t.expect("tdebug: program exited with status 0")
+    assert t.wait() == 0
+
+
+def test_interactive_ctrl_c_interrupts_then_quit_kills(tdebug, terminal):
+    marker = "tdebug-test-" + uuid.uuid4().hex
+    t = terminal([tdebug, "run", "--", PYTHON, "-c",
+                  "import time; print('ready', flush=True); time.sleep(600)", marker])
+    t.expect("ready")
+    t.ctrl_c()
+    t.expect("tdebug: program received SIGINT")
+    t.expect("(tdebug) ")
+    # Ctrl-C at the prompt only drops the line.
+    t.ctrl_c()
+    t.expect("(tdebug) ")
+    t.send("quit")
+    assert t.wait() == 0
+    wait_until(lambda: not processes_with(marker), what="the program to be killed on quit")

@@ -219,4 +219,4 @@ clean:
 	rm -rf $(B) build-asan
 	$(Q)for d in $(wildcard samples/*/Makefile); do $(MAKE) -s -C $$(dirname $$d) clean; done
 
--include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
+-include $(shell find $(B)/obj $(B)/tests -name '*.d' 2>/dev/null)

@@ -30,6 +30,7 @@ int tdb_print_usage(const char *cmd);
     extern const char cmd_##name##_usage[]
 
 TDB_DECLARE_COMMAND(run);
+TDB_DECLARE_COMMAND(attach);
 
 
 #endif

@@ -6,10 +6,10 @@
 #include "cmd.h"
 #include "common.h"
 #include "debugger.h"
+#include "session_opts.h"
 
 #include <errno.h>
 #include <getopt.h>
-#include <regex.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -105,24 +105,12 @@ static int check_python(const char *python)
     return 0;
 }
 
-static void push(char ***list, size_t *n, char *item)
-{
-    *list = tdb_xrealloc(*list, (*n + 1) * sizeof(**list));
-    (*list)[(*n)++] = item;
-}
-
 int cmd_run(int argc, char **argv)
 {
-    enum { OPT_STOP = 256, OPT_SYMBOLS, OPT_ALL_SYMBOLS, OPT_BATCH, OPT_JSON, OPT_PYTHON };
+    enum { OPT_PYTHON = TDB_OPT_FIRST_FREE };
     static const struct option longopts[] = {
-        {"stop-at-import", required_argument, NULL, OPT_STOP},
-        {"break", required_argument, NULL, 'b'},
-        {"symbols", required_argument, NULL, OPT_SYMBOLS},
-        {"all-symbols", no_argument, NULL, OPT_ALL_SYMBOLS},
-        {"batch", no_argument, NULL, OPT_BATCH},
-        {"json", no_argument, NULL, OPT_JSON},
+        TDB_SESSION_LONGOPTS,
         {"python", required_argument, NULL, OPT_PYTHON},
-        {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -158,38 +146,15 @@ int cmd_run(int argc, char **argv)
     opterr = 0;
     optind = 1;
     while ((c = getopt_long(ours, argv, "+:b:vh", longopts, NULL)) != -1) {
-        switch (c) {
-        case OPT_STOP:
-            if (!tdb_valid_module_name(optarg)) {
-                status = tdb_usage_error("run", "--stop-at-import '%s' is not a module name "
-                                                "(like torch._C)", optarg);
-                goto cleanup;
-            }
-            push(&opts.stop_at_import, &opts.n_stop_at_import, optarg);
-            break;
-        case 'b':
-            if (!*optarg || strchr(optarg, '\n')) {
-                status = tdb_usage_error("run", "--break needs a gdb location (FUNCTION, "
-                                                "FILE:LINE or *ADDRESS)");
-                goto cleanup;
-            }
-            push(&opts.breaks, &opts.n_breaks, optarg);
-            break;
-        case OPT_SYMBOLS: {
-            regex_t re;
-            if (!*optarg || strchr(optarg, '\n') || regcomp(&re, optarg, REG_NOSUB) != 0) {
-                status = tdb_usage_error("run", "--symbols '%s' is not a basic regex", optarg);
-                goto cleanup;
-            }
-            regfree(&re);
-            push(&opts.symbols, &opts.n_symbols, optarg);
-            break;
+        int used = tdb_session_option("run", c, optarg, &opts);
+        if (used < 0) {
+            status = -used;
+            goto cleanup;
         }
-        case OPT_ALL_SYMBOLS: opts.all_symbols = 1; break;
-        case OPT_BATCH: opts.output = TDB_OUTPUT_BATCH; break;
-        case OPT_JSON: opts.output = TDB_OUTPUT_JSON; break;
+        if (used)
+            continue;
+        switch (c) {
         case OPT_PYTHON: python_opt = optarg; break;
-        case 'v': opts.verbose = 1; break;
         case 'h':
             status = tdb_print_usage("run");
             goto cleanup;
@@ -214,7 +179,7 @@ int cmd_run(int argc, char **argv)
         status = TDB_EXIT_NOTFOUND;
         goto cleanup;
     }
-    push(&args, &n_args, python);
+    tdb_ptrs_push(&args, &n_args, python);
     int have_program = 0;
     for (; i < argc && !have_program; i++) {
         const char *a = argv[i];
@@ -223,13 +188,13 @@ int cmd_run(int argc, char **argv)
                 status = tdb_usage_error("run", "%s needs %s", a, a[1] == 'c' ? "CODE" : "a MODULE");
                 goto cleanup;
             }
-            push(&args, &n_args, argv[i++]);
-            push(&args, &n_args, argv[i]);
+            tdb_ptrs_push(&args, &n_args, argv[i++]);
+            tdb_ptrs_push(&args, &n_args, argv[i]);
             have_program = 1;
         } else if (a[0] == '-' && a[1]) {
-            push(&args, &n_args, argv[i]); /* a Python option */
+            tdb_ptrs_push(&args, &n_args, argv[i]); /* a Python option */
             if ((!strcmp(a, "-X") || !strcmp(a, "-W")) && i + 1 < argc)
-                push(&args, &n_args, argv[++i]);
+                tdb_ptrs_push(&args, &n_args, argv[++i]);
         } else {
             struct stat st;
             if (stat(a, &st) < 0) {
@@ -242,7 +207,7 @@ int cmd_run(int argc, char **argv)
                 status = TDB_EXIT_NOEXEC;
                 goto cleanup;
             }
-            push(&args, &n_args, argv[i]);
+            tdb_ptrs_push(&args, &n_args, argv[i]);
             have_program = 1;
         }
     }
@@ -251,8 +216,8 @@ int cmd_run(int argc, char **argv)
         goto cleanup;
     }
     for (; i < argc; i++)
-        push(&args, &n_args, argv[i]);
-    push(&args, &n_args, NULL);
+        tdb_ptrs_push(&args, &n_args, argv[i]);
+    tdb_ptrs_push(&args, &n_args, NULL);
 
     if ((status = check_python(python)) != 0)
         goto cleanup;
@@ -269,8 +234,6 @@ cleanup:
     tdb_session_free(s);
     free(python);
     free(args);
-    free(opts.stop_at_import);
-    free(opts.breaks);
-    free(opts.symbols);
+    tdb_session_options_release(&opts);
     return status;
 }

@@ -147,6 +147,12 @@ char *tdb_xasprintf(const char *fmt, ...)
     return tdb_buf_detach(&b);
 }
 
+void tdb_ptrs_push(char ***list, size_t *n, char *item)
+{
+    *list = tdb_xrealloc(*list, (*n + 1) * sizeof(**list));
+    (*list)[(*n)++] = item;
+}
+
 static void buf_grow(tdb_buf *b, size_t extra)
 {
     size_t need = b->len + extra + 1;

@@ -63,6 +63,9 @@ char *tdb_xstrdup(const char *s);
 char *tdb_xstrndup(const char *s, size_t n);
 char *tdb_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Append ITEM (borrowed) to the array *LIST of *N pointers, growing it. */
+void tdb_ptrs_push(char ***list, size_t *n, char *item);
+
 /* A growable, always NUL-terminated string. */
 typedef struct tdb_buf {
     char *s;    /* NULL until the first append; tdb_buf_str() never is */

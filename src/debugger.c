@@ -88,6 +88,7 @@ struct tdb_session {
     int quit_requested;
     int fatal_signal;    /* SIGTERM/SIGHUP received: shut down */
     int saved_fds[3];
+    char state_before;   /* attach: the process's state letter before (T: stopped) */
     /* terminal */
     int tty;             /* fd of the controlling terminal, or -1 */
     pid_t our_pgrp;
@@ -939,36 +940,64 @@ static int prompt_loop(tdb_session *s, tdb_error *err)
     }
 }
 
+/* Every thread's native frames and Python frames, printed or as one JSON
+ * "threads" event. */
 static int show_all_threads(tdb_session *s, tdb_error *err)
 {
-    json_t *res = NULL;
-    if (tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, &res, err, "-thread-info") < 0)
+    json_t *res = NULL, *threads = json_array();
+    int rc = 0, json = s->opts.output == TDB_OUTPUT_JSON;
+    if (tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, &res, err, "-thread-info") < 0) {
+        json_decref(threads);
         return -1;
-    json_t *threads = json_object_get(res, "threads");
+    }
+    const char *current = tdb_mi_str(res, "current-thread-id");
     size_t i;
     json_t *t;
-    int rc = 0;
-    json_array_foreach(threads, i, t)
+    json_array_foreach(json_object_get(res, "threads"), i, t)
     {
         const char *id = tdb_mi_str(t, "id");
-        const char *target = tdb_mi_str(t, "target-id");
-        const char *name = tdb_mi_str(t, "name");
+        const char *target = tdb_mi_str(t, "target-id"), *name = tdb_mi_str(t, "name");
         if (!id)
             continue;
-        fprintf(s->out, "\nThread %s (%s%s%s):\n", id, target ? target : "?", name ? ", " : "",
-                name ? name : "");
         json_t *frames = stack_frames(s, atoi(id), err);
         if (!frames) {
             rc = -1;
             break;
         }
-        size_t k;
-        json_t *f;
-        json_array_foreach(frames, k, f)
-            print_frame(s->out, f);
+        json_t *py = NULL;
+        if (tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, NULL, "-thread-select %s", id) == 0)
+            py = python_frames(s);
+        if (json) {
+            json_t *arr = json_array();
+            size_t k;
+            json_t *f;
+            json_array_foreach(frames, k, f)
+                json_array_append_new(arr, frame_json(f));
+            json_array_append_new(threads, json_pack("{s:i, s:s?, s:s?, s:o, s:o}", "id", atoi(id),
+                                                     "target_id", target, "name", name, "frames",
+                                                     arr, "python_frames", py ? py : json_null()));
+            py = NULL;
+        } else {
+            fprintf(s->out, "\nThread %s (%s%s%s):\n", id, target ? target : "?", name ? ", " : "",
+                    name ? name : "");
+            size_t k;
+            json_t *f;
+            json_array_foreach(frames, k, f)
+                print_frame(s->out, f);
+            if (py && json_array_size(py))
+                print_python_frames(s->out, py);
+        }
+        json_decref(py);
         json_decref(frames);
     }
+    if (current)
+        tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, NULL, "-thread-select %s", current);
     json_decref(res);
+    if (rc == 0 && json)
+        out_json(s, json_pack("{s:s, s:i, s:o}", "event", "threads", "pid", (int)s->pid, "threads",
+                              threads));
+    else
+        json_decref(threads);
     fflush(s->out);
     return rc;
 }
@@ -1473,6 +1502,191 @@ cleanup:
     free(wrapper);
     free(script_dir);
     tdb_buf_free(&cmd);
+    return status;
+}
+
+
+/* The one-letter state of PID ('R', 'S', 'T', 't', 'Z'...), or 0. */
+static char process_state(pid_t pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return 0;
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    char *paren = strrchr(buf, ')');
+    return paren && paren[1] == ' ' ? paren[2] : 0;
+}
+
+/* Read queued notifications (library list, thread groups) after a
+ * command, keeping any exec record for the event loop. */
+static void drain_notifications(tdb_session *s)
+{
+    tdb_mi_record *r, *keep = NULL, **tail = &keep;
+    while ((r = tdb_gdb_next_event(s->gdb, 0, NULL))) {
+        if (r->kind == TDB_MI_NOTIFY) {
+            handle_notify(s, r);
+            tdb_mi_record_free(r);
+        } else if (r->kind == TDB_MI_EXEC) {
+            *tail = r;
+            tail = &r->next;
+        } else {
+            tdb_mi_record_free(r);
+        }
+    }
+    /* Put the exec records back, oldest first. */
+    tdb_mi_record *rev = NULL;
+    while (keep) {
+        tdb_mi_record *next = keep->next;
+        keep->next = rev;
+        rev = keep;
+        keep = next;
+    }
+    while (rev) {
+        tdb_mi_record *next = rev->next;
+        rev->next = NULL;
+        tdb_gdb_unget_event(s->gdb, rev);
+        rev = next;
+    }
+}
+
+/* Wait for the *stopped that follows -target-attach. */
+static int wait_attach_stop(tdb_session *s, tdb_error *err)
+{
+    int64_t deadline = tdb_now_ms() + CMD_TIMEOUT_MS;
+    while (tdb_now_ms() < deadline) {
+        tdb_error local = {0};
+        tdb_mi_record *r = tdb_gdb_next_event(s->gdb, 1000, &local);
+        if (!r) {
+            if (local.set && local.code != ECANCELED) {
+                tdb_error_set(err, local.code, "%s", local.msg);
+                return -1;
+            }
+            if (local.code == ECANCELED && take_signal())
+                s->quit_requested = 1; /* finish attaching, then detach */
+            continue;
+        }
+        int stopped = r->kind == TDB_MI_EXEC && strcmp(r->klass, "stopped") == 0;
+        if (r->kind == TDB_MI_NOTIFY)
+            handle_notify(s, r);
+        tdb_mi_record_free(r);
+        if (stopped) {
+            s->state = STOPPED;
+            return 0;
+        }
+    }
+    tdb_error_set(err, ETIMEDOUT, "gdb attached to pid %d but never reported it stopped",
+                  (int)s->pid);
+    return -1;
+}
+
+/* Put the process back the way it was before tdebug came: stopped if it was
+ * stopped (and say so), running otherwise. */
+static void restore_process_state(tdb_session *s)
+{
+    char now = process_state(s->pid);
+    if (!now || now == 'Z' || now == 'X')
+        return;
+    if (s->state_before == 'T') {
+        if (now != 'T')
+            kill(s->pid, SIGSTOP);
+        say(s, "note", "pid %d was stopped (SIGSTOP) before tdebug attached; it is left stopped: "
+                       "'kill -CONT %d' resumes it",
+            (int)s->pid, (int)s->pid);
+    } else if (now == 'T') {
+        kill(s->pid, SIGCONT);
+    }
+}
+
+int tdb_session_attach(tdb_session *s, pid_t pid, tdb_error *err)
+{
+    int status = TDB_EXIT_TOOL;
+    int have_stops = s->n_mods || s->opts.n_breaks;
+    int already = 0;
+
+    s->attached = 1;
+    s->pid = pid;
+    s->state_before = process_state(pid);
+    if (setup_symbols(s, err) < 0)
+        goto cleanup;
+    if (tdb_gdb_cmd(s->gdb, SYMBOLS_TIMEOUT_MS, NULL, err, "-target-attach %d", (int)pid) < 0) {
+        tdb_error local = *err;
+        tdb_error_clear(err);
+        tdb_error_set_exit(err, TDB_EXIT_FAIL, local.code,
+                           "cannot attach to pid %d: %s (see 'tdebug doctor')", (int)pid, local.msg);
+        goto cleanup;
+    }
+    s->state = STOPPED;
+    if (wait_attach_stop(s, err) < 0)
+        goto cleanup;
+    drain_notifications(s);
+    /* Which requested modules are already initialised: their PyInit ran
+     * long ago, so a breakpoint on it would resolve and never fire. */
+    for (size_t i = 0; i < s->n_mods; i++) {
+        module_watch *m = &s->mods[i];
+        for (size_t k = 0; k < s->n_libs; k++) {
+            if (regexec(&m->re, s->libs[k].path, 0, NULL, 0) == 0) {
+                m->seen = 1;
+                already++;
+                say(s, "warning", "'%s' is already imported in pid %d (%s): its init ran before "
+                                  "tdebug attached, so there is nothing to stop at; use --break on "
+                                  "a function it runs, or start the program with 'tdebug run'",
+                    m->name, (int)pid, s->libs[k].path);
+                break;
+            }
+        }
+    }
+    if (arm(s, NULL, err) < 0) {
+        status = err->exit_code ? err->exit_code : TDB_EXIT_TOOL;
+        goto cleanup;
+    }
+    if (s->have_interest && load_symbols(s, s->interest, err) < 0)
+        goto cleanup;
+
+    if (s->quit_requested) {
+        status = 130;
+        goto cleanup;
+    }
+    if (have_stops && (size_t)already == s->n_mods && s->opts.n_breaks == 0) {
+        status = TDB_EXIT_FAIL; /* nothing left that could stop */
+        goto cleanup;
+    }
+    if (!have_stops && s->opts.output != TDB_OUTPUT_INTERACTIVE) {
+        /* A snapshot: every thread's stack, then detach. */
+        if (s->opts.output == TDB_OUTPUT_BATCH)
+            fprintf(s->out, "tdebug: attached to pid %d\n", (int)pid);
+        status = show_all_threads(s, err) < 0 ? TDB_EXIT_TOOL : TDB_EXIT_OK;
+        goto cleanup;
+    }
+    if (s->opts.output == TDB_OUTPUT_INTERACTIVE) {
+        stop st = {.reason = "attached"};
+        if (after_stop(s, &st, err) < 0)
+            goto cleanup;
+    } else if (resume(s, "-exec-continue", err) < 0) {
+        goto cleanup;
+    }
+    if (event_loop(s, err) < 0)
+        goto cleanup;
+    if (s->state == EXITED) {
+        say(s, "exited", "pid %d exited with status %d", (int)pid, s->exit_status);
+        status = report_missed(s) ? TDB_EXIT_FAIL : TDB_EXIT_OK;
+    } else if (s->fatal_signal) {
+        status = 128 + s->fatal_signal;
+    } else {
+        status = s->quit_requested && s->opts.output != TDB_OUTPUT_INTERACTIVE ? 130 : TDB_EXIT_OK;
+    }
+cleanup:
+    if (s->gdb && tdb_gdb_alive(s->gdb) && s->state != NOT_STARTED && s->state != EXITED) {
+        finish_target(s); /* detaches */
+        say(s, "detached", "detached from pid %d", (int)pid);
+    }
+    if (s->state != NOT_STARTED)
+        restore_process_state(s);
+    if (err->set && status == TDB_EXIT_TOOL && err->exit_code)
+        status = err->exit_code;
     return status;
 }
 

@@ -67,6 +67,16 @@ tdb_session *tdb_session_new(const tdb_session_options *opts, tdb_error *err);
  * interrupted, or TDB_EXIT_TOOL with ERR set when gdb failed. */
 int tdb_session_run(tdb_session *s, char *const argv[], tdb_error *err);
 
+/* Attach to PID and handle events until the user quits or the process
+ * exits; with --batch/--json and no stops asked for, print every thread's
+ * stack and detach at once.  Always detaches, never kills; leaves a process
+ * that was stopped before stopped, and says so.  A module asked for with
+ * --stop-at-import that is already initialised is reported instead of
+ * waited for.  Returns tdebug's exit status: 0, 1 (refused, or a requested
+ * stop cannot or did not happen), 130/143 when interrupted, TDB_EXIT_TOOL
+ * with ERR set when gdb failed. */
+int tdb_session_attach(tdb_session *s, pid_t pid, tdb_error *err);
+
 /* Quit gdb and free the session.  Accepts NULL. */
 void tdb_session_free(tdb_session *s);
 

@@ -17,6 +17,8 @@
 /* The one table: 'tdebug --help' is printed from it, in this order. */
 static const tdb_command commands[] = {
     {"run", cmd_run, "run a Python program under gdb and stop in its native code", cmd_run_usage},
+    {"attach", cmd_attach, "attach gdb to a running Python process, fast, and detach safely",
+     cmd_attach_usage},
     {NULL, NULL, NULL, NULL},
 };
 

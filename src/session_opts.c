@@ -1,0 +1,62 @@
+/* session_opts.c: options shared by 'tdebug run' and 'tdebug attach'. */
+#include "session_opts.h"
+
+#include "cmd.h"
+#include "common.h"
+
+#include <regex.h>
+#include <stdlib.h>
+#include <string.h>
+
+int tdb_session_option(const char *cmd, int c, char *arg, tdb_session_options *opts)
+{
+    switch (c) {
+    case TDB_OPT_STOP:
+        if (!tdb_valid_module_name(arg)) {
+            tdb_usage_error(cmd, "--stop-at-import '%s' is not a module name (like torch._C)", arg);
+            return -TDB_EXIT_USAGE;
+        }
+        tdb_ptrs_push(&opts->stop_at_import, &opts->n_stop_at_import, arg);
+        return 1;
+    case 'b':
+        if (!*arg || strchr(arg, '\n')) {
+            tdb_usage_error(cmd, "--break needs a gdb location (FUNCTION, FILE:LINE or *ADDRESS)");
+            return -TDB_EXIT_USAGE;
+        }
+        tdb_ptrs_push(&opts->breaks, &opts->n_breaks, arg);
+        return 1;
+    case TDB_OPT_SYMBOLS: {
+        regex_t re;
+        if (!*arg || strchr(arg, '\n') || regcomp(&re, arg, REG_NOSUB) != 0) {
+            tdb_usage_error(cmd, "--symbols '%s' is not a basic regex", arg);
+            return -TDB_EXIT_USAGE;
+        }
+        regfree(&re);
+        tdb_ptrs_push(&opts->symbols, &opts->n_symbols, arg);
+        return 1;
+    }
+    case TDB_OPT_ALL_SYMBOLS:
+        opts->all_symbols = 1;
+        return 1;
+    case TDB_OPT_BATCH:
+        opts->output = TDB_OUTPUT_BATCH;
+        return 1;
+    case TDB_OPT_JSON:
+        opts->output = TDB_OUTPUT_JSON;
+        return 1;
+    case 'v':
+        opts->verbose = 1;
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+void tdb_session_options_release(tdb_session_options *opts)
+{
+    free(opts->stop_at_import);
+    free(opts->breaks);
+    free(opts->symbols);
+    opts->stop_at_import = opts->breaks = opts->symbols = NULL;
+    opts->n_stop_at_import = opts->n_breaks = opts->n_symbols = 0;
+}

@@ -1,0 +1,41 @@
+/*
+ * session_opts.h: the options 'tdebug run' and 'tdebug attach' share
+ * (--stop-at-import, --break, --symbols, --all-symbols, --batch, --json,
+ * --verbose), parsed and checked in one place.
+ */
+#ifndef TDB_SESSION_OPTS_H
+#define TDB_SESSION_OPTS_H
+
+#include "debugger.h"
+
+#include <getopt.h>
+
+/* getopt_long values of the shared long options (short ones: 'b', 'v'). */
+enum {
+    TDB_OPT_STOP = 256,
+    TDB_OPT_SYMBOLS,
+    TDB_OPT_ALL_SYMBOLS,
+    TDB_OPT_BATCH,
+    TDB_OPT_JSON,
+    TDB_OPT_FIRST_FREE /* commands number their own options from here */
+};
+
+/* The shared entries, for a command's own struct option table. */
+#define TDB_SESSION_LONGOPTS                                              \
+    {"stop-at-import", required_argument, NULL, TDB_OPT_STOP},            \
+    {"break", required_argument, NULL, 'b'},                              \
+    {"symbols", required_argument, NULL, TDB_OPT_SYMBOLS},                \
+    {"all-symbols", no_argument, NULL, TDB_OPT_ALL_SYMBOLS},              \
+    {"batch", no_argument, NULL, TDB_OPT_BATCH},                          \
+    {"json", no_argument, NULL, TDB_OPT_JSON},                            \
+    {"verbose", no_argument, NULL, 'v'}
+
+/* Apply option C (with ARG) to OPTS.  Returns 1 when C was one of the
+ * shared options, 0 when it is not (the command handles it), or
+ * TDB_EXIT_USAGE (negated: -2) after printing a usage error for CMD. */
+int tdb_session_option(const char *cmd, int c, char *arg, tdb_session_options *opts);
+
+/* Free the lists tdb_session_option() built (not the strings). */
+void tdb_session_options_release(tdb_session_options *opts);
+
+#endif

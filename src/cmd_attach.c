@@ -25,6 +25,7 @@ const char cmd_attach_usage[] =
     "\n"
     "  --stop-at-import MODULE  stop in MODULE's PyInit_<name> when the process\n"
     "                           imports it (said at once if it already has)\n"
+    "  --stop-at-load MODULE    stop when the process maps MODULE's file\n"
     "  -b, --break LOCATION     a gdb breakpoint: FUNCTION, FILE:LINE, *ADDRESS\n"
     "  --symbols REGEX          also read libraries matching REGEX (basic regex)\n"
     "  --all-symbols            let gdb read every library (its slow default)\n"

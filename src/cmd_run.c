@@ -25,6 +25,8 @@ const char cmd_run_usage[] =
     "Stops:\n"
     "  --stop-at-import MODULE  stop in MODULE's PyInit_<name> before its init\n"
     "                           runs, e.g. torch._C (repeatable)\n"
+    "  --stop-at-load MODULE    stop when MODULE's file is mapped, before its\n"
+    "                           dependencies load and before any of its code runs\n"
     "  -b, --break LOCATION     a gdb breakpoint: FUNCTION, FILE:LINE, *ADDRESS;\n"
     "                           it binds when its library loads (repeatable)\n"
     "Symbols (by default gdb reads no library's symbols by itself; tdebug reads\n"

@@ -58,8 +58,11 @@ typedef struct module_watch {
     const char *name; /* "torch._C" */
     char *regex;      /* its file, as a basic regex */
     regex_t re;
+    char *library;    /* the file it was loaded from */
+    int at_import;    /* --stop-at-import: stop in its PyInit */
+    int at_load;      /* --stop-at-load: stop when its library is mapped */
     int seen;         /* its library was loaded */
-    int stopped;      /* its PyInit breakpoint fired */
+    int stopped;      /* the stop(s) asked for happened */
 } module_watch;
 
 struct tdb_session {
@@ -94,6 +97,8 @@ struct tdb_session {
     pid_t our_pgrp;
     struct termios tty_modes;
     FILE *out;           /* where stops are reported (stdout) */
+    tdb_stop_hook hook;
+    void *hook_data;
 };
 
 /* ---- signals: one self-pipe, read by every wait ---- */
@@ -499,7 +504,8 @@ static json_t *python_frames(tdb_session *s)
     return frames;
 }
 
-/* One frame as JSON for --json output.  New reference. */
+/* gdb's frame tuple as tdebug's frame: {level, address, function, library,
+ * file, line}, the form of --json output and of stop hooks.  New reference. */
 static json_t *frame_json(const json_t *f)
 {
     json_t *o = json_object();
@@ -513,20 +519,44 @@ static json_t *frame_json(const json_t *f)
     const char *file = tdb_mi_str(f, "fullname") ? tdb_mi_str(f, "fullname") : tdb_mi_str(f, "file");
     json_object_set_new(o, "file", file ? json_string(file) : json_null());
     json_object_set_new(o, "line", line ? json_integer(atoi(line)) : json_null());
+    /* What gdb printed, for the text form ("../Python/ceval.c" rather than
+     * the full build path). */
+    const char *shown = tdb_mi_str(f, "file");
+    if (shown)
+        json_object_set_new(o, "file_shown", json_string(shown));
     return o;
+}
+
+/* The native frames (tdebug's form) and Python frames of THREAD (0: the
+ * current one).  Returns 0 with new references, -1 with ERR set. */
+static int collect_stack(tdb_session *s, int thread, json_t **out_frames, json_t **out_python,
+                         tdb_error *err)
+{
+    json_t *raw = stack_frames(s, thread, err);
+    if (!raw)
+        return -1;
+    json_t *frames = json_array();
+    size_t i;
+    json_t *f;
+    json_array_foreach(raw, i, f)
+        json_array_append_new(frames, frame_json(f));
+    json_decref(raw);
+    *out_frames = frames;
+    *out_python = python_frames(s);
+    return 0;
 }
 
 static void print_frame(FILE *out, const json_t *f)
 {
-    const char *level = tdb_mi_str(f, "level"), *addr = tdb_mi_str(f, "addr");
-    const char *func = tdb_mi_str(f, "func"), *file = tdb_mi_str(f, "file");
-    const char *line = tdb_mi_str(f, "line"), *from = tdb_mi_str(f, "from");
-    fprintf(out, "#%-2s %s in %s ()", level ? level : "?", addr ? addr : "?",
-            func ? func : "??");
-    if (file && line)
-        fprintf(out, " at %s:%s", file, line);
-    else if (from)
-        fprintf(out, " from %s", from);
+    const char *func = tdb_mi_str(f, "function"), *lib = tdb_mi_str(f, "library");
+    const char *file = tdb_mi_str(f, "file_shown") ? tdb_mi_str(f, "file_shown") : tdb_mi_str(f, "file");
+    json_t *line = json_object_get(f, "line");
+    fprintf(out, "#%-2lld %s in %s ()", (long long)json_integer_value(json_object_get(f, "level")),
+            tdb_mi_str(f, "address"), func ? func : "??");
+    if (file && json_is_integer(line))
+        fprintf(out, " at %s:%lld", file, (long long)json_integer_value(line));
+    else if (lib)
+        fprintf(out, " from %s", lib);
     fputc('\n', out);
 }
 
@@ -552,32 +582,26 @@ static void print_python_frames(FILE *out, const json_t *py)
     }
 }
 
-/* Print (or emit as JSON) the backtrace of the current thread. */
-static int show_backtrace(tdb_session *s, json_t *event, tdb_error *err)
+static void print_stack(tdb_session *s, const json_t *frames, const json_t *py)
 {
-    json_t *frames = stack_frames(s, 0, err);
-    if (!frames)
+    size_t i;
+    json_t *f;
+    json_array_foreach(frames, i, f)
+        print_frame(s->out, f);
+    if (py && json_array_size(py))
+        print_python_frames(s->out, py);
+    fflush(s->out);
+}
+
+/* 'bt' at the prompt. */
+static int show_backtrace(tdb_session *s, tdb_error *err)
+{
+    json_t *frames, *py;
+    if (collect_stack(s, 0, &frames, &py, err) < 0)
         return -1;
-    json_t *py = python_frames(s);
-    if (event) {
-        json_t *arr = json_array();
-        size_t i;
-        json_t *f;
-        json_array_foreach(frames, i, f)
-            json_array_append_new(arr, frame_json(f));
-        json_object_set_new(event, "frames", arr);
-        json_object_set_new(event, "python_frames", py ? json_incref(py) : json_null());
-    } else {
-        size_t i;
-        json_t *f;
-        json_array_foreach(frames, i, f)
-            print_frame(s->out, f);
-        if (py && json_array_size(py))
-            print_python_frames(s->out, py);
-        fflush(s->out);
-    }
-    json_decref(py);
+    print_stack(s, frames, py);
     json_decref(frames);
+    json_decref(py);
     return 0;
 }
 
@@ -673,7 +697,8 @@ cleanup:
 
 /* The load catchpoint fired: arm import stops for watched modules and read
  * the symbols of interesting libraries so pending breakpoints bind. */
-static int handle_library_event(tdb_session *s, const json_t *added, tdb_error *err)
+static int handle_library_event(tdb_session *s, const json_t *added, module_watch **out_load,
+                                tdb_error *err)
 {
     size_t i;
     json_t *v;
@@ -687,8 +712,13 @@ static int handle_library_event(tdb_session *s, const json_t *added, tdb_error *
             module_watch *m = &s->mods[k];
             if (!m->seen && regexec(&m->re, lib, 0, NULL, 0) == 0) {
                 m->seen = 1;
-                if (arm_import_stop(s, m, lib, err) < 0)
+                m->library = tdb_xstrdup(lib);
+                if (m->at_import && arm_import_stop(s, m, lib, err) < 0)
                     return -1;
+                if (m->at_load && !*out_load)
+                    *out_load = m;
+                if (!m->at_import)
+                    m->stopped = 1; /* a load stop is all that was asked */
             }
         }
         if (s->have_interest && regexec(&s->interest_re, lib, 0, NULL, 0) == 0) {
@@ -702,18 +732,8 @@ static int handle_library_event(tdb_session *s, const json_t *added, tdb_error *
 
 /* ---- presenting a stop ---- */
 
-typedef struct stop {
-    const char *reason; /* tdebug's word: import, breakpoint, signal, interrupt, step, attached */
-    const char *module;
-    const char *library;
-    const char *signal_name;
-    const char *signal_meaning;
-    int bp_number;
-    const char *bp_location;
-    int thread;
-} stop;
 
-static void describe_stop(tdb_session *s, const stop *st, tdb_buf *b)
+static void describe_stop(tdb_session *s, const tdb_stop_info *st, tdb_buf *b)
 {
     if (strcmp(st->reason, "import") == 0)
         tdb_buf_addf(b, "stopped at the import of %s: in its init function, before it runs (%s)",
@@ -726,20 +746,40 @@ static void describe_stop(tdb_session *s, const stop *st, tdb_buf *b)
                      st->signal_meaning ? st->signal_meaning : "?");
     else if (strcmp(st->reason, "interrupt") == 0)
         tdb_buf_adds(b, "interrupted");
+    else if (strcmp(st->reason, "loaded") == 0)
+        tdb_buf_addf(b, "%s is loaded: the dynamic loader mapped %s; %zu libraries are mapped so "
+                        "far, its own dependencies not yet",
+                     st->module, st->library ? st->library : "?", s->n_libs);
     else if (strcmp(st->reason, "attached") == 0)
         tdb_buf_addf(b, "attached to pid %d", (int)s->pid);
     else
         tdb_buf_addf(b, "stopped (%s)", st->reason);
 }
 
-static int present_stop(tdb_session *s, const stop *st, tdb_error *err)
+/* Show a stop: the line saying what happened, the native and Python
+ * stacks, around the stop hook's two calls.  *ACTION gets the hook's
+ * choice. */
+static int present_stop(tdb_session *s, tdb_stop_info *st, tdb_hook_action *action,
+                        tdb_error *err)
 {
     tdb_buf what = TDB_BUF_INIT;
+    json_t *libs = json_array();
+
+    *action = TDB_HOOK_DEFAULT;
+    if (collect_stack(s, 0, &st->frames, &st->python_frames, err) < 0) {
+        json_decref(libs);
+        return -1;
+    }
+    for (size_t i = 0; i < s->n_libs; i++)
+        json_array_append_new(libs, json_string(s->libs[i].path));
+    st->libraries = libs;
     describe_stop(s, st, &what);
-    int rc;
+    st->message = tdb_buf_str(&what);
+    if (s->hook)
+        s->hook(s, TDB_HOOK_BEFORE, st, s->hook_data);
     if (s->opts.output == TDB_OUTPUT_JSON) {
         json_t *e = json_pack("{s:s, s:s, s:s, s:i}", "event", "stopped", "reason", st->reason,
-                              "message", tdb_buf_str(&what), "pid", (int)s->pid);
+                              "message", st->message, "pid", (int)s->pid);
         if (st->module)
             json_object_set_new(e, "module", json_string(st->module));
         if (st->library)
@@ -751,17 +791,25 @@ static int present_stop(tdb_session *s, const stop *st, tdb_error *err)
                                                            "location", st->bp_location ? st->bp_location : ""));
         if (st->thread)
             json_object_set_new(e, "thread", json_integer(st->thread));
-        rc = show_backtrace(s, e, err);
-        if (rc == 0)
-            out_json(s, e);
-        else
-            json_decref(e);
+        if (strcmp(st->reason, "loaded") == 0)
+            json_object_set_new(e, "libraries_mapped", json_integer((json_int_t)s->n_libs));
+        json_object_set(e, "frames", st->frames);
+        json_object_set_new(e, "python_frames", st->python_frames ? json_incref(st->python_frames)
+                                                                  : json_null());
+        out_json(s, e);
     } else {
-        fprintf(s->out, "tdebug: %s\n", tdb_buf_str(&what));
-        rc = show_backtrace(s, NULL, err);
+        fprintf(s->out, "tdebug: %s\n", st->message);
+        print_stack(s, st->frames, st->python_frames);
     }
+    if (s->hook)
+        *action = s->hook(s, TDB_HOOK_AFTER, st, s->hook_data);
+    json_decref(st->frames);
+    json_decref(st->python_frames);
+    json_decref(st->libraries);
+    st->frames = st->python_frames = st->libraries = NULL;
+    st->message = NULL;
     tdb_buf_free(&what);
-    return rc;
+    return 0;
 }
 
 /* ---- the interactive prompt ---- */
@@ -899,7 +947,7 @@ static int prompt_loop(tdb_session *s, tdb_error *err)
         } else if (is_word(cmd, "help", "h")) {
             fputs(prompt_help, s->out);
         } else if (is_word(cmd, "bt", "backtrace") || is_word(cmd, "where", NULL)) {
-            if (show_backtrace(s, NULL, err) < 0)
+            if (show_backtrace(s, err) < 0)
                 rc = -1;
         } else if (is_word(cmd, "bt all", "backtrace all") || is_word(cmd, "thread apply all bt", NULL)) {
             if (show_all_threads(s, err) < 0)
@@ -957,38 +1005,24 @@ static int show_all_threads(tdb_session *s, tdb_error *err)
     {
         const char *id = tdb_mi_str(t, "id");
         const char *target = tdb_mi_str(t, "target-id"), *name = tdb_mi_str(t, "name");
-        if (!id)
-            continue;
-        json_t *frames = stack_frames(s, atoi(id), err);
-        if (!frames) {
+        json_t *frames, *py;
+        /* py-bt reads the selected thread. */
+        if (!id || tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, err, "-thread-select %s", id) < 0 ||
+            collect_stack(s, atoi(id), &frames, &py, err) < 0) {
             rc = -1;
             break;
         }
-        json_t *py = NULL;
-        if (tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, NULL, "-thread-select %s", id) == 0)
-            py = python_frames(s);
         if (json) {
-            json_t *arr = json_array();
-            size_t k;
-            json_t *f;
-            json_array_foreach(frames, k, f)
-                json_array_append_new(arr, frame_json(f));
             json_array_append_new(threads, json_pack("{s:i, s:s?, s:s?, s:o, s:o}", "id", atoi(id),
                                                      "target_id", target, "name", name, "frames",
-                                                     arr, "python_frames", py ? py : json_null()));
-            py = NULL;
+                                                     frames, "python_frames", py ? py : json_null()));
         } else {
             fprintf(s->out, "\nThread %s (%s%s%s):\n", id, target ? target : "?", name ? ", " : "",
                     name ? name : "");
-            size_t k;
-            json_t *f;
-            json_array_foreach(frames, k, f)
-                print_frame(s->out, f);
-            if (py && json_array_size(py))
-                print_python_frames(s->out, py);
+            print_stack(s, frames, py);
+            json_decref(frames);
+            json_decref(py);
         }
-        json_decref(py);
-        json_decref(frames);
     }
     if (current)
         tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, NULL, "-thread-select %s", current);
@@ -1006,12 +1040,19 @@ static int show_all_threads(tdb_session *s, tdb_error *err)
 
 /* After a stop: present it and decide what happens next.  Returns 1 to
  * keep going (the program was resumed), 0 to end the session, -1 on error. */
-static int after_stop(tdb_session *s, const stop *st, tdb_error *err)
+static int after_stop(tdb_session *s, tdb_stop_info *st, tdb_error *err)
 {
+    tdb_hook_action action;
     s->state = STOPPED;
     terminal_to_us(s);
-    if (present_stop(s, st, err) < 0)
+    if (present_stop(s, st, &action, err) < 0)
         return -1;
+    if (action == TDB_HOOK_QUIT) {
+        s->quit_requested = 1;
+        return 0;
+    }
+    if (action == TDB_HOOK_CONTINUE)
+        return resume(s, "-exec-continue", err) < 0 ? -1 : 1;
     if (s->opts.output == TDB_OUTPUT_INTERACTIVE)
         return prompt_loop(s, err);
     if (strcmp(st->reason, "interrupt") == 0) {
@@ -1028,7 +1069,7 @@ static int handle_stopped(tdb_session *s, const tdb_mi_record *r, tdb_error *err
     const char *reason = tdb_mi_str(res, "reason");
     json_t *frame = json_object_get(res, "frame");
     const char *thread = tdb_mi_str(res, "thread-id");
-    stop st = {.reason = "stopped", .thread = thread ? atoi(thread) : 0};
+    tdb_stop_info st = {.reason = "stopped", .thread = thread ? atoi(thread) : 0};
 
     s->state = STOPPED;
     if (!reason) {
@@ -1050,9 +1091,14 @@ static int handle_stopped(tdb_session *s, const tdb_mi_record *r, tdb_error *err
             tdb_mi_str(res, "signal-meaning") ? tdb_mi_str(res, "signal-meaning") : "?");
         return 0;
     } else if (strcmp(reason, "solib-event") == 0) {
-        if (handle_library_event(s, json_object_get(res, "added"), err) < 0)
+        module_watch *loaded = NULL;
+        if (handle_library_event(s, json_object_get(res, "added"), &loaded, err) < 0)
             return -1;
-        return resume(s, "-exec-continue", err) < 0 ? -1 : 1;
+        if (!loaded)
+            return resume(s, "-exec-continue", err) < 0 ? -1 : 1;
+        st.reason = "loaded";
+        st.module = loaded->name;
+        st.library = loaded->library;
     } else if (strcmp(reason, "breakpoint-hit") == 0) {
         const char *num = tdb_mi_str(res, "bkptno");
         bp_info *b = num ? find_bp(s, atoi(num)) : NULL;
@@ -1160,17 +1206,30 @@ tdb_session *tdb_session_new(const tdb_session_options *opts, tdb_error *err)
     if (install_signals(err) < 0)
         goto fail;
 
-    s->mods = tdb_xcalloc(opts->n_stop_at_import ? opts->n_stop_at_import : 1, sizeof(*s->mods));
-    for (size_t i = 0; i < opts->n_stop_at_import; i++) {
-        module_watch *m = &s->mods[s->n_mods];
-        m->name = opts->stop_at_import[i];
-        m->regex = tdb_module_file_regex(m->name);
-        if (regcomp(&m->re, m->regex, REG_NOSUB) != 0) {
-            tdb_error_set(err, 0, "cannot compile the file pattern for module '%s'", m->name);
-            free(m->regex);
-            goto fail;
+    s->mods = tdb_xcalloc(opts->n_stop_at_import + opts->n_stop_at_load + 1, sizeof(*s->mods));
+    for (size_t i = 0; i < opts->n_stop_at_import + opts->n_stop_at_load; i++) {
+        int import = i < opts->n_stop_at_import;
+        const char *name = import ? opts->stop_at_import[i]
+                                  : opts->stop_at_load[i - opts->n_stop_at_import];
+        module_watch *m = NULL;
+        for (size_t k = 0; k < s->n_mods; k++)
+            if (strcmp(s->mods[k].name, name) == 0)
+                m = &s->mods[k];
+        if (!m) {
+            m = &s->mods[s->n_mods];
+            m->name = name;
+            m->regex = tdb_module_file_regex(name);
+            if (regcomp(&m->re, m->regex, REG_NOSUB) != 0) {
+                tdb_error_set(err, 0, "cannot compile the file pattern for module '%s'", name);
+                free(m->regex);
+                goto fail;
+            }
+            s->n_mods++;
         }
-        s->n_mods++;
+        if (import)
+            m->at_import = 1;
+        else
+            m->at_load = 1;
     }
 
     /* Keep the program's stdio ours: gdb's stdin/stdout are MI pipes. */
@@ -1630,11 +1689,13 @@ int tdb_session_attach(tdb_session *s, pid_t pid, tdb_error *err)
         for (size_t k = 0; k < s->n_libs; k++) {
             if (regexec(&m->re, s->libs[k].path, 0, NULL, 0) == 0) {
                 m->seen = 1;
+                m->library = tdb_xstrdup(s->libs[k].path);
                 already++;
-                say(s, "warning", "'%s' is already imported in pid %d (%s): its init ran before "
-                                  "tdebug attached, so there is nothing to stop at; use --break on "
-                                  "a function it runs, or start the program with 'tdebug run'",
-                    m->name, (int)pid, s->libs[k].path);
+                say(s, "warning", "'%s' is already %s in pid %d (%s): %s before tdebug attached, "
+                                  "so there is nothing to stop at; use --break on a function it "
+                                  "runs, or start the program with 'tdebug run'",
+                    m->name, m->at_import ? "imported" : "loaded", (int)pid, s->libs[k].path,
+                    m->at_import ? "its init ran" : "it was mapped");
                 break;
             }
         }
@@ -1662,7 +1723,7 @@ int tdb_session_attach(tdb_session *s, pid_t pid, tdb_error *err)
         goto cleanup;
     }
     if (s->opts.output == TDB_OUTPUT_INTERACTIVE) {
-        stop st = {.reason = "attached"};
+        tdb_stop_info st = {.reason = "attached"};
         if (after_stop(s, &st, err) < 0)
             goto cleanup;
     } else if (resume(s, "-exec-continue", err) < 0) {
@@ -1690,6 +1751,12 @@ cleanup:
     return status;
 }
 
+void tdb_session_set_stop_hook(tdb_session *s, tdb_stop_hook hook, void *data)
+{
+    s->hook = hook;
+    s->hook_data = data;
+}
+
 void tdb_session_free(tdb_session *s)
 {
     if (!s)
@@ -1706,6 +1773,7 @@ void tdb_session_free(tdb_session *s)
     free(s->bps);
     for (size_t i = 0; i < s->n_mods; i++) {
         free(s->mods[i].regex);
+        free(s->mods[i].library);
         regfree(&s->mods[i].re);
     }
     free(s->mods);

@@ -23,6 +23,8 @@
 
 #include "common.h"
 
+#include <jansson.h>
+
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -36,6 +38,8 @@ typedef struct tdb_session_options {
     tdb_output output;
     char **stop_at_import; /* module names ("torch._C"), validated */
     size_t n_stop_at_import;
+    char **stop_at_load;   /* modules to stop at when their library is mapped */
+    size_t n_stop_at_load;
     char **breaks;         /* gdb locations */
     size_t n_breaks;
     char **symbols;        /* basic regexes of more libraries to load */
@@ -46,6 +50,38 @@ typedef struct tdb_session_options {
 } tdb_session_options;
 
 typedef struct tdb_session tdb_session;
+
+/* A stop as the session presents it (and hands it to a stop hook). */
+typedef struct tdb_stop_info {
+    const char *reason;  /* "import" (in a --stop-at-import module's PyInit),
+                          * "loaded" (a --stop-at-load module was mapped),
+                          * "breakpoint", "signal", "interrupt", "step",
+                          * "attached", or gdb's own word */
+    const char *module;  /* import/loaded: the module */
+    const char *library; /* import/loaded: its file */
+    const char *signal_name, *signal_meaning; /* signal */
+    int bp_number;       /* breakpoint: gdb's number and the location given */
+    const char *bp_location;
+    int thread;          /* gdb's thread id, 0 if unknown */
+    const char *message; /* the line tdebug prints, without "tdebug: " */
+    json_t *frames;      /* [{level, address, function, library, file, line}]
+                          * innermost first (borrowed, valid during the hook) */
+    json_t *python_frames; /* [{function, file, line}], innermost first, or
+                            * NULL when unavailable (borrowed) */
+    json_t *libraries;   /* paths of the libraries mapped so far (borrowed) */
+} tdb_stop_info;
+
+/* A stop hook is called twice at each stop the session presents: BEFORE
+ * the stop line and stacks are printed and AFTER.  The AFTER call's answer
+ * decides what happens next. */
+typedef enum tdb_hook_phase { TDB_HOOK_BEFORE, TDB_HOOK_AFTER } tdb_hook_phase;
+typedef enum tdb_hook_action {
+    TDB_HOOK_DEFAULT,  /* what the output mode does: prompt, or continue */
+    TDB_HOOK_CONTINUE, /* resume the program */
+    TDB_HOOK_QUIT      /* end the session */
+} tdb_hook_action;
+typedef tdb_hook_action (*tdb_stop_hook)(tdb_session *s, tdb_hook_phase phase,
+                                         const tdb_stop_info *st, void *data);
 
 /* Check that NAME is a dotted Python module name ("torch._C"). */
 int tdb_valid_module_name(const char *name);
@@ -76,6 +112,9 @@ int tdb_session_run(tdb_session *s, char *const argv[], tdb_error *err);
  * stop cannot or did not happen), 130/143 when interrupted, TDB_EXIT_TOOL
  * with ERR set when gdb failed. */
 int tdb_session_attach(tdb_session *s, pid_t pid, tdb_error *err);
+
+/* Call HOOK (with DATA) at every stop presented; NULL removes it. */
+void tdb_session_set_stop_hook(tdb_session *s, tdb_stop_hook hook, void *data);
 
 /* Quit gdb and free the session.  Accepts NULL. */
 void tdb_session_free(tdb_session *s);

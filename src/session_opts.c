@@ -12,11 +12,16 @@ int tdb_session_option(const char *cmd, int c, char *arg, tdb_session_options *o
 {
     switch (c) {
     case TDB_OPT_STOP:
+    case TDB_OPT_STOP_LOAD:
         if (!tdb_valid_module_name(arg)) {
-            tdb_usage_error(cmd, "--stop-at-import '%s' is not a module name (like torch._C)", arg);
+            tdb_usage_error(cmd, "--stop-at-%s '%s' is not a module name (like torch._C)",
+                            c == TDB_OPT_STOP ? "import" : "load", arg);
             return -TDB_EXIT_USAGE;
         }
-        tdb_ptrs_push(&opts->stop_at_import, &opts->n_stop_at_import, arg);
+        if (c == TDB_OPT_STOP)
+            tdb_ptrs_push(&opts->stop_at_import, &opts->n_stop_at_import, arg);
+        else
+            tdb_ptrs_push(&opts->stop_at_load, &opts->n_stop_at_load, arg);
         return 1;
     case 'b':
         if (!*arg || strchr(arg, '\n')) {
@@ -55,8 +60,9 @@ int tdb_session_option(const char *cmd, int c, char *arg, tdb_session_options *o
 void tdb_session_options_release(tdb_session_options *opts)
 {
     free(opts->stop_at_import);
+    free(opts->stop_at_load);
     free(opts->breaks);
     free(opts->symbols);
-    opts->stop_at_import = opts->breaks = opts->symbols = NULL;
-    opts->n_stop_at_import = opts->n_breaks = opts->n_symbols = 0;
+    opts->stop_at_import = opts->stop_at_load = opts->breaks = opts->symbols = NULL;
+    opts->n_stop_at_import = opts->n_stop_at_load = opts->n_breaks = opts->n_symbols = 0;
 }

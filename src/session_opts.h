@@ -13,6 +13,7 @@
 /* getopt_long values of the shared long options (short ones: 'b', 'v'). */
 enum {
     TDB_OPT_STOP = 256,
+    TDB_OPT_STOP_LOAD,
     TDB_OPT_SYMBOLS,
     TDB_OPT_ALL_SYMBOLS,
     TDB_OPT_BATCH,
@@ -23,6 +24,7 @@ enum {
 /* The shared entries, for a command's own struct option table. */
 #define TDB_SESSION_LONGOPTS                                              \
     {"stop-at-import", required_argument, NULL, TDB_OPT_STOP},            \
+    {"stop-at-load", required_argument, NULL, TDB_OPT_STOP_LOAD},         \
     {"break", required_argument, NULL, 'b'},                              \
     {"symbols", required_argument, NULL, TDB_OPT_SYMBOLS},                \
     {"all-symbols", no_argument, NULL, TDB_OPT_ALL_SYMBOLS},              \

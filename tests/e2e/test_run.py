@@ -294,3 +294,17 @@ def test_interactive_ctrl_c_interrupts_then_quit_kills(tdebug, terminal):
     t.send("quit")
     assert t.wait() == 0
     wait_until(lambda: not processes_with(marker), what="the program to be killed on quit")
+
+
+def test_stop_at_load_comes_before_the_import_stop(tdebug, torch_available):
+    r = run([tdebug, "run", "--json", "--stop-at-load", "torch._C", "--stop-at-import", "torch._C",
+             "-c", "import torch"])
+    assert r.returncode == 0, r.stderr
+    events = json_events(r.stdout)
+    assert [e.get("reason", e["event"]) for e in events] == ["loaded", "import", "exited"]
+    loaded = events[0]
+    assert loaded["module"] == "torch._C" and loaded["library"].endswith(TORCH_C_SUFFIX)
+    # Mapped but not yet its dependencies: libtorch_python is not there yet.
+    assert 0 < loaded["libraries_mapped"] < 100
+    # Inside the dynamic loader, in the middle of mapping it.
+    assert any("_dl_map_object" in (f["function"] or "") for f in loaded["frames"])

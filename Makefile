@@ -75,7 +75,7 @@ ifeq ($(WERROR),1)
 WARN     += -Werror
 endif
 BASE_CFLAGS := -std=gnu11 $(WARN) -MMD -MP -D_GNU_SOURCE \
-            -Isrc -Igdb -Ivscode $(JANSSON_CFLAGS) \
+            -Isrc -Igdb -Ivscode -Ilib $(JANSSON_CFLAGS) \
             -DTDB_LIBDIR='"$(LIBDIR)"' -DTDB_PYTHON='"$(PYTHON)"' \
             -DTDB_VERSION='"$(shell cat VERSION 2>/dev/null || echo 0.0)"'
 ALL_CFLAGS  = $(BASE_CFLAGS) $(CFLAGS) $(SAN_CFLAGS)
@@ -86,7 +86,9 @@ ALL_LDFLAGS = $(LDFLAGS) $(SAN_CFLAGS)
 # the commands (cmd_*.c) and main (tdebug.c).
 CLI_SRC  := src/tdebug.c $(sort $(wildcard src/cmd_*.c))
 EXEC_SRC := src/tdebug_exec.c
-CORE_SRC := $(sort $(wildcard gdb/*.c vscode/*.c) \
+# lib/preload_config.c is also in the core: 'tdebug env' checks settings with
+# the very rules the preloaded library applies.
+CORE_SRC := $(sort $(wildcard gdb/*.c vscode/*.c) lib/preload_config.c \
               $(filter-out $(CLI_SRC) $(EXEC_SRC),$(wildcard src/*.c)))
 PRELOAD_SRC := $(sort $(wildcard lib/*.c))
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
@@ -147,10 +149,12 @@ $(PRELOAD): $(call obj,$(PRELOAD_SRC)) lib/preload.map
 	    -o $@ $(call obj,$(PRELOAD_SRC)) -lpthread
 
 # The Python extension, built for $(PYTHON) and importable from $(B)/python.
-$(PYEXT): python/_tdebug.c
-	@mkdir -p $(dir $@)
+# It shares the announcement writer with the preloaded library.
+$(PYEXT): python/_tdebug.c lib/preload_announce.c
+	@mkdir -p $(dir $@) $(B)/obj/python
 	$(quiet) PYEXT $@
-	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) $(PY_CFLAGS) -fPIC -shared -o $@ $<
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) $(PY_CFLAGS) -fPIC -fvisibility=hidden -shared \
+	    -MF $(B)/obj/python/_tdebug.d -o $@ $(filter %.c,$^)
 
 $(B)/python/%.py: python/%.py
 	@mkdir -p $(dir $@)

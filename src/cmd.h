@@ -31,6 +31,7 @@ int tdb_print_usage(const char *cmd);
 
 TDB_DECLARE_COMMAND(run);
 TDB_DECLARE_COMMAND(attach);
+TDB_DECLARE_COMMAND(env);
 
 
 #endif

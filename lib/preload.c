@@ -48,7 +48,9 @@
  * la_* and the handshake variables (-fvisibility=hidden, preload.map).
  * Threads: the loader calls la_objopen and la_activity with its load lock
  * held, so the pending-match state below is only touched by one thread at a
- * time; the handshake variables are read with atomic loads.  fork: a child
+ * time; the handshake variables are read with atomic loads.  While one
+ * thread waits, another that calls dlopen waits for the lock too, which is
+ * what pausing the load means; nothing else in the process is held.  fork: a child
  * inherits the settings and keeps watching (a forked DataLoader worker maps
  * nothing new that matches); multiprocessing workers started by spawn or
  * forkserver, which import torch again, are skipped unless
@@ -62,19 +64,16 @@
 #include "tdebug_preload.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <fnmatch.h>
 #include <limits.h>
 #include <link.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -169,14 +168,13 @@ static void module_name(const char *path, char *out, size_t size)
 
     base = base ? base + 1 : path;
     len = strcspn(base, ".");
-    for (size_t i = 0; i < len || !len; i++) {
-        char ch = base[i];
-        int ok = len && (ch == '_' || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-                         (i && ch >= '0' && ch <= '9'));
-        if (!ok) {
-            copy(out, size, base);
-            return;
-        }
+    int identifier = len > 0 && !(base[0] >= '0' && base[0] <= '9');
+    for (size_t i = 0; i < len && identifier; i++)
+        identifier = base[i] == '_' || (base[i] >= 'a' && base[i] <= 'z') ||
+                     (base[i] >= 'A' && base[i] <= 'Z') || (base[i] >= '0' && base[i] <= '9');
+    if (!identifier) {
+        copy(out, size, base);
+        return;
     }
     snprintf(out, size, "%.*s", (int)len, base);
     if (base == path || (size_t)(base - path) > sizeof(dir))

@@ -454,7 +454,7 @@ static int is_identifier(const char *s)
 
 char **tdb_preload_release_commands(const json_t *announcement, int disarm)
 {
-    char **v = tdb_xcalloc(2, sizeof(char *));
+    char **v = tdb_xcalloc(3, sizeof(char *));
     int value = disarm ? TDEBUG_RELEASE_DISARM : TDEBUG_RELEASE_CONTINUE;
     const char *symbol = TDEBUG_PRELOAD_SYM_RELEASE;
 
@@ -467,6 +467,12 @@ char **tdb_preload_release_commands(const json_t *announcement, int disarm)
         }
         if (!is_identifier(symbol))
             return v;
+    } else {
+        /* By symbol, which needs the library's symbols: a no-op when gdb
+         * has them, the fix when 'auto-solib-add' is off. */
+        v[0] = tdb_xstrdup("sharedlibrary libtdebug-preload");
+        v[1] = tdb_xasprintf("set var %s = %d", symbol, value);
+        return v;
     }
     v[0] = tdb_xasprintf("set var %s = %d", symbol, value);
     return v;

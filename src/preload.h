@@ -101,7 +101,9 @@ void tdb_announce_listener_free(tdb_announce_listener *l);
 json_t *tdb_announce_parse(const char *data, size_t len, tdb_error *err);
 
 /* The gdb CLI commands that release the process that made ANNOUNCEMENT
- * (NULL: the one the attached process's library holds, by symbol), to be
+ * (NULL: whatever process gdb is attached to, by symbol after loading the
+ * library's symbols: "sharedlibrary libtdebug-preload", "set var
+ * tdebug_preload_release = 1"), to be
  * sent after attaching and placing breakpoints and followed by 'continue'
  * or 'detach'.  By address when the announcement has "release_addr" (no
  * symbols needed, works with auto-solib-add off), else by symbol.  DISARM

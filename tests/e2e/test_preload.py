@@ -454,3 +454,15 @@ def test_is_not_stopped_after_release_and_detach(tmp_path, procs, torch_availabl
     wait_until(lambda: p.stdout.readline() == "sum 3.0\n", what="the program to go on")
     assert proc_state(pid) in ("S", "R")
     assert tracer_of(pid) == 0
+
+
+def test_release_by_symbol_with_fast_symbol_loading(tmp_path, procs, torch_available):
+    # What tdb_preload_release_commands(NULL) gives, in a gdb that reads no
+    # library symbols by itself (as tdebug's fast attach does).
+    p, err = start(procs, python_args(TORCH_PROGRAM), preload_env(tmp_path))
+    pid = wait_announced(err)[0]
+    out = gdb_batch(pid, "sharedlibrary libtdebug-preload", "print tdebug_preload_state",
+                    "set var tdebug_preload_release = 1", init=["set auto-solib-add off"])
+    assert "$1 = 1" in out, out
+    rc, stdout = finish(p)
+    assert rc == 0 and stdout == "sum 3.0\n"

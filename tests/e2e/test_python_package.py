@@ -10,7 +10,7 @@ from preload_util import bind_dgram, finish, gdb_batch, python_args, recv_json, 
 
 
 def py_env(**extra):
-    return clean_env(PYTHONPATH=str(BUILD / "python"), **extra)
+    return clean_env(PYTHONPATH=str(BUILD / "python"), PYTHONDONTWRITEBYTECODE=1, **extra)
 
 
 def test_importable_from_the_build_tree():

@@ -140,7 +140,9 @@ static void test_release_commands(void **state)
     json_decref(a);
 
     c = tdb_preload_release_commands(NULL, 0);
-    assert_string_equal(c[0], "set var tdebug_preload_release = 1");
+    assert_string_equal(c[0], "sharedlibrary libtdebug-preload");
+    assert_string_equal(c[1], "set var tdebug_preload_release = 1");
+    assert_null(c[2]);
     tdb_preload_commands_free(c);
     tdb_preload_commands_free(NULL);
 }

@@ -202,22 +202,23 @@ asan:
 	    CFLAGS="-O1 -g" unit
 
 install: all
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(MANDIR)
-	install -m 755 $(TDEBUG) $(DESTDIR)$(BINDIR)/tdebug
-	install -m 755 $(EXECHELP) $(DESTDIR)$(LIBDIR)/tdebug-exec
-	install -m 644 $(PRELOAD) $(DESTDIR)$(LIBDIR)/libtdebug-preload.so
-	install -m 644 doc/tdebug.1 $(DESTDIR)$(MANDIR)/tdebug.1
-	$(if $(wildcard $(B)/python/tdebug),cp -r $(B)/python/tdebug $(DESTDIR)$(LIBDIR)/ && \
-	    install -d $(DESTDIR)$(PY_SITE) && \
-	    echo $(LIBDIR) > $(DESTDIR)$(PY_SITE)/tdebug.pth)
+	install -d "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(LIBDIR)" "$(DESTDIR)$(MANDIR)"
+	install -m 755 $(TDEBUG) "$(DESTDIR)$(BINDIR)/tdebug"
+	install -m 755 $(EXECHELP) "$(DESTDIR)$(LIBDIR)/tdebug-exec"
+	install -m 644 $(PRELOAD) "$(DESTDIR)$(LIBDIR)/libtdebug-preload.so"
+	install -m 644 doc/tdebug.1 "$(DESTDIR)$(MANDIR)/tdebug.1"
+	$(if $(wildcard $(B)/python/tdebug),mkdir -p "$(DESTDIR)$(LIBDIR)/tdebug" && \
+	    cp $(B)/python/tdebug/*.py $(B)/python/tdebug/*.so "$(DESTDIR)$(LIBDIR)/tdebug/" && \
+	    install -d "$(DESTDIR)$(PY_SITE)" && \
+	    echo "$(LIBDIR)" > "$(DESTDIR)$(PY_SITE)/tdebug.pth")
 
 PY_SITE = $(shell $(PYTHON) -c 'import sysconfig as s; \
   print(s.get_path("platlib", "posix_local" if "posix_local" in s.get_scheme_names() else "posix_prefix", \
         vars={"base": "$(PREFIX)", "platbase": "$(PREFIX)"}))')
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/tdebug $(DESTDIR)$(MANDIR)/tdebug.1 $(DESTDIR)$(PY_SITE)/tdebug.pth
-	rm -rf $(DESTDIR)$(LIBDIR)
+	rm -f "$(DESTDIR)$(BINDIR)/tdebug" "$(DESTDIR)$(MANDIR)/tdebug.1" "$(DESTDIR)$(PY_SITE)/tdebug.pth"
+	rm -rf "$(DESTDIR)$(LIBDIR)"
 
 clean:
 	rm -rf $(B) build-asan

@@ -290,10 +290,16 @@ char *tdb_companion_path(const char *name)
         char *slash = strrchr(exe, '/');
         if (slash) {
             *slash = '\0';
-            char *p = tdb_xasprintf("%s/%s", exe, name);
-            if (access(p, F_OK) == 0)
-                return p;
-            free(p);
+            /* Beside the binary (a build tree), then PREFIX/lib/tdebug for
+             * an install moved or made with another PREFIX than built. */
+            const char *const rel[] = {"%s/%s", "%s/../lib/tdebug/%s"};
+            for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+                char *p = tdb_xasprintf(rel[i], exe, name);
+                char *real = realpath(p, NULL); /* no "bin/.." in what users see */
+                free(p);
+                if (real)
+                    return real;
+            }
         }
     }
     char *p = tdb_xasprintf("%s/%s", TDB_LIBDIR, name);

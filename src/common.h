@@ -97,8 +97,9 @@ int64_t tdb_now_ms(void);
 void tdb_shell_quote(tdb_buf *b, const char *arg);
 
 /* Where tdebug's companion files are: the directory of the running binary
- * when it holds NAME (a build tree), else TDB_LIBDIR (an install).  Returns
- * a new string, or NULL when NAME is in neither place. */
+ * when it holds NAME (a build tree), else BINDIR/../lib/tdebug (an install,
+ * wherever it was put), else TDB_LIBDIR.  Returns a new string, or NULL
+ * when NAME is in none of them. */
 char *tdb_companion_path(const char *name);
 
 /* The python tdebug targets by default (PYTHON at build time). */

@@ -1,0 +1,20 @@
+"""'make install' of the build the tests run against, to a PREFIX other than
+the one it was built for: the installed tdebug must find its companions
+(the exec wrapper, the preloaded library) where it was installed."""
+import subprocess
+
+from conftest import BUILD, PYTHON, ROOT, clean_env, run
+
+
+def test_install_elsewhere_than_built_for(tmp_path):
+    prefix = tmp_path / "opt prefix"  # a space, too
+    r = subprocess.run(["make", "-s", f"B={BUILD}", f"PREFIX={prefix}", f"PYTHON={PYTHON}",
+                        "install"], cwd=ROOT, capture_output=True, text=True, timeout=1200)
+    assert r.returncode == 0, r.stdout + r.stderr
+    tdebug = str(prefix / "bin" / "tdebug")
+    r = run([tdebug, "run", "--batch", "--", PYTHON, "-c", "print('installed run')"])
+    assert r.returncode == 0, r.stderr
+    assert "installed run" in r.stdout
+    r = run([tdebug, "env"], env=clean_env())
+    assert f"export LD_AUDIT='{prefix / 'lib' / 'tdebug' / 'libtdebug-preload.so'}'" in r.stdout
+    assert not list(prefix.rglob("__pycache__"))

@@ -46,8 +46,12 @@ endif
 PY_INFO := $(shell $(PYTHON) -c 'import sys, sysconfig as s; \
   print("%d.%d" % sys.version_info[:2], s.get_config_var("LIBPC") or "", \
         s.get_config_var("EXT_SUFFIX"))' 2>/dev/null)
+# On a fresh machine Python may not be there yet: 'make deps', 'make test'
+# and 'make demo' install it first and build in a second make.
 ifeq ($(PY_INFO),)
-$(error PYTHON=$(PYTHON) does not run; pass PYTHON=/path/to/python3)
+ifneq ($(filter-out deps test demo clean,$(or $(MAKECMDGOALS),all)),)
+$(error PYTHON=$(PYTHON) does not run: run 'make deps' first, or pass PYTHON=/path/to/python3)
+endif
 endif
 PY_VERSION   := $(word 1,$(PY_INFO))
 PY_LIBPC     := $(word 2,$(PY_INFO))
@@ -190,7 +194,8 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory all $(UNIT_BIN)
 	$(Q)B=$(B) PYTHON=$(PYTHON) PYTEST_ARGS="$(PYTEST_ARGS)" tests/run-all $(UNIT_BIN)
 
-demo: deps all
+demo: deps
+	$(Q)$(MAKE) --no-print-directory all
 	$(TDEBUG) tour --batch
 
 bench: all

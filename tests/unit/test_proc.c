@@ -1,0 +1,649 @@
+/*
+ * test_proc.c: process reading, debugpy roles, resolution and ptrace
+ * refusals against the recorded /proc trees in tests/fixtures/proc/ (see
+ * the README there).
+ *
+ * Every tree's expected.json says, per pid, what the recording harness
+ * knew independently (roles it started, the DAP systemProcessId, torch,
+ * candidates, refusals for a root tracer); test_tree() checks all of it.
+ * The other tests pick their processes from expected.json by what they
+ * are (a note, a refusal), never by a pid written here, and pair them with
+ * the recorded tracers: nobody, root without CAP_SYS_PTRACE, Yama 1/2/3.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "common.h"
+#include "proc.h"
+#include "ptrace_check.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef FIXTURES
+#define FIXTURES "tests/fixtures/proc"
+#endif
+
+/* No gdb file capabilities in these tests: the tracer is what the
+ * recorded status says, nothing more. */
+#define NO_GDB "/nonexistent/gdb"
+
+static json_t *load_expected(const char *tree)
+{
+    char *path = tdb_xasprintf("%s/%s/expected.json", FIXTURES, tree);
+    json_error_t jerr;
+    json_t *v = json_load_file(path, 0, &jerr);
+    if (!v)
+        fail_msg("%s: %s", path, jerr.text);
+    free(path);
+    return v;
+}
+
+static tdb_proc_table *load_tree(const char *tree)
+{
+    char *root = tdb_xasprintf("%s/%s", FIXTURES, tree);
+    tdb_error err = {0};
+    tdb_proc_table *t = tdb_proc_table_read(root, &err);
+    if (!t)
+        fail_msg("%s", err.msg);
+    free(root);
+    return t;
+}
+
+static void load_tracer(tdb_tracer *tr, const char *name)
+{
+    char *root = tdb_xasprintf("%s/tracers/%s", FIXTURES, name);
+    tdb_error err = {0};
+    if (tdb_tracer_read(tr, root, NO_GDB, &err) < 0)
+        fail_msg("%s", err.msg);
+    free(root);
+}
+
+/* The pid in TREE's expected.json whose KEY is VALUE (a string). */
+static pid_t pid_where(const char *tree, const char *key, const char *value)
+{
+    json_t *exp = load_expected(tree);
+    const char *pid;
+    json_t *e;
+    pid_t found = 0;
+    json_object_foreach(exp, pid, e)
+    {
+        const char *v = json_string_value(json_object_get(e, key));
+        if (v && !strcmp(v, value))
+            found = atoi(pid);
+    }
+    json_decref(exp);
+    if (!found)
+        fail_msg("%s/expected.json has no pid with %s '%s'", tree, key, value);
+    return found;
+}
+
+static int contains(const char *haystack, const char *needle)
+{
+    if (!strstr(haystack, needle)) {
+        print_error("'%s'\n  does not contain '%s'\n", haystack, needle);
+        return 0;
+    }
+    return 1;
+}
+
+/* --- every fact in every tree's expected.json */
+
+static void test_tree(const char *name)
+{
+    json_t *exp = load_expected(name);
+    tdb_proc_table *t = load_tree(name);
+    tdb_tracer tr;
+    const char *key;
+    json_t *e;
+
+    load_tracer(&tr, "root");
+    json_object_foreach(exp, key, e)
+    {
+        pid_t pid = atoi(key);
+        tdb_error err = {0};
+        tdb_proc *p = tdb_proc_table_lookup(t, pid, &err);
+        if (!p)
+            fail_msg("%s: pid %d: %s", name, (int)pid, err.msg);
+        const char *role = json_string_value(json_object_get(e, "role"));
+        if (strcmp(tdb_role_name(p->role), role) != 0)
+            fail_msg("%s: pid %d: role '%s', expected '%s'", name, (int)pid,
+                     tdb_role_name(p->role), role);
+        if (json_is_true(json_object_get(e, "python")) != (p->python == TDB_YES))
+            fail_msg("%s: pid %d: python %d", name, (int)pid, p->python);
+        if (json_is_true(json_object_get(e, "torch")) != (p->torch == TDB_YES))
+            fail_msg("%s: pid %d: torch %d", name, (int)pid, p->torch);
+
+        json_t *thread_of = json_object_get(e, "thread_of");
+        if (thread_of)
+            assert_int_equal(p->tgid, json_integer_value(thread_of));
+
+        json_t *tracer = json_object_get(e, "tracer");
+        if (tracer) {
+            assert_int_equal(p->tracer_pid, json_integer_value(tracer));
+            assert_string_equal(p->tracer_comm,
+                                json_string_value(json_object_get(e, "tracer_comm")));
+        } else {
+            assert_int_equal(p->tracer_pid, 0);
+        }
+
+        tdb_resolution res = {0};
+        json_t *resolve = json_object_get(e, "resolve");
+        json_t *cands = json_object_get(e, "candidates");
+        if (resolve || cands) {
+            tdb_error_clear(&err);
+            int rc = tdb_proc_resolve_debuggee(t, pid, &res, &err);
+            if (resolve) {
+                if (rc != 0)
+                    fail_msg("%s: pid %d: resolve: %s", name, (int)pid, err.msg);
+                assert_int_equal(res.pid, json_integer_value(resolve));
+                /* A note exactly when the answer is another process. */
+                assert_int_equal(res.note != NULL, res.pid != pid);
+            } else {
+                assert_int_equal(rc, 1);
+                assert_true(err.set);
+                assert_int_equal(res.ncandidates, json_array_size(cands));
+                for (size_t i = 0; i < res.ncandidates; i++) {
+                    int seen = 0;
+                    size_t j;
+                    json_t *c;
+                    json_array_foreach(cands, j, c) seen |= json_integer_value(c) ==
+                                                            res.candidates[i];
+                    assert_true(seen);
+                    char num[32];
+                    snprintf(num, sizeof(num), "%d", (int)res.candidates[i]);
+                    assert_true(contains(err.msg, num));
+                }
+            }
+            tdb_resolution_release(&res);
+        }
+
+        /* Refusals a root tdebug gives; none for the rest. */
+        const char *refusal = json_string_value(json_object_get(e, "refusal"));
+        tdb_error_clear(&err);
+        tdb_refusal r = tdb_attach_check(t, &tr, pid, &err);
+        if (refusal) {
+            if (strcmp(tdb_refusal_name(r), refusal) != 0)
+                fail_msg("%s: pid %d: refusal '%s', expected '%s'", name, (int)pid,
+                         tdb_refusal_name(r), refusal);
+            assert_true(err.set);
+            assert_int_equal(err.exit_code, TDB_EXIT_FAIL);
+        } else if (p->python == TDB_YES) {
+            if (r != TDB_REFUSAL_NONE)
+                fail_msg("%s: pid %d: refused: %s", name, (int)pid, err.msg);
+        }
+    }
+    tdb_tracer_release(&tr);
+    tdb_proc_table_free(t);
+    json_decref(exp);
+}
+
+static void test_tree_listen(void **state) { test_tree("listen"); }
+static void test_tree_launch(void **state) { test_tree("launch"); }
+static void test_tree_launch_child(void **state) { test_tree("launch-child"); }
+static void test_tree_embedded(void **state) { test_tree("embedded"); }
+static void test_tree_misc(void **state) { test_tree("misc"); }
+
+/* --- resolution details */
+
+static void test_resolution_notes(void **state)
+{
+    tdb_proc_table *t = load_tree("launch");
+    pid_t launcher = pid_where("launch", "role", "launcher");
+    pid_t adapter = pid_where("launch", "role", "adapter");
+    pid_t debuggee = pid_where("launch", "role", "debuggee");
+    tdb_resolution res;
+    tdb_error err = {0};
+    char want[128];
+
+    assert_int_equal(tdb_proc_resolve_debuggee(t, launcher, &res, &err), 0);
+    snprintf(want, sizeof(want), "pid %d is the debugpy launcher; attaching to its child %d",
+             (int)launcher, (int)debuggee);
+    assert_string_equal(res.note, want);
+    tdb_resolution_release(&res);
+
+    assert_int_equal(tdb_proc_resolve_debuggee(t, adapter, &res, &err), 0);
+    snprintf(want, sizeof(want), "pid %d is the debugpy adapter; attaching to %d", (int)adapter,
+             (int)debuggee);
+    assert_true(contains(res.note, want));
+    tdb_resolution_release(&res);
+
+    assert_true(tdb_proc_descends_from(t, debuggee, adapter));
+    assert_false(tdb_proc_descends_from(t, adapter, debuggee));
+    size_t n;
+    tdb_proc **kids = tdb_proc_children(t, launcher, &n);
+    assert_int_equal(n, 1);
+    assert_int_equal(kids[0]->pid, debuggee);
+    free(kids);
+    tdb_proc_table_free(t);
+}
+
+static void test_thread_resolves_to_process(void **state)
+{
+    tdb_proc_table *t = load_tree("misc");
+    json_t *exp = load_expected("misc");
+    const char *key;
+    json_t *e;
+    int seen = 0;
+    json_object_foreach(exp, key, e)
+    {
+        json_t *of = json_object_get(e, "thread_of");
+        if (!of)
+            continue;
+        tdb_resolution res;
+        tdb_error err = {0};
+        assert_int_equal(tdb_proc_resolve_debuggee(t, atoi(key), &res, &err), 0);
+        assert_int_equal(res.pid, json_integer_value(of));
+        assert_true(contains(res.note, "is a thread of process"));
+        tdb_resolution_release(&res);
+        seen = 1;
+    }
+    assert_true(seen);
+    json_decref(exp);
+    tdb_proc_table_free(t);
+}
+
+static void test_listen_adapter_peers(void **state)
+{
+    tdb_proc_table *t = load_tree("listen");
+    pid_t adapter = pid_where("listen", "role", "adapter");
+    pid_t server = pid_where("listen", "role", "server");
+    pid_t *peers = NULL;
+    tdb_error err = {0};
+    ssize_t n = tdb_proc_tcp_peers(t, adapter, &peers, &err);
+    assert_int_equal(n, 1);
+    assert_int_equal(peers[0], server);
+    free(peers);
+    /* The server's adapter is double-forked: only the sockets link them. */
+    assert_int_equal(tdb_proc_table_lookup(t, adapter, NULL)->ppid, 1);
+    tdb_proc_table_free(t);
+}
+
+/* A copy of TREE in a temporary directory, for damaging. */
+static char *copy_tree(const char *tree)
+{
+    char tmpl[] = "/tmp/tdebug-test-proc-XXXXXX";
+    char *dir = mkdtemp(tmpl);
+    assert_non_null(dir);
+    char *cmd = tdb_xasprintf("cp -a '%s/%s/.' '%s/'", FIXTURES, tree, dir);
+    assert_int_equal(system(cmd), 0);
+    free(cmd);
+    return tdb_xstrdup(dir);
+}
+
+static void remove_tree(char *dir)
+{
+    char *cmd = tdb_xasprintf("rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+    free(cmd);
+    free(dir);
+}
+
+static void test_adapter_unreadable_or_alone(void **state)
+{
+    pid_t adapter = pid_where("listen", "role", "adapter");
+    pid_t server = pid_where("listen", "role", "server");
+    char *dir = copy_tree("listen");
+    char *cmd = tdb_xasprintf("rm -rf '%s/%d/fd'", dir, (int)adapter);
+    assert_int_equal(system(cmd), 0);
+    free(cmd);
+    tdb_error err = {0};
+    tdb_proc_table *t = tdb_proc_table_read(dir, &err);
+    tdb_resolution res;
+    /* Another user's adapter: its sockets cannot be read. */
+    assert_int_equal(tdb_proc_resolve_debuggee(t, adapter, &res, &err), -1);
+    assert_true(contains(err.msg, "cannot find the program behind pid"));
+    assert_true(contains(err.msg, "cannot read the sockets"));
+    assert_true(contains(err.msg, "'tdebug ps' lists it"));
+    assert_int_equal(err.exit_code, TDB_EXIT_FAIL);
+    tdb_proc_table_free(t);
+    remove_tree(dir);
+
+    /* The program is gone: nothing at the other end. */
+    dir = copy_tree("listen");
+    cmd = tdb_xasprintf("rm -rf '%s/%d'", dir, (int)server);
+    assert_int_equal(system(cmd), 0);
+    free(cmd);
+    tdb_error_clear(&err);
+    t = tdb_proc_table_read(dir, &err);
+    assert_int_equal(tdb_proc_resolve_debuggee(t, adapter, &res, &err), -1);
+    assert_true(contains(err.msg, "no program is connected to it"));
+    tdb_proc_table_free(t);
+    remove_tree(dir);
+
+    /* A launcher whose program has exited. */
+    pid_t launcher = pid_where("launch", "role", "launcher");
+    pid_t debuggee = pid_where("launch", "role", "debuggee");
+    dir = copy_tree("launch");
+    cmd = tdb_xasprintf("rm -rf '%s/%d'", dir, (int)debuggee);
+    assert_int_equal(system(cmd), 0);
+    free(cmd);
+    tdb_error_clear(&err);
+    t = tdb_proc_table_read(dir, &err);
+    assert_int_equal(tdb_proc_resolve_debuggee(t, launcher, &res, &err), -1);
+    assert_true(contains(err.msg, "(the debugpy launcher): it has no Python child"));
+    tdb_proc_table_free(t);
+    remove_tree(dir);
+}
+
+static void test_no_such_pid(void **state)
+{
+    tdb_proc_table *t = load_tree("misc");
+    tdb_resolution res;
+    tdb_error err = {0};
+    assert_null(tdb_proc_table_lookup(t, 999999, &err));
+    assert_int_equal(err.code, ESRCH);
+    tdb_error_clear(&err);
+    assert_int_equal(tdb_proc_resolve_debuggee(t, 999999, &res, &err), -1);
+    assert_string_equal(err.msg, "cannot attach to pid 999999: no such process ('tdebug ps' "
+                                 "lists the Python processes you can attach to)");
+    tdb_proc_table_free(t);
+}
+
+/* --- refusals, tracer by tracer */
+
+static tdb_refusal check(tdb_proc_table *t, const char *tracer, pid_t pid, tdb_error *err)
+{
+    tdb_tracer tr;
+    load_tracer(&tr, tracer);
+    tdb_refusal r = tdb_attach_check(t, &tr, pid, err);
+    tdb_tracer_release(&tr);
+    return r;
+}
+
+static void test_refusal_other_user(void **state)
+{
+    tdb_proc_table *t = load_tree("misc");
+    pid_t roots = pid_where("misc", "note", "root's, seen by another user");
+    pid_t nobodys = pid_where("misc", "note", "nobody's");
+    tdb_error err = {0};
+    char want[256];
+
+    /* nobody against root's process. */
+    assert_int_equal(check(t, "nobody", roots, &err), TDB_REFUSAL_OTHER_USER);
+    snprintf(want, sizeof(want),
+             "cannot attach to pid %d: it runs as user 'root' and tdebug runs as 'nobody' (run "
+             "tdebug as root, e.g. 'sudo tdebug attach %d')",
+             (int)roots, (int)roots);
+    assert_string_equal(err.msg, want);
+    assert_int_equal(err.code, EPERM);
+    assert_int_equal(err.exit_code, TDB_EXIT_FAIL);
+
+    /* root without CAP_SYS_PTRACE against nobody's: the container case. */
+    tdb_error_clear(&err);
+    assert_int_equal(check(t, "root-nocap", nobodys, &err), TDB_REFUSAL_OTHER_USER);
+    assert_true(contains(err.msg, "it runs as user 'nobody' and tdebug runs as root without "
+                                  "CAP_SYS_PTRACE"));
+    assert_true(contains(err.msg, "--cap-add=SYS_PTRACE"));
+
+    /* Full root may; nobody may trace its own. */
+    tdb_error_clear(&err);
+    assert_int_equal(check(t, "root", nobodys, &err), TDB_REFUSAL_NONE);
+    assert_int_equal(check(t, "nobody", nobodys, &err), TDB_REFUSAL_NONE);
+    assert_false(err.set);
+
+    /* A set-user-ID program: same real uid, another effective one. */
+    tdb_proc *p = tdb_proc_table_lookup(t, nobodys, NULL);
+    p->euid = 0;
+    assert_int_equal(check(t, "nobody", nobodys, &err), TDB_REFUSAL_OTHER_USER);
+    assert_true(contains(err.msg, "it runs as user 'root' (set-user-ID)"));
+    p->euid = p->uid;
+    tdb_error_clear(&err);
+    p->egid = 0;
+    assert_int_equal(check(t, "nobody", nobodys, &err), TDB_REFUSAL_OTHER_GROUP);
+    assert_true(contains(err.msg, "it runs with group 'root' (set-group-ID)"));
+    tdb_proc_table_free(t);
+}
+
+static void test_refusal_capabilities(void **state)
+{
+    /* root without CAP_SYS_PTRACE against root's full-capability process:
+     * same uid, but commoncap wants the target's permitted set to be a
+     * subset of the tracer's. */
+    tdb_proc_table *t = load_tree("misc");
+    pid_t torch = pid_where("misc", "note", "venv");
+    tdb_error err = {0};
+    assert_int_equal(check(t, "root-nocap", torch, &err), TDB_REFUSAL_CAPABILITIES);
+    assert_true(contains(err.msg, "it holds capabilities tdebug lacks"));
+    assert_true(contains(err.msg, "--cap-add=SYS_PTRACE"));
+    tdb_proc_table_free(t);
+}
+
+static void test_refusal_yama(void **state)
+{
+    tdb_proc_table *t = load_tree("misc");
+    pid_t nobodys = pid_where("misc", "note", "nobody's");
+    pid_t venv = pid_where("misc", "note", "venv");
+    tdb_error err = {0};
+
+    assert_int_equal(check(t, "yama1", nobodys, &err), TDB_REFUSAL_YAMA);
+    assert_true(contains(err.msg, "kernel.yama.ptrace_scope is 1"));
+    assert_true(contains(err.msg, "start the program under 'tdebug run' instead"));
+    assert_true(contains(err.msg, "sudo sysctl kernel.yama.ptrace_scope=0"));
+    assert_true(contains(err.msg, "sudo setcap cap_sys_ptrace+ep " NO_GDB));
+
+    tdb_error_clear(&err);
+    assert_int_equal(check(t, "yama2", nobodys, &err), TDB_REFUSAL_YAMA);
+    assert_true(contains(err.msg, "kernel.yama.ptrace_scope is 2"));
+    assert_true(contains(err.msg, "sudo tdebug attach"));
+    assert_true(contains(err.msg, "setcap cap_sys_ptrace+ep"));
+
+    tdb_error_clear(&err);
+    assert_int_equal(check(t, "yama3", nobodys, &err), TDB_REFUSAL_PTRACE_DISABLED);
+    assert_true(contains(err.msg, "kernel.yama.ptrace_scope is 3"));
+    assert_true(contains(err.msg, "reboot"));
+
+    /* Scope 2 lets root (CAP_SYS_PTRACE) through. */
+    tdb_error_clear(&err);
+    assert_int_equal(check(t, "root-yama2", venv, &err), TDB_REFUSAL_NONE);
+
+    /* Without Yama, the recorded tracers say so. */
+    tdb_tracer tr;
+    load_tracer(&tr, "nobody");
+    assert_int_equal(tr.yama_scope, -1);
+    tdb_tracer_release(&tr);
+    load_tracer(&tr, "yama2");
+    assert_int_equal(tr.yama_scope, 2);
+    assert_int_equal(tr.uid, 65534);
+    assert_false(tr.cap_sys_ptrace);
+    tdb_tracer_release(&tr);
+    tdb_proc_table_free(t);
+}
+
+static void test_refusal_process_states(void **state)
+{
+    tdb_proc_table *t = load_tree("misc");
+    pid_t zombie = pid_where("misc", "refusal", "zombie");
+    pid_t sleeper = pid_where("misc", "refusal", "not-python");
+    pid_t traced = pid_where("misc", "refusal", "traced");
+    pid_t gdb = pid_where("misc", "note", "gdb embeds libpython");
+    tdb_proc *tp = tdb_proc_table_lookup(t, traced, NULL);
+    tdb_error err = {0};
+    char want[512];
+
+    assert_int_equal(check(t, "root", zombie, &err), TDB_REFUSAL_ZOMBIE);
+    assert_true(contains(err.msg, "it is a zombie"));
+    assert_int_equal(err.code, ESRCH);
+
+    tdb_error_clear(&err);
+    assert_int_equal(check(t, "root", 2, &err), TDB_REFUSAL_KERNEL_THREAD);
+    assert_string_equal(err.msg, "cannot attach to pid 2: it is a kernel thread ('kthreadd'), "
+                                 "not a program (give the pid of a Python process; 'tdebug ps' "
+                                 "lists them)");
+
+    tdb_error_clear(&err);
+    assert_int_equal(check(t, "root", sleeper, &err), TDB_REFUSAL_NOT_PYTHON);
+    assert_true(contains(err.msg, "it is not a Python process (it runs '/usr/bin/sleep'"));
+    tdb_error_clear(&err);
+    assert_int_equal(check(t, "root", gdb, &err), TDB_REFUSAL_NOT_PYTHON);
+
+    tdb_error_clear(&err);
+    assert_int_equal(check(t, "root", traced, &err), TDB_REFUSAL_TRACED);
+    snprintf(want, sizeof(want),
+             "cannot attach to pid %d: it is already traced by pid %d (ptrace-holder) (a process "
+             "has only one tracer: detach or quit that debugger first)",
+             (int)traced, (int)tp->tracer_pid);
+    assert_string_equal(err.msg, want);
+
+    tdb_error_clear(&err);
+    assert_int_equal(check(t, "root", 999999, &err), TDB_REFUSAL_NO_PROCESS);
+    assert_int_equal(err.code, ESRCH);
+    tdb_proc_table_free(t);
+}
+
+static void test_refusal_from_tracer_state(void **state)
+{
+    tdb_proc_table *t = load_tree("misc");
+    pid_t nobodys = pid_where("misc", "note", "nobody's");
+    pid_t venv = pid_where("misc", "note", "venv");
+    tdb_tracer tr;
+    tdb_error err = {0};
+
+    load_tracer(&tr, "nobody");
+    /* Even tracing its own child failed: seccomp or a security module. */
+    tr.probe_errno = EPERM;
+    assert_int_equal(tdb_attach_check(t, &tr, nobodys, &err), TDB_REFUSAL_PTRACE_BLOCKED);
+    assert_true(contains(err.msg, "ptrace is blocked for tdebug: tracing even its own child "
+                                  "failed: Operation not permitted"));
+    assert_true(contains(err.msg, "seccomp"));
+    tr.probe_errno = 0;
+
+    /* Not dumpable: only root may. */
+    tdb_proc *p = tdb_proc_table_lookup(t, nobodys, NULL);
+    p->dumpable = TDB_NO;
+    tdb_error_clear(&err);
+    assert_int_equal(tdb_attach_check(t, &tr, nobodys, &err), TDB_REFUSAL_NOT_DUMPABLE);
+    assert_true(contains(err.msg, "it is not dumpable"));
+    p->dumpable = TDB_YES;
+
+    /* tdebug itself. */
+    tr.pid = nobodys;
+    tdb_error_clear(&err);
+    assert_int_equal(tdb_attach_check(t, &tr, nobodys, &err), TDB_REFUSAL_SELF);
+    tdb_tracer_release(&tr);
+
+    /* The kernel already denied reading its exe. */
+    load_tracer(&tr, "root");
+    p = tdb_proc_table_lookup(t, venv, NULL);
+    p->exe_errno = EACCES;
+    tdb_error_clear(&err);
+    assert_int_equal(tdb_attach_check(t, &tr, venv, &err), TDB_REFUSAL_ACCESS_DENIED);
+    assert_true(contains(err.msg, "Permission denied"));
+    p->exe_errno = 0;
+
+    /* After the fact, with nothing visible: the system's words. */
+    tdb_error_clear(&err);
+    assert_int_equal(tdb_attach_explain(t, &tr, venv, EPERM, &err), TDB_REFUSAL_UNKNOWN);
+    assert_true(contains(err.msg, "Operation not permitted (none of the usual reasons"));
+    /* ...and with a visible one, that one. */
+    tdb_error_clear(&err);
+    assert_int_equal(tdb_attach_explain(t, &tr, 2, EPERM, &err), TDB_REFUSAL_KERNEL_THREAD);
+    tdb_tracer_release(&tr);
+    tdb_proc_table_free(t);
+}
+
+static void test_attach_resolve(void **state)
+{
+    tdb_tracer tr;
+    tdb_resolution res;
+    tdb_refusal r;
+    tdb_error err = {0};
+
+    load_tracer(&tr, "root");
+    tdb_proc_table *t = load_tree("launch-child");
+    pid_t adapter = pid_where("launch-child", "role", "adapter");
+    assert_int_equal(tdb_attach_resolve(t, &tr, adapter, &res, &r, &err), 1);
+    assert_int_equal(r, TDB_REFUSAL_AMBIGUOUS);
+    assert_int_equal(res.ncandidates, 2);
+    assert_true(contains(err.msg, "cannot choose the process behind pid"));
+    tdb_resolution_release(&res);
+    tdb_proc_table_free(t);
+
+    t = load_tree("launch");
+    pid_t launcher = pid_where("launch", "role", "launcher");
+    pid_t debuggee = pid_where("launch", "role", "debuggee");
+    tdb_error_clear(&err);
+    assert_int_equal(tdb_attach_resolve(t, &tr, launcher, &res, &r, &err), 0);
+    assert_int_equal(r, TDB_REFUSAL_NONE);
+    assert_int_equal(res.pid, debuggee);
+    assert_non_null(res.note);
+    tdb_resolution_release(&res);
+    /* The debuggee refused (traced): OUT still says which process. */
+    tdb_proc_table_lookup(t, debuggee, NULL)->tracer_pid = 1;
+    assert_int_equal(tdb_attach_resolve(t, &tr, launcher, &res, &r, &err), -1);
+    assert_int_equal(r, TDB_REFUSAL_TRACED);
+    assert_int_equal(res.pid, debuggee);
+    tdb_resolution_release(&res);
+    tdb_proc_table_free(t);
+    tdb_tracer_release(&tr);
+}
+
+/* --- names and display */
+
+static void test_python_names(void **state)
+{
+    static const char *yes[] = {"python", "python3", "python3.11", "python3.11d", "python2.7",
+                                "python3.12m"};
+    static const char *no[] = {"python-config", "python3.11-config", "pythonw", "pythonista",
+                               "ipython", "py", "python3.", "sleep", ""};
+    for (size_t i = 0; i < sizeof(yes) / sizeof(*yes); i++)
+        if (!tdb_is_python_name(yes[i]))
+            fail_msg("'%s' should be a Python name", yes[i]);
+    for (size_t i = 0; i < sizeof(no) / sizeof(*no); i++)
+        if (tdb_is_python_name(no[i]))
+            fail_msg("'%s' should not be a Python name", no[i]);
+}
+
+static void test_short_command(void **state)
+{
+    tdb_proc_table *t = load_tree("launch");
+    tdb_proc *d = tdb_proc_table_lookup(t, pid_where("launch", "role", "debuggee"), NULL);
+    char *s = tdb_proc_short_command(d, 0);
+    assert_true(contains(s, "/usr/bin/python3 -X frozen_modules=off .../debugpy --connect "));
+    assert_true(contains(s, "--adapter-access-token ... "));
+    free(s);
+    s = tdb_proc_short_command(d, 40);
+    assert_int_equal(strlen(s), 40);
+    assert_string_equal(s + 37, "...");
+    free(s);
+    tdb_proc *a = tdb_proc_table_lookup(t, 2, NULL);
+    assert_null(a); /* not in this tree */
+    tdb_proc_table_free(t);
+
+    t = load_tree("misc");
+    s = tdb_proc_short_command(tdb_proc_table_lookup(t, 2, NULL), 0);
+    assert_string_equal(s, "[kthreadd]");
+    free(s);
+    tdb_proc_table_free(t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_tree_listen),
+        cmocka_unit_test(test_tree_launch),
+        cmocka_unit_test(test_tree_launch_child),
+        cmocka_unit_test(test_tree_embedded),
+        cmocka_unit_test(test_tree_misc),
+        cmocka_unit_test(test_resolution_notes),
+        cmocka_unit_test(test_thread_resolves_to_process),
+        cmocka_unit_test(test_listen_adapter_peers),
+        cmocka_unit_test(test_adapter_unreadable_or_alone),
+        cmocka_unit_test(test_no_such_pid),
+        cmocka_unit_test(test_refusal_other_user),
+        cmocka_unit_test(test_refusal_capabilities),
+        cmocka_unit_test(test_refusal_yama),
+        cmocka_unit_test(test_refusal_process_states),
+        cmocka_unit_test(test_refusal_from_tracer_state),
+        cmocka_unit_test(test_attach_resolve),
+        cmocka_unit_test(test_python_names),
+        cmocka_unit_test(test_short_command),
+    };
+    return cmocka_run_group_tests_name("proc", tests, NULL, NULL);
+}

@@ -32,6 +32,6 @@ int tdb_print_usage(const char *cmd);
 TDB_DECLARE_COMMAND(run);
 TDB_DECLARE_COMMAND(attach);
 TDB_DECLARE_COMMAND(env);
-
+TDB_DECLARE_COMMAND(ps);
 
 #endif

@@ -19,6 +19,7 @@ static const tdb_command commands[] = {
     {"run", cmd_run, "run a Python program under gdb and stop in its native code", cmd_run_usage},
     {"attach", cmd_attach, "attach gdb to a running Python process, fast, and detach safely",
      cmd_attach_usage},
+    {"ps", cmd_ps, "list Python processes: debugpy roles, torch, tracer; --check PID", cmd_ps_usage},
     {"env", cmd_env, "print the environment that pauses programs at torch._C", cmd_env_usage},
     {NULL, NULL, NULL, NULL},
 };

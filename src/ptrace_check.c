@@ -389,9 +389,12 @@ tdb_refusal tdb_attach_check(tdb_proc_table *t, const tdb_tracer *tr, pid_t pid,
                       "the container, or start the container with '--cap-add=SYS_PTRACE')",
                       (int)pid, (unsigned long long)p->cap_prm,
                       (unsigned long long)tr->debugger_prm);
-    if (p->exe_errno == EACCES || p->exe_errno == EPERM)
+    int self_cap = (tr->cap_eff >> TDB_CAP_SYS_PTRACE & 1) != 0;
+    if ((p->exe_errno == EACCES || p->exe_errno == EPERM) && (self_cap || !cap))
         /* Reading /proc/PID/exe takes the same ptrace access check (in read
-         * mode) that attaching takes: the kernel already said no. */
+         * mode) that attaching takes: the kernel already said no -- unless
+         * gdb will hold CAP_SYS_PTRACE (its file capabilities) where tdebug
+         * does not. */
         return refuse(err, TDB_REFUSAL_ACCESS_DENIED, EPERM,
                       "cannot attach to pid %d: the kernel denies tdebug access to it (reading "
                       "/proc/%d/exe: %s) although none of the usual reasons applies (it may be "

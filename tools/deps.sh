@@ -27,6 +27,7 @@ libcmocka-dev     C unit tests
 libdw-dev         elfutils' unwinder, for native stacks without gdb
 iproute2          ss, to see listening ports without connecting
 util-linux        setpriv, to test refusals as an unprivileged user
+libcap2-bin       setcap, to test gdb given CAP_SYS_PTRACE as a file capability
 "
 
 missing=""

@@ -11,6 +11,7 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 
 import pytest
 
@@ -321,6 +322,34 @@ def test_refuse_when_ptrace_is_blocked(tdebug, procs, tmp_path):
         assert r.returncode == 0
         assert "tdebug: warning: ptrace is blocked for tdebug" in r.stderr
         assert columns(ps_text(tdebug, prefix=prefix)[prog.debuggee_pid])[5] == "ptrace-blocked"
+
+
+def test_gdb_with_file_capability(tdebug, procs, tmp_path):
+    """'setcap cap_sys_ptrace+ep' on gdb lets a user attach to another
+    user's process: tdebug predicts it from gdb's file capabilities (not
+    its own), and gdb really attaches."""
+    if not shutil.which("setcap"):
+        pytest.fail("setcap missing: 'make deps' installs libcap2-bin")
+    # nobody, keeping the bounding set (as_nobody drops it, which would mask
+    # file capabilities), in a directory nobody can reach.
+    nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    d = tempfile.mkdtemp(prefix="tdebug-gdbcap-")
+    try:
+        os.chmod(d, 0o755)
+        gdb = os.path.join(d, "gdb")
+        shutil.copy(shutil.which("gdb"), gdb)
+        run(["setcap", "cap_sys_ptrace+ep", gdb], check=True)
+        with PlainProgram(procs, tmp_path) as prog:
+            pid = str(prog.debuggee_pid)
+            r = run(nobody + [tdebug, "ps", "--check", pid])
+            assert r.returncode == 1 and "it runs as user 'root'" in r.stderr
+            r = run(nobody + ["env", f"TDEBUG_GDB={gdb}", tdebug, "ps", "--check", pid])
+            assert r.returncode == 0, r.stderr
+            r = run(nobody + [gdb, "-nx", "-p", pid, "-batch", "-ex", "detach"])
+            assert r.returncode == 0, r.stderr
+            assert f"[Inferior 1 (process {pid}) detached]" in r.stdout
+    finally:
+        shutil.rmtree(d)
 
 
 # --- the command line

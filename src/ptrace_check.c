@@ -487,3 +487,23 @@ int tdb_attach_prepare(pid_t pid, const char *gdb, tdb_resolution *out, tdb_refu
     tdb_proc_table_free(t);
     return rc;
 }
+
+tdb_refusal tdb_ptrace_explain(pid_t pid, const char *gdb, int errnum, tdb_error *err)
+{
+    tdb_tracer tr;
+    tdb_refusal r = TDB_REFUSAL_UNKNOWN;
+    tdb_error local = {0};
+    tdb_proc_table *t = tdb_proc_table_read("/proc", &local);
+
+    if (t && tdb_tracer_read(&tr, "/proc", gdb, &local) == 0) {
+        tdb_tracer_probe(&tr);
+        r = tdb_attach_explain(t, &tr, pid, errnum, err);
+        tdb_tracer_release(&tr);
+    } else {
+        /* Nothing to explain with: at least the system's words. */
+        tdb_error_set_exit(err, TDB_EXIT_FAIL, errnum, "cannot attach to pid %d: %s (%s)",
+                           (int)pid, strerror(errnum), local.msg);
+    }
+    tdb_proc_table_free(t);
+    return r;
+}

@@ -114,4 +114,10 @@ int tdb_attach_resolve(tdb_proc_table *t, const tdb_tracer *tr, pid_t pid, tdb_r
 int tdb_attach_prepare(pid_t pid, const char *gdb, tdb_resolution *out, tdb_refusal *out_refusal,
                        tdb_error *err);
 
+/* tdb_attach_explain() on the live system, for 'tdebug attach' after gdb
+ * failed to attach to PID with ERRNUM ("ptrace: Operation not permitted."
+ * is EPERM): re-reads /proc and tdebug's credentials (GDB as in
+ * tdb_tracer_read) and sets ERR to the reason, ready to print. */
+tdb_refusal tdb_ptrace_explain(pid_t pid, const char *gdb, int errnum, tdb_error *err);
+
 #endif

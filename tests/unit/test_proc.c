@@ -22,6 +22,9 @@
 
 #include <errno.h>
 #include <jansson.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -584,6 +587,50 @@ static void test_attach_resolve(void **state)
     tdb_tracer_release(&tr);
 }
 
+/* --- the live system: these processes exist on any Linux */
+
+static void test_live_prepare_and_explain(void **state)
+{
+    tdb_resolution res;
+    tdb_refusal r;
+    tdb_error err = {0};
+
+    /* This test binary itself. */
+    assert_int_equal(tdb_attach_prepare(getpid(), NO_GDB, &res, &r, &err), -1);
+    assert_int_equal(r, TDB_REFUSAL_SELF);
+    assert_true(contains(err.msg, "that is tdebug itself"));
+    tdb_resolution_release(&res);
+
+    /* A child that is not Python. */
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        pause();
+        _exit(0);
+    }
+    tdb_error_clear(&err);
+    assert_int_equal(tdb_attach_prepare(child, NO_GDB, &res, &r, &err), -1);
+    /* Until it has exec'd nothing, the child is this (non-Python) program. */
+    assert_int_equal(r, TDB_REFUSAL_NOT_PYTHON);
+    tdb_resolution_release(&res);
+    kill(child, SIGKILL);
+    waitpid(child, NULL, 0);
+
+    /* After the fact: it is gone now. */
+    tdb_error_clear(&err);
+    assert_int_equal(tdb_ptrace_explain(child, NO_GDB, ESRCH, &err), TDB_REFUSAL_NO_PROCESS);
+    assert_true(contains(err.msg, "no such process"));
+
+    /* The probe: ptrace works for a test run (no seccomp filter here) or
+     * says why not. */
+    tdb_tracer tr;
+    assert_int_equal(tdb_tracer_read(&tr, NULL, NO_GDB, &err), 0);
+    assert_int_equal(tr.pid, getpid());
+    int e = tdb_tracer_probe(&tr);
+    assert_true(e == 0 || e == EPERM || e == EACCES);
+    tdb_tracer_release(&tr);
+}
+
 /* --- names and display */
 
 static void test_python_names(void **state)
@@ -642,6 +689,7 @@ int main(void)
         cmocka_unit_test(test_refusal_process_states),
         cmocka_unit_test(test_refusal_from_tracer_state),
         cmocka_unit_test(test_attach_resolve),
+        cmocka_unit_test(test_live_prepare_and_explain),
         cmocka_unit_test(test_python_names),
         cmocka_unit_test(test_short_command),
     };

@@ -123,19 +123,56 @@ static json_t *pid_array(const pid_t *v, size_t n)
     return a;
 }
 
+/* A JSON string for S (new reference), never NULL: command lines and
+ * process names are bytes, and a byte that is not UTF-8 becomes U+FFFD
+ * rather than losing the whole string. */
+static json_t *str_json(const char *s)
+{
+    if (!s)
+        return json_null();
+    json_t *v = json_string(s);
+    if (v)
+        return v;
+    tdb_buf b = TDB_BUF_INIT;
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        size_t n = *p < 0x80 ? 1 : (*p & 0xE0) == 0xC0 ? 2 : (*p & 0xF0) == 0xE0 ? 3
+                                 : (*p & 0xF8) == 0xF0 ? 4 : 0;
+        size_t k = 1;
+        while (n && k < n && (p[k] & 0xC0) == 0x80)
+            k++;
+        if (n && k == n) {
+            tdb_buf_add(&b, (const char *)p, n);
+            p += n;
+        } else {
+            tdb_buf_adds(&b, "\xef\xbf\xbd"); /* U+FFFD */
+            p++;
+        }
+    }
+    v = json_string(tdb_buf_str(&b));
+    tdb_buf_free(&b);
+    return v ? v : json_string("\xef\xbf\xbd"); /* overlong forms, surrogates */
+}
+
 /* New reference. */
 static json_t *row_json(const row *r)
 {
     const tdb_proc *p = r->p;
     json_t *argv = json_array();
     for (size_t i = 0; i < p->argc; i++)
-        json_array_append_new(argv, json_string(p->argv[i]));
-    json_t *o = json_pack("{s:i, s:i, s:i, s:s, s:s#, s:s, s:o, s:o, s:s}", "pid", (int)p->pid,
-                          "ppid", (int)p->ppid, "uid", (int)p->uid, "user", p->user, "state",
-                          &p->state, (size_t)1, "comm", p->comm, "exe",
-                          p->exe ? json_string(p->exe) : json_null(), "command", argv, "role",
-                          tdb_role_name(p->role));
-    json_object_set_new(o, "endpoint", p->endpoint ? json_string(p->endpoint) : json_null());
+        json_array_append_new(argv, str_json(p->argv[i]));
+    json_t *o = json_object();
+    char state[2] = {p->state, '\0'};
+    json_object_set_new(o, "pid", json_integer(p->pid));
+    json_object_set_new(o, "ppid", json_integer(p->ppid));
+    json_object_set_new(o, "uid", json_integer(p->uid));
+    json_object_set_new(o, "user", str_json(p->user));
+    json_object_set_new(o, "state", str_json(state));
+    json_object_set_new(o, "comm", str_json(p->comm));
+    json_object_set_new(o, "exe", str_json(p->exe));
+    json_object_set_new(o, "command", argv);
+    json_object_set_new(o, "role", json_string(tdb_role_name(p->role)));
+    json_object_set_new(o, "endpoint", str_json(p->endpoint));
     json_object_set_new(o, "debuggee",
                         r->resolved == 0 ? json_integer(r->res.pid) : json_null());
     if (r->resolved == 1)
@@ -144,14 +181,12 @@ static json_t *row_json(const row *r)
     json_object_set_new(o, "debugpy_loaded", tristate_json(p->pydevd));
     json_object_set_new(o, "tracer",
                         p->tracer_pid ? json_pack("{s:i, s:o}", "pid", (int)p->tracer_pid,
-                                                  "comm",
-                                                  p->tracer_comm ? json_string(p->tracer_comm)
-                                                                 : json_null())
+                                                  "comm", str_json(p->tracer_comm))
                                       : json_null());
     json_t *attach = json_pack("{s:b}", "ok", r->refusal == TDB_REFUSAL_NONE);
     if (r->refusal != TDB_REFUSAL_NONE) {
         json_object_set_new(attach, "reason", json_string(tdb_refusal_name(r->refusal)));
-        json_object_set_new(attach, "message", json_string(r->message));
+        json_object_set_new(attach, "message", str_json(r->message));
     }
     json_object_set_new(o, "attach", attach);
     return o;
@@ -277,12 +312,12 @@ static int check(tdb_proc_table *t, const tdb_tracer *tr, pid_t pid, int json)
     if (json) {
         json_t *o = json_pack("{s:i, s:b}", "pid", (int)pid, "ok", rc == 0);
         json_object_set_new(o, "attach_pid", res.pid ? json_integer(res.pid) : json_null());
-        json_object_set_new(o, "note", res.note ? json_string(res.note) : json_null());
+        json_object_set_new(o, "note", str_json(res.note));
         if (rc == 1)
             json_object_set_new(o, "candidates", pid_array(res.candidates, res.ncandidates));
         json_object_set_new(o, "reason",
                             rc == 0 ? json_null() : json_string(tdb_refusal_name(refusal)));
-        json_object_set_new(o, "message", rc == 0 ? json_null() : json_string(err.msg));
+        json_object_set_new(o, "message", rc == 0 ? json_null() : str_json(err.msg));
         if (target) {
             json_object_set_new(o, "role", json_string(tdb_role_name(target->role)));
             json_object_set_new(o, "torch", tristate_json(target->torch));

@@ -293,12 +293,14 @@ static int exe_is_cpython(elf_cache *c, const char *root, pid_t pid)
     free(path);
     if (fd < 0)
         return TDB_UNKNOWN;
-    if (fstat(fd, &st) == 0) {
-        for (size_t i = 0; i < c->n; i++) {
-            if (c->devs[i] == st.st_dev && c->inos[i] == st.st_ino) {
-                close(fd);
-                return c->answers[i];
-            }
+    if (fstat(fd, &st) < 0) {
+        close(fd);
+        return TDB_UNKNOWN;
+    }
+    for (size_t i = 0; i < c->n; i++) {
+        if (c->devs[i] == st.st_dev && c->inos[i] == st.st_ino) {
+            close(fd);
+            return c->answers[i];
         }
     }
     int r = elf_dynstr_has(fd, "_PyRuntime");

@@ -352,6 +352,16 @@ def test_gdb_with_file_capability(tdebug, procs, tmp_path):
         shutil.rmtree(d)
 
 
+def test_json_survives_bytes_that_are_not_utf8(tdebug, procs, tmp_path):
+    prog = tmp_path / "bytes.py"
+    prog.write_text("import sys, time\nprint('ready', flush=True)\ntime.sleep(600)\n")
+    p = procs.start([PYTHON.encode(), str(prog).encode(), b"caf\xc3\xa9", b"\xff\xfeend"],
+                    stdout=subprocess.PIPE, text=True)
+    assert p.stdout.readline().strip() == "ready"
+    row = ps_json(tdebug)[p.pid]
+    assert row["command"][2:] == ["caf\u00e9", "\ufffd\ufffdend"]
+
+
 # --- the command line
 
 @pytest.mark.parametrize("args, message", [

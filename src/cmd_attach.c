@@ -7,6 +7,7 @@
 #include "cmd.h"
 #include "common.h"
 #include "debugger.h"
+#include "ptrace_check.h"
 #include "session_opts.h"
 
 #include <errno.h>
@@ -22,6 +23,10 @@ const char cmd_attach_usage[] =
     "Attach gdb to a running Python process, reading only the symbols that\n"
     "matter, and detach safely: quitting or Ctrl-C detaches, the process goes\n"
     "on as before (one that was stopped stays stopped), and it is never killed.\n"
+    "PID may be a debugpy adapter or launcher: tdebug attaches to the process\n"
+    "that runs the user's code and says so.  What cannot work (another user's\n"
+    "process, one already traced, ptrace_scope, no CAP_SYS_PTRACE, not Python)\n"
+    "is refused before gdb starts, with the reason and what to do.\n"
     "\n"
     "  --stop-at-import MODULE  stop in MODULE's PyInit_<name> when the process\n"
     "                           imports it (said at once if it already has)\n"
@@ -52,6 +57,7 @@ int cmd_attach(int argc, char **argv)
     tdb_session_options opts = {.output = TDB_OUTPUT_INTERACTIVE};
     tdb_session *s = NULL;
     tdb_error err = {0};
+    tdb_resolution target = {0};
     int status = TDB_EXIT_USAGE, c;
     long pid;
 
@@ -87,26 +93,35 @@ int cmd_attach(int argc, char **argv)
         status = tdb_usage_error("attach", "'%s' is not a process id", argv[optind]);
         goto cleanup;
     }
-    if (kill((pid_t)pid, 0) < 0 && errno == ESRCH) {
-        tdb_fail("cannot attach to pid %ld: no such process (see 'tdebug ps')", pid);
-        status = TDB_EXIT_FAIL;
+    /* Resolve a debugpy adapter or launcher to the process running user
+     * code, and refuse what cannot work before gdb is even started. */
+    int rc = tdb_attach_prepare((pid_t)pid, NULL, &target, NULL, &err);
+    if (rc != 0) {
+        tdb_print_error(&err);
+        status = err.exit_code ? err.exit_code : TDB_EXIT_FAIL;
         goto cleanup;
     }
-    if (pid == getpid()) {
-        tdb_fail("cannot attach to pid %ld: that is tdebug itself", pid);
-        status = TDB_EXIT_FAIL;
-        goto cleanup;
-    }
+    if (target.note)
+        fprintf(stderr, "tdebug: %s\n", target.note);
 
     s = tdb_session_new(&opts, &err);
     if (!s) {
         status = tdb_error_exit(&err);
         goto cleanup;
     }
-    status = tdb_session_attach(s, (pid_t)pid, &err);
+    status = tdb_session_attach(s, target.pid, &err);
+    if (err.set && (err.code == EPERM || err.code == ESRCH)) {
+        /* gdb was refused after all (the process changed, or a check could
+         * not see it coming): say why, from what the system shows now. */
+        tdb_error why = {0};
+        tdb_ptrace_explain(target.pid, NULL, err.code, &why);
+        if (why.set)
+            err = why;
+    }
     if (err.set)
         tdb_print_error(&err);
 cleanup:
+    tdb_resolution_release(&target);
     tdb_session_free(s);
     tdb_session_options_release(&opts);
     return status;

@@ -70,27 +70,6 @@ static int looks_like_python(const char *arg)
     return strncmp(arg, "python", 6) == 0;
 }
 
-/* Find NAME on PATH when it has no slash.  New string or NULL. */
-static char *which(const char *name)
-{
-    if (strchr(name, '/'))
-        return tdb_xstrdup(name);
-    const char *path = getenv("PATH");
-    if (!path)
-        path = "/usr/bin:/bin";
-    char *copy = tdb_xstrdup(path), *save = NULL, *found = NULL;
-    for (char *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
-        char *p = tdb_xasprintf("%s/%s", *dir ? dir : ".", name);
-        if (access(p, X_OK) == 0) {
-            found = p;
-            break;
-        }
-        free(p);
-    }
-    free(copy);
-    return found;
-}
-
 static int check_python(const char *python)
 {
     struct stat st;
@@ -175,7 +154,7 @@ int cmd_run(int argc, char **argv)
         i++;
     if (i < argc && !python_opt && argv[i][0] != '-' && looks_like_python(argv[i]))
         python_opt = argv[i++];
-    python = which(python_opt ? python_opt : tdb_default_python());
+    python = tdb_which(python_opt ? python_opt : tdb_default_python());
     if (!python) {
         tdb_fail("cannot find '%s' on PATH (give the interpreter's path)", python_opt);
         status = TDB_EXIT_NOTFOUND;

@@ -309,6 +309,25 @@ char *tdb_companion_path(const char *name)
     return NULL;
 }
 
+char *tdb_which(const char *name)
+{
+    if (strchr(name, '/'))
+        return tdb_xstrdup(name);
+    const char *path = getenv("PATH");
+    if (!path || !*path)
+        path = "/usr/local/bin:/usr/bin:/bin";
+    char *copy = tdb_xstrdup(path), *save = NULL, *found = NULL;
+    for (char *dir = strtok_r(copy, ":", &save); dir && !found; dir = strtok_r(NULL, ":", &save)) {
+        char *cand = tdb_xasprintf("%s/%s", *dir ? dir : ".", name);
+        if (access(cand, X_OK) == 0)
+            found = cand;
+        else
+            free(cand);
+    }
+    free(copy);
+    return found;
+}
+
 const char *tdb_default_python(void)
 {
     return TDB_PYTHON;

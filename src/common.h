@@ -102,6 +102,11 @@ void tdb_shell_quote(tdb_buf *b, const char *arg);
  * when NAME is in none of them. */
 char *tdb_companion_path(const char *name);
 
+/* NAME as execvp() would find it: itself when it has a slash, else the
+ * first executable NAME in $PATH (default /usr/local/bin:/usr/bin:/bin).
+ * New string, or NULL when there is none. */
+char *tdb_which(const char *name);
+
 /* The python tdebug targets by default (PYTHON at build time). */
 const char *tdb_default_python(void);
 

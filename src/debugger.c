@@ -1674,7 +1674,10 @@ int tdb_session_attach(tdb_session *s, pid_t pid, tdb_error *err)
     if (tdb_gdb_cmd(s->gdb, SYMBOLS_TIMEOUT_MS, NULL, err, "-target-attach %d", (int)pid) < 0) {
         tdb_error local = *err;
         tdb_error_clear(err);
-        tdb_error_set_exit(err, TDB_EXIT_FAIL, local.code,
+        /* gdb says "ptrace: Operation not permitted." / "No such process." */
+        int code = strstr(local.msg, "not permitted") ? EPERM
+                   : strstr(local.msg, "No such process") ? ESRCH : local.code;
+        tdb_error_set_exit(err, TDB_EXIT_FAIL, code,
                            "cannot attach to pid %d: %s (see 'tdebug doctor')", (int)pid, local.msg);
         goto cleanup;
     }

@@ -61,25 +61,6 @@ const char *tdb_refusal_name(tdb_refusal r)
 
 /* --- the tracer */
 
-static char *find_in_path(const char *name)
-{
-    if (strchr(name, '/'))
-        return tdb_xstrdup(name);
-    const char *path = getenv("PATH");
-    if (!path || !*path)
-        path = "/usr/local/bin:/usr/bin:/bin";
-    char *copy = tdb_xstrdup(path), *save = NULL, *found = NULL;
-    for (char *dir = strtok_r(copy, ":", &save); dir && !found; dir = strtok_r(NULL, ":", &save)) {
-        char *cand = tdb_xasprintf("%s/%s", *dir ? dir : ".", name);
-        if (access(cand, X_OK) == 0)
-            found = cand;
-        else
-            free(cand);
-    }
-    free(copy);
-    return found ? found : tdb_xstrdup(name);
-}
-
 /* security.capability of PATH (struct vfs_cap_data, little-endian; the
  * low 32 capabilities hold CAP_SYS_PTRACE). */
 static void read_file_caps(tdb_tracer *t, const char *path)
@@ -180,7 +161,10 @@ int tdb_tracer_read(tdb_tracer *out, const char *root, const char *gdb, tdb_erro
         t.user = tdb_xasprintf("%u", (unsigned)t.uid);
     if (!gdb || !*gdb)
         gdb = getenv("TDEBUG_GDB");
-    t.gdb = find_in_path(gdb && *gdb ? gdb : "gdb");
+    gdb = gdb && *gdb ? gdb : "gdb";
+    t.gdb = tdb_which(gdb);
+    if (!t.gdb)
+        t.gdb = tdb_xstrdup(gdb);
     read_file_caps(&t, t.gdb);
     compute_debugger_caps(&t);
     *out = t;

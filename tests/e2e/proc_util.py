@@ -14,6 +14,9 @@ from conftest import PYTHON, proc_state, tracer_of, wait_until
 
 TIMEOUT = 120
 
+# root without CAP_SYS_PTRACE, as in a container started without it.
+ROOT_NO_PTRACE_CAP = ["setpriv", "--inh-caps=-sys_ptrace", "--bounding-set=-sys_ptrace"]
+
 # Holds PID under ptrace with PTRACE_SEIZE (which does not stop it) and
 # sleeps; when the holder dies the kernel detaches and PID runs on.  Named
 # 'ptrace-holder' so a tracer's name can be checked.

@@ -154,7 +154,7 @@ def test_interactive_quit_detaches(tdebug, target):
     (["--batch", "12x"], 2, "tdebug attach: '12x' is not a process id"),
     (["--batch", "1", "2"], 2, "tdebug attach: one PID only"),
     (["--batch", "4194303"], 1, "tdebug: cannot attach to pid 4194303: no such process "
-                                "(see 'tdebug ps')"),
+                                "('tdebug ps' lists the Python processes you can attach to)"),
 ])
 def test_bad_pids(tdebug, args, status, message):
     r = run([tdebug, "attach"] + args)

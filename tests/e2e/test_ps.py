@@ -17,11 +17,8 @@ import pytest
 
 from conftest import PYTHON, run, wait_until
 from debugpy_util import EmbeddedLayout, LaunchLayout, ListenLayout, PlainProgram
-from proc_util import (held_with_ptrace, seccomp_no_ptrace_prefix, start_waiter, start_zombie,
-                       try_ptrace)
-
-# root without CAP_SYS_PTRACE, as in a container started without it.
-ROOT_NO_PTRACE_CAP = ["setpriv", "--inh-caps=-sys_ptrace", "--bounding-set=-sys_ptrace"]
+from proc_util import (ROOT_NO_PTRACE_CAP, held_with_ptrace, seccomp_no_ptrace_prefix,
+                       start_waiter, start_zombie, try_ptrace)
 
 
 def ps_json(tdebug, *args, prefix=()):

@@ -15,7 +15,7 @@
 Debian's torch has no debug info: the same steps at source level are in
 tinytensor_walkthrough.py.  Try (P=/usr/bin/python3):
 
-    tdebug tour                                              [planned: issue 8]
+    tdebug tour                                              [works]
     tdebug run --stop-at-import torch._C -- P samples/import_walkthrough.py
                                                              [being built: issue 2]
     tdebug run -b 'at::_ops::add_Tensor::call' -- P samples/import_walkthrough.py

@@ -19,7 +19,7 @@ source line (samples/tinytensor/csrc/...):
 Build first with 'make' (or make -C samples/tinytensor OUT=DIR and
 PYTHONPATH=DIR).  Try (P=/usr/bin/python3):
 
-    tdebug tour tinytensor                                   [planned: issue 8]
+    tdebug tour tinytensor                                   [works]
     tdebug run --stop-at-import tinytensor._C -- P samples/tinytensor_walkthrough.py
                                                              [being built: issue 2]
     tdebug run -b tt_native_add -- P samples/tinytensor_walkthrough.py

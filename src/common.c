@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -361,4 +362,84 @@ char *tdb_read_file(const char *path, size_t *out_len, tdb_error *err)
     if (out_len)
         *out_len = b.len;
     return tdb_buf_detach(&b);
+}
+
+/* A name beside PATH that does not exist: PATH.bak, then PATH.bak.1, ... */
+static char *free_backup_name(const char *path)
+{
+    struct stat st;
+    char *name = tdb_xasprintf("%s.bak", path);
+    for (int n = 1; lstat(name, &st) == 0; n++) {
+        free(name);
+        name = tdb_xasprintf("%s.bak.%d", path, n);
+    }
+    return name;
+}
+
+int tdb_write_file_keeping(const char *path, const char *data, size_t len, char **out_backup,
+                           tdb_error *err)
+{
+    char *tmp = tdb_xasprintf("%s.tdebug-XXXXXX", path), *backup = NULL;
+    struct stat st;
+    int fd = -1, rc = -1, exists = lstat(path, &st) == 0;
+
+    if (exists && S_ISDIR(st.st_mode)) {
+        tdb_error_set(err, EISDIR, "cannot write '%s': it is a directory", path);
+        goto cleanup;
+    }
+    fd = mkostemp(tmp, O_CLOEXEC);
+    if (fd < 0) {
+        tdb_error_errno(err, "cannot create a file beside '%s'", path);
+        goto cleanup;
+    }
+    /* The mode a plain creat() would give, or the old file's. */
+    mode_t mask = umask(0);
+    umask(mask);
+    fchmod(fd, exists && S_ISREG(st.st_mode) ? (st.st_mode & 07777) : (0666 & ~mask));
+    for (size_t off = 0; off < len;) {
+        ssize_t n = write(fd, data + off, len - off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            tdb_error_errno(err, "cannot write '%s'", tmp);
+            goto cleanup;
+        }
+        off += (size_t)n;
+    }
+    if (close(fd) < 0) {
+        fd = -1;
+        tdb_error_errno(err, "cannot write '%s'", tmp);
+        goto cleanup;
+    }
+    fd = -1;
+    if (exists) {
+        /* A hard link keeps the old file whole under its new name while
+         * the new one takes PATH; where links are refused, a rename. */
+        backup = free_backup_name(path);
+        if (link(path, backup) < 0 && rename(path, backup) < 0) {
+            tdb_error_errno(err, "cannot keep '%s' as '%s'", path, backup);
+            goto cleanup;
+        }
+    }
+    if (rename(tmp, path) < 0) {
+        tdb_error_errno(err, "cannot write '%s'", path);
+        if (backup && access(path, F_OK) < 0)
+            rename(backup, path); /* it was moved: put it back */
+        else if (backup)
+            unlink(backup); /* a second link: PATH still has the data */
+        goto cleanup;
+    }
+    rc = 0;
+    if (out_backup) {
+        *out_backup = backup;
+        backup = NULL;
+    }
+cleanup:
+    if (fd >= 0)
+        close(fd);
+    if (rc < 0)
+        unlink(tmp);
+    free(tmp);
+    free(backup);
+    return rc;
 }

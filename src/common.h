@@ -114,4 +114,13 @@ const char *tdb_default_python(void);
  * Returns NULL with ERR set on failure; *OUT_LEN gets the length if given. */
 char *tdb_read_file(const char *path, size_t *out_len, tdb_error *err);
 
+/* Write LEN bytes of DATA to PATH through a temporary file in the same
+ * directory, renamed over PATH, so that PATH is never half written.  A
+ * PATH that exists is kept as PATH.bak, or PATH.bak.N (the first free N)
+ * when that exists too; *OUT_BACKUP (if given) gets that name (new string)
+ * or NULL when there was nothing to keep.  Returns 0, or -1 with ERR set
+ * and PATH untouched. */
+int tdb_write_file_keeping(const char *path, const char *data, size_t len, char **out_backup,
+                           tdb_error *err);
+
 #endif

@@ -775,8 +775,13 @@ static int present_stop(tdb_session *s, tdb_stop_info *st, tdb_hook_action *acti
     st->libraries = libs;
     describe_stop(s, st, &what);
     st->message = tdb_buf_str(&what);
-    if (s->hook)
-        s->hook(s, TDB_HOOK_BEFORE, st, s->hook_data);
+    if (s->hook) {
+        /* The hook may pass the stop by (a tour skips PLT stubs and
+         * repeated hits): nothing is shown. */
+        *action = s->hook(s, TDB_HOOK_BEFORE, st, s->hook_data);
+        if (*action != TDB_HOOK_DEFAULT)
+            goto done;
+    }
     if (s->opts.output == TDB_OUTPUT_JSON) {
         json_t *e = json_pack("{s:s, s:s, s:s, s:i}", "event", "stopped", "reason", st->reason,
                               "message", st->message, "pid", (int)s->pid);
@@ -803,6 +808,7 @@ static int present_stop(tdb_session *s, tdb_stop_info *st, tdb_hook_action *acti
     }
     if (s->hook)
         *action = s->hook(s, TDB_HOOK_AFTER, st, s->hook_data);
+done:
     json_decref(st->frames);
     json_decref(st->python_frames);
     json_decref(st->libraries);
@@ -828,7 +834,7 @@ static void on_line(char *line)
  * a terminating signal arrived (s->fatal_signal set). */
 static char *read_command(tdb_session *s)
 {
-    const char *prompt = "(tdebug) ";
+    const char *prompt = s->opts.prompt ? s->opts.prompt : "(tdebug) ";
     if (!isatty(0)) {
         /* Not a terminal: plain lines, still interruptible. */
         fputs(prompt, s->out);
@@ -938,7 +944,8 @@ static int prompt_loop(tdb_session *s, tdb_error *err)
             *--end = '\0';
         int rc = 2; /* 2: stay at the prompt */
         if (!*cmd) {
-            rc = 2;
+            if (s->opts.empty_continues)
+                rc = resume(s, "-exec-continue", err) < 0 ? -1 : 1;
         } else if (is_word(cmd, "quit", "q")) {
             s->quit_requested = 1;
             rc = 0;
@@ -1107,8 +1114,11 @@ static int handle_stopped(tdb_session *s, const tdb_mi_record *r, tdb_error *err
             st.module = b->module;
             st.library = frame ? tdb_mi_str(frame, "from") : NULL;
             for (size_t k = 0; k < s->n_mods; k++)
-                if (strcmp(s->mods[k].name, b->module) == 0)
+                if (strcmp(s->mods[k].name, b->module) == 0) {
                     s->mods[k].stopped = 1;
+                    if (!st.library) /* a frame with a source line has no from= */
+                        st.library = s->mods[k].library;
+                }
         } else {
             st.reason = "breakpoint";
             st.bp_number = num ? atoi(num) : 0;
@@ -1758,6 +1768,11 @@ void tdb_session_set_stop_hook(tdb_session *s, tdb_stop_hook hook, void *data)
 {
     s->hook = hook;
     s->hook_data = data;
+}
+
+int tdb_session_program_ended(const tdb_session *s)
+{
+    return s->have_exit;
 }
 
 void tdb_session_free(tdb_session *s)

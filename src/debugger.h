@@ -47,6 +47,9 @@ typedef struct tdb_session_options {
     int all_symbols;       /* gdb's default: read every library's symbols */
     int verbose;           /* show gdb's own chatter */
     int max_frames;        /* frames shown per backtrace (0: 64) */
+    const char *prompt;    /* interactive prompt (NULL: "(tdebug) ") */
+    int empty_continues;   /* interactive: an empty line resumes the program
+                            * (tours: Enter goes to the next stop) */
 } tdb_session_options;
 
 typedef struct tdb_session tdb_session;
@@ -71,12 +74,15 @@ typedef struct tdb_stop_info {
     json_t *libraries;   /* paths of the libraries mapped so far (borrowed) */
 } tdb_stop_info;
 
-/* A stop hook is called twice at each stop the session presents: BEFORE
- * the stop line and stacks are printed and AFTER.  The AFTER call's answer
+/* A stop hook is called twice at each stop: BEFORE the stop line and
+ * stacks are printed and AFTER.  The BEFORE call may filter: CONTINUE
+ * resumes the program without showing the stop (and without an AFTER
+ * call), QUIT ends the session, DEFAULT shows it.  The AFTER call's answer
  * decides what happens next. */
 typedef enum tdb_hook_phase { TDB_HOOK_BEFORE, TDB_HOOK_AFTER } tdb_hook_phase;
 typedef enum tdb_hook_action {
-    TDB_HOOK_DEFAULT,  /* what the output mode does: prompt, or continue */
+    TDB_HOOK_DEFAULT,  /* BEFORE: show the stop; AFTER: what the output mode
+                        * does (prompt, or continue) */
     TDB_HOOK_CONTINUE, /* resume the program */
     TDB_HOOK_QUIT      /* end the session */
 } tdb_hook_action;
@@ -115,6 +121,10 @@ int tdb_session_attach(tdb_session *s, pid_t pid, tdb_error *err);
 
 /* Call HOOK (with DATA) at every stop presented; NULL removes it. */
 void tdb_session_set_stop_hook(tdb_session *s, tdb_stop_hook hook, void *data);
+
+/* 1 once the program ended by itself (it exited, or a signal killed it),
+ * 0 while it runs or when the session ended it (quit, detach). */
+int tdb_session_program_ended(const tdb_session *s);
 
 /* Quit gdb and free the session.  Accepts NULL. */
 void tdb_session_free(tdb_session *s);

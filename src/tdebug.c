@@ -21,6 +21,7 @@ static const tdb_command commands[] = {
      cmd_attach_usage},
     {"ps", cmd_ps, "list Python processes: debugpy roles, torch, tracer; --check PID", cmd_ps_usage},
     {"env", cmd_env, "print the environment that pauses programs at torch._C", cmd_env_usage},
+    {"tour", cmd_tour, "a guided tour from 'import torch' down into its C++ core", cmd_tour_usage},
     {NULL, NULL, NULL, NULL},
 };
 

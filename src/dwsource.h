@@ -1,0 +1,23 @@
+/*
+ * dwsource.h: where a shared object's debug info (DWARF) says its source
+ * files are, the way gdb finds them: a compilation unit's DW_AT_name joined
+ * to its DW_AT_comp_dir.  For tools that need a source line before the
+ * program runs (a breakpoint on a marked line of a sample).
+ */
+#ifndef TDB_DWSOURCE_H
+#define TDB_DWSOURCE_H
+
+#include "common.h"
+
+/* The absolute path of the source of the compilation unit in ELF_PATH whose
+ * name is NAME or ends with "/" NAME ("tt_native_cpu.c").  New string, or
+ * NULL with ERR set when the file cannot be read, has no DWARF, or has no
+ * such unit. */
+char *tdb_dwarf_source_path(const char *elf_path, const char *name, tdb_error *err);
+
+/* The number of the one line of the text file PATH containing MARKER.
+ * Returns 0 and writes *OUT_LINE, or -1 with ERR set when the file cannot
+ * be read or MARKER is on no line or on more than one. */
+int tdb_marked_line(const char *path, const char *marker, int *out_line, tdb_error *err);
+
+#endif

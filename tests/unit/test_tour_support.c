@@ -1,0 +1,241 @@
+/*
+ * test_tour_support.c: what 'tdebug tour' stands on besides the session:
+ * the tours' data (src/tour_data.c) is complete, a handout never replaces a
+ * file without keeping it (tdb_write_file_keeping), and a marked source
+ * line is found through a binary's DWARF (src/dwsource.c), here this test's
+ * own.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "common.h"
+#include "dwsource.h"
+#include "tour.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- the tours ---- */
+
+static void test_tours_are_complete(void **state)
+{
+    assert_true(tdb_n_tours >= 2);
+    assert_string_equal(tdb_tours[0].name, "torch"); /* the default */
+    for (size_t i = 0; i < tdb_n_tours; i++) {
+        const tdb_tour *t = &tdb_tours[i];
+        assert_ptr_equal(tdb_find_tour(t->name), t);
+        assert_non_null(t->title);
+        assert_non_null(t->summary);
+        assert_non_null(t->module);
+        assert_non_null(t->code);
+        assert_non_null(t->intro);
+        assert_non_null(t->outro);
+        assert_true(t->n_stops >= 5);
+        if (t->instead)
+            assert_non_null(tdb_find_tour(t->instead));
+        for (size_t k = 0; k < t->n_stops; k++) {
+            const tdb_tour_stop *s = &t->stops[k];
+            assert_non_null(s->target);
+            assert_non_null(s->title);
+            assert_non_null(s->what);
+            assert_non_null(s->where);
+            assert_non_null(s->where[0].path);
+            assert_non_null(s->try_next);
+            assert_non_null(s->try_next[0].command);
+            /* Breakpoint stops say which function they must be in. */
+            if (s->trigger != TDB_TOUR_LOADED)
+                assert_non_null(s->function);
+            if (s->trigger == TDB_TOUR_MARKED_LINE) {
+                assert_non_null(s->file);
+                assert_non_null(s->library);
+                assert_non_null(t->package);
+            }
+            for (const tdb_tour_try *x = s->try_next; x->command; x++)
+                assert_non_null(x->shows);
+        }
+    }
+    assert_null(tdb_find_tour("nosuch"));
+}
+
+/* The torch tour stops where its explanation says, in this order. */
+static void test_torch_tour_stops(void **state)
+{
+    const tdb_tour *t = tdb_find_tour("torch");
+    static const char *const functions[] = {NULL, "PyInit__C", "initModule",
+                                            "at::_ops::add_Tensor::call",
+                                            "at::native::structured_ufunc_add_CPU::impl"};
+    assert_int_equal(t->n_stops, 5);
+    assert_int_equal(t->stops[0].trigger, TDB_TOUR_LOADED);
+    assert_string_equal(t->stops[0].target, "torch._C");
+    assert_int_equal(t->stops[1].trigger, TDB_TOUR_IMPORT);
+    for (size_t k = 1; k < 5; k++) {
+        assert_string_equal(t->stops[k].function, functions[k]);
+        assert_non_null(t->stops[k].no_debug); /* stock torch has none */
+        if (k > 1)
+            assert_string_equal(t->stops[k].target, functions[k]);
+    }
+}
+
+/* ---- tdb_write_file_keeping ---- */
+
+static char dir[64];
+
+static int make_dir(void **state)
+{
+    strcpy(dir, "/tmp/tdebug-unit-XXXXXX");
+    return mkdtemp(dir) ? 0 : -1;
+}
+
+static int remove_dir(void **state)
+{
+    char *cmd = tdb_xasprintf("rm -rf '%s'", dir);
+    int rc = system(cmd);
+    free(cmd);
+    return rc == 0 ? 0 : -1;
+}
+
+static char *slurp(const char *path)
+{
+    return tdb_read_file(path, NULL, NULL);
+}
+
+static void assert_file(const char *path, const char *want)
+{
+    char *text = slurp(path);
+    assert_non_null(text);
+    assert_string_equal(text, want);
+    free(text);
+}
+
+static void test_write_new_file(void **state)
+{
+    char *path = tdb_xasprintf("%s/new.md", dir), *backup = (char *)"unset";
+    tdb_error err = {0};
+    struct stat st;
+
+    assert_int_equal(tdb_write_file_keeping(path, "hello\n", 6, &backup, &err), 0);
+    assert_null(backup);
+    assert_file(path, "hello\n");
+    assert_int_equal(stat(path, &st), 0);
+    mode_t mask = umask(0);
+    umask(mask);
+    assert_int_equal(st.st_mode & 0777, 0666 & ~mask);
+    free(path);
+}
+
+static void test_existing_file_is_kept(void **state)
+{
+    char *path = tdb_xasprintf("%s/notes.md", dir), *bak = tdb_xasprintf("%s.bak", path);
+    char *bak1 = tdb_xasprintf("%s.bak.1", path), *backup = NULL;
+    tdb_error err = {0};
+
+    assert_int_equal(tdb_write_file_keeping(path, "mine\n", 5, NULL, &err), 0);
+    chmod(path, 0600);
+    assert_int_equal(tdb_write_file_keeping(path, "first\n", 6, &backup, &err), 0);
+    assert_string_equal(backup, bak);
+    free(backup);
+    assert_file(bak, "mine\n");
+    assert_file(path, "first\n");
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600); /* the old file's mode */
+
+    /* A second time: .bak is taken, so .bak.1. */
+    assert_int_equal(tdb_write_file_keeping(path, "second\n", 7, &backup, &err), 0);
+    assert_string_equal(backup, bak1);
+    free(backup);
+    assert_file(bak, "mine\n");
+    assert_file(bak1, "first\n");
+    assert_file(path, "second\n");
+    free(path);
+    free(bak);
+    free(bak1);
+}
+
+static void test_directory_and_missing_dir_refused(void **state)
+{
+    tdb_error err = {0};
+    char *missing = tdb_xasprintf("%s/no/such/file.md", dir);
+
+    assert_int_equal(tdb_write_file_keeping(dir, "x", 1, NULL, &err), -1);
+    assert_non_null(strstr(err.msg, "is a directory"));
+    tdb_error_clear(&err);
+    assert_int_equal(tdb_write_file_keeping(missing, "x", 1, NULL, &err), -1);
+    assert_non_null(strstr(err.msg, "cannot create a file beside"));
+    free(missing);
+}
+
+/* ---- sources through DWARF ---- */
+
+static void test_marked_line(void **state)
+{
+    char *path = tdb_xasprintf("%s/src.c", dir);
+    tdb_error err = {0};
+    int line = 0;
+    const char text[] = "int a;\n/* TOUR: here */\nint b; /* TOUR: twice */\n/* TOUR: twice */\n";
+
+    assert_int_equal(tdb_write_file_keeping(path, text, sizeof(text) - 1, NULL, &err), 0);
+    assert_int_equal(tdb_marked_line(path, "TOUR: here", &line, &err), 0);
+    assert_int_equal(line, 2);
+    line = 0;
+    assert_int_equal(tdb_marked_line(path, "TOUR: twice", &line, &err), -1);
+    assert_int_equal(line, 0);
+    assert_non_null(strstr(err.msg, "has 2 lines marked 'TOUR: twice'"));
+    tdb_error_clear(&err);
+    assert_int_equal(tdb_marked_line(path, "TOUR: none", &line, &err), -1);
+    assert_non_null(strstr(err.msg, "has 0 lines marked"));
+    free(path);
+}
+
+static void test_dwarf_source_path_of_this_test(void **state)
+{
+    tdb_error err = {0};
+    char *self = realpath("/proc/self/exe", NULL);
+    char *src = tdb_dwarf_source_path(self, "test_tour_support.c", &err);
+    const char *tail = "/tests/unit/test_tour_support.c";
+    int line;
+
+    if (!src) {
+        /* Built without -g: nothing to read; say so rather than pass. */
+        print_message("skipped: %s\n", err.msg);
+        free(self);
+        exit(77);
+    }
+    assert_true(src[0] == '/');
+    assert_true(strlen(src) > strlen(tail));
+    assert_string_equal(src + strlen(src) - strlen(tail), tail);
+    /* The tour's way to a line: the file from DWARF, then the marker. */
+    assert_int_equal(tdb_marked_line(src, "TOUR" ": test marker", &line, &err), 0);
+    assert_int_equal(line, __LINE__); /* TOUR: test marker */
+    tdb_error_clear(&err);
+    assert_null(tdb_dwarf_source_path(self, "no_such_file.c", &err));
+    assert_non_null(strstr(err.msg, "has no compilation unit for 'no_such_file.c'"));
+    /* A name must match whole path components. */
+    tdb_error_clear(&err);
+    assert_null(tdb_dwarf_source_path(self, "our_support.c", &err));
+    tdb_error_clear(&err);
+    assert_null(tdb_dwarf_source_path("/nonexistent", "x.c", &err));
+    assert_non_null(strstr(err.msg, "cannot open '/nonexistent'"));
+    free(self);
+    free(src);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_tours_are_complete),
+        cmocka_unit_test(test_torch_tour_stops),
+        cmocka_unit_test(test_write_new_file),
+        cmocka_unit_test(test_existing_file_is_kept),
+        cmocka_unit_test(test_directory_and_missing_dir_refused),
+        cmocka_unit_test(test_marked_line),
+        cmocka_unit_test(test_dwarf_source_path_of_this_test),
+    };
+    return cmocka_run_group_tests(tests, make_dir, remove_dir);
+}

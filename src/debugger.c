@@ -259,7 +259,17 @@ static bp_info *add_bp(tdb_session *s, int number, const char *location, const c
     return b;
 }
 
-/* Update a breakpoint from a bkpt={...} tuple (MI3). */
+static int ends_with(const char *s, const char *tail)
+{
+    size_t n = s ? strlen(s) : 0, t = strlen(tail);
+    return n >= t && strcmp(s + n - t, tail) == 0;
+}
+
+/* Update a breakpoint from a bkpt={...} tuple (MI3).  A function called
+ * across libraries (at::_ops::add_Tensor::call from libtorch_python) gets
+ * locations on its PLT stubs too, so every call would stop twice, first
+ * in a stub; those locations are disabled while the function itself has a
+ * location, unless the user asked for the stub. */
 static void update_bp(tdb_session *s, const json_t *bkpt)
 {
     const char *num = tdb_mi_str(bkpt, "number");
@@ -271,6 +281,28 @@ static void update_bp(tdb_session *s, const json_t *bkpt)
     const char *times = tdb_mi_str(bkpt, "times");
     if (times)
         b->hits = atoi(times);
+
+    json_t *locations = json_object_get(bkpt, "locations");
+    if (!json_is_array(locations) || b->module || strstr(b->location, "@plt"))
+        return;
+    size_t i, real = 0;
+    json_t *loc;
+    json_array_foreach(locations, i, loc)
+        if (!ends_with(tdb_mi_str(loc, "at"), "@plt>"))
+            real++;
+    if (!real)
+        return;
+    tdb_buf cmd = TDB_BUF_INIT;
+    json_array_foreach(locations, i, loc)
+    {
+        const char *enabled = tdb_mi_str(loc, "enabled"), *number = tdb_mi_str(loc, "number");
+        if (number && enabled && strcmp(enabled, "y") == 0 &&
+            ends_with(tdb_mi_str(loc, "at"), "@plt>"))
+            tdb_buf_addf(&cmd, " %s", number);
+    }
+    if (cmd.len)
+        tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, NULL, "-break-disable%s", tdb_buf_str(&cmd));
+    tdb_buf_free(&cmd);
 }
 
 /* ---- output ---- */

@@ -308,3 +308,17 @@ def test_stop_at_load_comes_before_the_import_stop(tdebug, torch_available):
     assert 0 < loaded["libraries_mapped"] < 100
     # Inside the dynamic loader, in the middle of mapping it.
     assert any("_dl_map_object" in (f["function"] or "") for f in loaded["frames"])
+
+
+def test_cross_library_break_stops_in_the_function_not_its_plt_stubs(tdebug, torch_available):
+    # gdb also puts locations on the PLT stubs in libtorch_python and
+    # libtorch_cpu; tdebug disables those, so one call is one stop.
+    r = run([tdebug, "run", "--json", "-b", "at::_ops::add_Tensor::call", "-c",
+             "import torch; x = torch.ones(2) + 1"])
+    assert r.returncode == 0, r.stderr
+    stops = [e for e in json_events(r.stdout) if e["event"] == "stopped"]
+    assert len(stops) == 1
+    top = stops[0]["frames"][0]
+    assert top["function"].startswith("at::_ops::add_Tensor::call(")
+    assert not top["function"].endswith("@plt")
+    assert "libtorch_cpu.so" in top["library"]

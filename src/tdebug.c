@@ -22,6 +22,8 @@ static const tdb_command commands[] = {
     {"ps", cmd_ps, "list Python processes: debugpy roles, torch, tracer; --check PID", cmd_ps_usage},
     {"env", cmd_env, "print the environment that pauses programs at torch._C", cmd_env_usage},
     {"tour", cmd_tour, "a guided tour from 'import torch' down into its C++ core", cmd_tour_usage},
+    {"vscode", cmd_vscode, "write .vscode/launch.json for mixed Python/C++ debugging", cmd_vscode_usage},
+    {"wait-port", cmd_wait_port, "wait until a TCP port listens, without connecting", cmd_wait_port_usage},
     {NULL, NULL, NULL, NULL},
 };
 

@@ -1052,6 +1052,8 @@ int tdb_jsonc_update_array(tdb_jsonc_doc *doc, const char *array_key, const char
     if (!root_is_object(doc, err))
         return -1;
     arr = tdb_jsonc_get(doc->root, array_key);
+    if (!arr && n_entries == 0)
+        return 0; /* nothing to add, nothing to remove */
     if (!arr) {
         json_t *pm = pending_members(doc);
         json_t *a = json_object_get(pm, array_key);

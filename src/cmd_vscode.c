@@ -1,0 +1,703 @@
+/*
+ * cmd_vscode.c: 'tdebug vscode', which writes .vscode/launch.json and
+ * tasks.json so that F5 in VS Code debugs a Python program and the C/C++
+ * it calls, together.  The entries are made in vscode/launch.c and merged
+ * into the user's files by vscode/jsonc.c; this file resolves the options
+ * (interpreter, gdb, script, port, libraries, the process to attach to) and
+ * reports.
+ */
+#include "cmd.h"
+#include "common.h"
+#include "jsonc.h"
+#include "launch.h"
+#include "tcp.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* How deep the workspace is searched for the user's own shared objects. */
+#define LIB_SCAN_DEPTH 8
+
+const char cmd_vscode_usage[] =
+    "usage: tdebug vscode [--workspace DIR] (--program SCRIPT | --module M) [options]\n"
+    "                     [--args ARG...]\n"
+    "       tdebug vscode [--workspace DIR] --attach PID [options]\n"
+    "\n"
+    "Write .vscode/launch.json and .vscode/tasks.json in the workspace so that\n"
+    "one F5 in VS Code debugs a Python program and the C/C++ it calls (torch,\n"
+    "your extensions) together: pick \"tdebug: SCRIPT (Python + C++)\" in Run and\n"
+    "Debug.  That compound starts the interpreter under gdb (\"tdebug: SCRIPT\n"
+    "(C++, gdb)\", a cppdbg launch: no privileges needed) running the program\n"
+    "under debugpy, and attaches the Python debugger to it once it listens\n"
+    "(\"tdebug: SCRIPT (Python, debugpy)\", after the task \"tdebug: wait for\n"
+    "debugpy (SCRIPT)\").  SCRIPT is the script's path in the workspace.\n"
+    "\n"
+    "Only tdebug's own entries (named \"tdebug: ...\") are added or replaced;\n"
+    "every other configuration, compound, input, task and comment stays as it\n"
+    "was, byte for byte.  A changed file's previous text is kept as\n"
+    "launch.json.~N~ (tasks.json.~N~); running the command again changes\n"
+    "nothing.  A file that does not parse is left alone.\n"
+    "\n"
+    "  --workspace DIR   the folder opened in VS Code (default: .)\n"
+    "  --program SCRIPT  the Python script to run (a relative path is the\n"
+    "                    workspace's, else the current directory's)\n"
+    "  --module M        or the module to run (python -m M)\n"
+    "  --args ARG...     the program's arguments: everything after --args\n"
+    "  --python PATH     the interpreter (default: $TDEBUG_PYTHON, else the one\n"
+    "                    tdebug was built for); it needs debugpy\n"
+    "  --port N          debugpy's port (default: kept from the last run, else a\n"
+    "                    free one chosen now); with --attach, the port of the\n"
+    "                    process's debugpy server when tdebug cannot find it\n"
+    "  --torch-src DIR   a PyTorch source tree: gdb shows torch's C++ from it\n"
+    "                    (sourceFileMap from where torch was built, and gdb's\n"
+    "                    source path)\n"
+    "  --lib PATTERN     also load the symbols of libraries whose file name\n"
+    "                    matches PATTERN (* and ?; repeatable).  The workspace's\n"
+    "                    own shared objects are found by themselves\n"
+    "  --attach PID      instead, attach to the running Python process PID:\n"
+    "                    \"tdebug: attach (C++, gdb)\", plus \"tdebug: attach\n"
+    "                    (Python, debugpy)\" and the compound \"tdebug: attach\n"
+    "                    (Python + C++)\" when it runs a debugpy server\n"
+    "\n"
+    "gdb loads the symbols of only the interpreter, libc and the loader,\n"
+    "torch/c10 and your own extensions, steps over std:: and pybind11::, and\n"
+    "loads CPython's gdb helpers (py-bt) when installed.\n"
+    "\n"
+    "Exit status: 0 written (or already up to date), 1 a file could not be\n"
+    "parsed or updated (it is left untouched) or the process cannot be\n"
+    "attached to, 2 usage error, 125 gdb missing or a write failed, 126 the\n"
+    "interpreter does not run, 127 the script or interpreter does not exist.\n";
+
+typedef struct options {
+    const char *workspace;
+    const char *program;
+    const char *module;
+    const char *python;
+    const char *torch_src;
+    long port;
+    long attach;
+    char **args;
+    int n_args;
+    const char **libs;
+    int n_libs;
+} options;
+
+/* ------------------------------------------------------------------ */
+/* Paths */
+
+/* PATH's directories searched for NAME; a new absolute path or NULL. */
+static char *search_path(const char *name)
+{
+    const char *path = getenv("PATH");
+    if (!path || !*path)
+        path = "/usr/local/bin:/usr/bin:/bin";
+    while (*path) {
+        size_t n = strcspn(path, ":");
+        char *cand = tdb_xasprintf("%.*s/%s", (int)n, n ? path : ".", name);
+        if (access(cand, X_OK) == 0 && cand[0] == '/')
+            return cand;
+        free(cand);
+        path += n + (path[n] == ':');
+    }
+    return NULL;
+}
+
+/* NAME as an absolute path, symlinks kept (a virtual environment's
+ * bin/python is a symlink that must stay one). */
+static char *absolute(const char *name)
+{
+    char cwd[PATH_MAX];
+    if (name[0] == '/' || !getcwd(cwd, sizeof(cwd)))
+        return tdb_xstrdup(name);
+    while (name[0] == '.' && name[1] == '/')
+        name += 2;
+    return tdb_xasprintf("%s/%s", cwd, name);
+}
+
+/* An interpreter given by name or path, checked for existence. */
+static int resolve_program(const char *what, const char *name, char **out, tdb_error *err)
+{
+    char *path = strchr(name, '/') ? absolute(name) : search_path(name);
+    if (!path) {
+        tdb_error_set_exit(err, TDB_EXIT_NOTFOUND, ENOENT, "cannot find %s '%s' on PATH", what, name);
+        return -1;
+    }
+    if (access(path, F_OK) < 0) {
+        tdb_error_set_exit(err, TDB_EXIT_NOTFOUND, errno, "cannot find %s '%s': %s", what, name,
+                           strerror(errno));
+        free(path);
+        return -1;
+    }
+    if (access(path, X_OK) < 0) {
+        tdb_error_set_exit(err, TDB_EXIT_NOEXEC, errno, "cannot run %s '%s': %s", what, name,
+                           strerror(errno));
+        free(path);
+        return -1;
+    }
+    *out = path;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* The process to attach to.
+ *
+ * Interim: until src/proc.h (debugpy role detection, adapter/launcher ->
+ * debuggee resolution) lands on main, the pid must be the Python process
+ * itself.  This is the one function to switch to that API. */
+
+static char *read_cmdline(pid_t pid, size_t *out_len)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+    return tdb_read_file(path, out_len, NULL);
+}
+
+/* The NUL-separated command line as a NULL-terminated vector pointing into
+ * BUF. */
+static char **split_cmdline(char *buf, size_t len, int *out_argc)
+{
+    int n = 0;
+    for (size_t i = 0; i < len; i++)
+        if (buf[i] == '\0')
+            n++;
+    char **argv = tdb_xcalloc((size_t)n + 2, sizeof(*argv));
+    int k = 0;
+    for (size_t i = 0; i < len && k <= n; i += strlen(buf + i) + 1)
+        argv[k++] = buf + i;
+    argv[k] = NULL;
+    *out_argc = k;
+    return argv;
+}
+
+static int argv_has(char **argv, const char *needle)
+{
+    for (; *argv; argv++)
+        if (strstr(*argv, needle))
+            return 1;
+    return 0;
+}
+
+static int resolve_attach_target(pid_t pid, pid_t *out_pid, char **out_exe, tdb_error *err)
+{
+    char path[64], exe[PATH_MAX];
+    size_t len;
+    int argc;
+
+    snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+    ssize_t n = readlink(path, exe, sizeof(exe) - 1);
+    if (n < 0) {
+        if (errno == ENOENT)
+            tdb_error_set_exit(err, TDB_EXIT_FAIL, ESRCH, "cannot attach to pid %d: no such process", (int)pid);
+        else
+            tdb_error_set_exit(err, TDB_EXIT_FAIL, errno, "cannot attach to pid %d: %s (reading '%s')",
+                               (int)pid, strerror(errno), path);
+        return -1;
+    }
+    exe[n] = '\0';
+    char *cmd = read_cmdline(pid, &len);
+    char **argv = cmd ? split_cmdline(cmd, len, &argc) : NULL;
+    int rc = -1;
+    if (argv && (argv_has(argv, "debugpy/adapter") || argv_has(argv, "debugpy.adapter"))) {
+        tdb_error_set_exit(err, TDB_EXIT_FAIL, 0,
+                           "cannot attach to pid %d: it is debugpy's adapter, not your program "
+                           "(attach to the program's own pid: see 'ps -ef --forest')", (int)pid);
+        goto done;
+    }
+    if (argv && argv_has(argv, "debugpy/launcher")) {
+        tdb_error_set_exit(err, TDB_EXIT_FAIL, 0,
+                           "cannot attach to pid %d: it is debugpy's launcher, not your program "
+                           "(attach to its child: see 'ps -ef --forest')", (int)pid);
+        goto done;
+    }
+    const char *base = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
+    int python = !strncmp(base, "python", 6);
+    if (!python) { /* an embedding program links libpython */
+        char mpath[64];
+        snprintf(mpath, sizeof(mpath), "/proc/%d/maps", (int)pid);
+        char *maps = tdb_read_file(mpath, NULL, NULL);
+        python = maps && strstr(maps, "/libpython3");
+        free(maps);
+    }
+    if (!python) {
+        tdb_error_set_exit(err, TDB_EXIT_FAIL, 0,
+                           "cannot attach to pid %d: it is not a Python process (it runs '%s')",
+                           (int)pid, exe);
+        goto done;
+    }
+    *out_pid = pid;
+    *out_exe = tdb_xstrdup(exe);
+    rc = 0;
+done:
+    free(argv);
+    free(cmd);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* The debugpy server of a process */
+
+/* "--listen [HOST:]PORT" among debugpy's own options on the command line
+ * ('python -m debugpy --listen 5678 script.py'). 1 found, 0 not; -1 when
+ * the process is a debugpy client (--connect): nothing to attach to. */
+static int debugpy_from_cmdline(char **argv, char **out_host, int *out_port)
+{
+    int in_debugpy = 0;
+    for (int i = 1; argv[i]; i++) {
+        const char *a = argv[i];
+        if (!in_debugpy) {
+            if ((!strcmp(a, "-m") && argv[i + 1] && !strcmp(argv[i + 1], "debugpy")) ||
+                (a[0] != '-' && strstr(a, "debugpy") && !strstr(a, ".py"))) {
+                in_debugpy = 1;
+                i += !strcmp(a, "-m");
+            } else if (a[0] != '-') {
+                return 0; /* the script: debugpy was not in front of it */
+            }
+            continue;
+        }
+        if (!strcmp(a, "--connect"))
+            return -1;
+        if (!strcmp(a, "--listen") && argv[i + 1]) {
+            tdb_error ignored = {0};
+            return tdb_tcp_parse_endpoint(argv[i + 1], out_host, out_port, &ignored) == 0;
+        }
+        if (a[0] != '-')
+            return 0;
+    }
+    return 0;
+}
+
+static int has_inode(const unsigned long *v, size_t n, unsigned long inode)
+{
+    for (size_t i = 0; i < n; i++)
+        if (v[i] == inode)
+            return 1;
+    return 0;
+}
+
+static const char *arg_after(char **argv, const char *flag)
+{
+    for (int i = 0; argv[i]; i++)
+        if (!strcmp(argv[i], flag))
+            return argv[i + 1];
+    return NULL;
+}
+
+/* debugpy.listen() from the program's code leaves no trace on its command
+ * line.  The server is then a debugpy adapter process ('.../debugpy/adapter
+ * --for-server P1 --host H --port P2') that the program is connected to:
+ * find the adapter listening on a port the program has a connection to,
+ * and take its --host/--port (or its other listening socket). */
+static int debugpy_from_sockets(pid_t pid, char **out_host, int *out_port)
+{
+    tdb_tcp_socket *socks = NULL;
+    size_t n_socks = 0, n_mine = 0;
+    unsigned long *mine = NULL;
+    DIR *proc = NULL;
+    struct dirent *de;
+    int found = 0;
+
+    if (tdb_tcp_sockets(pid, &socks, &n_socks, NULL) < 0 || tdb_tcp_inodes_of(pid, &mine, &n_mine, NULL) < 0)
+        goto done;
+    proc = opendir("/proc");
+    while (proc && !found && (de = readdir(proc))) {
+        if (!isdigit((unsigned char)de->d_name[0]))
+            continue;
+        pid_t other = (pid_t)atoi(de->d_name);
+        size_t len, n_theirs = 0;
+        int argc;
+        char *cmd = read_cmdline(other, &len);
+        char **argv = cmd ? split_cmdline(cmd, len, &argc) : NULL;
+        unsigned long *theirs = NULL;
+        if (!argv || !(argv_has(argv, "debugpy/adapter") || argv_has(argv, "debugpy.adapter")) ||
+            !arg_after(argv, "--for-server") || tdb_tcp_inodes_of(other, &theirs, &n_theirs, NULL) < 0)
+            goto next;
+        /* Does the program hold a connection to one of its listeners? */
+        int linked_port = 0;
+        for (size_t i = 0; i < n_socks && !linked_port; i++) {
+            if (socks[i].state != TDB_TCP_LISTEN || !has_inode(theirs, n_theirs, socks[i].inode))
+                continue;
+            for (size_t k = 0; k < n_socks; k++)
+                if (socks[k].state == TDB_TCP_ESTABLISHED && has_inode(mine, n_mine, socks[k].inode) &&
+                    socks[k].remote_port == socks[i].local_port)
+                    linked_port = socks[i].local_port;
+        }
+        if (!linked_port)
+            goto next;
+        long port = 0;
+        const char *p = arg_after(argv, "--port"), *h = arg_after(argv, "--host");
+        if (!p || tdb_parse_long(p, 0, 65535, &port) < 0 || port == 0) {
+            for (size_t i = 0; i < n_socks; i++) /* the listener that is not the program's */
+                if (socks[i].state == TDB_TCP_LISTEN && has_inode(theirs, n_theirs, socks[i].inode) &&
+                    socks[i].local_port != linked_port)
+                    port = socks[i].local_port;
+        }
+        if (port > 0) {
+            *out_host = tdb_xstrdup(h ? h : "127.0.0.1");
+            *out_port = (int)port;
+            found = 1;
+        }
+    next:
+        free(theirs);
+        free(argv);
+        free(cmd);
+    }
+done:
+    if (proc)
+        closedir(proc);
+    free(socks);
+    free(mine);
+    return found;
+}
+
+/* The debugpy server PID runs: 1 with *OUT_HOST and *OUT_PORT, 0 none, -1 the
+ * process is a debugpy client (already debugged by someone). */
+static int find_debugpy_server(pid_t pid, char **out_host, int *out_port)
+{
+    size_t len;
+    int argc, rc = 0;
+    char *cmd = read_cmdline(pid, &len);
+    char **argv = cmd ? split_cmdline(cmd, len, &argc) : NULL;
+    if (argv)
+        rc = debugpy_from_cmdline(argv, out_host, out_port);
+    free(argv);
+    free(cmd);
+    if (rc == 0)
+        rc = debugpy_from_sockets(pid, out_host, out_port);
+    return rc;
+}
+
+static int ptrace_restricted(void)
+{
+    char *s = tdb_read_file("/proc/sys/kernel/yama/ptrace_scope", NULL, NULL);
+    int scope = s ? atoi(s) : 0;
+    free(s);
+    return scope >= 1 && geteuid() != 0;
+}
+
+/* ------------------------------------------------------------------ */
+
+static int free_port(void)
+{
+    struct sockaddr_in a = {0};
+    socklen_t len = sizeof(a);
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), port = 0;
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+        port = ntohs(a.sin_port);
+    if (fd >= 0)
+        close(fd);
+    return port;
+}
+
+/* The libraries whose symbols gdb loads: tdebug's fixed set, --lib, and the
+ * shared objects in the workspace (and the script's folder outside it). */
+static json_t *library_patterns(const options *o, const tdb_python_info *py, const char *ws_real,
+                                const char *script_dir)
+{
+    json_t *libs = json_array();
+    char *libpython = tdb_xasprintf("libpython%s*.so*", py && py->version ? py->version : "3");
+    const char *fixed[] = {
+        "libc.so.6", "ld-linux*.so*", libpython,
+        "libtorch*.so*", "libc10*.so*", "libshm.so*", "_C.cpython*.so", "_C_flatbuffer*.so",
+    };
+    for (size_t i = 0; i < sizeof(fixed) / sizeof(*fixed); i++)
+        json_array_append_new(libs, json_string(fixed[i]));
+    for (int i = 0; i < o->n_libs; i++)
+        json_array_append_new(libs, json_string(o->libs[i]));
+    tdb_vscode_find_libraries(ws_real, LIB_SCAN_DEPTH, libs);
+    if (script_dir)
+        tdb_vscode_find_libraries(script_dir, 0, libs);
+    free(libpython);
+    return libs;
+}
+
+static int parse_options(int argc, char **argv, options *o)
+{
+    static const struct option opts[] = {
+        {"workspace", required_argument, NULL, 'w'},
+        {"program", required_argument, NULL, 'p'},
+        {"module", required_argument, NULL, 'm'},
+        {"python", required_argument, NULL, 'P'},
+        {"torch-src", required_argument, NULL, 't'},
+        {"port", required_argument, NULL, 'o'},
+        {"attach", required_argument, NULL, 'a'},
+        {"lib", required_argument, NULL, 'l'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int c, nargs = argc;
+
+    /* Everything after --args belongs to the program, options included. */
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--args")) {
+            nargs = i;
+            o->args = argv + i + 1;
+            o->n_args = argc - i - 1;
+            break;
+        }
+    o->libs = tdb_xcalloc((size_t)argc + 1, sizeof(*o->libs));
+    optind = 1;
+    opterr = 0; /* our own message, in our own words */
+    while ((c = getopt_long(nargs, argv, "+h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'w': o->workspace = optarg; break;
+        case 'p': o->program = optarg; break;
+        case 'm': o->module = optarg; break;
+        case 'P': o->python = optarg; break;
+        case 't': o->torch_src = optarg; break;
+        case 'l': o->libs[o->n_libs++] = optarg; break;
+        case 'o':
+            if (tdb_parse_long(optarg, 1, 65535, &o->port) < 0)
+                return tdb_usage_error("vscode", "bad --port '%s' (expected 1 to 65535)", optarg);
+            break;
+        case 'a':
+            if (tdb_parse_long(optarg, 1, INT_MAX, &o->attach) < 0)
+                return tdb_usage_error("vscode", "bad --attach '%s' (expected a process id)", optarg);
+            break;
+        case 'h': return -TDB_EXIT_OK - 1;
+        default: return tdb_usage_error("vscode", "unknown option or missing value '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < nargs)
+        return tdb_usage_error("vscode", "unexpected argument '%s' (program arguments go after --args)",
+                               argv[optind]);
+    if (!!o->program + !!o->module + !!o->attach != 1)
+        return tdb_usage_error("vscode", "give one of --program SCRIPT, --module M or --attach PID");
+    if (o->attach && o->n_args)
+        return tdb_usage_error("vscode", "--args does not go with --attach (the process already runs)");
+    if (o->module && (!*o->module || strpbrk(o->module, " \t/")))
+        return tdb_usage_error("vscode", "bad --module '%s' (expected a dotted module name)", o->module);
+    return 0;
+}
+
+static void report(const tdb_vscode_written *w)
+{
+    if (!w->path)
+        return;
+    if (!w->changed)
+        printf("%s is up to date\n", w->path);
+    else if (w->backup)
+        printf("wrote %s (the previous file is kept as %s)\n", w->path, w->backup);
+    else
+        printf("wrote %s\n", w->path);
+}
+
+int cmd_vscode(int argc, char **argv)
+{
+    options o = {0};
+    tdb_error err = {0};
+    tdb_python_info py = {0};
+    tdb_vscode_spec spec = {0};
+    tdb_vscode_written written[2] = {{0}};
+    char *ws_real = NULL, *python = NULL, *gdb = NULL, *script = NULL, *program = NULL;
+    char *label = NULL, *script_dir = NULL, *helper = NULL, *root = NULL, *torch_src = NULL;
+    char *host = NULL, *attach_exe = NULL, *debugpy_name = NULL, tdebug[PATH_MAX];
+    json_t *libs = NULL, *configurations = NULL, *compounds = NULL, *tasks = NULL;
+    pid_t attach_pid = 0;
+    int rc, port = 0;
+
+    rc = parse_options(argc, argv, &o);
+    if (rc == -TDB_EXIT_OK - 1) {
+        free(o.libs);
+        return tdb_print_usage("vscode");
+    }
+    if (rc != 0)
+        goto out;
+    rc = TDB_EXIT_TOOL;
+    if (!o.workspace)
+        o.workspace = ".";
+    ws_real = realpath(o.workspace, NULL);
+    struct stat st;
+    if (!ws_real || stat(ws_real, &st) < 0 || !S_ISDIR(st.st_mode)) {
+        rc = tdb_usage_error("vscode", "cannot use --workspace '%s': %s", o.workspace,
+                             ws_real ? "Not a directory" : strerror(errno));
+        goto out;
+    }
+
+    /* gdb, and the tdebug the task runs. */
+    const char *gdb_name = getenv("TDEBUG_GDB") && *getenv("TDEBUG_GDB") ? getenv("TDEBUG_GDB") : "gdb";
+    if (resolve_program("gdb", gdb_name, &gdb, &err) < 0) {
+        tdb_fail("%s (install gdb, or set TDEBUG_GDB)", err.msg);
+        rc = TDB_EXIT_TOOL;
+        goto out;
+    }
+    ssize_t n = readlink("/proc/self/exe", tdebug, sizeof(tdebug) - 1);
+    if (n <= 0) {
+        tdb_fail("cannot find tdebug's own path: %s", strerror(errno));
+        goto out;
+    }
+    tdebug[n] = '\0';
+
+    if (o.attach) {
+        if (resolve_attach_target((pid_t)o.attach, &attach_pid, &attach_exe, &err) < 0) {
+            rc = tdb_error_exit(&err);
+            goto out;
+        }
+        python = tdb_xstrdup(attach_exe);
+        if (tdb_vscode_probe_python(python, &py, &err) < 0) {
+            /* an embedding program is no interpreter: fine, fewer details */
+            tdb_error_clear(&err);
+            memset(&py, 0, sizeof(py));
+        }
+        int found = o.port ? 1 : find_debugpy_server(attach_pid, &host, &port);
+        if (o.port) {
+            host = tdb_xstrdup("127.0.0.1");
+            port = (int)o.port;
+        } else if (found < 0) {
+            tdb_warn("pid %d is already debugged by a debugpy client (it was started with --connect): "
+                     "writing only the C++ attach", (int)attach_pid);
+        } else if (found == 0) {
+            printf("pid %d runs no debugpy server: writing only the C++ attach "
+                   "(pass --port N if it listens where tdebug cannot see)\n", (int)attach_pid);
+        }
+        if (ptrace_restricted())
+            tdb_warn("ptrace_scope is 1: gdb can attach to pid %d only with privileges (VS Code asks "
+                     "through pkexec); the launch entry (--program) needs none", (int)attach_pid);
+    } else {
+        const char *py_name = o.python ? o.python
+                              : getenv("TDEBUG_PYTHON") && *getenv("TDEBUG_PYTHON") ? getenv("TDEBUG_PYTHON")
+                              : tdb_default_python();
+        if (resolve_program("python", py_name, &python, &err) < 0) {
+            rc = tdb_error_exit(&err);
+            goto out;
+        }
+        if (tdb_vscode_probe_python(python, &py, &err) < 0) {
+            tdb_error_set_exit(&err, TDB_EXIT_NOEXEC, 0, "%s", err.msg);
+            rc = tdb_error_exit(&err);
+            goto out;
+        }
+        if (!py.has_debugpy) {
+            tdb_fail("cannot use '%s' for VS Code: it has no debugpy module "
+                     "(install python3-debugpy or 'pip install debugpy', or pass --python)", python);
+            rc = TDB_EXIT_FAIL;
+            goto out;
+        }
+        if (o.program) {
+            /* A relative SCRIPT is the workspace's, as launch.json names
+             * it, else the current directory's. */
+            if (o.program[0] != '/') {
+                char *in_ws = tdb_xasprintf("%s/%s", ws_real, o.program);
+                script = realpath(in_ws, NULL);
+                free(in_ws);
+            }
+            if (!script)
+                script = realpath(o.program, NULL);
+            if (!script) {
+                tdb_fail("cannot find the script '%s': %s", o.program, strerror(errno));
+                rc = TDB_EXIT_NOTFOUND;
+                goto out;
+            }
+            size_t wl = strlen(ws_real);
+            if (!strncmp(script, ws_real, wl) && script[wl] == '/') {
+                program = tdb_xasprintf("${workspaceFolder}/%s", script + wl + 1);
+                label = tdb_xstrdup(script + wl + 1);
+            } else {
+                program = tdb_xstrdup(script);
+                label = tdb_xstrdup(script);
+                script_dir = tdb_xstrdup(script);
+                *strrchr(script_dir, '/') = '\0';
+            }
+        } else {
+            label = tdb_xasprintf("-m %s", o.module);
+        }
+        host = tdb_xstrdup("127.0.0.1");
+    }
+
+    if (o.torch_src) {
+        torch_src = realpath(o.torch_src, NULL);
+        if (!torch_src || stat(torch_src, &st) < 0 || !S_ISDIR(st.st_mode)) {
+            rc = tdb_usage_error("vscode", "cannot use --torch-src '%s': %s", o.torch_src,
+                                 torch_src ? "Not a directory" : strerror(errno));
+            goto out;
+        }
+        root = py.torch_dir ? tdb_vscode_torch_build_root(py.torch_dir) : NULL;
+        if (!root)
+            tdb_warn("cannot tell where PyTorch was built (%s): gdb searches '%s' for its sources, "
+                     "but no sourceFileMap is written",
+                     py.torch_dir ? "no source file names in its libc10.so" : "torch is not installed",
+                     torch_src);
+    }
+
+    spec.label = label;
+    spec.program = program;
+    spec.module = o.module;
+    spec.args = o.args;
+    spec.n_args = o.n_args;
+    spec.python = python;
+    spec.python_version = py.version;
+    spec.gdb = gdb;
+    spec.tdebug = tdebug;
+    spec.host = host;
+    spec.attach_pid = attach_pid;
+    spec.attach_program = attach_exe;
+    spec.torch_src = torch_src;
+    spec.build_root = root;
+    helper = tdb_vscode_python_gdb_helper(python, &py);
+    spec.gdb_helper = helper;
+    libs = library_patterns(&o, &py, ws_real, script_dir);
+    spec.libraries = libs;
+
+    if (!attach_pid) {
+        /* The port is kept between runs, so that running again gives the
+         * same file. */
+        debugpy_name = tdb_vscode_debugpy_name(&spec);
+        port = o.port ? (int)o.port : tdb_vscode_existing_port(ws_real, debugpy_name);
+        if (!port)
+            port = free_port();
+        if (!port) {
+            tdb_fail("cannot find a free TCP port on 127.0.0.1 for debugpy (pass --port N)");
+            goto out;
+        }
+    }
+    spec.port = port;
+
+    tdb_vscode_entries(&spec, &configurations, &compounds, &tasks);
+    if (tdb_vscode_write(ws_real, o.workspace, configurations, compounds, tasks,
+                         tdb_vscode_stale_names(&spec), written, &err) < 0) {
+        rc = tdb_error_exit(&err);
+        goto out;
+    }
+    report(&written[0]);
+    report(&written[1]);
+    if (attach_pid)
+        printf("In VS Code: Run and Debug, pick \"tdebug: attach (%s)\", press F5.\n",
+               port ? "Python + C++" : "C++, gdb");
+    else
+        printf("In VS Code: Run and Debug, pick \"tdebug: %s (Python + C++)\", press F5.\n", label);
+    rc = TDB_EXIT_OK;
+out:
+    tdb_vscode_written_clear(&written[0]);
+    tdb_vscode_written_clear(&written[1]);
+    json_decref(configurations);
+    json_decref(compounds);
+    json_decref(tasks);
+    json_decref(libs);
+    tdb_python_info_clear(&py);
+    free(o.libs);
+    free(ws_real);
+    free(python);
+    free(gdb);
+    free(script);
+    free(program);
+    free(label);
+    free(script_dir);
+    free(helper);
+    free(root);
+    free(torch_src);
+    free(host);
+    free(attach_exe);
+    free(debugpy_name);
+    return rc;
+}

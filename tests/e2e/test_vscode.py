@@ -1,0 +1,438 @@
+"""'tdebug vscode': what it writes, that it validates against the schemas VS
+Code applies, that the user's files lose nothing, and the refusals.  The
+runs of the written configurations are in test_vscode_e2e.py."""
+import json
+import os
+import pathlib
+import re
+import shutil
+import stat
+
+import jsonschema
+import pytest
+
+from conftest import PYTHON, ROOT, free_port, run, wait_until
+from vscode_util import Workspace, build_sample, load_jsonc, schema_for, schemas_dir, strip_jsonc
+
+FIXTURES = ROOT / "tests" / "fixtures" / "vscode"
+HELPER = pathlib.Path("/usr/share/gdb/auto-load") / (os.path.realpath(PYTHON).lstrip("/") + "-gdb.py")
+
+
+@pytest.fixture(scope="module")
+def built_sample(tmp_path_factory):
+    return build_sample(tmp_path_factory.mktemp("sample") / "ws")
+
+
+@pytest.fixture
+def ws(tmp_path, built_sample):
+    """A workspace holding the sample, built."""
+    dest = tmp_path / "ws"
+    shutil.copytree(built_sample, dest)
+    return dest
+
+
+@pytest.fixture(scope="session")
+def schemas():
+    d = schemas_dir()
+    if d is None:
+        pytest.fail("VS Code's schemas are missing: expected ../shared/vscode-schemas beside the "
+                    "checkout or /work/shared/vscode-schemas")
+    return d
+
+
+def vscode(tdebug, *args, cwd=None, check=True):
+    return run([tdebug, "vscode"] + list(args), cwd=cwd, check=check)
+
+
+def validate(launch, schemas):
+    """Every configuration against its debugger's schema, and the file's top
+    level against launch.schema.json."""
+    top = json.loads((schemas / "launch.schema.json").read_text())
+    jsonschema.Draft7Validator(top).validate(launch)
+    for conf in launch["configurations"]:
+        jsonschema.Draft7Validator(schema_for(conf, schemas)).validate(conf)
+
+
+def listen_port(args):
+    return int(args[args.index("--listen") + 1].rsplit(":", 1)[1])
+
+
+def own(items, key="name"):
+    return [x for x in items if x[key].startswith("tdebug: ")]
+
+
+def kill_adapters(port):
+    """debugpy's adapter for PORT runs outside the test's process groups
+    (debugpy double-forks it): end it by its pid."""
+    for d in pathlib.Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                cmd = (d / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if b"--port" in cmd and str(port).encode() in cmd and any(b"debugpy" in c for c in cmd):
+                try:
+                    os.kill(int(d.name), 9)
+                except ProcessLookupError:
+                    pass
+
+
+# ---------------------------------------------------------------------------
+# What is written
+
+def test_program_entries(tdebug, ws):
+    r = vscode(tdebug, "--workspace", str(ws), "--program", "main.py", "--args", "--lr", "0.1", "a b")
+    assert r.stdout == ("wrote %s/.vscode/launch.json\nwrote %s/.vscode/tasks.json\n"
+                        "In VS Code: Run and Debug, pick \"tdebug: main.py (Python + C++)\", press F5.\n"
+                        % (ws, ws))
+    launch = load_jsonc(ws / ".vscode" / "launch.json")
+    tasks = load_jsonc(ws / ".vscode" / "tasks.json")
+    assert launch["version"] == "0.2.0" and tasks["version"] == "2.0.0"
+    assert [c["name"] for c in launch["configurations"]] == [
+        "tdebug: main.py (C++, gdb)", "tdebug: main.py (Python, debugpy)"]
+    assert launch["compounds"] == [{"name": "tdebug: main.py (Python + C++)",
+                                    "configurations": ["tdebug: main.py (C++, gdb)",
+                                                       "tdebug: main.py (Python, debugpy)"],
+                                    "stopAll": True}]
+    gdb, py = launch["configurations"]
+    assert (gdb["type"], gdb["request"], gdb["program"]) == ("cppdbg", "launch", PYTHON)
+    port = listen_port(gdb["args"])
+    assert gdb["args"] == ["-Xfrozen_modules=off", "-m", "debugpy", "--listen", f"127.0.0.1:{port}",
+                           "--wait-for-client", "${workspaceFolder}/main.py", "--lr", "0.1", "a b"]
+    assert gdb["cwd"] == "${workspaceFolder}"
+    assert gdb["MIMode"] == "gdb" and os.path.isabs(gdb["miDebuggerPath"])
+    info = gdb["symbolLoadInfo"]
+    assert info["loadAll"] is False
+    listed = info["exceptionList"].split(";")
+    for pattern in ("libc.so.6", "ld-linux*.so*", "libtorch*.so*", "libc10*.so*", "_C.cpython*.so",
+                    "libtdbcore.so"):
+        assert pattern in listed
+    assert "libpython3.%d*.so*" % int(run([PYTHON, "-c", "import sys; print(sys.version_info[1])"]).stdout) in listed
+    texts = [c["text"] for c in gdb["setupCommands"]]
+    assert "-enable-pretty-printing" in texts
+    assert "skip -rfu ^std::" in texts and "skip -rfu ^pybind11::" in texts
+    if HELPER.exists():
+        assert f"source {HELPER}" in texts
+    assert "sourceFileMap" not in gdb  # only with --torch-src
+
+    assert (py["type"], py["request"]) == ("debugpy", "attach")
+    assert py["connect"] == {"host": "127.0.0.1", "port": port}
+    assert py["justMyCode"] is False
+    assert py["preLaunchTask"] == "tdebug: wait for debugpy (main.py)"
+    assert tasks["tasks"] == [{"label": "tdebug: wait for debugpy (main.py)", "type": "process",
+                               "command": tdebug,
+                               "args": ["wait-port", f"127.0.0.1:{port}", "--timeout", "120"],
+                               "problemMatcher": [], "presentation": {"reveal": "silent"}}]
+
+
+def test_module_and_script_outside_workspace(tdebug, ws, tmp_path):
+    vscode(tdebug, "--workspace", str(ws), "--module", "pkg.main", "--args", "x")
+    w = Workspace(ws)
+    args = w.config("tdebug: -m pkg.main (C++, gdb)")["args"]
+    assert args[-4:] == ["--wait-for-client", "-m", "pkg.main", "x"]
+    assert w.task("tdebug: wait for debugpy (-m pkg.main)")
+
+    elsewhere = tmp_path / "other" / "run.py"
+    elsewhere.parent.mkdir()
+    elsewhere.write_text("print(1)\n")
+    vscode(tdebug, "--workspace", str(ws), "--program", str(elsewhere))
+    w = Workspace(ws)
+    conf = w.config(f"tdebug: {elsewhere} (C++, gdb)")
+    assert conf["args"][-1] == str(elsewhere)
+    # both programs' entries live side by side
+    assert len(own(w.launch["compounds"])) == 2
+
+
+def test_second_run_changes_nothing_and_keeps_the_port(tdebug, ws):
+    vscode(tdebug, "--workspace", str(ws), "--program", "main.py")
+    before = {p.name: p.read_bytes() for p in (ws / ".vscode").iterdir()}
+    r = vscode(tdebug, "--workspace", str(ws), "--program", "main.py")
+    assert r.stdout.startswith(f"{ws}/.vscode/launch.json is up to date\n"
+                               f"{ws}/.vscode/tasks.json is up to date\n")
+    after = {p.name: p.read_bytes() for p in (ws / ".vscode").iterdir()}
+    assert after == before  # same bytes, and no backup files
+
+
+def test_port_option_and_backups(tdebug, ws):
+    port = free_port()
+    vscode(tdebug, "--program", "main.py", cwd=ws)
+    first = (ws / ".vscode" / "launch.json").read_bytes()
+    r = vscode(tdebug, "--program", "main.py", "--port", str(port), cwd=ws)
+    assert r.stdout.startswith("wrote .vscode/launch.json (the previous file is kept as "
+                               ".vscode/launch.json.~1~)\n"
+                               "wrote .vscode/tasks.json (the previous file is kept as "
+                               ".vscode/tasks.json.~1~)\n")
+    assert (ws / ".vscode" / "launch.json.~1~").read_bytes() == first
+    w = Workspace(ws)
+    assert w.config("tdebug: main.py (Python, debugpy)")["connect"]["port"] == port
+    assert listen_port(w.config("tdebug: main.py (C++, gdb)")["args"]) == port
+    assert w.task("tdebug: wait for debugpy (main.py)")["args"][1] == f"127.0.0.1:{port}"
+
+
+def test_torch_src_maps_where_torch_was_built(tdebug, ws, tmp_path):
+    src = tmp_path / "pytorch"
+    src.mkdir()
+    vscode(tdebug, "--workspace", str(ws), "--program", "main.py", "--torch-src", str(src))
+    conf = Workspace(ws).config("tdebug: main.py (C++, gdb)")
+    assert f"directory {src}" in [c["text"] for c in conf["setupCommands"]]
+    # Where torch was built, read here independently from libc10's strings.
+    torch_dir = run([PYTHON, "-c", "import importlib.util as u; "
+                                   "print(u.find_spec('torch').submodule_search_locations[0])"],
+                    check=True).stdout.strip()
+    data = pathlib.Path(torch_dir, "lib", "libc10.so").read_bytes()
+    m = re.search(rb'([^\0" ]*)c10/core/\w+\.cpp', data)
+    root = m.group(1).decode().rstrip("/") or "/"
+    assert conf["sourceFileMap"] == {root if root else ".": str(src)}
+
+
+# ---------------------------------------------------------------------------
+# The schemas VS Code applies
+
+def test_every_configuration_validates(tdebug, ws, tmp_path, procs, schemas):
+    src = tmp_path / "src"
+    src.mkdir()
+    vscode(tdebug, "--workspace", str(ws), "--program", "main.py", "--torch-src", str(src))
+    vscode(tdebug, "--workspace", str(ws), "--module", "pkg.main", "--args", "1")
+    port = free_port()
+    target = procs.start([PYTHON, "-Xfrozen_modules=off", "-m", "debugpy", "--listen", f"127.0.0.1:{port}",
+                          "attach_main.py", str(tmp_path / "never")], cwd=str(ws))
+    try:
+        run([tdebug, "wait-port", f"127.0.0.1:{port}"], check=True)
+        vscode(tdebug, "--workspace", str(ws), "--attach", str(target.pid))
+    finally:
+        kill_adapters(port)
+    launch = load_jsonc(ws / ".vscode" / "launch.json")
+    kinds = {(c["type"], c["request"]) for c in launch["configurations"]}
+    assert kinds == {("cppdbg", "launch"), ("cppdbg", "attach"), ("debugpy", "attach")}
+    assert len(launch["configurations"]) == 6
+    validate(launch, schemas)
+
+
+def test_the_schema_check_can_fail(schemas):
+    """What VS Code rejects, the check rejects: an unknown property, and a
+    cppdbg attach without "program"."""
+    conf = {"name": "x", "type": "cppdbg", "request": "attach", "processId": 1, "program": "/bin/true"}
+    jsonschema.Draft7Validator(schema_for(conf, schemas)).validate(conf)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.Draft7Validator(schema_for(conf, schemas)).validate(dict(conf, bogus=1))
+    del conf["program"]
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.Draft7Validator(schema_for(conf, schemas)).validate(conf)
+
+
+# ---------------------------------------------------------------------------
+# The user's files
+
+def item_texts(text, key):
+    """The exact text of each element of the root's array member KEY that is
+    not tdebug's, scanned independently of tdebug's own reader."""
+    items, depth, start, i = [], 0, None, 0
+    member = None
+    while i < len(text):
+        c = text[i]
+        if c == '"':
+            j = i + 1
+            while text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            if depth == 1 and start is None:
+                member = json.loads(text[i:j + 1])  # a key of the root (or a value)
+            i = j + 1
+            continue
+        if text.startswith("//", i):
+            i = text.find("\n", i)
+            continue
+        if text.startswith("/*", i):
+            i = text.index("*/", i) + 2
+            continue
+        if c in "{[":
+            depth += 1
+            if depth == 3 and member == key:
+                start = i
+        elif c in "}]":
+            if depth == 3 and start is not None:
+                items.append(text[start:i + 1])
+                start = None
+            depth -= 1
+        i += 1
+    def theirs(item):
+        v = json.loads(strip_jsonc(item))
+        return not str(v.get("name", v.get("label", ""))).startswith("tdebug: ")
+    return [t for t in items if theirs(t)]
+
+
+def test_user_entries_comments_and_mode_are_kept(tdebug, ws, schemas):
+    vs = ws / ".vscode"
+    vs.mkdir()
+    original = (FIXTURES / "user-entries.json").read_text()
+    original_tasks = (FIXTURES / "tasks-user.json").read_text()
+    (vs / "launch.json").write_text(original)
+    (vs / "tasks.json").write_text(original_tasks)
+    os.chmod(vs / "launch.json", 0o640)
+    vscode(tdebug, "--workspace", str(ws), "--program", "main.py")
+    new = (vs / "launch.json").read_text()
+    for key in ("configurations", "compounds", "inputs"):
+        kept = item_texts(original, key)
+        assert kept and item_texts(new, key) == kept, key  # same bytes, same order
+    assert "// written by an older tdebug run: replaced in place" in new
+    assert (vs / "launch.json.~1~").read_text() == original
+    assert (vs / "tasks.json.~1~").read_text() == original_tasks
+    assert stat.S_IMODE(os.stat(vs / "launch.json").st_mode) == 0o640
+    tasks = load_jsonc(vs / "tasks.json")
+    assert [t["label"] for t in tasks["tasks"]] == ["build", "tdebug: stale task",
+                                                   "tdebug: wait for debugpy (main.py)"]
+    launch = load_jsonc(vs / "launch.json")
+    names = [c["name"] for c in launch["configurations"]]
+    assert names.count("tdebug: main.py (C++, gdb)") == 1
+    assert "Attach to gdbserver" in names and "Python: module" in names
+    assert launch["inputs"][0]["id"] == "port"
+    # a second run: nothing changes, no new backup
+    vscode(tdebug, "--workspace", str(ws), "--program", "main.py")
+    assert (vs / "launch.json").read_text() == new
+    assert sorted(p.name for p in vs.iterdir()) == ["launch.json", "launch.json.~1~", "tasks.json",
+                                                    "tasks.json.~1~"]
+
+
+@pytest.mark.parametrize("broken, message", [
+    ("launch.json", "tdebug: cannot parse '.vscode/launch.json': line 7, column 13: "
+                    "expected ',' or '}' after a property value, found '\"'\n"),
+    ("tasks.json", "tdebug: cannot parse '.vscode/tasks.json': line 7, column 13: "
+                   "expected ',' or '}' after a property value, found '\"'\n"),
+])
+def test_a_file_that_does_not_parse_is_left_untouched(tdebug, ws, broken, message):
+    vs = ws / ".vscode"
+    vs.mkdir()
+    bad = (FIXTURES / "bad-missing-comma.json").read_bytes()
+    (vs / broken).write_bytes(bad)
+    other = "tasks.json" if broken == "launch.json" else "launch.json"
+    (vs / other).write_text("{}\n")
+    r = vscode(tdebug, "--program", "main.py", cwd=ws, check=False)
+    assert r.returncode == 1
+    assert r.stderr == message
+    assert r.stdout == ""
+    assert (vs / broken).read_bytes() == bad
+    assert (vs / other).read_text() == "{}\n"  # neither file is written
+    assert sorted(p.name for p in vs.iterdir()) == ["launch.json", "tasks.json"]
+
+
+def test_wrong_shape_is_refused(tdebug, ws):
+    vs = ws / ".vscode"
+    vs.mkdir()
+    (vs / "launch.json").write_text('{\n    "configurations": {}\n}\n')
+    r = vscode(tdebug, "--program", "main.py", cwd=ws, check=False)
+    assert r.returncode == 1
+    assert r.stderr == ("tdebug: cannot update '.vscode/launch.json': line 2, column 23: "
+                        "\"configurations\" is not an array\n")
+
+
+def test_symlinked_launch_json_stays_a_link(tdebug, ws, tmp_path):
+    vs = ws / ".vscode"
+    vs.mkdir()
+    target = tmp_path / "dotfiles-launch.json"
+    target.write_text('{"version": "0.2.0", "configurations": []}\n')
+    (vs / "launch.json").symlink_to(target)
+    vscode(tdebug, "--workspace", str(ws), "--program", "main.py")
+    assert (vs / "launch.json").is_symlink()
+    assert "tdebug: main.py (C++, gdb)" in target.read_text()
+    assert (tmp_path / "dotfiles-launch.json.~1~").exists()
+
+
+# ---------------------------------------------------------------------------
+# Attach
+
+def test_attach_finds_the_port_of_debugpy_listen_in_code(tdebug, ws, procs, tmp_path):
+    """debugpy.listen() leaves no trace on the command line: the port comes
+    from the adapter the program is connected to."""
+    port = free_port()
+    script = tmp_path / "api.py"
+    script.write_text("import debugpy, time\n"
+                      f"debugpy.listen(('127.0.0.1', {port}))\n"
+                      "time.sleep(600)\n")
+    target = procs.start([PYTHON, str(script)])
+    try:
+        run([tdebug, "wait-port", f"127.0.0.1:{port}"], check=True)
+        # the program's connection to its adapter is up once listen() returned
+        wait_until(lambda: vscode(tdebug, "--workspace", str(ws), "--attach", str(target.pid))
+                   and "tdebug: attach (Python, debugpy)" in (ws / ".vscode" / "launch.json").read_text(),
+                   what="tdebug to see the adapter")
+    finally:
+        kill_adapters(port)
+    w = Workspace(ws)
+    assert w.config("tdebug: attach (Python, debugpy)")["connect"] == {"host": "127.0.0.1", "port": port}
+    conf = w.config("tdebug: attach (C++, gdb)")
+    assert conf["processId"] == target.pid
+    assert conf["program"] == os.readlink(f"/proc/{target.pid}/exe")
+    assert not (ws / ".vscode" / "tasks.json").exists()  # attach needs no task
+
+
+def test_attach_without_debugpy_drops_the_old_python_entries(tdebug, ws, procs, tmp_path):
+    port = free_port()
+    with_server = procs.start([PYTHON, "-Xfrozen_modules=off", "-m", "debugpy", "--listen", f"127.0.0.1:{port}",
+                               "attach_main.py", str(tmp_path / "never")], cwd=str(ws))
+    plain = procs.start([PYTHON, "-c", "import time; time.sleep(600)"])
+    try:
+        run([tdebug, "wait-port", f"127.0.0.1:{port}"], check=True)
+        vscode(tdebug, "--workspace", str(ws), "--attach", str(with_server.pid))
+    finally:
+        kill_adapters(port)
+    assert len(own(load_jsonc(ws / ".vscode" / "launch.json")["configurations"])) == 2
+    r = vscode(tdebug, "--workspace", str(ws), "--attach", str(plain.pid))
+    assert f"pid {plain.pid} runs no debugpy server" in r.stdout
+    assert 'pick "tdebug: attach (C++, gdb)"' in r.stdout
+    launch = load_jsonc(ws / ".vscode" / "launch.json")
+    assert [c["name"] for c in launch["configurations"]] == ["tdebug: attach (C++, gdb)"]
+    assert launch["configurations"][0]["processId"] == plain.pid
+    assert launch["compounds"] == []
+
+
+def test_attach_refusals(tdebug, ws, procs):
+    sleeper = procs.start(["sleep", "600"])
+    r = vscode(tdebug, "--workspace", str(ws), "--attach", str(sleeper.pid), check=False)
+    assert r.returncode == 1
+    assert r.stderr == (f"tdebug: cannot attach to pid {sleeper.pid}: it is not a Python process "
+                        f"(it runs '{os.readlink(f'/proc/{sleeper.pid}/exe')}')\n")
+    gone = procs.start(["true"])
+    gone.wait()
+    r = vscode(tdebug, "--workspace", str(ws), "--attach", str(gone.pid), check=False)
+    assert r.returncode == 1
+    assert r.stderr == f"tdebug: cannot attach to pid {gone.pid}: no such process\n"
+    assert not (ws / ".vscode").exists()
+
+
+# ---------------------------------------------------------------------------
+# Refusals
+
+def test_missing_script_and_interpreters(tdebug, ws, tmp_path):
+    r = vscode(tdebug, "--workspace", str(ws), "--program", "nope.py", check=False)
+    assert (r.returncode, r.stderr) == (127, "tdebug: cannot find the script 'nope.py': "
+                                             "No such file or directory\n")
+    r = vscode(tdebug, "--workspace", str(ws), "--program", "main.py", "--python",
+               str(tmp_path / "python9"), check=False)
+    assert (r.returncode, r.stderr) == (127, f"tdebug: cannot find python '{tmp_path}/python9': "
+                                             "No such file or directory\n")
+    r = vscode(tdebug, "--workspace", str(ws), "--program", "main.py", "--python", "/etc/passwd",
+               check=False)
+    assert r.returncode == 126
+    assert not (ws / ".vscode").exists()
+
+
+def test_interpreter_without_debugpy(tdebug, ws, tmp_path):
+    venv = tmp_path / "venv"
+    run([PYTHON, "-m", "venv", "--without-pip", str(venv)], check=True)
+    r = vscode(tdebug, "--workspace", str(ws), "--program", "main.py", "--python",
+               str(venv / "bin" / "python"), check=False)
+    assert r.returncode == 1
+    assert r.stderr == (f"tdebug: cannot use '{venv}/bin/python' for VS Code: it has no debugpy "
+                        "module (install python3-debugpy or 'pip install debugpy', or pass --python)\n")
+    assert not (ws / ".vscode").exists()
+
+
+@pytest.mark.parametrize("args", [
+    [], ["--program", "main.py", "--module", "m"], ["--attach", "1", "--args", "x"],
+    ["--program", "main.py", "--port", "0"], ["--attach", "pid"], ["--module", "a b"],
+    ["--program", "main.py", "stray"], ["--program"], ["--frobnicate"],
+])
+def test_usage_errors(tdebug, ws, args):
+    r = vscode(tdebug, "--workspace", str(ws), *args, check=False)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.startswith("tdebug vscode: ") and r.stderr.endswith("see 'tdebug vscode --help'\n")
+    assert not (ws / ".vscode").exists()

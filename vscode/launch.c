@@ -1,0 +1,552 @@
+/*
+ * launch.c: the entries of 'tdebug vscode' and what they are made of; see
+ * launch.h.
+ */
+#include "launch.h"
+#include "jsonc.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------------ */
+/* The interpreter */
+
+/* Run by the target interpreter; imports neither torch (2 s) nor debugpy. */
+static const char probe_script[] =
+    "import sys, os, sysconfig, json, importlib.util as u\n"
+    "t = u.find_spec('torch')\n"
+    "lib = os.path.join(sysconfig.get_config_var('LIBDIR') or '',"
+    " sysconfig.get_config_var('INSTSONAME') or sysconfig.get_config_var('LDLIBRARY') or '')\n"
+    "print(json.dumps({'version': '%d.%d' % sys.version_info[:2], 'prefix': sys.prefix,\n"
+    " 'libpython': lib if os.path.isfile(lib) else None,\n"
+    " 'torch': list(t.submodule_search_locations)[0] if t and t.submodule_search_locations else None,\n"
+    " 'debugpy': u.find_spec('debugpy') is not None}))\n";
+
+static char *run_capture(const char *const argv[], int *out_status, tdb_error *err)
+{
+    int pipefd[2];
+    tdb_buf out = TDB_BUF_INIT;
+    pid_t pid;
+
+    if (pipe2(pipefd, O_CLOEXEC) < 0) {
+        tdb_error_errno(err, "cannot create a pipe");
+        return NULL;
+    }
+    pid = fork();
+    if (pid < 0) {
+        tdb_error_errno(err, "cannot fork");
+        close(pipefd[0]);
+        close(pipefd[1]);
+        return NULL;
+    }
+    if (pid == 0) {
+        int devnull = open("/dev/null", O_RDWR);
+        dup2(pipefd[1], 1);
+        if (devnull >= 0) {
+            dup2(devnull, 0);
+            dup2(devnull, 2);
+        }
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    close(pipefd[1]);
+    for (;;) {
+        char chunk[4096];
+        ssize_t n = read(pipefd[0], chunk, sizeof(chunk));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        tdb_buf_add(&out, chunk, (size_t)n);
+    }
+    close(pipefd[0]);
+    int status;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    *out_status = status;
+    return tdb_buf_detach(&out);
+}
+
+static char *dup_string(json_t *o, const char *key)
+{
+    const char *s = json_string_value(json_object_get(o, key));
+    return s ? tdb_xstrdup(s) : NULL;
+}
+
+int tdb_vscode_probe_python(const char *python, tdb_python_info *out, tdb_error *err)
+{
+    const char *argv[] = {python, "-c", probe_script, NULL};
+    int status = 0;
+    char *text = run_capture(argv, &status, err);
+    json_t *v;
+
+    if (!text)
+        return -1;
+    v = json_loads(text, 0, NULL);
+    free(text);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !json_is_object(v)) {
+        tdb_error_set(err, 0, "cannot run '%s' as a Python interpreter (it %s)", python,
+                      WIFEXITED(status) && WEXITSTATUS(status) == 127 ? "cannot be executed"
+                      : WIFEXITED(status) && WEXITSTATUS(status) != 0 ? "failed"
+                      : "printed something else");
+        json_decref(v);
+        return -1;
+    }
+    memset(out, 0, sizeof(*out));
+    out->version = dup_string(v, "version");
+    out->prefix = dup_string(v, "prefix");
+    out->libpython = dup_string(v, "libpython");
+    out->torch_dir = dup_string(v, "torch");
+    out->has_debugpy = json_is_true(json_object_get(v, "debugpy"));
+    json_decref(v);
+    if (!out->version) {
+        tdb_python_info_clear(out);
+        tdb_error_set(err, 0, "cannot run '%s' as a Python interpreter (it printed something else)", python);
+        return -1;
+    }
+    return 0;
+}
+
+void tdb_python_info_clear(tdb_python_info *info)
+{
+    free(info->version);
+    free(info->prefix);
+    free(info->libpython);
+    free(info->torch_dir);
+    memset(info, 0, sizeof(*info));
+}
+
+char *tdb_vscode_python_gdb_helper(const char *python, const tdb_python_info *info)
+{
+    const char *objects[] = {python, info->libpython};
+    for (size_t i = 0; i < 2; i++) {
+        char *real = objects[i] ? realpath(objects[i], NULL) : NULL;
+        if (!real)
+            continue;
+        /* gdb's auto-load directory (Debian's python3-dbg puts it there),
+         * the prefix's own, and beside the binary (a source build). */
+        char *cands[3] = {
+            tdb_xasprintf("/usr/share/gdb/auto-load%s-gdb.py", real),
+            info->prefix ? tdb_xasprintf("%s/share/gdb/auto-load%s-gdb.py", info->prefix, real) : NULL,
+            tdb_xasprintf("%s-gdb.py", real),
+        };
+        char *found = NULL;
+        for (size_t k = 0; k < 3; k++) {
+            if (!found && cands[k] && access(cands[k], R_OK) == 0) {
+                found = cands[k];
+                cands[k] = NULL;
+            }
+            free(cands[k]);
+        }
+        free(real);
+        if (found)
+            return found;
+    }
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* The user's own libraries */
+
+static int is_shared_object_name(const char *name)
+{
+    const char *so = strstr(name, ".so");
+    while (so) {
+        const char *rest = so + 3;
+        if (*rest == '\0')
+            return 1;
+        if (*rest == '.') { /* libfoo.so.1.2 */
+            while (*rest == '.' || (*rest >= '0' && *rest <= '9'))
+                rest++;
+            if (*rest == '\0')
+                return 1;
+        }
+        so = strstr(so + 1, ".so");
+    }
+    return 0;
+}
+
+static int is_elf(const char *path)
+{
+    char magic[4];
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, magic, 4);
+    close(fd);
+    return n == 4 && !memcmp(magic, "\177ELF", 4);
+}
+
+static int skip_dir(const char *parent, const char *name)
+{
+    if (name[0] == '.' || !strcmp(name, "__pycache__") || !strcmp(name, "site-packages") ||
+        !strcmp(name, "dist-packages") || !strcmp(name, "node_modules"))
+        return 1;
+    char *cfg = tdb_xasprintf("%s/%s/pyvenv.cfg", parent, name); /* a virtual environment */
+    int venv = access(cfg, F_OK) == 0;
+    free(cfg);
+    return venv;
+}
+
+static void find_libs(const char *dir, int depth, json_t *names, size_t *budget)
+{
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    if (!d)
+        return;
+    while ((de = readdir(d)) && *budget > 0) {
+        (*budget)--;
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+            continue;
+        char *path = tdb_xasprintf("%s/%s", dir, de->d_name);
+        struct stat st;
+        if (lstat(path, &st) == 0) { /* symlinked directories are not followed: no loops */
+            if (S_ISDIR(st.st_mode)) {
+                if (depth > 0 && !skip_dir(dir, de->d_name))
+                    find_libs(path, depth - 1, names, budget);
+            } else if (is_shared_object_name(de->d_name) && is_elf(path)) {
+                json_object_set_new(names, de->d_name, json_true());
+            }
+        }
+        free(path);
+    }
+    closedir(d);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+void tdb_vscode_find_libraries(const char *dir, int max_depth, json_t *patterns)
+{
+    json_t *names = json_object();
+    size_t budget = 20000; /* entries looked at: a workspace that is $HOME stays quick */
+    size_t n = 0, i;
+    const char *key;
+    json_t *v;
+
+    find_libs(dir, max_depth, names, &budget);
+    const char **sorted = tdb_xcalloc(json_object_size(names) + 1, sizeof(*sorted));
+    json_object_foreach(names, key, v) {
+        int covered = 0; /* by a pattern already listed, e.g. _C.cpython*.so */
+        json_t *pat;
+        json_array_foreach(patterns, i, pat) covered |= fnmatch(json_string_value(pat), key, 0) == 0;
+        if (!covered)
+            sorted[n++] = key;
+    }
+    qsort(sorted, n, sizeof(*sorted), cmp_str);
+    for (i = 0; i < n; i++)
+        json_array_append_new(patterns, json_string(sorted[i]));
+    free(sorted);
+    json_decref(names);
+}
+
+/* ------------------------------------------------------------------ */
+/* Where PyTorch was built */
+
+char *tdb_vscode_build_root_in(const char *buf, size_t len)
+{
+    static const char marker[] = "c10/core/";
+    const char *p = buf, *end = buf + len;
+    while ((p = memmem(p, (size_t)(end - p), marker, sizeof(marker) - 1))) {
+        /* The string starts after the previous NUL or quote (c10 embeds
+         * __FILE__ in messages like 'failed at "./c10/core/X.cpp":12'). */
+        const char *s = p;
+        while (s > buf && s[-1] != '\0' && s[-1] != '"' && s[-1] != ' ' && (unsigned char)s[-1] >= 0x20)
+            s--;
+        /* Only a path that ends in a source file name counts. */
+        const char *e = p;
+        while (e < end && *e && *e != '"' && *e != ' ' && *e != ':')
+            e++;
+        if ((e - p > 4 && !memcmp(e - 4, ".cpp", 4)) || (e - p > 2 && !memcmp(e - 2, ".h", 2))) {
+            size_t n = (size_t)(p - s);
+            if (n == 0)
+                return tdb_xstrdup(".");
+            if (s[n - 1] == '/')
+                n--;
+            return n ? tdb_xstrndup(s, n) : tdb_xstrdup("/");
+        }
+        p += sizeof(marker) - 1;
+    }
+    return NULL;
+}
+
+char *tdb_vscode_torch_build_root(const char *torch_dir)
+{
+    char *path = tdb_xasprintf("%s/lib/libc10.so", torch_dir);
+    size_t len;
+    char *data = tdb_read_file(path, &len, NULL);
+    char *root = data ? tdb_vscode_build_root_in(data, len) : NULL;
+    free(data);
+    free(path);
+    return root;
+}
+
+/* ------------------------------------------------------------------ */
+/* The entries */
+
+static char *entry_name(const tdb_vscode_spec *spec, const char *what)
+{
+    return tdb_xasprintf(TDB_VSCODE_PREFIX "%s (%s)", spec->attach_pid ? "attach" : spec->label, what);
+}
+
+char *tdb_vscode_debugpy_name(const tdb_vscode_spec *spec)
+{
+    return entry_name(spec, "Python, debugpy");
+}
+
+static json_t *setup_command(const char *description, const char *text)
+{
+    return json_pack("{s:s, s:s, s:b}", "description", description, "text", text, "ignoreFailures", 1);
+}
+
+/* What every cppdbg entry shares, added to CONF. */
+static void add_gdb_settings(const tdb_vscode_spec *spec, json_t *conf)
+{
+    json_t *setup = json_array();
+    tdb_buf list = TDB_BUF_INIT;
+    size_t i;
+    json_t *v;
+
+    json_object_set_new(conf, "MIMode", json_string("gdb"));
+    json_object_set_new(conf, "miDebuggerPath", json_string(spec->gdb));
+
+    /* MIEngine turns auto-solib-add off and, at each library load, runs
+     * 'sharedlibrary NAME' for the file names matching this list: the same
+     * restricted loading as tdebug's own commands. */
+    json_array_foreach(spec->libraries, i, v) {
+        tdb_buf_adds(&list, i ? ";" : "");
+        tdb_buf_adds(&list, json_string_value(v));
+    }
+    json_object_set_new(conf, "symbolLoadInfo",
+                        json_pack("{s:b, s:s}", "loadAll", 0, "exceptionList", tdb_buf_str(&list)));
+    tdb_buf_free(&list);
+
+    json_array_append_new(setup, setup_command("Enable pretty-printing for gdb", "-enable-pretty-printing"));
+    json_array_append_new(setup, setup_command("Do not ask debuginfod servers for symbols",
+                                               "set debuginfod enabled off"));
+    if (spec->gdb_helper) {
+        char *cmd = tdb_xasprintf("source %s", spec->gdb_helper);
+        json_array_append_new(setup, setup_command("Load CPython's gdb helpers (py-bt, py-list, py-print)", cmd));
+        free(cmd);
+    }
+    json_array_append_new(setup, setup_command("Step over the C++ standard library", "skip -rfu ^std::"));
+    json_array_append_new(setup, setup_command("Step over libstdc++ internals", "skip -rfu ^__gnu_cxx::"));
+    json_array_append_new(setup, setup_command("Step over pybind11 internals", "skip -rfu ^pybind11::"));
+    if (spec->torch_src) {
+        /* Relative file names (Debian's reproducible builds record
+         * "./aten/...") are found through gdb's source path. */
+        char *cmd = tdb_xasprintf("directory %s", spec->torch_src);
+        json_array_append_new(setup, setup_command("Find PyTorch's sources in --torch-src", cmd));
+        free(cmd);
+    }
+    json_object_set_new(conf, "setupCommands", setup);
+    if (spec->torch_src && spec->build_root)
+        json_object_set_new(conf, "sourceFileMap", json_pack("{s:s}", spec->build_root, spec->torch_src));
+}
+
+static json_t *debugpy_attach(const tdb_vscode_spec *spec, const char *task)
+{
+    char *name = tdb_vscode_debugpy_name(spec);
+    json_t *conf = json_pack("{s:s, s:s, s:s, s:{s:s, s:i}, s:b}", "name", name, "type", "debugpy",
+                             "request", "attach", "connect", "host", spec->host, "port", spec->port,
+                             "justMyCode", 0);
+    if (task)
+        json_object_set_new(conf, "preLaunchTask", json_string(task));
+    free(name);
+    return conf;
+}
+
+void tdb_vscode_entries(const tdb_vscode_spec *spec, json_t **out_configurations,
+                        json_t **out_compounds, json_t **out_tasks)
+{
+    json_t *configurations = json_array(), *compounds = json_array(), *tasks = json_array();
+    char *gdb_name = entry_name(spec, "C++, gdb");
+    char *py_name = tdb_vscode_debugpy_name(spec);
+    char *both = entry_name(spec, "Python + C++");
+    json_t *conf;
+
+    if (spec->attach_pid) {
+        conf = json_pack("{s:s, s:s, s:s, s:s, s:i}", "name", gdb_name, "type", "cppdbg", "request",
+                         "attach", "program", spec->attach_program, "processId", (int)spec->attach_pid);
+        add_gdb_settings(spec, conf);
+        json_array_append_new(configurations, conf);
+        if (spec->port) {
+            json_array_append_new(configurations, debugpy_attach(spec, NULL));
+            json_array_append_new(compounds, json_pack("{s:s, s:[s, s], s:b}", "name", both,
+                                                       "configurations", gdb_name, py_name, "stopAll", 1));
+        }
+    } else {
+        char *endpoint = tdb_xasprintf("%s:%d", spec->host, spec->port);
+        char *task = tdb_xasprintf(TDB_VSCODE_PREFIX "wait for debugpy (%s)", spec->label);
+        json_t *args = json_array();
+
+        /* 3.11 freezes core modules, which hides them from debugpy's
+         * breakpoints; debugpy warns unless this is off. */
+        if (spec->python_version && strverscmp(spec->python_version, "3.11") >= 0)
+            json_array_append_new(args, json_string("-Xfrozen_modules=off"));
+        json_array_append_new(args, json_string("-m"));
+        json_array_append_new(args, json_string("debugpy"));
+        json_array_append_new(args, json_string("--listen"));
+        json_array_append_new(args, json_string(endpoint));
+        json_array_append_new(args, json_string("--wait-for-client"));
+        if (spec->module) {
+            json_array_append_new(args, json_string("-m"));
+            json_array_append_new(args, json_string(spec->module));
+        } else {
+            json_array_append_new(args, json_string(spec->program));
+        }
+        for (int i = 0; i < spec->n_args; i++)
+            json_array_append_new(args, json_string(spec->args[i]));
+
+        conf = json_pack("{s:s, s:s, s:s, s:s, s:o, s:s, s:[], s:b, s:b}", "name", gdb_name, "type",
+                         "cppdbg", "request", "launch", "program", spec->python, "args", args, "cwd",
+                         "${workspaceFolder}", "environment", "externalConsole", 0, "stopAtEntry", 0);
+        add_gdb_settings(spec, conf);
+        json_array_append_new(configurations, conf);
+        json_array_append_new(configurations, debugpy_attach(spec, task));
+        json_array_append_new(compounds, json_pack("{s:s, s:[s, s], s:b}", "name", both,
+                                                   "configurations", gdb_name, py_name, "stopAll", 1));
+        /* A process task: no shell, so no quoting to get wrong. */
+        json_array_append_new(tasks, json_pack("{s:s, s:s, s:s, s:[s, s, s, s], s:[], s:{s:s}}", "label",
+                                               task, "type", "process", "command", spec->tdebug, "args",
+                                               "wait-port", endpoint, "--timeout", "120",
+                                               "problemMatcher", "presentation", "reveal", "silent"));
+        free(endpoint);
+        free(task);
+    }
+    free(gdb_name);
+    free(py_name);
+    free(both);
+    *out_configurations = configurations;
+    *out_compounds = compounds;
+    *out_tasks = tasks;
+}
+
+const char *const *tdb_vscode_stale_names(const tdb_vscode_spec *spec)
+{
+    static const char *const attach_without_server[] = {
+        TDB_VSCODE_PREFIX "attach (Python, debugpy)",
+        TDB_VSCODE_PREFIX "attach (Python + C++)",
+        NULL,
+    };
+    static const char *const none[] = {NULL};
+    return spec->attach_pid && !spec->port ? attach_without_server : none;
+}
+
+/* ------------------------------------------------------------------ */
+/* The files */
+
+void tdb_vscode_written_clear(tdb_vscode_written *w)
+{
+    free(w->path);
+    free(w->backup);
+    memset(w, 0, sizeof(*w));
+}
+
+int tdb_vscode_existing_port(const char *workspace, const char *name)
+{
+    char *path = tdb_xasprintf("%s/.vscode/launch.json", workspace);
+    tdb_jsonc_doc *doc = tdb_jsonc_load(path, path, NULL);
+    int port = 0;
+
+    free(path);
+    if (!doc)
+        return 0;
+    const tdb_jsonc_node *conf = tdb_jsonc_get(tdb_jsonc_root(doc), "configurations");
+    for (size_t i = 0; conf && conf->type == TDB_JSONC_ARRAY && i < conf->n_items; i++) {
+        const tdb_jsonc_node *n = tdb_jsonc_get(conf->items[i], "name");
+        if (!n || n->type != TDB_JSONC_STRING || strcmp(n->string, name))
+            continue;
+        json_t *v = tdb_jsonc_to_json(doc, conf->items[i]);
+        json_int_t p = json_integer_value(json_object_get(json_object_get(v, "connect"), "port"));
+        if (p > 0 && p < 65536)
+            port = (int)p;
+        json_decref(v);
+        break;
+    }
+    tdb_jsonc_doc_free(doc);
+    return port;
+}
+
+int tdb_vscode_write(const char *workspace, const char *shown, json_t *configurations,
+                     json_t *compounds, json_t *tasks, const char *const *stale,
+                     tdb_vscode_written out[2], tdb_error *err)
+{
+    static const char *const files[2] = {"launch.json", "tasks.json"};
+    char *dir = tdb_xasprintf("%s/.vscode", workspace);
+    char *paths[2] = {NULL, NULL}, *names[2] = {NULL, NULL};
+    char *texts[2] = {NULL, NULL};
+    size_t lens[2] = {0, 0};
+    tdb_jsonc_doc *docs[2] = {NULL, NULL};
+    json_t *launch_version = json_string("0.2.0"), *tasks_version = json_string("2.0.0");
+    int rc = -1;
+
+    memset(out, 0, 2 * sizeof(*out));
+    for (int i = 0; i < 2; i++) {
+        paths[i] = tdb_xasprintf("%s/%s", dir, files[i]);
+        names[i] = !strcmp(shown, ".") ? tdb_xasprintf(".vscode/%s", files[i])
+                                       : tdb_xasprintf("%s/.vscode/%s", shown, files[i]);
+        docs[i] = tdb_jsonc_load(paths[i], names[i], err);
+        if (!docs[i])
+            goto cleanup;
+    }
+    /* Edit both before writing either: a file that does not parse or has
+     * the wrong shape leaves both untouched. */
+    if (tdb_jsonc_ensure_member(docs[0], "version", launch_version, err) < 0 ||
+        tdb_jsonc_update_array(docs[0], "configurations", "name", configurations, stale, err) < 0 ||
+        tdb_jsonc_update_array(docs[0], "compounds", "name", compounds, stale, err) < 0)
+        goto cleanup;
+    if (json_array_size(tasks) > 0 &&
+        (tdb_jsonc_ensure_member(docs[1], "version", tasks_version, err) < 0 ||
+         tdb_jsonc_update_array(docs[1], "tasks", "label", tasks, NULL, err) < 0))
+        goto cleanup;
+    for (int i = 0; i < 2; i++)
+        texts[i] = tdb_jsonc_render(docs[i], &lens[i]);
+
+    if (mkdir(dir, 0777) < 0 && errno != EEXIST) {
+        tdb_error_errno(err, "cannot create '%s'", !strcmp(shown, ".") ? ".vscode" : dir);
+        goto cleanup;
+    }
+    /* tasks.json first: a task nobody uses yet is harmless, an entry whose
+     * task is missing is not. */
+    for (int i = 1; i >= 0; i--) {
+        size_t old_len;
+        const char *old = tdb_jsonc_text(docs[i], &old_len);
+        if (i == 1 && json_array_size(tasks) == 0)
+            continue; /* attach mode needs no task: leave tasks.json alone */
+        if (tdb_jsonc_save(paths[i], names[i], tdb_jsonc_existed(docs[i]) ? old : NULL, old_len,
+                           texts[i], lens[i], &out[i].backup, &out[i].changed, err) < 0)
+            goto cleanup;
+        size_t pl = strlen(paths[i]);
+        if (out[i].backup && !strncmp(out[i].backup, paths[i], pl)) { /* shown like the file */
+            char *shown_backup = tdb_xasprintf("%s%s", names[i], out[i].backup + pl);
+            free(out[i].backup);
+            out[i].backup = shown_backup;
+        }
+        out[i].path = names[i];
+        names[i] = NULL;
+    }
+    rc = 0;
+cleanup:
+    for (int i = 0; i < 2; i++) {
+        free(paths[i]);
+        free(names[i]);
+        free(texts[i]);
+        tdb_jsonc_doc_free(docs[i]);
+    }
+    json_decref(launch_version);
+    json_decref(tasks_version);
+    free(dir);
+    return rc;
+}

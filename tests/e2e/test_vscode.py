@@ -12,7 +12,8 @@ import jsonschema
 import pytest
 
 from conftest import PYTHON, ROOT, free_port, run, wait_until
-from vscode_util import Workspace, build_sample, load_jsonc, schema_for, schemas_dir, strip_jsonc
+from vscode_util import (Workspace, build_sample, kill_adapters, load_jsonc, schema_for,
+                         schemas_dir, strip_jsonc)
 
 FIXTURES = ROOT / "tests" / "fixtures" / "vscode"
 HELPER = pathlib.Path("/usr/share/gdb/auto-load") / (os.path.realpath(PYTHON).lstrip("/") + "-gdb.py")
@@ -59,22 +60,6 @@ def listen_port(args):
 
 def own(items, key="name"):
     return [x for x in items if x[key].startswith("tdebug: ")]
-
-
-def kill_adapters(port):
-    """debugpy's adapter for PORT runs outside the test's process groups
-    (debugpy double-forks it): end it by its pid."""
-    for d in pathlib.Path("/proc").iterdir():
-        if d.name.isdigit():
-            try:
-                cmd = (d / "cmdline").read_bytes().split(b"\0")
-            except OSError:
-                continue
-            if b"--port" in cmd and str(port).encode() in cmd and any(b"debugpy" in c for c in cmd):
-                try:
-                    os.kill(int(d.name), 9)
-                except ProcessLookupError:
-                    pass
 
 
 # ---------------------------------------------------------------------------

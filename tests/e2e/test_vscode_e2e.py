@@ -9,7 +9,7 @@ import pytest
 
 from conftest import PYTHON, SLOW, free_port, run
 from vscode_util import (EventLog, MIEngine, Workspace, attach_debugpy, build_sample,
-                         debuggee_pid, follow_python, marker_line)
+                         debuggee_pid, follow_python, kill_adapters, marker_line)
 
 
 @pytest.fixture
@@ -40,6 +40,7 @@ def debug_both(procs, tmp_path, gdb_conf, py_conf, c_bps, py_bps, start_gdb, go=
         loaded = set(gdb.loaded_symbols)
     finally:
         gdb.close()
+        kill_adapters(py_conf["connect"]["port"])
     return log, pid, inferior, status, loaded
 
 

@@ -183,7 +183,7 @@ class EventLog:
 
     def add(self, kind, **detail):
         with self._lock:
-            self.events.append((next(self._counter), kind, detail))
+            self.events.append((next(self._counter), kind, dict(detail, t=time.monotonic())))
 
     def kinds(self):
         with self._lock:
@@ -510,10 +510,14 @@ class DAPClient:
                 self._cond.wait(min(left, 1.0))
 
     def close(self):
-        try:
-            self.sock.close()
-        except OSError:
-            pass
+        # shutdown() first: close() alone does not end a connection another
+        # thread is blocked in recv() on, and debugpy's adapter would keep
+        # waiting for this client (and keep its port) until we exit.
+        for end in (lambda: self.sock.shutdown(socket.SHUT_RDWR), self.sock.close):
+            try:
+                end()
+            except OSError:
+                pass
         self.transcript.close()
 
 
@@ -569,6 +573,23 @@ def follow_python(dap, log, timeout=SLOW):
         frame = dap.request("stackTrace", {"threadId": tid, "levels": 1})["body"]["stackFrames"][0]
         log.add("python", reason=e["body"]["reason"], file=frame["source"]["path"], line=frame["line"])
         dap.request("continue", {"threadId": tid})
+
+
+def kill_adapters(port):
+    """End debugpy's adapter for PORT by its pid: debugpy double-forks it out
+    of the test's process groups, so the procs fixture cannot reach it."""
+    for d in pathlib.Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            argv = (d / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if any(b"debugpy" in a for a in argv) and b"--port" in argv and str(port).encode() in argv:
+            try:
+                os.kill(int(d.name), 9)
+            except ProcessLookupError:
+                pass
 
 
 # ---------------------------------------------------------------------------

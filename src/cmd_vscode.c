@@ -29,8 +29,8 @@
 #define LIB_SCAN_DEPTH 8
 
 const char cmd_vscode_usage[] =
-    "usage: tdebug vscode [--workspace DIR] (--program SCRIPT | --module M) [options]\n"
-    "                     [--args ARG...]\n"
+    "usage: tdebug vscode [--workspace DIR] (--program SCRIPT | --module M)\n"
+    "                     [options] [--args ARG...]\n"
     "       tdebug vscode [--workspace DIR] --attach PID [options]\n"
     "\n"
     "Write .vscode/launch.json and .vscode/tasks.json in the workspace so that\n"
@@ -477,6 +477,9 @@ static int parse_options(int argc, char **argv, options *o)
         return tdb_usage_error("vscode", "give one of --program SCRIPT, --module M or --attach PID");
     if (o->attach && o->n_args)
         return tdb_usage_error("vscode", "--args does not go with --attach (the process already runs)");
+    if (o->attach && o->python)
+        return tdb_usage_error("vscode", "--python does not go with --attach (the process's own "
+                                         "interpreter is the one)");
     if (o->module && (!*o->module || strpbrk(o->module, " \t/")))
         return tdb_usage_error("vscode", "bad --module '%s' (expected a dotted module name)", o->module);
     return 0;
@@ -514,7 +517,7 @@ int cmd_vscode(int argc, char **argv)
         return tdb_print_usage("vscode");
     }
     if (rc != 0)
-        goto out;
+        goto cleanup;
     rc = TDB_EXIT_TOOL;
     if (!o.workspace)
         o.workspace = ".";
@@ -523,7 +526,7 @@ int cmd_vscode(int argc, char **argv)
     if (!ws_real || stat(ws_real, &st) < 0 || !S_ISDIR(st.st_mode)) {
         rc = tdb_usage_error("vscode", "cannot use --workspace '%s': %s", o.workspace,
                              ws_real ? "Not a directory" : strerror(errno));
-        goto out;
+        goto cleanup;
     }
 
     /* gdb, and the tdebug the task runs. */
@@ -531,19 +534,19 @@ int cmd_vscode(int argc, char **argv)
     if (resolve_program("gdb", gdb_name, &gdb, &err) < 0) {
         tdb_fail("%s (install gdb, or set TDEBUG_GDB)", err.msg);
         rc = TDB_EXIT_TOOL;
-        goto out;
+        goto cleanup;
     }
     ssize_t n = readlink("/proc/self/exe", tdebug, sizeof(tdebug) - 1);
     if (n <= 0) {
         tdb_fail("cannot find tdebug's own path: %s", strerror(errno));
-        goto out;
+        goto cleanup;
     }
     tdebug[n] = '\0';
 
     if (o.attach) {
         if (resolve_attach_target((pid_t)o.attach, &attach_pid, &attach_exe, &err) < 0) {
             rc = tdb_error_exit(&err);
-            goto out;
+            goto cleanup;
         }
         python = tdb_xstrdup(attach_exe);
         if (tdb_vscode_probe_python(python, &py, &err) < 0) {
@@ -571,18 +574,18 @@ int cmd_vscode(int argc, char **argv)
                               : tdb_default_python();
         if (resolve_program("python", py_name, &python, &err) < 0) {
             rc = tdb_error_exit(&err);
-            goto out;
+            goto cleanup;
         }
         if (tdb_vscode_probe_python(python, &py, &err) < 0) {
             tdb_error_set_exit(&err, TDB_EXIT_NOEXEC, 0, "%s", err.msg);
             rc = tdb_error_exit(&err);
-            goto out;
+            goto cleanup;
         }
         if (!py.has_debugpy) {
             tdb_fail("cannot use '%s' for VS Code: it has no debugpy module "
                      "(install python3-debugpy or 'pip install debugpy', or pass --python)", python);
             rc = TDB_EXIT_FAIL;
-            goto out;
+            goto cleanup;
         }
         if (o.program) {
             /* A relative SCRIPT is the workspace's, as launch.json names
@@ -597,7 +600,7 @@ int cmd_vscode(int argc, char **argv)
             if (!script) {
                 tdb_fail("cannot find the script '%s': %s", o.program, strerror(errno));
                 rc = TDB_EXIT_NOTFOUND;
-                goto out;
+                goto cleanup;
             }
             size_t wl = strlen(ws_real);
             if (!strncmp(script, ws_real, wl) && script[wl] == '/') {
@@ -620,7 +623,7 @@ int cmd_vscode(int argc, char **argv)
         if (!torch_src || stat(torch_src, &st) < 0 || !S_ISDIR(st.st_mode)) {
             rc = tdb_usage_error("vscode", "cannot use --torch-src '%s': %s", o.torch_src,
                                  torch_src ? "Not a directory" : strerror(errno));
-            goto out;
+            goto cleanup;
         }
         root = py.torch_dir ? tdb_vscode_torch_build_root(py.torch_dir) : NULL;
         if (!root)
@@ -658,7 +661,7 @@ int cmd_vscode(int argc, char **argv)
             port = free_port();
         if (!port) {
             tdb_fail("cannot find a free TCP port on 127.0.0.1 for debugpy (pass --port N)");
-            goto out;
+            goto cleanup;
         }
     }
     spec.port = port;
@@ -667,7 +670,7 @@ int cmd_vscode(int argc, char **argv)
     if (tdb_vscode_write(ws_real, o.workspace, configurations, compounds, tasks,
                          tdb_vscode_stale_names(&spec), written, &err) < 0) {
         rc = tdb_error_exit(&err);
-        goto out;
+        goto cleanup;
     }
     report(&written[0]);
     report(&written[1]);
@@ -677,7 +680,7 @@ int cmd_vscode(int argc, char **argv)
     else
         printf("In VS Code: Run and Debug, pick \"tdebug: %s (Python + C++)\", press F5.\n", label);
     rc = TDB_EXIT_OK;
-out:
+cleanup:
     tdb_vscode_written_clear(&written[0]);
     tdb_vscode_written_clear(&written[1]);
     json_decref(configurations);

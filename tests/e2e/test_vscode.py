@@ -413,6 +413,7 @@ def test_interpreter_without_debugpy(tdebug, ws, tmp_path):
 
 @pytest.mark.parametrize("args", [
     [], ["--program", "main.py", "--module", "m"], ["--attach", "1", "--args", "x"],
+    ["--attach", "1", "--python", "/usr/bin/python3"],
     ["--program", "main.py", "--port", "0"], ["--attach", "pid"], ["--module", "a b"],
     ["--program", "main.py", "stray"], ["--program"], ["--frobnicate"],
 ])
@@ -421,3 +422,31 @@ def test_usage_errors(tdebug, ws, args):
     assert r.returncode == 2, r.stderr
     assert r.stderr.startswith("tdebug vscode: ") and r.stderr.endswith("see 'tdebug vscode --help'\n")
     assert not (ws / ".vscode").exists()
+
+
+def test_readme_names_are_the_written_names(tdebug, tmp_path, procs):
+    """The README's "press F5" steps name exactly what tdebug writes."""
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("### Debug in VS Code: `tdebug vscode`", 1)[1].split("\n## ", 1)[0]
+    documented = set(re.findall(r"\*\*(tdebug: [^*]+)\*\*", section))
+    assert "tdebug vscode --program train.py --args --epochs 1" in section
+    ws = tmp_path / "project"
+    ws.mkdir()
+    (ws / "train.py").write_text("print('training')\n")
+    r = vscode(tdebug, "--program", "train.py", "--args", "--epochs", "1", cwd=ws)
+    picked = re.search(r'pick "([^"]+)"', r.stdout).group(1)
+    port = free_port()
+    (tmp_path / "serve.py").write_text("import time\ntime.sleep(600)\n")
+    server = procs.start([PYTHON, "-Xfrozen_modules=off", "-m", "debugpy", "--listen",
+                          f"127.0.0.1:{port}", str(tmp_path / "serve.py")])
+    try:
+        run([tdebug, "wait-port", f"127.0.0.1:{port}"], check=True)
+        vscode(tdebug, "--attach", str(server.pid), cwd=ws)
+    finally:
+        kill_adapters(port)
+    launch = load_jsonc(ws / ".vscode" / "launch.json")
+    tasks = load_jsonc(ws / ".vscode" / "tasks.json")
+    written = ({c["name"] for c in launch["configurations"] + launch["compounds"]} |
+               {t["label"] for t in tasks["tasks"]})
+    assert documented == written
+    assert picked in documented

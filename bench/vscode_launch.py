@@ -5,7 +5,7 @@ of every library, ~300 once torch is imported).
 
 Each run is the whole compound as tests/e2e/vscode_util.py runs it (gdb
 driven like the C/C++ extension, debugpy through DAP) on a script that
-imports torch and then calls the sample extension's C core.  Medians of
+imports torch and then calls tinytensor's C core.  Medians of
 RUNS runs per variant, alternated; the machine is noisy, so read the ratio.
 """
 import copy
@@ -21,9 +21,10 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 os.environ.setdefault("B", str(ROOT / "build"))
 
-from conftest import PYTHON, Procs, run  # noqa: E402
-from vscode_util import (EventLog, MIEngine, Workspace, attach_debugpy, build_sample,  # noqa: E402
-                         follow_python, kill_adapters, marker_line)
+from conftest import Procs, run  # noqa: E402
+from vscode_util import (EventLog, MIEngine, Workspace, attach_debugpy,  # noqa: E402
+                         follow_python, kill_adapters, sample_breakpoints,
+                         sample_workspace)
 
 RUNS = int(os.environ.get("RUNS", "3"))
 TDEBUG = str(pathlib.Path(os.environ["B"]) / "tdebug")
@@ -32,8 +33,7 @@ TDEBUG = str(pathlib.Path(os.environ["B"]) / "tdebug")
 def one_run(ws, gdb_conf, py_conf, task, tmp):
     log = EventLog()
     procs = Procs()
-    py_bps = [(ws / "bench_main.py", marker_line(ws / "bench_main.py", "PYTHON-BREAKPOINT"))]
-    c_bps = [(ws / "core.c", marker_line(ws / "core.c", "C-BREAKPOINT"))]
+    py_bps, c_bps = sample_breakpoints(ws, "bench_main.py")
     t0 = time.monotonic()
     gdb = MIEngine(gdb_conf, log, tmp / "gdb.log")
     try:
@@ -58,11 +58,11 @@ def one_run(ws, gdb_conf, py_conf, task, tmp):
 def main():
     with tempfile.TemporaryDirectory() as d:
         tmp = pathlib.Path(d)
-        ws = build_sample(tmp / "ws")
+        ws = sample_workspace(tmp / "ws")
         (ws / "bench_main.py").write_text(
-            "import torch\nimport tdbsample\n"
+            "import torch\nimport tinytensor\n"
             "x = torch.ones(2) + 1  # PYTHON-BREAKPOINT\n"
-            "assert tdbsample.dot([1, 2], [3, 4]) == 11\n")
+            "assert repr(tinytensor.ones(2) + 1) == 'tensor([2., 2.])'\n")
         run([TDEBUG, "vscode", "--workspace", str(ws), "--program", "bench_main.py"], check=True)
         w = Workspace(ws)
         gdb_conf = w.config("tdebug: bench_main.py (C++, gdb)")
@@ -75,7 +75,7 @@ def main():
             results["tdebug"].append(one_run(ws, gdb_conf, py_conf, task, tmp))
             results["loadAll"].append(one_run(ws, default, py_conf, task, tmp))
         med = {k: [statistics.median(r[i] for r in v) for i in range(3)] for k, v in results.items()}
-        print(f"vscode launch compound, import torch + sample C call, median of {RUNS} runs:")
+        print(f"vscode launch compound, import torch + a tinytensor add, median of {RUNS} runs:")
         for what, i in (("to the Python breakpoint", 0), ("to the C breakpoint", 1), ("to exit", 2)):
             a, b = med["tdebug"][i], med["loadAll"][i]
             print(f"  {what:26s} tdebug symbolLoadInfo {a:6.2f} s   loadAll (VS Code default) "

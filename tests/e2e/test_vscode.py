@@ -5,31 +5,23 @@ import json
 import os
 import pathlib
 import re
-import shutil
 import stat
 
 import jsonschema
 import pytest
 
 from conftest import PYTHON, ROOT, free_port, run, wait_until
-from vscode_util import (Workspace, build_sample, kill_adapters, load_jsonc, schema_for,
+from vscode_util import (Workspace, kill_adapters, load_jsonc, sample_workspace, schema_for,
                          schemas_dir, strip_jsonc)
 
 FIXTURES = ROOT / "tests" / "fixtures" / "vscode"
 HELPER = pathlib.Path("/usr/share/gdb/auto-load") / (os.path.realpath(PYTHON).lstrip("/") + "-gdb.py")
 
 
-@pytest.fixture(scope="module")
-def built_sample(tmp_path_factory):
-    return build_sample(tmp_path_factory.mktemp("sample") / "ws")
-
-
 @pytest.fixture
-def ws(tmp_path, built_sample):
-    """A workspace holding the sample, built."""
-    dest = tmp_path / "ws"
-    shutil.copytree(built_sample, dest)
-    return dest
+def ws(tmp_path):
+    """A workspace holding the test scripts and tinytensor, built."""
+    return sample_workspace(tmp_path / "ws")
 
 
 @pytest.fixture(scope="session")
@@ -90,7 +82,7 @@ def test_program_entries(tdebug, ws):
     assert info["loadAll"] is False
     listed = info["exceptionList"].split(";")
     for pattern in ("libc.so.6", "ld-linux*.so*", "libtorch*.so*", "libc10*.so*", "_C.cpython*.so",
-                    "libtdbcore.so"):
+                    "libtt_core.so", "libtt_python.so"):
         assert pattern in listed
     assert "libpython3.%d*.so*" % int(run([PYTHON, "-c", "import sys; print(sys.version_info[1])"]).stdout) in listed
     texts = [c["text"] for c in gdb["setupCommands"]]

@@ -1,20 +1,21 @@
 """'tdebug vscode' end to end: the configurations it writes, run the way VS
-Code runs them (vscode_util), against the real gdb and debugpy and a sample
-extension built with debug info.  In one run the Python breakpoint and the
-breakpoint in the extension's C core are both hit, Python first, and the
-program then exits with status 0."""
+Code runs them (vscode_util), against the real gdb and debugpy and
+samples/tinytensor built with debug info.  In one run the Python breakpoint
+and the breakpoint in tinytensor's C core are both hit, Python first, and
+the program then exits with status 0."""
 import subprocess
 
 import pytest
 
 from conftest import PYTHON, SLOW, free_port, run
-from vscode_util import (EventLog, MIEngine, Workspace, attach_debugpy, build_sample,
-                         debuggee_pid, follow_python, kill_adapters, marker_line)
+from vscode_util import (C_BREAKPOINT, EventLog, MIEngine, Workspace, attach_debugpy,
+                         debuggee_pid, follow_python, kill_adapters, sample_breakpoints,
+                         sample_workspace)
 
 
 @pytest.fixture
 def sample(tmp_path):
-    return build_sample(tmp_path / "ws")
+    return sample_workspace(tmp_path / "ws")
 
 
 def debug_both(procs, tmp_path, gdb_conf, py_conf, c_bps, py_bps, start_gdb, go=None):
@@ -44,11 +45,6 @@ def debug_both(procs, tmp_path, gdb_conf, py_conf, c_bps, py_bps, start_gdb, go=
     return log, pid, inferior, status, loaded
 
 
-def breakpoints(ws, script):
-    return ([(ws / script, marker_line(ws / script, "PYTHON-BREAKPOINT"))],
-            [(ws / "core.c", marker_line(ws / "core.c", "C-BREAKPOINT"))])
-
-
 def test_launch_compound_hits_python_then_c_and_exits_0(tdebug, sample, procs, tmp_path):
     ws = sample
     r = run([tdebug, "vscode", "--workspace", str(ws), "--program", "main.py"], check=True)
@@ -57,7 +53,7 @@ def test_launch_compound_hits_python_then_c_and_exits_0(tdebug, sample, procs, t
     compound = w.compound("tdebug: main.py (Python + C++)")
     gdb_conf, py_conf = (w.config(n) for n in compound["configurations"])
     assert gdb_conf["type"] == "cppdbg" and py_conf["type"] == "debugpy"
-    py_bps, c_bps = breakpoints(ws, "main.py")
+    py_bps, c_bps = sample_breakpoints(ws, "main.py")
 
     def start(gdb):
         # VS Code starts both configurations of the compound at once; the
@@ -74,11 +70,12 @@ def test_launch_compound_hits_python_then_c_and_exits_0(tdebug, sample, procs, t
     _, _, py_hit = log.events[0]
     _, _, c_hit = log.events[1]
     assert (py_hit["file"], py_hit["line"]) == (str(py_bps[0][0]), py_bps[0][1])
-    assert c_hit["func"] == "tdb_core_dot" and c_hit["line"] == c_bps[0][1]
-    assert c_hit["file"].endswith("/core.c")
-    # symbolLoadInfo worked as MIEngine applies it: the sample's libraries,
+    assert (c_hit["func"], c_hit["file"], c_hit["line"]) == (C_BREAKPOINT[2], str(c_bps[0][0]),
+                                                             c_bps[0][1])
+    # symbolLoadInfo worked as MIEngine applies it: tinytensor's libraries,
     # libc and the loader were loaded, and not everything else.
-    assert "libtdbcore.so" in loaded and any(n.startswith("_C.cpython") for n in loaded), loaded
+    assert {"libtt_core.so", "libtt_python.so"} <= loaded, loaded
+    assert any(n.startswith("_C.cpython") for n in loaded), loaded
     assert "libc.so.6" in loaded and any(n.startswith("ld-linux") for n in loaded), loaded
     assert not any(n.startswith("libm.so") or n.startswith("libz.so") for n in loaded), loaded
 
@@ -100,14 +97,14 @@ def test_attach_compound_on_a_running_process_hits_python_then_c(tdebug, sample,
     gdb_conf, py_conf = (w.config(n) for n in compound["configurations"])
     assert gdb_conf["processId"] == target.pid
     assert py_conf["connect"] == {"host": "127.0.0.1", "port": port}
-    py_bps, c_bps = breakpoints(ws, "attach_main.py")
+    py_bps, c_bps = sample_breakpoints(ws, "attach_main.py")
     log, pid, _, status, _ = debug_both(procs, tmp_path, gdb_conf, py_conf, c_bps, py_bps,
                                         lambda gdb: gdb.attach(c_bps), go=go.touch)
     assert pid == target.pid
     assert status == 0
     assert target.wait(timeout=SLOW) == 0
     output.close()
-    assert "dot 32" in (tmp_path / "program.out").read_text()
+    assert "tensor([2., 2.])" in (tmp_path / "program.out").read_text()
     assert log.kinds() == ["python", "c"], log.events
-    assert log.events[1][2]["func"] == "tdb_core_dot"
+    assert log.events[1][2]["func"] == C_BREAKPOINT[2]
     assert log.events[1][2]["line"] == c_bps[0][1]

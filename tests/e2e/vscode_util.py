@@ -41,9 +41,10 @@ import subprocess
 import threading
 import time
 
-from conftest import PYTHON, ROOT, SLOW, run
+from conftest import ROOT, SLOW, run
+from tinytensor_util import TT_PKG, TT_SRC, marked_line
 
-SAMPLE = ROOT / "tests" / "fixtures" / "vscode" / "sample"
+SCRIPTS = ROOT / "tests" / "fixtures" / "vscode" / "scripts"
 
 
 # ---------------------------------------------------------------------------
@@ -593,7 +594,7 @@ def kill_adapters(port):
 
 
 # ---------------------------------------------------------------------------
-# The sample extension
+# The sample: tinytensor and the scripts that call it
 
 def marker_line(path, marker):
     for n, text in enumerate(pathlib.Path(path).read_text().splitlines(), 1):
@@ -602,24 +603,27 @@ def marker_line(path, marker):
     raise AssertionError(f"no {marker} in {path}")
 
 
-def build_sample(dest, python=PYTHON):
-    """Copy the sample into DEST and build it with -O0 -g3 for PYTHON: the
-    core library and the _C stub, in DEST/tdbsample.  Returns DEST."""
+# tinytensor's kernel for a float64 add: hit once by 'ones(2) + 1'.
+C_BREAKPOINT = ("csrc/core/tt_native_cpu.c", "add kernel call", "tt_native_add")
+
+
+def sample_workspace(dest):
+    """A workspace holding the test scripts and a copy of tinytensor as
+    'make' built it (-O0 -g3): a user's folder with their own extension.
+    Returns DEST."""
     dest = pathlib.Path(dest)
-    shutil.copytree(SAMPLE, dest, dirs_exist_ok=True)
-    info = json.loads(run([python, "-c", "import sysconfig, json; print(json.dumps("
-                                         "[sysconfig.get_paths()['include'], "
-                                         "sysconfig.get_config_var('EXT_SUFFIX')]))"],
-                          check=True).stdout)
-    include, ext_suffix = info
-    cc = os.environ.get("CC", "cc")
-    pkg = dest / "tdbsample"
-    run([cc, "-O0", "-g3", "-fPIC", "-shared", "-o", str(pkg / "libtdbcore.so"),
-         str(dest / "core.c")], check=True)
-    run([cc, "-O0", "-g3", "-fPIC", "-shared", "-I" + include, "-I" + str(dest),
-         "-o", str(pkg / ("_C" + ext_suffix)), str(pkg / "_C.c"),
-         "-L" + str(pkg), "-ltdbcore", "-Wl,-rpath,$ORIGIN"], check=True)
+    if not (TT_PKG / "lib" / "libtt_core.so").exists():
+        raise AssertionError(f"{TT_PKG} is not built; run 'make' first")
+    shutil.copytree(SCRIPTS, dest, dirs_exist_ok=True)
+    shutil.copytree(TT_PKG, dest / "tinytensor")
     return dest
+
+
+def sample_breakpoints(ws, script):
+    """([(python file, line)], [(C file, line)]) for SCRIPT in WS."""
+    c_file = TT_SRC / C_BREAKPOINT[0]
+    return ([(ws / script, marker_line(ws / script, "PYTHON-BREAKPOINT"))],
+            [(c_file, marked_line(C_BREAKPOINT[0], C_BREAKPOINT[1]))])
 
 
 def schemas_dir():

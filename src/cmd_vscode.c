@@ -73,10 +73,11 @@ const char cmd_vscode_usage[] =
     "torch/c10 and your own extensions, steps over std:: and pybind11::, and\n"
     "loads CPython's gdb helpers (py-bt) when installed.\n"
     "\n"
-    "Exit status: 0 written (or already up to date), 1 a file could not be\n"
-    "parsed or updated (it is left untouched) or the process cannot be\n"
-    "attached to, 2 usage error, 125 gdb missing or a write failed, 126 the\n"
-    "interpreter does not run, 127 the script or interpreter does not exist.\n";
+    "Exit status: 0 written (or already up to date); 1 a file could not be\n"
+    "parsed or updated (nothing is written), the interpreter has no debugpy,\n"
+    "or the process cannot be attached to; 2 usage error; 125 gdb missing or\n"
+    "a write failed; 126 the interpreter does not run; 127 the script or\n"
+    "interpreter does not exist.\n";
 
 typedef struct options {
     const char *workspace;

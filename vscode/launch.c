@@ -514,10 +514,19 @@ int tdb_vscode_write(const char *workspace, const char *shown, json_t *configura
     for (int i = 0; i < 2; i++)
         texts[i] = tdb_jsonc_render(docs[i], &lens[i]);
 
-    if (mkdir(dir, 0777) < 0 && errno != EEXIST) {
+    struct stat ws_st, dir_st;
+    int made_dir = mkdir(dir, 0777) == 0;
+    if (!made_dir && errno != EEXIST) {
         tdb_error_errno(err, "cannot create '%s'", !strcmp(shown, ".") ? ".vscode" : dir);
         goto cleanup;
     }
+    /* root writing into a user's workspace (sudo): what tdebug creates
+     * belongs to the folder's owner, as if the user had made it. */
+    int give_away = geteuid() == 0 && stat(workspace, &ws_st) == 0 && ws_st.st_uid != 0;
+    if (give_away && made_dir)
+        (void)!chown(dir, ws_st.st_uid, ws_st.st_gid);
+    if (give_away && stat(dir, &dir_st) < 0)
+        give_away = 0;
     /* tasks.json first: a task nobody uses yet is harmless, an entry whose
      * task is missing is not. */
     for (int i = 1; i >= 0; i--) {
@@ -534,6 +543,8 @@ int tdb_vscode_write(const char *workspace, const char *shown, json_t *configura
             free(out[i].backup);
             out[i].backup = shown_backup;
         }
+        if (give_away && !tdb_jsonc_existed(docs[i]) && out[i].changed)
+            (void)!chown(paths[i], dir_st.st_uid, dir_st.st_gid);
         out[i].path = names[i];
         names[i] = NULL;
     }

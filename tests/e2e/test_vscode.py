@@ -408,6 +408,7 @@ def test_interpreter_without_debugpy(tdebug, ws, tmp_path):
     ["--attach", "1", "--python", "/usr/bin/python3"],
     ["--program", "main.py", "--port", "0"], ["--attach", "pid"], ["--module", "a b"],
     ["--program", "main.py", "stray"], ["--program"], ["--frobnicate"],
+    ["--workspace", "/nonexistent/folder", "--program", "main.py"],
 ])
 def test_usage_errors(tdebug, ws, args):
     r = vscode(tdebug, "--workspace", str(ws), *args, check=False)
@@ -442,3 +443,12 @@ def test_readme_names_are_the_written_names(tdebug, tmp_path, procs):
                {t["label"] for t in tasks["tasks"]})
     assert documented == written
     assert picked in documented
+
+
+def test_root_gives_new_files_to_the_workspace_owner(tdebug, ws, as_nobody):
+    """'sudo tdebug vscode' in a user's folder: .vscode and the new files
+    are the user's, not root's."""
+    os.chown(ws, 65534, 65534)
+    vscode(tdebug, "--workspace", str(ws), "--program", "main.py")
+    for p in (ws / ".vscode", ws / ".vscode" / "launch.json", ws / ".vscode" / "tasks.json"):
+        assert (os.stat(p).st_uid, os.stat(p).st_gid) == (65534, 65534), p

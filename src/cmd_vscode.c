@@ -248,31 +248,52 @@ done:
 /* The debugpy server of a process */
 
 /* "--listen [HOST:]PORT" among debugpy's own options on the command line
- * ('python -m debugpy --listen 5678 script.py'). 1 found, 0 not; -1 when
- * the process is a debugpy client (--connect): nothing to attach to. */
+ * ('python -m debugpy --listen 5678 script.py', or VS Code's
+ * 'python -X frozen_modules=off .../debugpy --connect H:P ... script.py').
+ * 1 found, 0 not; -1 when the process is a debugpy client (--connect):
+ * someone debugs its Python already, there is nothing to attach to. */
 static int debugpy_from_cmdline(char **argv, char **out_host, int *out_port)
 {
-    int in_debugpy = 0;
-    for (int i = 1; argv[i]; i++) {
+    static const char *const python_valued[] = {"-X", "-W", "--check-hash-based-pycs", NULL};
+    static const char *const debugpy_valued[] = {"--configure-qt", "--adapter-access-token",
+                                                 "--log-to", "--pid", "--parent-session-pid",
+                                                 "--connect", "--listen", NULL};
+    int i = 1;
+
+    /* The interpreter's own options, up to debugpy. */
+    for (;; i++) {
         const char *a = argv[i];
-        if (!in_debugpy) {
-            if ((!strcmp(a, "-m") && argv[i + 1] && !strcmp(argv[i + 1], "debugpy")) ||
-                (a[0] != '-' && strstr(a, "debugpy") && !strstr(a, ".py"))) {
-                in_debugpy = 1;
-                i += !strcmp(a, "-m");
-            } else if (a[0] != '-') {
-                return 0; /* the script: debugpy was not in front of it */
-            }
+        if (!a || !strcmp(a, "-c"))
+            return 0;
+        if (!strcmp(a, "-m")) {
+            if (!argv[i + 1] || strcmp(argv[i + 1], "debugpy"))
+                return 0;
+            i += 2;
+            break;
+        }
+        if (a[0] == '-') {
+            for (const char *const *v = python_valued; *v; v++)
+                i += !strcmp(a, *v);
             continue;
         }
+        /* a path: debugpy's package directory, or the script itself */
+        const char *base = strrchr(a, '/') ? strrchr(a, '/') + 1 : a;
+        if (strcmp(base, "debugpy"))
+            return 0;
+        i++;
+        break;
+    }
+    /* debugpy's options, up to the program. */
+    for (; argv[i] && argv[i][0] == '-'; i++) {
+        const char *a = argv[i];
         if (!strcmp(a, "--connect"))
             return -1;
         if (!strcmp(a, "--listen") && argv[i + 1]) {
             tdb_error ignored = {0};
             return tdb_tcp_parse_endpoint(argv[i + 1], out_host, out_port, &ignored) == 0;
         }
-        if (a[0] != '-')
-            return 0;
+        for (const char *const *v = debugpy_valued; *v; v++)
+            i += !strcmp(a, *v) && argv[i + 1];
     }
     return 0;
 }

@@ -5,6 +5,7 @@ import json
 import os
 import pathlib
 import re
+import socket
 import stat
 
 import jsonschema
@@ -359,6 +360,29 @@ def test_attach_without_debugpy_drops_the_old_python_entries(tdebug, ws, procs, 
     assert [c["name"] for c in launch["configurations"]] == ["tdebug: attach (C++, gdb)"]
     assert launch["configurations"][0]["processId"] == plain.pid
     assert launch["compounds"] == []
+
+
+def test_attach_to_a_debugpy_client_writes_only_the_cpp_entry(tdebug, ws, procs, tmp_path):
+    """A program started the way VS Code's own launcher starts it
+    ('.../debugpy --connect H:P'): its Python side is debugged already."""
+    import debugpy  # noqa: F401  (the test runs under the interpreter with debugpy)
+    client = socket.socket()
+    client.bind(("127.0.0.1", 0))
+    client.listen(1)
+    port = client.getsockname()[1]
+    package = os.path.dirname(debugpy.__file__)
+    (tmp_path / "serve.py").write_text("import time\ntime.sleep(600)\n")
+    target = procs.start([PYTHON, "-X", "frozen_modules=off", package, "--connect",
+                          f"127.0.0.1:{port}", "--configure-qt", "none", str(tmp_path / "serve.py")])
+    try:
+        r = run([tdebug, "vscode", "--workspace", str(ws), "--attach", str(target.pid)])
+        assert r.returncode == 0, r.stderr
+        assert r.stderr == (f"tdebug: warning: pid {target.pid} is already debugged by a debugpy "
+                            "client (it was started with --connect): writing only the C++ attach\n")
+    finally:
+        client.close()
+    names = [c["name"] for c in load_jsonc(ws / ".vscode" / "launch.json")["configurations"]]
+    assert names == ["tdebug: attach (C++, gdb)"]
 
 
 def test_attach_refusals(tdebug, ws, procs):

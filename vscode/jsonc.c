@@ -976,6 +976,8 @@ static void remove_item(const tdb_jsonc_doc *doc, edit_list *out, const tdb_json
     if (starts_line(doc, s) && at_line_end(doc, rest)) {
         s = line_start(doc, s);
         e = past_eol(doc, rest);
+    } else if (it->comma != TDB_JSONC_NONE) {
+        e = rest; /* "a, X, b" -> "a, b" */
     }
     edits_add(out, s, e - s, NULL);
 }

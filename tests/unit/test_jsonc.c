@@ -4,7 +4,8 @@
  *
  * Fixtures are data.  Every NAME.json there is read as a launch.json (or, for
  * tasks-*.json, a tasks.json) and edited with edits-launch.jsonc (or
- * edits-tasks.jsonc); the result must equal NAME.expected.json byte for
+ * edits-tasks.jsonc; remove-*.json get edits-remove.jsonc, which only
+ * removes); the result must equal NAME.expected.json byte for
  * byte, or, when NAME.err exists, reading or editing must fail with exactly
  * the message in it.  On top of that, for every fixture: a second run
  * changes nothing, everything that is not tdebug's (other entries, inputs,
@@ -45,10 +46,15 @@ static int has_suffix(const char *s, const char *suffix)
     return a >= b && !strcmp(s + a - b, suffix);
 }
 
-static int is_tasks(const char *path)
+static int has_prefix(const char *path, const char *prefix)
 {
     const char *base = strrchr(path, '/');
-    return !strncmp(base ? base + 1 : path, "tasks-", 6);
+    return !strncmp(base ? base + 1 : path, prefix, strlen(prefix));
+}
+
+static int is_tasks(const char *path)
+{
+    return has_prefix(path, "tasks-");
 }
 
 static const char *display_name(const char *path)
@@ -70,7 +76,9 @@ static json_t *load_edits(const char *path)
 {
     const char *slash = strrchr(path, '/');
     char *file = tdb_xasprintf("%.*s%s", slash ? (int)(slash - path + 1) : 0, path,
-                               is_tasks(path) ? "edits-tasks.jsonc" : "edits-launch.jsonc");
+                               is_tasks(path) ? "edits-tasks.jsonc"
+                               : has_prefix(path, "remove-") ? "edits-remove.jsonc"
+                                                             : "edits-launch.jsonc");
     size_t len;
     char *text = read_or_fail(file, &len);
     tdb_error err = {0};

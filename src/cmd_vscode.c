@@ -328,7 +328,7 @@ static int debugpy_from_sockets(pid_t pid, char **out_host, int *out_port)
     struct dirent *de;
     int found = 0;
 
-    if (tdb_tcp_sockets(pid, &socks, &n_socks, NULL) < 0 || tdb_tcp_inodes_of(pid, &mine, &n_mine, NULL) < 0)
+    if (tdb_tcp_sockets(NULL, pid, &socks, &n_socks, NULL) < 0 || tdb_tcp_inodes_of(NULL, pid, &mine, &n_mine, NULL) < 0)
         goto done;
     proc = opendir("/proc");
     while (proc && !found && (de = readdir(proc))) {
@@ -341,7 +341,7 @@ static int debugpy_from_sockets(pid_t pid, char **out_host, int *out_port)
         char **argv = cmd ? split_cmdline(cmd, len, &argc) : NULL;
         unsigned long *theirs = NULL;
         if (!argv || !(argv_has(argv, "debugpy/adapter") || argv_has(argv, "debugpy.adapter")) ||
-            !arg_after(argv, "--for-server") || tdb_tcp_inodes_of(other, &theirs, &n_theirs, NULL) < 0)
+            !arg_after(argv, "--for-server") || tdb_tcp_inodes_of(NULL, other, &theirs, &n_theirs, NULL) < 0)
             goto next;
         /* Does the program hold a connection to one of its listeners? */
         int linked_port = 0;

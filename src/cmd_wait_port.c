@@ -74,7 +74,7 @@ int cmd_wait_port(int argc, char **argv)
     for (;;) {
         tdb_tcp_socket *v = NULL;
         size_t n = 0;
-        if (tdb_tcp_sockets(0, &v, &n, &err) < 0) {
+        if (tdb_tcp_sockets(NULL, 0, &v, &n, &err) < 0) {
             rc = tdb_error_exit(&err);
             break;
         }

@@ -14,11 +14,13 @@
  *   tracer is not visible.
  */
 #include "proc.h"
+#include "tcp.h"
 
 #include <dirent.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -825,80 +827,14 @@ int tdb_proc_descends_from(const tdb_proc_table *t, pid_t pid, pid_t ancestor)
 
 /* --- TCP connections: who is at the other end of an adapter's sockets */
 
-typedef struct tcp_entry {
-    char local[40], remote[40]; /* "0100007F:B26E" (hex, as the kernel prints) */
-    int state;
-    unsigned long inode;
-} tcp_entry;
-
-static size_t read_tcp(const char *root, pid_t pid, const char *name, tcp_entry **out,
-                       size_t n)
+/* Is A's local end B's remote end and the other way round: the two ends
+ * of one loopback connection? */
+static int other_end(const tdb_tcp_socket *a, const tdb_tcp_socket *b)
 {
-    char *text = read_proc_file(root, pid, name, NULL);
-    if (!text)
-        return n;
-    const char *line = strchr(text, '\n'); /* skip the header */
-    while (line && *++line) {
-        tcp_entry e;
-        unsigned long inode;
-        int state;
-        char local[40], remote[40];
-        /* sl local rem st tx:rx tr:when retrnsmt uid timeout inode */
-        if (sscanf(line, " %*s %39s %39s %x %*s %*s %*s %*s %*s %lu", local, remote, &state,
-                   &inode) == 4) {
-            memset(&e, 0, sizeof(e));
-            strcpy(e.local, local);
-            strcpy(e.remote, remote);
-            e.state = state;
-            e.inode = inode;
-            *out = tdb_xrealloc(*out, (n + 1) * sizeof(**out));
-            (*out)[n++] = e;
-        }
-        line = strchr(line, '\n');
-    }
-    free(text);
-    return n;
-}
-
-/* The socket inodes PID holds; -1 (errno set) when its fd/ is unreadable. */
-static ssize_t socket_inodes(const char *root, pid_t pid, unsigned long **out)
-{
-    char *dir_path = proc_path(root, pid, "fd");
-    DIR *d = opendir(dir_path);
-    struct dirent *de;
-    size_t n = 0;
-
-    *out = NULL;
-    if (!d) {
-        int saved = errno;
-        free(dir_path);
-        errno = saved;
-        return -1;
-    }
-    while ((de = readdir(d))) {
-        if (de->d_name[0] == '.')
-            continue;
-        char *link_path = tdb_xasprintf("%s/%s", dir_path, de->d_name);
-        char *target = read_link(link_path);
-        unsigned long inode;
-        if (target && sscanf(target, "socket:[%lu]", &inode) == 1) {
-            *out = tdb_xrealloc(*out, (n + 1) * sizeof(**out));
-            (*out)[n++] = inode;
-        }
-        free(target);
-        free(link_path);
-    }
-    closedir(d);
-    free(dir_path);
-    return (ssize_t)n;
-}
-
-static int has_inode(const unsigned long *v, size_t n, unsigned long inode)
-{
-    for (size_t i = 0; i < n; i++)
-        if (v[i] == inode)
-            return 1;
-    return 0;
+    size_t len = a->family == AF_INET ? 4 : 16;
+    return a->family == b->family && a->local_port == b->remote_port &&
+           a->remote_port == b->local_port && !memcmp(a->local, b->remote, len) &&
+           !memcmp(a->remote, b->local, len);
 }
 
 static void add_pid(pid_t **v, size_t *n, pid_t pid)
@@ -913,27 +849,26 @@ static void add_pid(pid_t **v, size_t *n, pid_t pid)
 ssize_t tdb_proc_tcp_peers(tdb_proc_table *t, pid_t pid, pid_t **out, tdb_error *err)
 {
     unsigned long *mine = NULL, *peer_inodes = NULL;
-    tcp_entry *tcp = NULL;
+    tdb_tcp_socket *tcp = NULL;
     pid_t *peers = NULL;
-    size_t ntcp = 0, npeer_inodes = 0, npeers = 0;
-    ssize_t nmine = socket_inodes(t->root, pid, &mine);
+    size_t ntcp = 0, nmine = 0, npeer_inodes = 0, npeers = 0;
     ssize_t result = -1;
 
-    if (nmine < 0) {
+    if (tdb_tcp_inodes_of(t->root, pid, &mine, &nmine, NULL) < 0) {
         tdb_error_errno(err, "cannot read the sockets of pid %d", (int)pid);
         goto cleanup;
     }
     /* PID's own network namespace: a connection over loopback appears
-     * twice, once from each end. */
-    ntcp = read_tcp(t->root, pid, "net/tcp", &tcp, 0);
-    ntcp = read_tcp(t->root, pid, "net/tcp6", &tcp, ntcp);
+     * twice, once from each end.  A table that cannot be read links
+     * nobody. */
+    if (tdb_tcp_sockets(t->root, pid, &tcp, &ntcp, NULL) < 0)
+        ntcp = 0;
     for (size_t i = 0; i < ntcp; i++) {
-        if (tcp[i].state != 1 /* ESTABLISHED */ || !has_inode(mine, (size_t)nmine, tcp[i].inode))
+        if (tcp[i].state != TDB_TCP_ESTABLISHED || !tdb_tcp_has_inode(mine, nmine, tcp[i].inode))
             continue;
         for (size_t j = 0; j < ntcp; j++) {
-            if (j != i && tcp[j].inode && !strcmp(tcp[j].local, tcp[i].remote) &&
-                !strcmp(tcp[j].remote, tcp[i].local) &&
-                !has_inode(mine, (size_t)nmine, tcp[j].inode)) {
+            if (j != i && tcp[j].inode && other_end(&tcp[j], &tcp[i]) &&
+                !tdb_tcp_has_inode(mine, nmine, tcp[j].inode)) {
                 peer_inodes = tdb_xrealloc(peer_inodes, (npeer_inodes + 1) * sizeof(*peer_inodes));
                 peer_inodes[npeer_inodes++] = tcp[j].inode;
             }
@@ -944,11 +879,12 @@ ssize_t tdb_proc_tcp_peers(tdb_proc_table *t, pid_t pid, pid_t **out, tdb_error 
     for (size_t i = 0; npeer_inodes && i < t->n; i++) {
         const tdb_proc *p = t->procs[i];
         unsigned long *theirs = NULL;
-        if (p->pid == pid || p->kernel_thread || p->state == 'Z')
+        size_t n = 0;
+        if (p->pid == pid || p->kernel_thread || p->state == 'Z' ||
+            tdb_tcp_inodes_of(t->root, p->pid, &theirs, &n, NULL) < 0)
             continue;
-        ssize_t n = socket_inodes(t->root, p->pid, &theirs);
-        for (ssize_t k = 0; k < n; k++)
-            if (has_inode(peer_inodes, npeer_inodes, theirs[k]))
+        for (size_t k = 0; k < n; k++)
+            if (tdb_tcp_has_inode(peer_inodes, npeer_inodes, theirs[k]))
                 add_pid(&peers, &npeers, p->pid);
         free(theirs);
     }

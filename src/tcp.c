@@ -151,27 +151,35 @@ static int read_table(const char *path, int family, tdb_tcp_socket **v, size_t *
     return 0;
 }
 
-int tdb_tcp_sockets(pid_t pid, tdb_tcp_socket **out, size_t *out_n, tdb_error *err)
+/* ROOT/PID/NAME, or ROOT/NAME for pid 0: a new string. */
+static char *proc_file(const char *root, pid_t pid, const char *name)
+{
+    if (!root)
+        root = "/proc";
+    return pid > 0 ? tdb_xasprintf("%s/%d/%s", root, (int)pid, name)
+                   : tdb_xasprintf("%s/%s", root, name);
+}
+
+int tdb_tcp_sockets(const char *root, pid_t pid, tdb_tcp_socket **out, size_t *out_n,
+                    tdb_error *err)
 {
     tdb_tcp_socket *v = NULL;
     size_t n = 0, cap = 0;
-    char p4[64], p6[64];
+    char *p4 = proc_file(root, pid, "net/tcp"), *p6 = proc_file(root, pid, "net/tcp6");
+    int rc = -1;
 
-    if (pid > 0) {
-        snprintf(p4, sizeof(p4), "/proc/%d/net/tcp", (int)pid);
-        snprintf(p6, sizeof(p6), "/proc/%d/net/tcp6", (int)pid);
-    } else {
-        strcpy(p4, "/proc/net/tcp");
-        strcpy(p6, "/proc/net/tcp6");
-    }
     if (read_table(p4, AF_INET, &v, &n, &cap, err) < 0 ||
         read_table(p6, AF_INET6, &v, &n, &cap, err) < 0) {
         free(v);
-        return -1;
+        goto cleanup;
     }
     *out = v;
     *out_n = n;
-    return 0;
+    rc = 0;
+cleanup:
+    free(p4);
+    free(p6);
+    return rc;
 }
 
 static int is_zero(const unsigned char *a, size_t n)
@@ -214,27 +222,29 @@ int tdb_tcp_listening(const tdb_tcp_socket *v, size_t n, const tdb_tcp_addr *add
     return 0;
 }
 
-int tdb_tcp_inodes_of(pid_t pid, unsigned long **out, size_t *out_n, tdb_error *err)
+int tdb_tcp_inodes_of(const char *root, pid_t pid, unsigned long **out, size_t *out_n,
+                      tdb_error *err)
 {
-    char dir[64];
+    char *dir = proc_file(root, pid, "fd");
     DIR *d;
     struct dirent *de;
     unsigned long *v = NULL;
     size_t n = 0, cap = 0;
 
-    snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
     d = opendir(dir);
     if (!d) {
         tdb_error_errno(err, "cannot list the open files of pid %d ('%s')", (int)pid, dir);
+        free(dir);
         return -1;
     }
     while ((de = readdir(d))) {
-        char path[320], target[128];
+        char *path, target[128];
         unsigned long inode;
         if (de->d_name[0] == '.')
             continue;
-        snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+        path = tdb_xasprintf("%s/%s", dir, de->d_name);
         ssize_t len = readlink(path, target, sizeof(target) - 1);
+        free(path);
         if (len <= 0)
             continue;
         target[len] = '\0';
@@ -247,7 +257,16 @@ int tdb_tcp_inodes_of(pid_t pid, unsigned long **out, size_t *out_n, tdb_error *
         v[n++] = inode;
     }
     closedir(d);
+    free(dir);
     *out = v;
     *out_n = n;
+    return 0;
+}
+
+int tdb_tcp_has_inode(const unsigned long *v, size_t n, unsigned long inode)
+{
+    for (size_t i = 0; i < n; i++)
+        if (v[i] == inode)
+            return 1;
     return 0;
 }

@@ -1,11 +1,17 @@
 /*
  * tcp.h: TCP sockets as the kernel lists them in /proc/net/tcp and
- * /proc/net/tcp6, read without opening a single connection.
+ * /proc/net/tcp6, and the sockets a process holds (/proc/PID/fd), read
+ * without opening a single connection.  The one reader of those tables in
+ * tdebug: 'tdebug wait-port' and the links between debugpy's processes
+ * (src/proc.c) both use it.
  *
  * Why not connect() to see whether a port is open: a client that connects
  * and disconnects as debugpy's adapter starts listening kills the adapter
  * and leaves the program hanging (FIELD-NOTES, "debugpy").  Reading the
  * kernel's table touches nobody.
+ *
+ * Functions reading /proc take its root (NULL: "/proc") so that unit tests
+ * can read a recorded tree (tests/fixtures/proc/).
  */
 #ifndef TDB_TCP_H
 #define TDB_TCP_H
@@ -42,9 +48,13 @@ int tdb_tcp_parse_endpoint(const char *s, char **out_host, int *out_port, tdb_er
  * the resolver).  Returns the count (at most MAX) or -1 with ERR set. */
 int tdb_tcp_resolve(const char *host, tdb_tcp_addr *out, int max, tdb_error *err);
 
-/* Every TCP socket of the network namespace of PID (0: ours), v4 and v6.
- * Returns 0 with *OUT (free() it) and *OUT_N, or -1 with ERR set. */
-int tdb_tcp_sockets(pid_t pid, tdb_tcp_socket **out, size_t *out_n, tdb_error *err);
+/* Every TCP socket of the network namespace of PID (0: ours), v4 and v6,
+ * from ROOT/PID/net/tcp{,6} (ROOT/net/tcp{,6} for 0).  A table that does
+ * not exist (no IPv6; not recorded in a fake tree) holds no sockets.
+ * Returns 0 with *OUT (free() it; NULL when none) and *OUT_N, or -1 with
+ * ERR set. */
+int tdb_tcp_sockets(const char *root, pid_t pid, tdb_tcp_socket **out, size_t *out_n,
+                    tdb_error *err);
 
 /* Nonzero when one of the N sockets listens on PORT so that a connection
  * to one of the N_ADDRS addresses reaches it (the address itself, or the
@@ -52,8 +62,13 @@ int tdb_tcp_sockets(pid_t pid, tdb_tcp_socket **out, size_t *out_n, tdb_error *e
 int tdb_tcp_listening(const tdb_tcp_socket *v, size_t n, const tdb_tcp_addr *addrs, int n_addrs,
                       int port);
 
-/* The socket inodes among PID's open files.  Returns 0 with *OUT (free()
- * it) and *OUT_N, or -1 with ERR set (no such process, or not ours). */
-int tdb_tcp_inodes_of(pid_t pid, unsigned long **out, size_t *out_n, tdb_error *err);
+/* The socket inodes among PID's open files (ROOT/PID/fd).  Returns 0 with
+ * *OUT (free() it; NULL when none) and *OUT_N, or -1 with ERR set and errno
+ * kept (no such process, or another user's: EACCES). */
+int tdb_tcp_inodes_of(const char *root, pid_t pid, unsigned long **out, size_t *out_n,
+                      tdb_error *err);
+
+/* Nonzero when INODE is one of the N in V. */
+int tdb_tcp_has_inode(const unsigned long *v, size_t n, unsigned long inode);
 
 #endif

@@ -625,6 +625,38 @@ static void parse_debugpy_cli(tdb_proc *p, size_t i)
     }
 }
 
+/* The value of option NAME ("--port") in ARGV from index I on, written as
+ * "--port N" or "--port=N" (argparse takes both); the last one wins. */
+static const char *option_value(char **argv, size_t argc, size_t i, const char *name)
+{
+    const char *val = NULL;
+    size_t n = strlen(name);
+    for (; i < argc; i++) {
+        if (!strcmp(argv[i], name) && i + 1 < argc)
+            val = argv[++i];
+        else if (!strncmp(argv[i], name, n) && argv[i][n] == '=')
+            val = argv[i] + n + 1;
+    }
+    return val;
+}
+
+/* The address an adapter takes DAP clients on: its --host (default
+ * 127.0.0.1, as debugpy/adapter/__main__.py has it) and --port.  Without
+ * --port it speaks DAP on stdio (VS Code's own adapter).  Returns 0 with
+ * *OUT_HOST (borrowed) and *OUT_PORT (0: the kernel picked one), -1 when
+ * there is none. */
+static int adapter_address(const tdb_proc *p, const char **out_host, long *out_port)
+{
+    const char *port = option_value(p->argv, p->argc, 1, "--port");
+    const char *host = option_value(p->argv, p->argc, 1, "--host");
+    long n;
+    if (!port || tdb_parse_long(port, 0, 65535, &n) < 0)
+        return -1;
+    *out_host = host && *host ? host : "127.0.0.1";
+    *out_port = n;
+    return 0;
+}
+
 static void assign_role(tdb_proc *p)
 {
     py_target t;
@@ -636,9 +668,13 @@ static void assign_role(tdb_proc *p)
     if (p->argc >= 1) {
         parse_python_argv(p->argv, p->argc, &t);
         const char *m = t.module, *s = t.script;
-        if ((m && !strcmp(m, "debugpy.adapter")) || (s && path_names(s, "debugpy/adapter")))
+        if ((m && !strcmp(m, "debugpy.adapter")) || (s && path_names(s, "debugpy/adapter"))) {
+            const char *host;
+            long port;
             p->role = TDB_ROLE_ADAPTER;
-        else if ((m && !strcmp(m, "debugpy.launcher")) || (s && path_names(s, "debugpy/launcher")))
+            if (adapter_address(p, &host, &port) == 0)
+                p->endpoint = tdb_xasprintf(strchr(host, ':') ? "[%s]:%ld" : "%s:%ld", host, port);
+        } else if ((m && !strcmp(m, "debugpy.launcher")) || (s && path_names(s, "debugpy/launcher")))
             p->role = TDB_ROLE_LAUNCHER;
         else if ((m && (!strcmp(m, "debugpy") || !strcmp(m, "debugpy.__main__"))) ||
                  (s && path_names(s, "debugpy")))
@@ -897,6 +933,83 @@ cleanup:
     free(peer_inodes);
     free(tcp);
     return result;
+}
+
+/* --- the debugpy server behind a program */
+
+/* The port PID's adapter A (asked for port 0) got from the kernel: the
+ * one of A's listening sockets that PID is not connected to (the other is
+ * where pydevd in PID connected).  0 when it cannot be told. */
+static int adapter_bound_port(const tdb_proc_table *t, pid_t adapter, pid_t pid)
+{
+    tdb_tcp_socket *tcp = NULL;
+    unsigned long *theirs = NULL, *mine = NULL;
+    size_t ntcp = 0, ntheirs = 0, nmine = 0;
+    int port = 0;
+
+    if (tdb_tcp_sockets(t->root, adapter, &tcp, &ntcp, NULL) < 0 ||
+        tdb_tcp_inodes_of(t->root, adapter, &theirs, &ntheirs, NULL) < 0 ||
+        tdb_tcp_inodes_of(t->root, pid, &mine, &nmine, NULL) < 0)
+        goto cleanup;
+    for (size_t i = 0; i < ntcp && !port; i++) {
+        if (tcp[i].state != TDB_TCP_LISTEN || !tdb_tcp_has_inode(theirs, ntheirs, tcp[i].inode))
+            continue;
+        int pydevd = 0;
+        for (size_t k = 0; k < ntcp && !pydevd; k++)
+            pydevd = tcp[k].state == TDB_TCP_ESTABLISHED &&
+                     tdb_tcp_has_inode(mine, nmine, tcp[k].inode) &&
+                     tcp[k].remote_port == tcp[i].local_port;
+        if (!pydevd)
+            port = tcp[i].local_port;
+    }
+cleanup:
+    free(tcp);
+    free(theirs);
+    free(mine);
+    return port;
+}
+
+int tdb_proc_debugpy_server(tdb_proc_table *t, pid_t pid, char **out_host, int *out_port)
+{
+    tdb_proc *p = tdb_proc_table_lookup(t, pid, NULL);
+    char *host = NULL;
+    int port = 0;
+
+    if (!p || p->role == TDB_ROLE_DEBUGGEE)
+        return 0;
+    if (p->role == TDB_ROLE_SERVER && p->endpoint &&
+        tdb_tcp_parse_endpoint(p->endpoint, &host, &port, NULL) == 0) {
+        *out_host = host;
+        *out_port = port;
+        return 1;
+    }
+    /* debugpy.listen() (and '--listen' with port 0) leaves the address on
+     * the command line of the adapter it spawns ('.../debugpy/adapter
+     * --for-server P --host H --port P2'), double-forked away from the
+     * program: the program's connection to it is the link. */
+    for (size_t i = 0; i < t->n; i++) {
+        const tdb_proc *a = t->procs[i];
+        const char *a_host;
+        long a_port;
+        pid_t *peers = NULL;
+        int linked = 0;
+        if (a->role != TDB_ROLE_ADAPTER || adapter_address(a, &a_host, &a_port) < 0)
+            continue;
+        ssize_t n = tdb_proc_tcp_peers(t, a->pid, &peers, NULL);
+        for (ssize_t k = 0; k < n; k++)
+            linked |= peers[k] == pid;
+        free(peers);
+        if (!linked)
+            continue;
+        if (a_port == 0)
+            a_port = adapter_bound_port(t, a->pid, pid);
+        if (a_port == 0)
+            continue;
+        *out_host = tdb_xstrdup(a_host);
+        *out_port = (int)a_port;
+        return 1;
+    }
+    return 0;
 }
 
 /* --- resolution */

@@ -73,7 +73,8 @@ typedef struct tdb_proc {
     char *tracer_comm;     /* the tracer's name; NULL when not traced or not visible */
     tdb_role role;
     pid_t role_pid;        /* INJECTOR: the pid named by --pid; else 0 */
-    char *endpoint;        /* --listen/--connect address of a debugpy CLI; NULL otherwise */
+    char *endpoint;        /* HOST:PORT a debugpy CLI --listen's on or --connect's to, or an
+                            * adapter takes DAP clients on (--host/--port); else NULL */
 } tdb_proc;
 
 typedef struct tdb_proc_table {
@@ -130,6 +131,15 @@ void tdb_resolution_release(tdb_resolution *r);
  * array in *OUT (NULL when 0); -1 with ERR set when PID's file descriptors
  * cannot be read. */
 ssize_t tdb_proc_tcp_peers(tdb_proc_table *t, pid_t pid, pid_t **out, tdb_error *err);
+
+/* Where a DAP client (VS Code's "debugpy" attach) connects to debug the
+ * Python of PID: a '--listen' server's own address; for a program that
+ * called debugpy.listen(), the --host/--port of the adapter it is
+ * connected to (the port the adapter was given by the kernel when it was
+ * asked for 0).  Returns 1 with *OUT_HOST (a new string) and *OUT_PORT; 0
+ * when PID runs no debugpy server: a debuggee ('--connect') is a client of
+ * an adapter that already has its own client. */
+int tdb_proc_debugpy_server(tdb_proc_table *t, pid_t pid, char **out_host, int *out_port);
 
 /* The command line shortened for a table: debugpy's installation path as
  * '.../debugpy', access tokens elided, newlines and other control

@@ -60,6 +60,7 @@ def test_listen_layout(tdebug, procs, tmp_path):
         assert server["attach"] == {"ok": True}
         assert adapter["role"] == "adapter"
         assert adapter["ppid"] == 1  # double-forked: only its sockets lead to the server
+        assert adapter["endpoint"] == f"127.0.0.1:{lay.port}"  # where clients connect
         assert adapter["debuggee"] == lay.debuggee_pid
         assert adapter["torch"] is False and server["torch"] is False
         # Access tokens are not printed in the table.
@@ -79,6 +80,7 @@ def test_launch_layout_with_torch(tdebug, procs, tmp_path, torch_available):
         debuggee = rows[lay.debuggee_pid]
         assert adapter["role"] == "adapter"
         assert adapter["debuggee"] == lay.debuggee_pid
+        assert adapter["endpoint"] is None  # VS Code's adapter speaks DAP on stdio
         assert launcher["role"] == "launcher"
         assert launcher["ppid"] == lay.adapter_pid
         assert launcher["debuggee"] == lay.debuggee_pid

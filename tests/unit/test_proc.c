@@ -167,6 +167,25 @@ static void test_tree(const char *name)
             tdb_resolution_release(&res);
         }
 
+        /* The address a DAP client connects to, for the programs that run
+         * a debugpy server; none for the rest. */
+        const char *server = json_string_value(json_object_get(e, "server"));
+        char *host = NULL;
+        int port = 0;
+        int found = tdb_proc_debugpy_server(t, pid, &host, &port);
+        if (server) {
+            if (found != 1)
+                fail_msg("%s: pid %d: no debugpy server found, expected %s", name, (int)pid,
+                         server);
+            char *got = tdb_xasprintf("%s:%d", host, port);
+            assert_string_equal(got, server);
+            free(got);
+            free(host);
+        } else if (found) {
+            fail_msg("%s: pid %d: a debugpy server at %s:%d, expected none", name, (int)pid, host,
+                     port);
+        }
+
         /* Refusals a root tdebug gives; none for the rest. */
         const char *refusal = json_string_value(json_object_get(e, "refusal"));
         tdb_error_clear(&err);
@@ -288,14 +307,20 @@ static void remove_tree(char *dir)
     free(dir);
 }
 
+/* Remove WHAT ("fd", or "" for all of it) of PID in the tree copy DIR. */
+static void remove_from_tree(const char *dir, pid_t pid, const char *what)
+{
+    char *cmd = tdb_xasprintf("rm -rf '%s/%d/%s'", dir, (int)pid, what);
+    assert_int_equal(system(cmd), 0);
+    free(cmd);
+}
+
 static void test_adapter_unreadable_or_alone(void **state)
 {
     pid_t adapter = pid_where("listen", "role", "adapter");
     pid_t server = pid_where("listen", "role", "server");
     char *dir = copy_tree("listen");
-    char *cmd = tdb_xasprintf("rm -rf '%s/%d/fd'", dir, (int)adapter);
-    assert_int_equal(system(cmd), 0);
-    free(cmd);
+    remove_from_tree(dir, adapter, "fd");
     tdb_error err = {0};
     tdb_proc_table *t = tdb_proc_table_read(dir, &err);
     tdb_resolution res;
@@ -310,9 +335,7 @@ static void test_adapter_unreadable_or_alone(void **state)
 
     /* The program is gone: nothing at the other end. */
     dir = copy_tree("listen");
-    cmd = tdb_xasprintf("rm -rf '%s/%d'", dir, (int)server);
-    assert_int_equal(system(cmd), 0);
-    free(cmd);
+    remove_from_tree(dir, server, "");
     tdb_error_clear(&err);
     t = tdb_proc_table_read(dir, &err);
     assert_int_equal(tdb_proc_resolve_debuggee(t, adapter, &res, &err), -1);
@@ -324,9 +347,7 @@ static void test_adapter_unreadable_or_alone(void **state)
     pid_t launcher = pid_where("launch", "role", "launcher");
     pid_t debuggee = pid_where("launch", "role", "debuggee");
     dir = copy_tree("launch");
-    cmd = tdb_xasprintf("rm -rf '%s/%d'", dir, (int)debuggee);
-    assert_int_equal(system(cmd), 0);
-    free(cmd);
+    remove_from_tree(dir, debuggee, "");
     tdb_error_clear(&err);
     t = tdb_proc_table_read(dir, &err);
     assert_int_equal(tdb_proc_resolve_debuggee(t, launcher, &res, &err), -1);
@@ -587,6 +608,75 @@ static void test_attach_resolve(void **state)
     tdb_tracer_release(&tr);
 }
 
+/* --- adapters' addresses and debugpy.listen() */
+
+static void test_adapter_endpoints(void **state)
+{
+    /* The adapter of a server takes clients where the program listens;
+     * VS Code's own adapter speaks DAP on stdio. */
+    tdb_proc_table *t = load_tree("listen");
+    tdb_proc *a = tdb_proc_table_lookup(t, pid_where("listen", "role", "adapter"), NULL);
+    assert_string_equal(a->endpoint, "127.0.0.1:39213");
+    tdb_proc_table_free(t);
+    t = load_tree("embedded");
+    a = tdb_proc_table_lookup(t, pid_where("embedded", "role", "adapter"), NULL);
+    assert_string_equal(a->endpoint, "127.0.0.1:49319");
+    tdb_proc_table_free(t);
+    t = load_tree("launch");
+    a = tdb_proc_table_lookup(t, pid_where("launch", "role", "adapter"), NULL);
+    assert_null(a->endpoint);
+    tdb_proc_table_free(t);
+}
+
+/* In TREE's copy DIR, replace FROM by TO (both NUL-terminated words, the
+ * NULs included) in PID's command line. */
+static void edit_cmdline(const char *dir, pid_t pid, const char *from, size_t from_len,
+                         const char *to, size_t to_len)
+{
+    char *path = tdb_xasprintf("%s/%d/cmdline", dir, (int)pid);
+    size_t len;
+    char *text = tdb_read_file(path, &len, NULL);
+    assert_non_null(text);
+    char *at = memmem(text, len, from, from_len);
+    assert_non_null(at);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fwrite(text, 1, (size_t)(at - text), f);
+    fwrite(to, 1, to_len, f);
+    fwrite(at + from_len, 1, len - (size_t)(at - text) - from_len, f);
+    assert_int_equal(fclose(f), 0);
+    free(text);
+    free(path);
+}
+
+static void test_debugpy_listen_port_zero(void **state)
+{
+    /* debugpy.listen(0): the adapter is told '--port 0'; the port it got
+     * is its listening socket that the program is not connected to. */
+    pid_t program = pid_where("embedded", "role", "embedded");
+    pid_t adapter = pid_where("embedded", "role", "adapter");
+    char *dir = copy_tree("embedded");
+    static const char from[] = "\0--port\00049319", to[] = "\0--port=0";
+    edit_cmdline(dir, adapter, from, sizeof(from) - 1, to, sizeof(to) - 1);
+    tdb_error err = {0};
+    tdb_proc_table *t = tdb_proc_table_read(dir, &err);
+    assert_string_equal(tdb_proc_table_lookup(t, adapter, NULL)->endpoint, "127.0.0.1:0");
+    char *host = NULL;
+    int port = 0;
+    assert_int_equal(tdb_proc_debugpy_server(t, program, &host, &port), 1);
+    assert_string_equal(host, "127.0.0.1");
+    assert_int_equal(port, 49319);
+    free(host);
+    tdb_proc_table_free(t);
+
+    /* Its sockets unreadable (another user's adapter): nothing to tell. */
+    remove_from_tree(dir, adapter, "fd");
+    t = tdb_proc_table_read(dir, &err);
+    assert_int_equal(tdb_proc_debugpy_server(t, program, &host, &port), 0);
+    tdb_proc_table_free(t);
+    remove_tree(dir);
+}
+
 /* --- the live system: these processes exist on any Linux */
 
 static void test_live_prepare_and_explain(void **state)
@@ -683,6 +773,8 @@ int main(void)
         cmocka_unit_test(test_listen_adapter_peers),
         cmocka_unit_test(test_adapter_unreadable_or_alone),
         cmocka_unit_test(test_no_such_pid),
+        cmocka_unit_test(test_adapter_endpoints),
+        cmocka_unit_test(test_debugpy_listen_port_zero),
         cmocka_unit_test(test_refusal_other_user),
         cmocka_unit_test(test_refusal_capabilities),
         cmocka_unit_test(test_refusal_yama),

@@ -184,6 +184,15 @@ void tdb_tracer_release(tdb_tracer *t)
     t->user = t->gdb = NULL;
 }
 
+void tdb_tracer_as_root(tdb_tracer *t)
+{
+    t->uid = 0;
+    t->gid = 0;
+    free(t->user);
+    t->user = tdb_xstrdup("root");
+    compute_debugger_caps(t);
+}
+
 int tdb_tracer_probe(tdb_tracer *t)
 {
     pid_t child = fork();

@@ -74,6 +74,12 @@ typedef struct tdb_tracer {
 int tdb_tracer_read(tdb_tracer *out, const char *root, const char *gdb, tdb_error *err);
 void tdb_tracer_release(tdb_tracer *t);
 
+/* T as it would be with the debugger started through sudo or pkexec, as
+ * VS Code's C/C++ extension starts gdb to attach when ptrace_scope is not
+ * 0: root, with the capabilities a set-user-ID-root program gets (T's
+ * bounding set, so CAP_SYS_PTRACE unless the bounding set lacks it). */
+void tdb_tracer_as_root(tdb_tracer *t);
+
 /* The real test of a container or sandbox: fork a child that waits, try
  * PTRACE_SEIZE on it, kill and reap it.  Sets T->probe_errno (0 when ptrace
  * works at all) and returns it. */

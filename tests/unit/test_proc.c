@@ -480,6 +480,49 @@ static void test_refusal_yama(void **state)
     tdb_proc_table_free(t);
 }
 
+static void test_tracer_as_root(void **state)
+{
+    /* What sudo or pkexec make of a refused tracer (VS Code's C/C++
+     * extension starts gdb that way to attach under Yama). */
+    tdb_proc_table *t = load_tree("misc");
+    pid_t roots = pid_where("misc", "note", "venv");
+    tdb_tracer tr;
+    tdb_error err = {0};
+
+    load_tracer(&tr, "yama1");
+    assert_int_equal(tdb_attach_check(t, &tr, roots, &err), TDB_REFUSAL_OTHER_USER);
+    /* A user session's bounding set is full: root's gdb holds
+     * CAP_SYS_PTRACE and Yama lets it through. */
+    tr.cap_bnd = ~0ULL >> (64 - 41);
+    tdb_tracer_as_root(&tr);
+    assert_int_equal(tr.uid, 0);
+    assert_string_equal(tr.user, "root");
+    assert_true(tr.cap_sys_ptrace);
+    tdb_error_clear(&err);
+    assert_int_equal(tdb_attach_check(t, &tr, roots, &err), TDB_REFUSAL_NONE);
+    tdb_tracer_release(&tr);
+
+    /* The recorded nobody has an empty bounding set: root without
+     * CAP_SYS_PTRACE, refused as such. */
+    load_tracer(&tr, "yama1");
+    tdb_tracer_as_root(&tr);
+    assert_false(tr.cap_sys_ptrace);
+    tdb_error_clear(&err);
+    assert_int_equal(tdb_attach_check(t, &tr, pid_where("misc", "note", "nobody's"), &err),
+                     TDB_REFUSAL_OTHER_USER);
+    assert_true(contains(err.msg, "tdebug runs as root without CAP_SYS_PTRACE"));
+    tdb_tracer_release(&tr);
+
+    /* Scope 3 refuses root too. */
+    load_tracer(&tr, "yama3");
+    tr.cap_bnd = ~0ULL >> (64 - 41);
+    tdb_tracer_as_root(&tr);
+    tdb_error_clear(&err);
+    assert_int_equal(tdb_attach_check(t, &tr, roots, &err), TDB_REFUSAL_PTRACE_DISABLED);
+    tdb_tracer_release(&tr);
+    tdb_proc_table_free(t);
+}
+
 static void test_refusal_process_states(void **state)
 {
     tdb_proc_table *t = load_tree("misc");
@@ -778,6 +821,7 @@ int main(void)
         cmocka_unit_test(test_refusal_other_user),
         cmocka_unit_test(test_refusal_capabilities),
         cmocka_unit_test(test_refusal_yama),
+        cmocka_unit_test(test_tracer_as_root),
         cmocka_unit_test(test_refusal_process_states),
         cmocka_unit_test(test_refusal_from_tracer_state),
         cmocka_unit_test(test_attach_resolve),

@@ -10,10 +10,9 @@
 #include "common.h"
 #include "jsonc.h"
 #include "launch.h"
-#include "tcp.h"
+#include "proc.h"
+#include "ptrace_check.h"
 
-#include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -67,7 +66,10 @@ const char cmd_vscode_usage[] =
     "  --attach PID      instead, attach to the running Python process PID:\n"
     "                    \"tdebug: attach (C++, gdb)\", plus \"tdebug: attach\n"
     "                    (Python, debugpy)\" and the compound \"tdebug: attach\n"
-    "                    (Python + C++)\" when it runs a debugpy server\n"
+    "                    (Python + C++)\" when it runs a debugpy server.  As\n"
+    "                    with 'tdebug attach', a debugpy adapter or launcher\n"
+    "                    stands for the program it runs, and what gdb could\n"
+    "                    not attach to is refused with the reason\n"
     "\n"
     "gdb loads the symbols of only the interpreter, libc and the loader,\n"
     "torch/c10 and your own extensions, steps over std:: and pybind11::, and\n"
@@ -75,9 +77,9 @@ const char cmd_vscode_usage[] =
     "\n"
     "Exit status: 0 written (or already up to date); 1 a file could not be\n"
     "parsed or updated (nothing is written), the interpreter has no debugpy,\n"
-    "or the process cannot be attached to; 2 usage error; 125 gdb missing or\n"
-    "a write failed; 126 the interpreter does not run; 127 the script or\n"
-    "interpreter does not exist.\n";
+    "or the process cannot be attached to (or stands for several); 2 usage\n"
+    "error; 125 gdb missing, /proc unreadable or a write failed; 126 the\n"
+    "interpreter does not run; 127 the script or interpreter does not exist.\n";
 
 typedef struct options {
     const char *workspace;
@@ -96,23 +98,6 @@ typedef struct options {
 /* ------------------------------------------------------------------ */
 /* Paths */
 
-/* PATH's directories searched for NAME; a new absolute path or NULL. */
-static char *search_path(const char *name)
-{
-    const char *path = getenv("PATH");
-    if (!path || !*path)
-        path = "/usr/local/bin:/usr/bin:/bin";
-    while (*path) {
-        size_t n = strcspn(path, ":");
-        char *cand = tdb_xasprintf("%.*s/%s", (int)n, n ? path : ".", name);
-        if (access(cand, X_OK) == 0 && cand[0] == '/')
-            return cand;
-        free(cand);
-        path += n + (path[n] == ':');
-    }
-    return NULL;
-}
-
 /* NAME as an absolute path, symlinks kept (a virtual environment's
  * bin/python is a symlink that must stay one). */
 static char *absolute(const char *name)
@@ -128,7 +113,8 @@ static char *absolute(const char *name)
 /* An interpreter given by name or path, checked for existence. */
 static int resolve_program(const char *what, const char *name, char **out, tdb_error *err)
 {
-    char *path = strchr(name, '/') ? absolute(name) : search_path(name);
+    char *found = tdb_which(name), *path = found ? absolute(found) : NULL;
+    free(found);
     if (!path) {
         tdb_error_set_exit(err, TDB_EXIT_NOTFOUND, ENOENT, "cannot find %s '%s' on PATH", what, name);
         return -1;
@@ -150,260 +136,52 @@ static int resolve_program(const char *what, const char *name, char **out, tdb_e
 }
 
 /* ------------------------------------------------------------------ */
-/* The process to attach to.
- *
- * Interim: until src/proc.h (debugpy role detection, adapter/launcher ->
- * debuggee resolution) lands on main, the pid must be the Python process
- * itself.  This is the one function to switch to that API. */
+/* The process to attach to */
 
-static char *read_cmdline(pid_t pid, size_t *out_len)
+/* Resolve PID as 'tdebug attach' does (a debugpy adapter or launcher to
+ * the debuggee, a thread to its process) and refuse what the gdb VS Code
+ * starts could not attach to.  That gdb runs with the user's credentials,
+ * or as root when ptrace_scope is not 0 and the user is not root: the
+ * C/C++ extension then starts it through pkexec or sudo (MIEngine's
+ * UnixUtilities.GetDebuggerCommand), and *OUT_SCOPE gets that ptrace_scope
+ * (else 0).  Returns 0 with *OUT_TABLE (the processes, to free) and RES;
+ * 1 when ambiguous (ERR lists the candidates) or -1, with ERR set. */
+static int resolve_attach(pid_t pid, const char *gdb, tdb_proc_table **out_table,
+                          tdb_resolution *res, int *out_scope, tdb_error *err)
 {
-    char path[64];
-    snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
-    return tdb_read_file(path, out_len, NULL);
-}
-
-/* The NUL-separated command line as a NULL-terminated vector pointing into
- * BUF. */
-static char **split_cmdline(char *buf, size_t len, int *out_argc)
-{
-    int n = 0;
-    for (size_t i = 0; i < len; i++)
-        if (buf[i] == '\0')
-            n++;
-    char **argv = tdb_xcalloc((size_t)n + 2, sizeof(*argv));
-    int k = 0;
-    for (size_t i = 0; i < len && k <= n; i += strlen(buf + i) + 1)
-        argv[k++] = buf + i;
-    argv[k] = NULL;
-    *out_argc = k;
-    return argv;
-}
-
-static int argv_has(char **argv, const char *needle)
-{
-    for (; *argv; argv++)
-        if (strstr(*argv, needle))
-            return 1;
-    return 0;
-}
-
-static int resolve_attach_target(pid_t pid, pid_t *out_pid, char **out_exe, tdb_error *err)
-{
-    char path[64], exe[PATH_MAX];
-    size_t len;
-    int argc;
-
-    snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
-    ssize_t n = readlink(path, exe, sizeof(exe) - 1);
-    if (n < 0) {
-        if (errno == ENOENT)
-            tdb_error_set_exit(err, TDB_EXIT_FAIL, ESRCH, "cannot attach to pid %d: no such process", (int)pid);
-        else
-            tdb_error_set_exit(err, TDB_EXIT_FAIL, errno, "cannot attach to pid %d: %s (reading '%s')",
-                               (int)pid, strerror(errno), path);
-        return -1;
-    }
-    exe[n] = '\0';
-    char *cmd = read_cmdline(pid, &len);
-    char **argv = cmd ? split_cmdline(cmd, len, &argc) : NULL;
+    tdb_proc_table *t = tdb_proc_table_read("/proc", err);
+    tdb_tracer tr;
     int rc = -1;
-    if (argv && (argv_has(argv, "debugpy/adapter") || argv_has(argv, "debugpy.adapter"))) {
-        tdb_error_set_exit(err, TDB_EXIT_FAIL, 0,
-                           "cannot attach to pid %d: it is debugpy's adapter, not your program "
-                           "(attach to the program's own pid: see 'ps -ef --forest')", (int)pid);
-        goto done;
-    }
-    if (argv && argv_has(argv, "debugpy/launcher")) {
-        tdb_error_set_exit(err, TDB_EXIT_FAIL, 0,
-                           "cannot attach to pid %d: it is debugpy's launcher, not your program "
-                           "(attach to its child: see 'ps -ef --forest')", (int)pid);
-        goto done;
-    }
-    const char *base = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
-    int python = !strncmp(base, "python", 6);
-    if (!python) { /* an embedding program links libpython */
-        char mpath[64];
-        snprintf(mpath, sizeof(mpath), "/proc/%d/maps", (int)pid);
-        char *maps = tdb_read_file(mpath, NULL, NULL);
-        python = maps && strstr(maps, "/libpython3");
-        free(maps);
-    }
-    if (!python) {
-        tdb_error_set_exit(err, TDB_EXIT_FAIL, 0,
-                           "cannot attach to pid %d: it is not a Python process (it runs '%s')",
-                           (int)pid, exe);
-        goto done;
-    }
-    *out_pid = pid;
-    *out_exe = tdb_xstrdup(exe);
-    rc = 0;
-done:
-    free(argv);
-    free(cmd);
-    return rc;
-}
 
-/* ------------------------------------------------------------------ */
-/* The debugpy server of a process */
-
-/* "--listen [HOST:]PORT" among debugpy's own options on the command line
- * ('python -m debugpy --listen 5678 script.py', or VS Code's
- * 'python -X frozen_modules=off .../debugpy --connect H:P ... script.py').
- * 1 found, 0 not; -1 when the process is a debugpy client (--connect):
- * someone debugs its Python already, there is nothing to attach to. */
-static int debugpy_from_cmdline(char **argv, char **out_host, int *out_port)
-{
-    static const char *const python_valued[] = {"-X", "-W", "--check-hash-based-pycs", NULL};
-    static const char *const debugpy_valued[] = {"--configure-qt", "--adapter-access-token",
-                                                 "--log-to", "--pid", "--parent-session-pid",
-                                                 "--connect", "--listen", NULL};
-    int i = 1;
-
-    /* The interpreter's own options, up to debugpy. */
-    for (;; i++) {
-        const char *a = argv[i];
-        if (!a || !strcmp(a, "-c"))
-            return 0;
-        if (!strcmp(a, "-m")) {
-            if (!argv[i + 1] || strcmp(argv[i + 1], "debugpy"))
-                return 0;
-            i += 2;
-            break;
-        }
-        if (a[0] == '-') {
-            for (const char *const *v = python_valued; *v; v++)
-                i += !strcmp(a, *v);
-            continue;
-        }
-        /* a path: debugpy's package directory, or the script itself */
-        const char *base = strrchr(a, '/') ? strrchr(a, '/') + 1 : a;
-        if (strcmp(base, "debugpy"))
-            return 0;
-        i++;
-        break;
-    }
-    /* debugpy's options, up to the program. */
-    for (; argv[i] && argv[i][0] == '-'; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--connect"))
-            return -1;
-        if (!strcmp(a, "--listen") && argv[i + 1]) {
-            tdb_error ignored = {0};
-            return tdb_tcp_parse_endpoint(argv[i + 1], out_host, out_port, &ignored) == 0;
-        }
-        for (const char *const *v = debugpy_valued; *v; v++)
-            i += !strcmp(a, *v) && argv[i + 1];
-    }
-    return 0;
-}
-
-static int has_inode(const unsigned long *v, size_t n, unsigned long inode)
-{
-    for (size_t i = 0; i < n; i++)
-        if (v[i] == inode)
-            return 1;
-    return 0;
-}
-
-static const char *arg_after(char **argv, const char *flag)
-{
-    for (int i = 0; argv[i]; i++)
-        if (!strcmp(argv[i], flag))
-            return argv[i + 1];
-    return NULL;
-}
-
-/* debugpy.listen() from the program's code leaves no trace on its command
- * line.  The server is then a debugpy adapter process ('.../debugpy/adapter
- * --for-server P1 --host H --port P2') that the program is connected to:
- * find the adapter listening on a port the program has a connection to,
- * and take its --host/--port (or its other listening socket). */
-static int debugpy_from_sockets(pid_t pid, char **out_host, int *out_port)
-{
-    tdb_tcp_socket *socks = NULL;
-    size_t n_socks = 0, n_mine = 0;
-    unsigned long *mine = NULL;
-    DIR *proc = NULL;
-    struct dirent *de;
-    int found = 0;
-
-    if (tdb_tcp_sockets(NULL, pid, &socks, &n_socks, NULL) < 0 || tdb_tcp_inodes_of(NULL, pid, &mine, &n_mine, NULL) < 0)
-        goto done;
-    proc = opendir("/proc");
-    while (proc && !found && (de = readdir(proc))) {
-        if (!isdigit((unsigned char)de->d_name[0]))
-            continue;
-        pid_t other = (pid_t)atoi(de->d_name);
-        size_t len, n_theirs = 0;
-        int argc;
-        char *cmd = read_cmdline(other, &len);
-        char **argv = cmd ? split_cmdline(cmd, len, &argc) : NULL;
-        unsigned long *theirs = NULL;
-        if (!argv || !(argv_has(argv, "debugpy/adapter") || argv_has(argv, "debugpy.adapter")) ||
-            !arg_after(argv, "--for-server") || tdb_tcp_inodes_of(NULL, other, &theirs, &n_theirs, NULL) < 0)
-            goto next;
-        /* Does the program hold a connection to one of its listeners? */
-        int linked_port = 0;
-        for (size_t i = 0; i < n_socks && !linked_port; i++) {
-            if (socks[i].state != TDB_TCP_LISTEN || !has_inode(theirs, n_theirs, socks[i].inode))
-                continue;
-            for (size_t k = 0; k < n_socks; k++)
-                if (socks[k].state == TDB_TCP_ESTABLISHED && has_inode(mine, n_mine, socks[k].inode) &&
-                    socks[k].remote_port == socks[i].local_port)
-                    linked_port = socks[i].local_port;
-        }
-        if (!linked_port)
-            goto next;
-        long port = 0;
-        const char *p = arg_after(argv, "--port"), *h = arg_after(argv, "--host");
-        if (!p || tdb_parse_long(p, 0, 65535, &port) < 0 || port == 0) {
-            for (size_t i = 0; i < n_socks; i++) /* the listener that is not the program's */
-                if (socks[i].state == TDB_TCP_LISTEN && has_inode(theirs, n_theirs, socks[i].inode) &&
-                    socks[i].local_port != linked_port)
-                    port = socks[i].local_port;
-        }
-        if (port > 0) {
-            *out_host = tdb_xstrdup(h ? h : "127.0.0.1");
-            *out_port = (int)port;
-            found = 1;
-        }
-    next:
-        free(theirs);
-        free(argv);
-        free(cmd);
-    }
-done:
-    if (proc)
-        closedir(proc);
-    free(socks);
-    free(mine);
-    return found;
-}
-
-/* The debugpy server PID runs: 1 with *OUT_HOST and *OUT_PORT, 0 none, -1 the
- * process is a debugpy client (already debugged by someone). */
-static int find_debugpy_server(pid_t pid, char **out_host, int *out_port)
-{
-    size_t len;
-    int argc, rc = 0;
-    char *cmd = read_cmdline(pid, &len);
-    char **argv = cmd ? split_cmdline(cmd, len, &argc) : NULL;
-    if (argv)
-        rc = debugpy_from_cmdline(argv, out_host, out_port);
-    free(argv);
-    free(cmd);
+    if (!t)
+        return -1;
+    if (tdb_tracer_read(&tr, "/proc", gdb, err) < 0)
+        goto cleanup;
+    tdb_tracer_probe(&tr);
+    *out_scope = tr.yama_scope > 0 && geteuid() != 0 ? tr.yama_scope : 0;
+    if (*out_scope)
+        tdb_tracer_as_root(&tr);
+    rc = tdb_attach_resolve(t, &tr, pid, res, NULL, err);
+    tdb_tracer_release(&tr);
+cleanup:
     if (rc == 0)
-        rc = debugpy_from_sockets(pid, out_host, out_port);
+        *out_table = t;
+    else
+        tdb_proc_table_free(t);
     return rc;
 }
 
-static int ptrace_restricted(void)
+/* The interpreter P runs as the user named it: its argv[0] when that is a
+ * path to the same file as its executable (a virtual environment's
+ * bin/python is a symlink whose site-packages are the environment's),
+ * else the executable.  New string, or NULL when neither is known. */
+static char *interpreter_of(const tdb_proc *p)
 {
-    char *s = tdb_read_file("/proc/sys/kernel/yama/ptrace_scope", NULL, NULL);
-    int scope = s ? atoi(s) : 0;
-    free(s);
-    return scope >= 1 && geteuid() != 0;
+    struct stat a, b;
+    if (p->argc && p->argv[0][0] == '/' && p->exe && stat(p->argv[0], &a) == 0 &&
+        stat(p->exe, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+        return tdb_xstrdup(p->argv[0]);
+    return p->exe ? tdb_xstrdup(p->exe) : NULL;
 }
 
 /* ------------------------------------------------------------------ */
@@ -530,8 +308,10 @@ int cmd_vscode(int argc, char **argv)
     char *label = NULL, *script_dir = NULL, *helper = NULL, *root = NULL, *torch_src = NULL;
     char *host = NULL, *attach_exe = NULL, *debugpy_name = NULL, tdebug[PATH_MAX];
     json_t *libs = NULL, *configurations = NULL, *compounds = NULL, *tasks = NULL;
+    tdb_proc_table *procs = NULL;
+    tdb_resolution target = {0};
     pid_t attach_pid = 0;
-    int rc, port = 0;
+    int rc, port = 0, elevated_scope = 0;
 
     rc = parse_options(argc, argv, &o);
     if (rc == -TDB_EXIT_OK - 1) {
@@ -566,30 +346,38 @@ int cmd_vscode(int argc, char **argv)
     tdebug[n] = '\0';
 
     if (o.attach) {
-        if (resolve_attach_target((pid_t)o.attach, &attach_pid, &attach_exe, &err) < 0) {
+        if (resolve_attach((pid_t)o.attach, gdb, &procs, &target, &elevated_scope, &err) != 0) {
             rc = tdb_error_exit(&err);
             goto cleanup;
         }
-        python = tdb_xstrdup(attach_exe);
-        if (tdb_vscode_probe_python(python, &py, &err) < 0) {
+        if (target.note)
+            fprintf(stderr, "tdebug: %s\n", target.note);
+        attach_pid = target.pid;
+        const tdb_proc *p = tdb_proc_table_lookup(procs, attach_pid, NULL);
+        /* Unreadable only to tdebug when VS Code's gdb will be root. */
+        attach_exe = p && p->exe ? tdb_xstrdup(p->exe) : tdb_xasprintf("/proc/%d/exe", (int)attach_pid);
+        python = p ? interpreter_of(p) : NULL;
+        if (!python || tdb_vscode_probe_python(python, &py, &err) < 0) {
             /* an embedding program is no interpreter: fine, fewer details */
             tdb_error_clear(&err);
-            memset(&py, 0, sizeof(py));
+            tdb_python_info_clear(&py);
         }
-        int found = o.port ? 1 : find_debugpy_server(attach_pid, &host, &port);
         if (o.port) {
             host = tdb_xstrdup("127.0.0.1");
             port = (int)o.port;
-        } else if (found < 0) {
-            tdb_warn("pid %d is already debugged by a debugpy client (it was started with --connect): "
-                     "writing only the C++ attach", (int)attach_pid);
-        } else if (found == 0) {
+        } else if (p && p->role == TDB_ROLE_DEBUGGEE) {
+            tdb_warn("pid %d is already debugged by a debugpy client (%s): writing only the C++ "
+                     "attach", (int)attach_pid,
+                     p->endpoint ? "it was started with --connect"
+                                 : "debugpy started it connected to its adapter");
+        } else if (!tdb_proc_debugpy_server(procs, attach_pid, &host, &port)) {
             printf("pid %d runs no debugpy server: writing only the C++ attach "
                    "(pass --port N if it listens where tdebug cannot see)\n", (int)attach_pid);
         }
-        if (ptrace_restricted())
-            tdb_warn("ptrace_scope is 1: gdb can attach to pid %d only with privileges (VS Code asks "
-                     "through pkexec); the launch entry (--program) needs none", (int)attach_pid);
+        if (elevated_scope)
+            tdb_warn("ptrace_scope is %d: gdb can attach to pid %d only with privileges (VS Code "
+                     "asks through pkexec); the launch entry (--program) needs none",
+                     elevated_scope, (int)attach_pid);
     } else {
         const char *py_name = o.python ? o.python
                               : getenv("TDEBUG_PYTHON") && *getenv("TDEBUG_PYTHON") ? getenv("TDEBUG_PYTHON")
@@ -724,5 +512,7 @@ cleanup:
     free(host);
     free(attach_exe);
     free(debugpy_name);
+    tdb_resolution_release(&target);
+    tdb_proc_table_free(procs);
     return rc;
 }

@@ -7,11 +7,14 @@ import pathlib
 import re
 import socket
 import stat
+import tempfile
 
 import jsonschema
 import pytest
 
 from conftest import PYTHON, ROOT, free_port, run, wait_until
+from debugpy_util import LaunchLayout, ListenLayout, PlainProgram
+from proc_util import held_with_ptrace
 from vscode_util import (Workspace, kill_adapters, load_jsonc, sample_workspace, schema_for,
                          schemas_dir, strip_jsonc)
 
@@ -385,18 +388,102 @@ def test_attach_to_a_debugpy_client_writes_only_the_cpp_entry(tdebug, ws, procs,
     assert names == ["tdebug: attach (C++, gdb)"]
 
 
-def test_attach_refusals(tdebug, ws, procs):
+def test_attach_asks_the_interpreter_as_the_process_named_it(tdebug, ws, procs, tmp_path):
+    """A virtual environment's python is a symlink to the system's: the
+    process's executable is the system's, but what it imports (here: no
+    torch) is the environment's."""
+    venv = tmp_path / "venv"
+    run([PYTHON, "-m", "venv", "--without-pip", str(venv)], check=True)
+    target = procs.start([str(venv / "bin" / "python"), "-c", "import time; time.sleep(600)"])
+    src = tmp_path / "src"
+    src.mkdir()
+    wait_until(lambda: pathlib.Path(f"/proc/{target.pid}/cmdline").read_bytes().startswith(
+        bytes(venv)), what="the venv's python to start")
+    r = vscode(tdebug, "--workspace", str(ws), "--attach", str(target.pid), "--torch-src", str(src))
+    assert "(torch is not installed)" in r.stderr, r.stderr
+    conf = Workspace(ws).config("tdebug: attach (C++, gdb)")
+    assert conf["program"] == os.readlink(f"/proc/{target.pid}/exe")
+    assert "sourceFileMap" not in conf
+
+
+def test_attach_to_a_launcher_or_adapter_writes_the_debuggee(tdebug, ws, procs, tmp_path):
+    """VS Code's own layout (adapter -> launcher -> debuggee): given the
+    launcher or the adapter, the C++ attach goes to the debuggee, as with
+    'tdebug attach'.  Its Python side has a debugger already: VS Code."""
+    with LaunchLayout(procs, tmp_path) as lay:
+        for given, role in ((lay.launcher_pid, "launcher"), (lay.adapter_pid, "adapter")):
+            r = vscode(tdebug, "--workspace", str(ws), "--attach", str(given))
+            note, warning = r.stderr.splitlines()
+            assert note.startswith(f"tdebug: pid {given} is the debugpy {role}; attaching to ")
+            assert str(lay.debuggee_pid) in note
+            assert warning == (f"tdebug: warning: pid {lay.debuggee_pid} is already debugged by a "
+                               "debugpy client (it was started with --connect): writing only the "
+                               "C++ attach")
+            configs = load_jsonc(ws / ".vscode" / "launch.json")["configurations"]
+            assert [c["name"] for c in configs] == ["tdebug: attach (C++, gdb)"]
+            assert configs[0]["processId"] == lay.debuggee_pid
+            assert configs[0]["program"] == os.readlink(f"/proc/{lay.debuggee_pid}/exe")
+
+
+def test_attach_to_the_adapter_of_a_server_writes_both_sides(tdebug, ws, procs, tmp_path):
+    """The double-forked adapter of 'python -m debugpy --listen' leads to
+    the server, and the server's port to the debugpy entry."""
+    with ListenLayout(procs, tmp_path) as lay:
+        r = vscode(tdebug, "--workspace", str(ws), "--attach", str(lay.adapter_pid))
+        assert r.stderr.startswith(f"tdebug: pid {lay.adapter_pid} is the debugpy adapter; "
+                                   f"attaching to {lay.server_pid}, the program it debugs\n")
+    w = Workspace(ws)
+    assert w.config("tdebug: attach (C++, gdb)")["processId"] == lay.server_pid
+    assert w.config("tdebug: attach (Python, debugpy)")["connect"] == {"host": "127.0.0.1",
+                                                                      "port": lay.port}
+
+
+def test_attach_to_an_adapter_with_two_programs_lists_them(tdebug, ws, procs, tmp_path):
+    with LaunchLayout(procs, tmp_path, child=True) as lay:
+        r = vscode(tdebug, "--workspace", str(ws), "--attach", str(lay.adapter_pid), check=False)
+        assert r.returncode == 1
+        assert r.stderr.startswith(f"tdebug: cannot choose the process behind pid "
+                                   f"{lay.adapter_pid} (the debugpy adapter): 2 programs")
+        assert str(lay.debuggee_pid) in r.stderr and str(lay.child_pid) in r.stderr
+        assert r.stdout == ""
+    assert not (ws / ".vscode").exists()
+
+
+def test_attach_refusals(tdebug, ws, procs, tmp_path):
     sleeper = procs.start(["sleep", "600"])
     r = vscode(tdebug, "--workspace", str(ws), "--attach", str(sleeper.pid), check=False)
     assert r.returncode == 1
     assert r.stderr == (f"tdebug: cannot attach to pid {sleeper.pid}: it is not a Python process "
-                        f"(it runs '{os.readlink(f'/proc/{sleeper.pid}/exe')}')\n")
+                        f"(it runs '{os.readlink(f'/proc/{sleeper.pid}/exe')}'; 'tdebug ps' lists "
+                        "Python processes)\n")
     gone = procs.start(["true"])
     gone.wait()
     r = vscode(tdebug, "--workspace", str(ws), "--attach", str(gone.pid), check=False)
     assert r.returncode == 1
-    assert r.stderr == f"tdebug: cannot attach to pid {gone.pid}: no such process\n"
+    assert r.stderr == (f"tdebug: cannot attach to pid {gone.pid}: no such process ('tdebug ps' "
+                        "lists the Python processes you can attach to)\n")
+    r = vscode(tdebug, "--workspace", str(ws), "--attach", "2", check=False)
+    assert r.returncode == 1
+    assert r.stderr.startswith("tdebug: cannot attach to pid 2: it is a kernel thread")
+    with PlainProgram(procs, tmp_path) as prog, held_with_ptrace(procs, prog.debuggee_pid) as holder:
+        r = vscode(tdebug, "--workspace", str(ws), "--attach", str(prog.debuggee_pid), check=False)
+        assert r.returncode == 1
+        assert r.stderr.startswith(f"tdebug: cannot attach to pid {prog.debuggee_pid}: it is "
+                                   f"already traced by pid {holder.pid} (ptrace-holder)")
     assert not (ws / ".vscode").exists()
+
+
+def test_attach_refuses_another_users_process(tdebug, procs, tmp_path, as_nobody):
+    """Without Yama, the gdb VS Code starts has the user's credentials."""
+    with PlainProgram(procs, tmp_path) as prog, \
+            tempfile.TemporaryDirectory(prefix="tdebug-vscode-") as ws:
+        os.chmod(ws, 0o777)
+        r = run(as_nobody + [tdebug, "vscode", "--workspace", ws, "--attach",
+                             str(prog.debuggee_pid)])
+        assert r.returncode == 1
+        assert r.stderr.startswith(f"tdebug: cannot attach to pid {prog.debuggee_pid}: it runs as "
+                                   "user 'root' and tdebug runs as 'nobody'")
+        assert os.listdir(ws) == []
 
 
 # ---------------------------------------------------------------------------

@@ -20,6 +20,9 @@ Reverse requests from the adapter (runInTerminal, startDebugging) are
 answered with an error unless a handler was registered with
 on_reverse_request(); the tests use "console": "internalConsole" so the
 adapter spawns the launcher itself.
+
+With TRANSCRIPT (a path), every message is appended to that file as it
+goes ("-> " sent, "<- " received), for reading after a failure.
 """
 import json
 import os
@@ -38,7 +41,8 @@ class DapError(AssertionError):
 
 
 class DapClient:
-    def __init__(self, rfile, wfile, closers=(), wake=None, name="dap"):
+    def __init__(self, rfile, wfile, closers=(), wake=None, name="dap", transcript=None):
+        self._transcript = open(transcript, "a", buffering=1) if transcript else None
         self._rfile = rfile
         self._wfile = wfile
         self._closers = list(closers)
@@ -59,7 +63,7 @@ class DapClient:
     # --- construction
 
     @classmethod
-    def connect(cls, host, port, timeout=TIMEOUT):
+    def connect(cls, host, port, timeout=TIMEOUT, transcript=None):
         """Connect to a DAP server listening on HOST:PORT.  The caller checks
         the port is listening first (see debugpy_util.wait_listening): a
         connect-then-close probe kills debugpy's adapter."""
@@ -68,14 +72,18 @@ class DapClient:
         rfile = sock.makefile("rb")
         wfile = sock.makefile("wb")
         def wake():
+            # close() alone does not end a connection another thread is
+            # blocked in recv() on: debugpy's adapter would keep waiting
+            # for this client (and keep its port) until the test exits.
             try:
                 sock.shutdown(socket.SHUT_RDWR)
             except OSError:
                 pass
-        return cls(rfile, wfile, closers=[wfile, rfile, sock], wake=wake, name=f"dap:{port}")
+        return cls(rfile, wfile, closers=[wfile, rfile, sock], wake=wake, name=f"dap:{port}",
+                   transcript=transcript)
 
     @classmethod
-    def spawn(cls, args, procs=None, **popen_kw):
+    def spawn(cls, args, procs=None, transcript=None, **popen_kw):
         """Start an adapter speaking DAP on its stdin/stdout (e.g.
         [python, '-m', 'debugpy.adapter']).  With PROCS (the conftest fixture)
         the process is killed at the end of the test whatever happens.
@@ -91,7 +99,7 @@ class DapClient:
             except OSError:
                 pass
         return cls(p.stdout, p.stdin, closers=[p.stdin, p.stdout], wake=wake,
-                   name=f"dap:pid{p.pid}"), p
+                   name=f"dap:pid{p.pid}", transcript=transcript), p
 
     # --- wire format
 
@@ -117,8 +125,13 @@ class DapClient:
             body += chunk
         return json.loads(body.decode("utf-8"))
 
+    def _log(self, direction, msg):
+        if self._transcript and not self._transcript.closed:
+            self._transcript.write(f"{direction} {json.dumps(msg)}\n")
+
     def _write_message(self, msg):
         body = json.dumps(msg).encode("utf-8")
+        self._log("->", msg)
         with self._send_lock:
             self._wfile.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
             self._wfile.flush()
@@ -138,6 +151,7 @@ class DapClient:
                 self._cond.notify_all()
 
     def _dispatch(self, msg):
+        self._log("<-", msg)
         kind = msg.get("type")
         if kind == "request":
             self._answer_reverse_request(msg)
@@ -219,10 +233,19 @@ class DapClient:
         """The first event called NAME (matching PRED(event) if given) among
         the events from index AFTER on, waiting for it if needed.  Events are
         kept, so an event that came before the call is found too."""
-        return self._wait(lambda: next((ev for ev in self.events[after:]
-                                        if ev.get("event") == name
-                                        and (pred is None or pred(ev))), None),
-                          f"event {name!r}", timeout)
+        return self.next_event((name,), pred, timeout, after)[1]
+
+    def next_event(self, names, pred=None, timeout=TIMEOUT, after=0):
+        """(index, event): the first event from index AFTER on whose name is
+        one of NAMES (and that matches PRED if given), waiting for it if
+        needed.  Pass index + 1 as AFTER to follow the events in order."""
+        def find():
+            for i in range(after, len(self.events)):
+                ev = self.events[i]
+                if ev.get("event") in names and (pred is None or pred(ev)):
+                    return i, ev
+            return None
+        return self._wait(find, f"event {' or '.join(map(repr, names))}", timeout)
 
     def _event_names(self):
         return [e.get("event") for e in self.events]
@@ -260,6 +283,12 @@ class DapClient:
     def continue_(self, thread_id):
         return self.request("continue", {"threadId": thread_id})
 
+    def stack_trace(self, thread_id, levels=0):
+        """The stack frames of THREAD_ID, innermost first (LEVELS: at most
+        that many; 0 all)."""
+        return self.request("stackTrace", {"threadId": thread_id,
+                                           "levels": levels})["body"]["stackFrames"]
+
     def process_pid(self, timeout=TIMEOUT):
         """The debuggee's own pid, from the 'process' event."""
         return self.wait_event("process", timeout=timeout)["body"]["systemProcessId"]
@@ -280,6 +309,8 @@ class DapClient:
         if self._wake:
             self._wake()
         self._reader.join(timeout=30)
+        if self._transcript:
+            self._transcript.close()
         if self._reader.is_alive():
             return  # the owner kills the adapter; its pipe then closes
         for c in self._closers:

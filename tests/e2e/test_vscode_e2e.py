@@ -9,8 +9,7 @@ import pytest
 
 from conftest import PYTHON, SLOW, free_port, run
 from vscode_util import (C_BREAKPOINT, EventLog, MIEngine, Workspace, attach_debugpy,
-                         debuggee_pid, follow_python, kill_adapters, sample_breakpoints,
-                         sample_workspace)
+                         follow_python, kill_adapters, sample_breakpoints, sample_workspace)
 
 
 @pytest.fixture
@@ -30,7 +29,7 @@ def debug_both(procs, tmp_path, gdb_conf, py_conf, c_bps, py_bps, start_gdb, go=
         start_gdb(gdb)
         dap = attach_debugpy(py_conf, py_bps, tmp_path / "dap.log")
         try:
-            pid = debuggee_pid(dap)
+            pid = dap.process_pid(timeout=SLOW)
             if go:
                 go()
             follow_python(dap, log)

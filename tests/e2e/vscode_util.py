@@ -20,10 +20,10 @@ do:
   the user's breakpoints (-break-insert -f FILE:LINE) and -exec-run; for an
   attach -file-exec-and-symbols, -target-attach, the breakpoints, and
   -exec-continue.
-- DAPClient: the Python Debugger extension's side of a debugpy "attach"
-  with "connect": a DAP client on HOST:PORT sending initialize, attach (with
-  the configuration as its arguments), setBreakpoints after the
-  'initialized' event, then configurationDone.
+- attach_debugpy(): the Python Debugger extension's side of a debugpy
+  "attach" with "connect": a DAP client (dap_util.DapClient) on HOST:PORT
+  sending initialize, attach (with the configuration as its arguments),
+  setBreakpoints after the 'initialized' event, then configurationDone.
 
 Every hit of a breakpoint, on either side, goes into one EventLog, so a test
 can check the order in which they happened.
@@ -36,12 +36,12 @@ import pathlib
 import queue
 import re
 import shutil
-import socket
 import subprocess
 import threading
 import time
 
 from conftest import ROOT, SLOW, run
+from dap_util import DapClient
 from tinytensor_util import TT_PKG, TT_SRC, marked_line
 
 SCRIPTS = ROOT / "tests" / "fixtures" / "vscode" / "scripts"
@@ -429,151 +429,44 @@ class MIEngine:
 # ---------------------------------------------------------------------------
 # debugpy, the way the Python Debugger extension talks to it
 
-class DAPClient:
-    def __init__(self, host, port, transcript, timeout=SLOW):
-        self.sock = socket.create_connection((host, port), timeout=timeout)
-        self.sock.settimeout(None)
-        self.transcript = open(transcript, "a", buffering=1)
-        self._seq = itertools.count(1)
-        self._responses = {}
-        self._events = []
-        self._cond = threading.Condition()
-        self._closed = False
-        threading.Thread(target=self._reader, daemon=True).start()
-
-    def _reader(self):
-        buf = b""
-        try:
-            while True:
-                while b"\r\n\r\n" not in buf:
-                    chunk = self.sock.recv(65536)
-                    if not chunk:
-                        return
-                    buf += chunk
-                head, buf = buf.split(b"\r\n\r\n", 1)
-                length = int(re.search(rb"Content-Length: *(\d+)", head).group(1))
-                while len(buf) < length:
-                    chunk = self.sock.recv(65536)
-                    if not chunk:
-                        return
-                    buf += chunk
-                body, buf = buf[:length], buf[length:]
-                msg = json.loads(body)
-                self.transcript.write("<- " + json.dumps(msg) + "\n")
-                with self._cond:
-                    if msg["type"] == "response":
-                        self._responses[msg["request_seq"]] = msg
-                    elif msg["type"] == "event":
-                        self._events.append(msg)
-                    self._cond.notify_all()
-        except OSError:
-            pass
-        finally:
-            with self._cond:
-                self._closed = True
-                self._cond.notify_all()
-
-    def send(self, command, arguments=None):
-        seq = next(self._seq)
-        msg = {"seq": seq, "type": "request", "command": command}
-        if arguments is not None:
-            msg["arguments"] = arguments
-        data = json.dumps(msg).encode()
-        self.transcript.write("-> " + json.dumps(msg) + "\n")
-        self.sock.sendall(b"Content-Length: %d\r\n\r\n" % len(data) + data)
-        return seq
-
-    def response(self, seq, timeout=SLOW):
-        deadline = time.monotonic() + timeout
-        with self._cond:
-            while seq not in self._responses:
-                left = deadline - time.monotonic()
-                if left <= 0 or self._closed:
-                    raise AssertionError(f"debugpy never answered request {seq} (see the transcript)")
-                self._cond.wait(min(left, 1.0))
-            r = self._responses.pop(seq)
-        assert r["success"], f"debugpy refused {r['command']}: {r.get('message')}"
-        return r
-
-    def request(self, command, arguments=None, timeout=SLOW):
-        return self.response(self.send(command, arguments), timeout)
-
-    def event(self, name, timeout=SLOW, pred=lambda e: True):
-        deadline = time.monotonic() + timeout
-        with self._cond:
-            while True:
-                for i, e in enumerate(self._events):
-                    if e["event"] == name and pred(e):
-                        return self._events.pop(i)
-                left = deadline - time.monotonic()
-                if left <= 0 or self._closed:
-                    raise AssertionError(f"no {name!r} event from debugpy (see the transcript)")
-                self._cond.wait(min(left, 1.0))
-
-    def close(self):
-        # shutdown() first: close() alone does not end a connection another
-        # thread is blocked in recv() on, and debugpy's adapter would keep
-        # waiting for this client (and keep its port) until we exit.
-        for end in (lambda: self.sock.shutdown(socket.SHUT_RDWR), self.sock.close):
-            try:
-                end()
-            except OSError:
-                pass
-        self.transcript.close()
-
-
 def attach_debugpy(config, breakpoints, transcript):
     """A debugpy "attach" configuration with "connect", as the Python
-    Debugger extension starts it: returns the client once configurationDone
-    has been answered.  BREAKPOINTS: [(path, line)]."""
+    Debugger extension starts it: returns the client (dap_util.DapClient)
+    once configurationDone has been answered.  BREAKPOINTS: [(path, line)]."""
     assert config["type"] == "debugpy" and config["request"] == "attach", config
     conn = config["connect"]
-    dap = DAPClient(conn.get("host", "127.0.0.1"), int(conn["port"]), transcript)
-    dap.request("initialize", {"clientID": "vscode", "clientName": "Visual Studio Code",
-                               "adapterID": "debugpy", "pathFormat": "path",
-                               "linesStartAt1": True, "columnsStartAt1": True,
-                               "supportsVariableType": True, "supportsRunInTerminalRequest": False})
-    attach = dap.send("attach", dict(config, __sessionId="tdebug-e2e"))
-    dap.event("initialized")
+    dap = DapClient.connect(conn.get("host", "127.0.0.1"), int(conn["port"]), timeout=SLOW,
+                            transcript=transcript)
+    dap.initialize(clientID="vscode", clientName="Visual Studio Code", supportsVariableType=True)
+    attach = dap.attach(**dict(config, __sessionId="tdebug-e2e"))
+    dap.wait_event("initialized", timeout=SLOW)
     by_file = {}
     for path, line in breakpoints:
         by_file.setdefault(str(path), []).append(line)
     for path, lines in by_file.items():
-        r = dap.request("setBreakpoints", {"source": {"path": path},
-                                           "breakpoints": [{"line": n} for n in lines]})
-        assert all(b["verified"] for b in r["body"]["breakpoints"]), r
-    dap.request("configurationDone")
-    dap.response(attach)
+        set_ = dap.set_breakpoints(path, lines)
+        assert all(b["verified"] for b in set_), set_
+    dap.configuration_done()
+    dap.wait_response(attach, timeout=SLOW)
     return dap
-
-
-def debuggee_pid(dap, timeout=SLOW):
-    """The pid debugpy reports for the program (the 'process' event)."""
-    return dap.event("process", timeout)["body"]["systemProcessId"]
 
 
 def follow_python(dap, log, timeout=SLOW):
     """Record every Python breakpoint stop in LOG and continue, until the
     program exits; returns its exit code as debugpy reports it, or None when
     it only says 'terminated'."""
+    after = 0
     while True:
-        deadline = time.monotonic() + timeout
-        with dap._cond:
-            while not any(e["event"] in ("stopped", "exited", "terminated") for e in dap._events):
-                left = deadline - time.monotonic()
-                if left <= 0 or dap._closed:
-                    raise AssertionError("debugpy reported neither a stop nor an exit")
-                dap._cond.wait(min(left, 1.0))
-            e = next(e for e in dap._events if e["event"] in ("stopped", "exited", "terminated"))
-            dap._events.remove(e)
+        i, e = dap.next_event(("stopped", "exited", "terminated"), timeout=timeout, after=after)
+        after = i + 1
         if e["event"] == "exited":
             return e["body"]["exitCode"]
         if e["event"] == "terminated":
             return None
         tid = e["body"]["threadId"]
-        frame = dap.request("stackTrace", {"threadId": tid, "levels": 1})["body"]["stackFrames"][0]
+        frame = dap.stack_trace(tid, levels=1)[0]
         log.add("python", reason=e["body"]["reason"], file=frame["source"]["path"], line=frame["line"])
-        dap.request("continue", {"threadId": tid})
+        dap.continue_(tid)
 
 
 def kill_adapters(port):

@@ -1193,7 +1193,8 @@ char *tdb_jsonc_render(const tdb_jsonc_doc *doc, size_t *out_len)
             edits_add(&all, doc->len, 0, tdb_buf_detach(&b));
         }
     }
-    qsort(all.v, all.n, sizeof(*all.v), splice_cmp);
+    if (all.n) /* qsort(NULL, 0, ...) is undefined */
+        qsort(all.v, all.n, sizeof(*all.v), splice_cmp);
     for (size_t i = 0; i < all.n; i++) {
         const text_edit *sp = &all.v[i];
         if (sp->at > pos)

@@ -78,8 +78,10 @@ WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 ifeq ($(WERROR),1)
 WARN     += -Werror
 endif
+# src/ for "..." includes only: src/elf.h must not shadow the system <elf.h>
+# that <link.h> includes.
 BASE_CFLAGS := -std=gnu11 $(WARN) -MMD -MP -D_GNU_SOURCE \
-            -Isrc -Igdb -Ivscode -Ilib $(JANSSON_CFLAGS) \
+            -iquote src -Igdb -Ivscode -Ilib $(JANSSON_CFLAGS) \
             -DTDB_LIBDIR='"$(LIBDIR)"' -DTDB_PYTHON='"$(PYTHON)"' \
             -DTDB_VERSION='"$(shell cat VERSION 2>/dev/null || echo 0.0)"'
 ALL_CFLAGS  = $(BASE_CFLAGS) $(CFLAGS) $(SAN_CFLAGS)

@@ -1,0 +1,303 @@
+/*
+ * test_elf.c: the libbfd layer on the fixtures in tests/fixtures/elf (see
+ * make-fixtures.py there): bad files give clear errors, versioned dynamic
+ * symbols resolve to the right version, reports read DWARF through dwz
+ * files, and debug files are found by build-id under a debug directory.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "elf.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifndef FIXTURES
+#define FIXTURES "tests/fixtures/elf"
+#endif
+
+static void expect_open_error(const char *name, const char *phrase)
+{
+    char *path = tdb_xasprintf("%s/%s", FIXTURES, name);
+    tdb_error err = {0};
+    tdb_elf *e = tdb_elf_open(path, &err);
+    if (e)
+        fail_msg("%s opened", path);
+    assert_true(err.set);
+    if (!strstr(err.msg, phrase))
+        fail_msg("%s: '%s' lacks '%s'", path, err.msg, phrase);
+    char *head = tdb_xasprintf("cannot inspect '%s': ", path);
+    assert_true(strncmp(err.msg, head, strlen(head)) == 0);
+    /* The report API fails the same way. */
+    tdb_error err2 = {0};
+    assert_null(tdb_elf_inspect(path, NULL, &err2));
+    assert_string_equal(err.msg, err2.msg);
+    free(head);
+    free(path);
+}
+
+static void test_bad_files_are_clear_errors(void **state)
+{
+    (void)state;
+    expect_open_error("not-elf.txt", "not an ELF object (file format not recognized)");
+    expect_open_error("empty", "not an ELF object (the file is empty)");
+    expect_open_error("bad-magic.elf", "truncated or corrupt");
+    expect_open_error("truncated-header.so", "truncated: 40 bytes, shorter than an ELF header");
+    expect_open_error("truncated.so", "lie past the end of the file (2000 bytes)");
+    expect_open_error("corrupt-shoff.so", "section headers");
+    expect_open_error("no-such-file", "No such file or directory");
+    expect_open_error("", "it is a directory");
+}
+
+static tdb_elf *open_fixture(const char *name)
+{
+    char *path = tdb_xasprintf("%s/%s", FIXTURES, name);
+    tdb_error err = {0};
+    tdb_elf *e = tdb_elf_open(path, &err);
+    if (!e)
+        fail_msg("%s", err.msg);
+    free(path);
+    return e;
+}
+
+static void test_versioned_symbols(void **state)
+{
+    (void)state;
+    tdb_elf *e = open_fixture("libversioned.so");
+    tdb_error err = {0};
+    uint64_t plain = 0, v1 = 0, v2 = 0, v2b = 0, pyinit = 0;
+
+    assert_int_equal(tdb_elf_get_kind(e), TDB_ELF_SHARED);
+    assert_string_equal(tdb_elf_format(e), "elf64-x86-64");
+    assert_int_equal(tdb_elf_has_symtab(e), 1);
+    char *id = tdb_elf_build_id(e);
+    assert_non_null(id);
+    assert_int_equal(strlen(id), 40); /* --build-id=sha1 */
+    free(id);
+    assert_null(tdb_elf_debuglink(e, NULL));
+
+    assert_int_equal(tdb_elf_find_dynsym(e, "answer", &plain, &err), 0);
+    assert_int_equal(tdb_elf_find_dynsym(e, "answer@V1", &v1, &err), 0);
+    assert_int_equal(tdb_elf_find_dynsym(e, "answer@V2", &v2, &err), 0);
+    assert_int_equal(tdb_elf_find_dynsym(e, "answer@@V2", &v2b, &err), 0);
+    assert_true(v1 != 0 && v2 != 0 && v1 != v2);
+    assert_true(plain == v2); /* without a version: the default one */
+    assert_true(v2b == v2);
+    assert_int_equal(tdb_elf_find_dynsym(e, "PyInit_fake", &pyinit, &err), 0);
+    assert_true(pyinit != 0);
+
+    /* Local and missing symbols are not exports. */
+    assert_int_equal(tdb_elf_find_dynsym(e, "unused_local", &plain, &err), -1);
+    assert_int_equal(err.exit_code, TDB_EXIT_FAIL);
+    assert_non_null(strstr(err.msg, "does not export 'unused_local'"));
+    tdb_error_clear(&err);
+    assert_int_equal(tdb_elf_find_dynsym(e, "answer@V3", &plain, &err), -1);
+
+    size_t n = 0;
+    char **v = tdb_elf_exports(e, "PyInit_", &n, &err);
+    assert_non_null(v);
+    assert_int_equal(n, 1);
+    assert_string_equal(v[0], "PyInit_fake");
+    assert_null(v[1]);
+    tdb_strv_free(v);
+    /* answer is listed once although libbfd lists it per version. */
+    v = tdb_elf_exports(e, "answer", &n, &err);
+    assert_int_equal(n, 1);
+    tdb_strv_free(v);
+    assert_true(tdb_elf_dynsym_count(e, &err) >= 4);
+    tdb_elf_free(e);
+
+    uint64_t again = 0;
+    char *path = tdb_xasprintf("%s/libversioned.so", FIXTURES);
+    assert_int_equal(tdb_elf_dynsym_value(path, "PyInit_fake", &again, &err), 0);
+    assert_true(again == pyinit);
+    tdb_error_clear(&err);
+    assert_int_equal(tdb_elf_dynsym_value("/nonexistent", "x", &again, &err), -1);
+    assert_non_null(strstr(err.msg, "/nonexistent"));
+    free(path);
+}
+
+static tdb_elf_report *inspect_fixture(const char *name, const char *debug_dirs)
+{
+    char *path = tdb_xasprintf("%s/%s", FIXTURES, name);
+    tdb_elf_options opt = {.debug_dirs = debug_dirs};
+    tdb_error err = {0};
+    tdb_elf_report *r = tdb_elf_inspect(path, &opt, &err);
+    if (!r)
+        fail_msg("%s", err.msg);
+    free(path);
+    return r;
+}
+
+static void test_report_of_a_debug_build(void **state)
+{
+    (void)state;
+    tdb_elf_report *r = inspect_fixture("libversioned.so", "/nonexistent-debug-dir");
+    tdb_elf_verdict v;
+
+    assert_int_equal(r->n_pyinit, 1);
+    assert_string_equal(r->dwarf_in, "object");
+    assert_true(r->debug_info.present && r->debug_line.present);
+    assert_null(r->debug_info.compression);
+    assert_int_equal(r->units, 1);
+    assert_int_equal(r->n_opt[TDB_OPT_NONE], 1);
+    assert_int_equal(r->n_producers, 1);
+    assert_non_null(strstr(r->producers[0].producer, "-O0"));
+    assert_true(r->versions & (1u << 5));
+    assert_null(r->dwarf_error);
+    assert_null(r->index_section);
+    /* The build-id path was tried under the given debug directory only. */
+    assert_int_equal(r->n_searched, 1);
+    assert_true(strncmp(r->searched[0], "/nonexistent-debug-dir/.build-id/", 33) == 0);
+    tdb_elf_get_verdict(r, &v);
+    assert_true(v.dwarf);
+    assert_int_equal(v.opt, TDB_OPT_NONE);
+    assert_false(v.indexed);
+    assert_false(v.debuggable);
+
+    json_t *j = tdb_elf_report_json(r);
+    assert_string_equal(json_string_value(json_object_get(j, "kind")), "shared object");
+    assert_true(json_is_false(json_object_get(j, "stripped")));
+    json_t *dw = json_object_get(j, "dwarf");
+    assert_int_equal(json_integer_value(json_object_get(dw, "unoptimised")), 1);
+    assert_true(json_is_null(json_object_get(j, "gdb_index")));
+    assert_string_equal(json_string_value(json_object_get(json_object_get(j, "verdict"),
+                                                          "optimisation")), "unoptimised");
+    json_decref(j);
+    tdb_elf_report_free(r);
+}
+
+static void test_damaged_dwarf_is_reported_not_fatal(void **state)
+{
+    (void)state;
+    tdb_elf_report *r = inspect_fixture("corrupt-dwarf.so", NULL);
+    assert_non_null(r->dwarf_error);
+    assert_non_null(strstr(r->dwarf_error, "reserved unit length 0xfffffff5"));
+    assert_int_equal(r->units, 0);
+    assert_int_equal(r->n_pyinit, 1); /* the rest of the report stands */
+    tdb_elf_report_free(r);
+
+    r = inspect_fixture("corrupt-abbrev.so", NULL);
+    assert_non_null(r->dwarf_error);
+    assert_non_null(strstr(r->dwarf_error, "not found in .debug_abbrev"));
+    tdb_elf_report_free(r);
+}
+
+static char *make_temp_dir(void)
+{
+    char tmpl[] = "/tmp/tdebug-test-elf-XXXXXX";
+    char *d = mkdtemp(tmpl);
+    assert_non_null(d);
+    return tdb_xstrdup(d);
+}
+
+static void copy_file(const char *from, const char *to)
+{
+    size_t n = 0;
+    char *data = tdb_read_file(from, &n, NULL);
+    assert_non_null(data);
+    FILE *f = fopen(to, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(data, 1, n, f), n);
+    fclose(f);
+    free(data);
+}
+
+static void remove_tree(const char *dir)
+{
+    char *cmd = tdb_xasprintf("rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+    free(cmd);
+}
+
+static void test_dwz_strings_come_from_the_alt_file(void **state)
+{
+    (void)state;
+    tdb_elf_report *r = inspect_fixture("dwz-one", NULL);
+    assert_string_equal(r->altlink, "dwz-common.debug");
+    assert_non_null(r->alt_file);
+    assert_non_null(strstr(r->alt_file, "/dwz-common.debug"));
+    assert_int_equal(r->units, 1);
+    assert_int_equal(r->n_opt[TDB_OPT_NONE], 1);
+    tdb_elf_report_free(r);
+
+    /* Without the dwz file the producer is unknown, and said so. */
+    char *dir = make_temp_dir();
+    char *from = tdb_xasprintf("%s/dwz-one", FIXTURES), *to = tdb_xasprintf("%s/dwz-one", dir);
+    copy_file(from, to);
+    tdb_error err = {0};
+    r = tdb_elf_inspect(to, NULL, &err);
+    assert_non_null(r);
+    assert_null(r->alt_file);
+    assert_int_equal(r->n_opt[TDB_OPT_UNKNOWN], 1);
+    tdb_elf_report_free(r);
+    remove_tree(dir);
+    free(from);
+    free(to);
+    free(dir);
+}
+
+static void test_debug_file_by_build_id(void **state)
+{
+    (void)state;
+    char *dir = make_temp_dir();
+    tdb_elf *e = open_fixture("libversioned.so");
+    char *id = tdb_elf_build_id(e);
+    tdb_elf_free(e);
+    char *sub = tdb_xasprintf("%s/.build-id", dir);
+    assert_int_equal(mkdir(sub, 0755), 0);
+    char *sub2 = tdb_xasprintf("%s/%.2s", sub, id);
+    assert_int_equal(mkdir(sub2, 0755), 0);
+    char *debug = tdb_xasprintf("%s/%s.debug", sub2, id + 2);
+
+    /* A file of another build under the right name is rejected... */
+    char *other = tdb_xasprintf("%s/dwz-one", FIXTURES);
+    copy_file(other, debug);
+    char *dirs = tdb_xasprintf("/nonexistent:%s", dir);
+    tdb_elf_report *r = inspect_fixture("libversioned.so", dirs);
+    assert_null(r->debug_file);
+    assert_int_equal(r->n_searched, 2);
+    assert_int_equal(r->n_rejected, 1);
+    assert_non_null(strstr(r->rejected[0], "is not the object's"));
+    tdb_elf_report_free(r);
+
+    /* ...the right one is found. */
+    char *same = tdb_xasprintf("%s/libversioned.so", FIXTURES);
+    copy_file(same, debug);
+    r = inspect_fixture("libversioned.so", dirs);
+    assert_non_null(r->debug_file);
+    assert_string_equal(r->debug_file, debug);
+    assert_string_equal(r->debug_file_via, "build-id");
+    assert_int_equal(r->n_rejected, 0);
+    tdb_elf_report_free(r);
+
+    remove_tree(dir);
+    free(same);
+    free(dirs);
+    free(other);
+    free(debug);
+    free(sub2);
+    free(sub);
+    free(id);
+    free(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bad_files_are_clear_errors),
+        cmocka_unit_test(test_versioned_symbols),
+        cmocka_unit_test(test_report_of_a_debug_build),
+        cmocka_unit_test(test_damaged_dwarf_is_reported_not_fatal),
+        cmocka_unit_test(test_dwz_strings_come_from_the_alt_file),
+        cmocka_unit_test(test_debug_file_by_build_id),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

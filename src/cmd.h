@@ -24,6 +24,13 @@ int tdb_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* Print the command's usage text on stdout; returns TDB_EXIT_OK. */
 int tdb_print_usage(const char *cmd);
+/* Print DOC (a reference the call steals) on stdout as indented JSON,
+ * keys in insertion order: every command's --json output. */
+struct json_t;
+void tdb_print_json(struct json_t *doc);
+/* Print "tdebug: MSG" on stderr for each {"error": MSG} in the array
+ * ERRORS (borrowed): the text-mode form of a --json "errors" list. */
+void tdb_print_errors(struct json_t *errors);
 
 #define TDB_DECLARE_COMMAND(name) \
     int cmd_##name(int argc, char **argv); \
@@ -36,5 +43,6 @@ TDB_DECLARE_COMMAND(ps);
 TDB_DECLARE_COMMAND(tour);
 TDB_DECLARE_COMMAND(vscode);
 TDB_DECLARE_COMMAND(wait_port);
+TDB_DECLARE_COMMAND(inspect);
 
 #endif

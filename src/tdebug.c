@@ -5,9 +5,11 @@
 #include "cmd.h"
 #include "common.h"
 
+#include <jansson.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #ifndef TDB_VERSION
@@ -24,6 +26,8 @@ static const tdb_command commands[] = {
     {"tour", cmd_tour, "a guided tour from 'import torch' down into its C++ core", cmd_tour_usage},
     {"vscode", cmd_vscode, "write .vscode/launch.json for mixed Python/C++ debugging", cmd_vscode_usage},
     {"wait-port", cmd_wait_port, "wait until a TCP port listens, without connecting", cmd_wait_port_usage},
+    {"inspect", cmd_inspect, "what gdb will find in an object: symbols, debug files, DWARF, -O",
+     cmd_inspect_usage},
     {NULL, NULL, NULL, NULL},
 };
 
@@ -76,6 +80,23 @@ int tdb_print_usage(const char *cmd)
     if (c)
         fputs(c->usage, stdout);
     return TDB_EXIT_OK;
+}
+
+void tdb_print_json(json_t *doc)
+{
+    char *s = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    if (s)
+        puts(s);
+    free(s);
+    json_decref(doc);
+}
+
+void tdb_print_errors(json_t *errors)
+{
+    size_t i;
+    json_t *e;
+    json_array_foreach(errors, i, e)
+        tdb_fail("%s", json_string_value(json_object_get(e, "error")));
 }
 
 static void print_overview(FILE *out)

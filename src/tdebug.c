@@ -26,6 +26,8 @@ static const tdb_command commands[] = {
     {"tour", cmd_tour, "a guided tour from 'import torch' down into its C++ core", cmd_tour_usage},
     {"vscode", cmd_vscode, "write .vscode/launch.json for mixed Python/C++ debugging", cmd_vscode_usage},
     {"wait-port", cmd_wait_port, "wait until a TCP port listens, without connecting", cmd_wait_port_usage},
+    {"doctor", cmd_doctor, "check gdb, ptrace, CPython debug info, debugpy, torch, preloading",
+     cmd_doctor_usage},
     {"inspect", cmd_inspect, "what gdb will find in an object: symbols, debug files, DWARF, -O",
      cmd_inspect_usage},
     {NULL, NULL, NULL, NULL},

@@ -45,5 +45,6 @@ TDB_DECLARE_COMMAND(vscode);
 TDB_DECLARE_COMMAND(wait_port);
 TDB_DECLARE_COMMAND(doctor);
 TDB_DECLARE_COMMAND(inspect);
+TDB_DECLARE_COMMAND(profile);
 
 #endif

@@ -30,6 +30,8 @@ static const tdb_command commands[] = {
      cmd_doctor_usage},
     {"inspect", cmd_inspect, "what gdb will find in an object: symbols, debug files, DWARF, -O",
      cmd_inspect_usage},
+    {"profile", cmd_profile, "environment for a debuggable torch/extension build; --check one",
+     cmd_profile_usage},
     {NULL, NULL, NULL, NULL},
 };
 

@@ -1,13 +1,15 @@
-"""Helpers for the inspect tests: building small objects the way users
-do, and running tdebug for JSON."""
+"""Helpers for the inspect, profile and doctor tests: building small
+objects and extensions the way users do, and running tdebug for JSON."""
 import json
 import os
 import pathlib
+import shutil
 import subprocess
 
-from conftest import PYTHON, ROOT, run
+from conftest import PYTHON, ROOT, clean_env, run
 
 FIXTURES = ROOT / "tests" / "fixtures"
+EXT_SRC = FIXTURES / "ext"
 ELF_FIXTURES = FIXTURES / "elf"
 
 
@@ -18,6 +20,41 @@ def tdebug_json(tdebug, *args, expect_rc=None, env=None):
     if expect_rc is not None:
         assert r.returncode == expect_rc, (r.returncode, r.stdout, r.stderr)
     return r.returncode, json.loads(r.stdout), r.stderr
+
+
+def profile_env(tdebug, *profile_args, base=None):
+    """The environment after 'eval "$(tdebug profile ARGS)"' in bash,
+    starting from BASE (default: a clean environment)."""
+    env = base if base is not None else clean_env()
+    cmd = 'eval "$("$TDB" profile "$@")" && env -0'
+    r = run(["bash", "-c", cmd, "bash", *profile_args], env={**env, "TDB": tdebug})
+    assert r.returncode == 0, r.stderr
+    out = {}
+    for item in r.stdout.split("\0"):
+        if "=" in item:
+            k, v = item.split("=", 1)
+            out[k] = v
+    out.pop("TDB", None)
+    return out
+
+
+def build_ext(dest, env):
+    """Copy the fixture extension to DEST and build it in place with
+    setuptools under ENV; returns the path of the built module."""
+    shutil.copytree(EXT_SRC, dest)
+    r = run([PYTHON, "setup.py", "build_ext", "--inplace"], cwd=dest, env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    built = sorted(pathlib.Path(dest).glob("tdbext*.so"))
+    assert len(built) == 1, built
+    return built[0]
+
+
+def default_build_env():
+    """What a user who never heard of tdebug has: Python's own flags."""
+    env = clean_env()
+    for k in ("CFLAGS", "CXXFLAGS", "LDFLAGS", "CPPFLAGS"):
+        env.pop(k, None)
+    return env
 
 
 def compile_so(tmp, name, source="int f(int x) { int y = x * 2; return y + 1; }\n",

@@ -5,6 +5,7 @@
 #include "cmd.h"
 #include "common.h"
 #include "doctor.h"
+#include "inspect.h"
 
 #include <getopt.h>
 #include <limits.h>
@@ -87,10 +88,8 @@ int cmd_doctor(int argc, char **argv)
         return tdb_usage_error("doctor", "unexpected argument '%s'", argv[optind]);
     if (!python && pid > 0)
         python = pid_python = python_of_pid(pid);
-    if (!python) {
-        const char *env = getenv("TDEBUG_PYTHON");
-        python = env && *env ? env : tdb_default_python();
-    }
+    if (!python)
+        python = tdb_target_python();
     opt.python = python;
     opt.pid = (pid_t)pid;
     opt.root = "";

@@ -40,12 +40,6 @@ const char cmd_inspect_usage[] =
     "Exit status: 0 every target was inspected; 1 a target could not be\n"
     "(missing, not ELF, unreadable, unknown module or process); 2 usage error.\n";
 
-static const char *python_default(void)
-{
-    const char *p = getenv("TDEBUG_PYTHON");
-    return p && *p ? p : tdb_default_python();
-}
-
 static const struct option options[] = {
     {"json", no_argument, NULL, 'j'},
     {"python", required_argument, NULL, 'p'},
@@ -58,7 +52,7 @@ static const struct option options[] = {
 
 int cmd_inspect(int argc, char **argv)
 {
-    const char *python = python_default();
+    const char *python = tdb_target_python();
     const char *debug_dirs = NULL;
     int json = 0, all = 0, c;
     long pid = -1;

@@ -273,14 +273,12 @@ int cmd_profile(int argc, char **argv)
 {
     tdb_profile_options o = {0};
     int torch = 0, mode_given = 0, check = 0, json_out = 0, format_json = 0, c;
-    const char *python = getenv("TDEBUG_PYTHON"), *dirs = NULL, *format = NULL;
+    const char *python = tdb_target_python(), *dirs = NULL, *format = NULL;
     char **debinfo = NULL;
     size_t n_debinfo = 0;
     long pid = 0;
     int status = TDB_EXIT_USAGE;
 
-    if (!python || !*python)
-        python = tdb_default_python();
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
         switch (c) {

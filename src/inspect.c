@@ -12,6 +12,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+const char *tdb_target_python(void)
+{
+    const char *p = getenv("TDEBUG_PYTHON");
+    return p && *p ? p : tdb_default_python();
+}
+
 int tdb_looks_like_module(const char *arg)
 {
     struct stat st;
@@ -153,6 +159,13 @@ static int has_suffix(const char *s, const char *suffix)
     return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
+static int is_extension_module(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    return strstr(base, ".cpython-") || has_suffix(base, ".abi3.so");
+}
+
 int tdb_object_matters(const char *path, const char *exe)
 {
     const char *base = strrchr(path, '/');
@@ -163,7 +176,7 @@ int tdb_object_matters(const char *path, const char *exe)
         return 1;
     /* Extension modules: foo.cpython-311-x86_64-linux-gnu.so, foo.abi3.so,
      * and plain foo.so in lib-dynload or site-packages. */
-    if (strstr(base, ".cpython-") || has_suffix(base, ".abi3.so"))
+    if (is_extension_module(path))
         return 1;
     if (has_suffix(base, ".so") && (strstr(path, "/lib-dynload/") ||
                                     strstr(path, "-packages/")))
@@ -205,8 +218,9 @@ char **tdb_pid_objects(pid_t pid, int which, size_t *out_n, tdb_error *err)
         exe_path = exe;
     }
 
-    char **v = tdb_xcalloc(16, sizeof(char *));
-    size_t count = 0, cap = 16;
+    /* First every ELF object mapped with code (or any .so with --all)... */
+    char **mapped = NULL, **readable = NULL;
+    size_t n_mapped = 0, n_readable = 0;
     char *save = NULL;
     for (char *line = strtok_r(maps, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
         char perms[8] = "";
@@ -220,34 +234,45 @@ char **tdb_pid_objects(pid_t pid, int which, size_t *out_n, tdb_error *err)
             path[strlen(path) - 10] = '\0';
         /* Only code: data-only mappings (fonts, locale archives) are not
          * objects a debugger loads. */
-        if (perms[2] != 'x' && which != TDB_PID_ALL)
+        if (perms[2] != 'x' && (which != TDB_PID_ALL ||
+                                (!has_suffix(path, ".so") && !strstr(path, ".so."))))
             continue;
-        if (perms[2] != 'x' && !has_suffix(path, ".so") && !strstr(path, ".so."))
-            continue;
-        if (which != TDB_PID_ALL && !tdb_object_matters(path, exe_path))
+        int dup = 0;
+        for (size_t i = 0; i < n_mapped && !dup; i++)
+            dup = strcmp(mapped[i], path) == 0;
+        if (dup)
             continue;
         /* A process in another mount namespace sees other files under the
          * same names: read them through its root when ours differ. */
         struct stat st;
-        char *readable;
-        if (stat(path, &st) == 0 && (unsigned long long)st.st_ino == inode)
-            readable = tdb_xstrdup(path);
-        else
-            readable = tdb_xasprintf("/proc/%d/root%s", (int)pid, path);
-        int dup = 0;
-        for (size_t i = 0; i < count && !dup; i++)
-            dup = strcmp(v[i], readable) == 0;
-        if (dup) {
-            free(readable);
-            continue;
-        }
-        if (count + 2 > cap) {
-            cap *= 2;
-            v = tdb_xrealloc(v, cap * sizeof(char *));
-        }
-        v[count++] = readable;
-        v[count] = NULL;
+        tdb_ptrs_push(&mapped, &n_mapped, tdb_xstrdup(path));
+        tdb_ptrs_push(&readable, &n_readable,
+                      stat(path, &st) == 0 && (unsigned long long)st.st_ino == inode
+                          ? tdb_xstrdup(path)
+                          : tdb_xasprintf("/proc/%d/root%s", (int)pid, path));
     }
+    /* ...then those that matter: by name, or living in the directory tree
+     * of a mapped extension module (a package's own libraries, like
+     * torch/lib or tinytensor/lib). */
+    char **v = tdb_xcalloc(n_mapped + 1, sizeof(char *));
+    size_t count = 0;
+    for (size_t i = 0; i < n_mapped; i++) {
+        int keep = which == TDB_PID_ALL || tdb_object_matters(mapped[i], exe_path);
+        for (size_t j = 0; j < n_mapped && !keep; j++) {
+            const char *slash = strrchr(mapped[j], '/');
+            size_t dir = slash ? (size_t)(slash - mapped[j]) : 0;
+            keep = dir > 1 && is_extension_module(mapped[j]) &&
+                   !strncmp(mapped[i], mapped[j], dir) && mapped[i][dir] == '/';
+        }
+        if (keep)
+            v[count++] = readable[i], readable[i] = NULL;
+    }
+    for (size_t i = 0; i < n_mapped; i++) {
+        free(mapped[i]);
+        free(readable[i]);
+    }
+    free(mapped);
+    free(readable);
     free(maps);
     if (out_n)
         *out_n = count;

@@ -284,3 +284,21 @@ def test_fuzzed_copies_never_crash(tdebug, tmp_path):
         assert len(doc["objects"]) + len(doc["errors"]) == 50
         for e in doc["errors"]:
             assert e["error"].startswith("cannot inspect '"), e
+
+
+def test_pid_includes_a_package_s_own_libraries(tdebug, procs):
+    """tinytensor's _C loads libtt_python and libtt_core from the package's
+    lib/ directory: they matter as torch/lib's libraries do."""
+    from tinytensor_util import TT_OUT, tt_env
+    p = procs.start([PYTHON, "-c", "import sys, tinytensor; print('ready', flush=True); "
+                     "sys.stdin.read()"], env=tt_env(), stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE, text=True)
+    assert p.stdout.readline().strip() == "ready"
+    rc, doc, _ = tdebug_json(tdebug, "inspect", "--json", "--pid", p.pid, expect_rc=0)
+    paths = [o["path"] for o in doc["objects"]]
+    ours = sorted(os.path.basename(x) for x in paths if x.startswith(str(TT_OUT)))
+    assert ours == ["_C.cpython-311-x86_64-linux-gnu.so", "libtt_core.so", "libtt_python.so"]
+    assert os.path.realpath(PYTHON) in paths
+    # nothing else but extension modules of the standard library
+    assert all(x.startswith(str(TT_OUT)) or x == os.path.realpath(PYTHON) or ".cpython-" in x
+               for x in paths), paths

@@ -8,7 +8,7 @@ import stat
 
 import pytest
 
-from conftest import run
+from conftest import PYTHON, clean_env, run
 from inspect_util import (build_ext, default_build_env, profile_env, tdebug_json)
 
 
@@ -200,3 +200,42 @@ def test_check_missing_target(tdebug):
     r = run([tdebug, "profile", "--check", "/nonexistent/lib.so"])
     assert r.returncode == 1
     assert r.stderr == "tdebug: cannot inspect '/nonexistent/lib.so': No such file or directory\n"
+
+
+@pytest.fixture(scope="module")
+def tinytensor_builds(tmp_path_factory, tdebug):
+    """samples/tinytensor (an extension stub over two shared libraries,
+    like torch) built by its Makefile with the profile, and with Python's
+    default flags.  The Makefile adds a gdb index to both."""
+    from tinytensor_util import TT_SRC
+    base = tmp_path_factory.mktemp("tinytensor")
+    env = profile_env(tdebug, "--setuptools", base=default_build_env())
+    r = run(["make", "-C", str(TT_SRC), f"OUT={base / 'debug'}", f"PYTHON={PYTHON}"], env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = run(["make", "-C", str(TT_SRC), f"OUT={base / 'default'}", f"PYTHON={PYTHON}",
+             "CFLAGS=", "LDFLAGS="], env=default_build_env())
+    assert r.returncode == 0, r.stdout + r.stderr
+    return base / "debug", base / "default"
+
+
+def test_tinytensor_builds_told_apart(tdebug, tinytensor_builds):
+    for out, debuggable in zip(tinytensor_builds, (True, False)):
+        env = clean_env(PYTHONPATH=str(out))
+        # the extension by module name; its libraries by path
+        libs = sorted(str(p) for p in (out / "tinytensor" / "lib").glob("libtt_*.so"))
+        assert len(libs) == 2
+        r = run([tdebug, "profile", "--check", "--json", "tinytensor._C", *libs], env=env)
+        doc = json.loads(r.stdout)
+        assert r.returncode == (0 if debuggable else 1), r.stdout + r.stderr
+        assert [o["debuggable"] for o in doc["objects"]] == [debuggable] * 3
+        for o in doc["objects"]:
+            status = {c["check"]: c["status"] for c in o["checks"]}
+            assert status == {"DWARF": "ok", "indexed": "ok",
+                              "unoptimised": "ok" if debuggable else "failure"}, o
+        rc, ins, _ = tdebug_json(tdebug, "inspect", "--json", "tinytensor._C", *libs,
+                                 expect_rc=0, env=env)
+        assert [p["name"] for p in ins["objects"][0]["pyinit"]] == ["PyInit__C"]
+        units = [o["dwarf"]["units"] for o in ins["objects"]]
+        assert all(u >= 1 for u in units) and sum(units) > 5
+        key = "unoptimised" if debuggable else "optimised"
+        assert all(o["dwarf"][key] == o["dwarf"]["units"] for o in ins["objects"]), ins

@@ -178,7 +178,7 @@ $(B)/tests/%: tests/unit/%.c $(B)/libtdebug.a
 	@mkdir -p $(dir $@)
 	$(quiet) TEST $@
 	$(Q)$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) -Itests/unit -o $@ $< \
-	    $(B)/libtdebug.a $(LIBS) $(CMOCKA_LIBS) $(ALL_LDFLAGS)
+	    $(B)/libtdebug.a $(LIBS) $(READLINE_LIBS) $(CMOCKA_LIBS) $(ALL_LDFLAGS)
 
 deps:
 	$(Q)tools/deps.sh

@@ -18,6 +18,7 @@
 #include "debugger.h"
 
 #include "mi_session.h"
+#include "preload.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -92,6 +93,11 @@ struct tdb_session {
     int fatal_signal;    /* SIGTERM/SIGHUP received: shut down */
     int saved_fds[3];
     char state_before;   /* attach: the process's state letter before (T: stopped) */
+    /* attach_paused: a process waiting in the preloaded library or in
+     * tdebug.wait_for_debugger() (see "a paused process" below) */
+    json_t *paused;           /* its announcement; NULL when not paused */
+    int paused_released;      /* the release was written, or it ran */
+    module_watch *paused_load; /* --stop-at-load of the module it waits at */
     /* terminal */
     int tty;             /* fd of the controlling terminal, or -1 */
     pid_t our_pgrp;
@@ -436,6 +442,8 @@ static int resume(tdb_session *s, const char *how, tdb_error *err)
         rc = -1;
     } else {
         s->state = RUNNING;
+        if (s->paused)
+            s->paused_released = 1; /* running lets even wait_for_debugger() go */
         terminal_to_program(s);
     }
     tdb_mi_response_free(r);
@@ -778,6 +786,12 @@ static void describe_stop(tdb_session *s, const tdb_stop_info *st, tdb_buf *b)
                      st->signal_meaning ? st->signal_meaning : "?");
     else if (strcmp(st->reason, "interrupt") == 0)
         tdb_buf_adds(b, "interrupted");
+    else if (strcmp(st->reason, "loaded") == 0 && s->paused_load &&
+             st->module == s->paused_load->name)
+        tdb_buf_addf(b, "%s is loaded: the preloaded library paused pid %d right after the "
+                        "dynamic loader mapped %s and its dependencies, before any of their "
+                        "code ran",
+                     st->module, (int)s->pid, st->library ? st->library : "?");
     else if (strcmp(st->reason, "loaded") == 0)
         tdb_buf_addf(b, "%s is loaded: the dynamic loader mapped %s; %zu libraries are mapped so "
                         "far, its own dependencies not yet",
@@ -1702,6 +1716,124 @@ static void restore_process_state(tdb_session *s)
     }
 }
 
+/* ---- a paused process (tdb_session_attach_paused) ----
+ *
+ * The preloaded library (lib/) pauses a process at the first point where
+ * the loader's list is consistent after mapping torch._C: _C and all its
+ * dependencies are mapped, nothing is relocated, no constructor and no
+ * PyInit__C has run.  So unlike a plain attach, the module it waits at is
+ * mapped but NOT imported: its import stop is armed in the mapped library
+ * exactly as arm_import_stop() does when a load catchpoint reports it,
+ * then the process is released (a variable write, while gdb holds it
+ * stopped) and continued.  The waiting thread holds the loader's lock, so
+ * nothing here may make the process call the loader (no gdb 'call').
+ */
+
+/* The announced file the process waits at, or NULL. */
+static const char *paused_path(tdb_session *s)
+{
+    return s->paused ? json_string_value(json_object_get(s->paused, "path")) : NULL;
+}
+
+/* Is PATH (as gdb names it) the file the process waits at?  gdb and the
+ * library both take the name from the link map; compare files too. */
+static int paused_at(tdb_session *s, const char *path)
+{
+    const char *at = paused_path(s);
+    struct stat a, b;
+
+    if (!at || !path)
+        return 0;
+    return strcmp(at, path) == 0 || (stat(at, &a) == 0 && stat(path, &b) == 0 &&
+                                     a.st_dev == b.st_dev && a.st_ino == b.st_ino);
+}
+
+/* The announcement may be a second old: a process whose wait timed out
+ * meanwhile went on with its import (its module's init has run, or runs
+ * in a moment: either way there is nothing to wait at), and is attached
+ * to as any other.  The library's state says (tdebug_preload.h); when it
+ * cannot be read (no symbols), trust the announcement.  The cast: gdb
+ * finds the symbol but not its debug info in the audit namespace. */
+static void check_still_paused(tdb_session *s)
+{
+    json_t *res = NULL;
+    long state;
+
+    if (!json_is_string(json_object_get(s->paused, "release_symbol")))
+        return; /* wait_for_debugger(): it waits until it runs under us */
+    console(s, SYMBOLS_TIMEOUT_MS, NULL, "sharedlibrary libtdebug-preload");
+    if (tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, &res, NULL,
+                    "-data-evaluate-expression \"*(int *)&%s\"", TDEBUG_PRELOAD_SYM_STATE) == 0 &&
+        tdb_parse_long(tdb_mi_str(res, "value"), -1000, 1000, &state) == 0 &&
+        state != TDEBUG_STATE_WAITING) {
+        say(s, "warning", "pid %d stopped waiting before tdebug attached (%s): its import of "
+                          "%s went on without tdebug",
+            (int)s->pid,
+            state == TDEBUG_STATE_TIMED_OUT ? "its wait timed out" : "something else released it",
+            paused_path(s) ? paused_path(s) : "the module");
+        json_decref(s->paused);
+        s->paused = NULL;
+    }
+    json_decref(res);
+}
+
+/* Module M's file is the one the process waits at: stop in its PyInit
+ * (--stop-at-import) or right here (--stop-at-load). */
+static int arm_paused_module(tdb_session *s, module_watch *m, tdb_error *err)
+{
+    if (m->at_import && arm_import_stop(s, m, m->library, err) < 0)
+        return -1;
+    if (m->at_load && !s->paused_load)
+        s->paused_load = m;
+    if (!m->at_import)
+        m->stopped = 1;
+    return 0;
+}
+
+/* Write the release (tdb_preload_release_commands()); the process goes on
+ * when gdb continues or detaches.  A process paused by
+ * tdebug.wait_for_debugger() has nothing to write: running under gdb
+ * releases it. */
+static int release_paused(tdb_session *s, tdb_error *err)
+{
+    char **cmds = tdb_preload_release_commands(s->paused, 0);
+    int rc = 0;
+
+    for (char **c = cmds; *c && rc == 0; c++)
+        if (console(s, CMD_TIMEOUT_MS, err, "%s", *c) < 0)
+            rc = -1;
+    if (rc == 0 && cmds[0])
+        s->paused_released = 1;
+    tdb_preload_commands_free(cmds);
+    return rc;
+}
+
+/* Before gdb detaches, whatever ended the session: a paused process is
+ * never left waiting on tdebug.  Its release is written if it was not
+ * yet; one from wait_for_debugger() that never ran under gdb is let run
+ * for a moment, long enough for its 20 ms poll to see the tracer. */
+static void release_before_detach(tdb_session *s)
+{
+    if (s->paused_released || !s->gdb || !tdb_gdb_alive(s->gdb) || s->state != STOPPED)
+        return;
+    if (release_paused(s, NULL) < 0 || s->paused_released)
+        return;
+    if (resume(s, "-exec-continue", NULL) < 0)
+        return;
+    int64_t deadline = tdb_now_ms() + 500;
+    while (s->state == RUNNING) {
+        int64_t left = deadline - tdb_now_ms();
+        tdb_mi_record *r = left > 0 ? tdb_gdb_next_event(s->gdb, (int)left, NULL) : NULL;
+        if (!r)
+            break; /* finish_target() interrupts it */
+        if (r->kind == TDB_MI_EXEC && strcmp(r->klass, "stopped") == 0) {
+            const char *why = tdb_mi_str(r->results, "reason");
+            s->state = why && strncmp(why, "exited", 6) == 0 ? EXITED : STOPPED;
+        }
+        tdb_mi_record_free(r);
+    }
+}
+
 int tdb_session_attach(tdb_session *s, pid_t pid, tdb_error *err)
 {
     int status = TDB_EXIT_TOOL;
@@ -1716,6 +1848,10 @@ int tdb_session_attach(tdb_session *s, pid_t pid, tdb_error *err)
     if (tdb_gdb_cmd(s->gdb, SYMBOLS_TIMEOUT_MS, NULL, err, "-target-attach %d", (int)pid) < 0) {
         tdb_error local = *err;
         tdb_error_clear(err);
+        /* gdb may say it in two lines ("warning: ... already traced by
+         * ...", "ptrace: Operation not permitted."): one line. */
+        for (char *nl; (nl = strchr(local.msg, '\n'));)
+            *nl = nl[1] ? ' ' : '\0';
         /* gdb says "ptrace: Operation not permitted." / "No such process." */
         int code = strstr(local.msg, "not permitted") ? EPERM
                    : strstr(local.msg, "No such process") ? ESRCH : local.code;
@@ -1727,6 +1863,8 @@ int tdb_session_attach(tdb_session *s, pid_t pid, tdb_error *err)
     if (wait_attach_stop(s, err) < 0)
         goto cleanup;
     drain_notifications(s);
+    if (s->paused)
+        check_still_paused(s);
     /* Which requested modules are already initialised: their PyInit ran
      * long ago, so a breakpoint on it would resolve and never fire. */
     for (size_t i = 0; i < s->n_mods; i++) {
@@ -1735,6 +1873,11 @@ int tdb_session_attach(tdb_session *s, pid_t pid, tdb_error *err)
             if (regexec(&m->re, s->libs[k].path, 0, NULL, 0) == 0) {
                 m->seen = 1;
                 m->library = tdb_xstrdup(s->libs[k].path);
+                if (paused_at(s, s->libs[k].path)) {
+                    if (arm_paused_module(s, m, err) < 0)
+                        goto cleanup;
+                    break;
+                }
                 already++;
                 say(s, "warning", "'%s' is already %s in pid %d (%s): %s before tdebug attached, "
                                   "so there is nothing to stop at; use --break on a function it "
@@ -1750,6 +1893,8 @@ int tdb_session_attach(tdb_session *s, pid_t pid, tdb_error *err)
         goto cleanup;
     }
     if (s->have_interest && load_symbols(s, s->interest, err) < 0)
+        goto cleanup;
+    if (s->paused && release_paused(s, err) < 0)
         goto cleanup;
 
     if (s->quit_requested) {
@@ -1767,7 +1912,13 @@ int tdb_session_attach(tdb_session *s, pid_t pid, tdb_error *err)
         status = show_all_threads(s, err) < 0 ? TDB_EXIT_TOOL : TDB_EXIT_OK;
         goto cleanup;
     }
-    if (s->opts.output == TDB_OUTPUT_INTERACTIVE) {
+    if (s->paused_load) {
+        /* Where it waits is the --stop-at-load stop itself. */
+        tdb_stop_info st = {.reason = "loaded", .module = s->paused_load->name,
+                            .library = s->paused_load->library};
+        if (after_stop(s, &st, err) < 0)
+            goto cleanup;
+    } else if (s->opts.output == TDB_OUTPUT_INTERACTIVE && !(s->paused && have_stops)) {
         tdb_stop_info st = {.reason = "attached"};
         if (after_stop(s, &st, err) < 0)
             goto cleanup;
@@ -1777,7 +1928,8 @@ int tdb_session_attach(tdb_session *s, pid_t pid, tdb_error *err)
     if (event_loop(s, err) < 0)
         goto cleanup;
     if (s->state == EXITED) {
-        say(s, "exited", "pid %d exited with status %d", (int)pid, s->exit_status);
+        if (!s->opts.started_by_tdebug)
+            say(s, "exited", "pid %d exited with status %d", (int)pid, s->exit_status);
         status = report_missed(s) ? TDB_EXIT_FAIL : TDB_EXIT_OK;
     } else if (s->fatal_signal) {
         status = 128 + s->fatal_signal;
@@ -1785,6 +1937,8 @@ int tdb_session_attach(tdb_session *s, pid_t pid, tdb_error *err)
         status = s->quit_requested && s->opts.output != TDB_OUTPUT_INTERACTIVE ? 130 : TDB_EXIT_OK;
     }
 cleanup:
+    if (s->paused)
+        release_before_detach(s);
     if (s->gdb && tdb_gdb_alive(s->gdb) && s->state != NOT_STARTED && s->state != EXITED) {
         finish_target(s); /* detaches */
         say(s, "detached", "detached from pid %d", (int)pid);
@@ -1794,6 +1948,14 @@ cleanup:
     if (err->set && status == TDB_EXIT_TOOL && err->exit_code)
         status = err->exit_code;
     return status;
+}
+
+int tdb_session_attach_paused(tdb_session *s, pid_t pid, const json_t *announcement,
+                              tdb_error *err)
+{
+    json_decref(s->paused);
+    s->paused = json_deep_copy(announcement);
+    return tdb_session_attach(s, pid, err);
 }
 
 void tdb_session_set_stop_hook(tdb_session *s, tdb_stop_hook hook, void *data)
@@ -1831,6 +1993,7 @@ void tdb_session_free(tdb_session *s)
         regfree(&s->interest_re);
     free(s->interest);
     free(s->exe);
+    json_decref(s->paused);
     for (int i = 0; i < 3; i++)
         if (s->saved_fds[i] >= 0)
             close(s->saved_fds[i]);

@@ -50,6 +50,8 @@ typedef struct tdb_session_options {
     const char *prompt;    /* interactive prompt (NULL: "(tdebug) ") */
     int empty_continues;   /* interactive: an empty line resumes the program
                             * (tours: Enter goes to the next stop) */
+    int started_by_tdebug; /* attach: a program tdebug started ('run --preload'),
+                            * whose end its caller reaps and reports */
 } tdb_session_options;
 
 typedef struct tdb_session tdb_session;
@@ -118,6 +120,20 @@ int tdb_session_run(tdb_session *s, char *const argv[], tdb_error *err);
  * stop cannot or did not happen), 130/143 when interrupted, TDB_EXIT_TOOL
  * with ERR set when gdb failed. */
 int tdb_session_attach(tdb_session *s, pid_t pid, tdb_error *err);
+
+/* Attach to PID, a process paused by the preloaded library (lib/) or by
+ * Python's tdebug.wait_for_debugger(), which sent ANNOUNCEMENT
+ * (lib/tdebug_preload.h; borrowed, copied).  As tdb_session_attach(),
+ * except that the module the process waits at is mapped but not yet
+ * initialised: a --stop-at-import of it stops in its PyInit (armed in the
+ * mapped library), a --stop-at-load of it stops at once.  The process is
+ * then released (tdb_preload_release_commands()) and runs to the stops.
+ * One whose wait ended before gdb attached is handled as by
+ * tdb_session_attach(), with a warning.  However the session ends, the
+ * process is released before gdb detaches: it never waits on tdebug.  Same
+ * exit statuses as tdb_session_attach(). */
+int tdb_session_attach_paused(tdb_session *s, pid_t pid, const json_t *announcement,
+                              tdb_error *err);
 
 /* Call HOOK (with DATA) at every stop presented; NULL removes it. */
 void tdb_session_set_stop_hook(tdb_session *s, tdb_stop_hook hook, void *data);

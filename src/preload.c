@@ -435,6 +435,26 @@ int tdb_announce_next(tdb_announce_listener *l, int timeout_ms, int cancel_fd, j
     }
 }
 
+void tdb_announce_note_unreleased(const json_t *announcement, tdb_error *err)
+{
+    json_t *timeout = json_object_get(announcement, "timeout");
+    int pid = (int)json_integer_value(json_object_get(announcement, "pid"));
+    tdb_error why;
+
+    if (!err || !err->set)
+        return;
+    why = *err;
+    tdb_error_clear(err);
+    if (json_is_number(timeout))
+        tdb_error_set_exit(err, why.exit_code, why.code,
+                           "%s; pid %d stays paused until its own timeout (%g s) passes, then "
+                           "goes on by itself", why.msg, pid, json_number_value(timeout));
+    else
+        tdb_error_set_exit(err, why.exit_code, why.code,
+                           "%s; pid %d waits without a timeout until a debugger releases it",
+                           why.msg, pid);
+}
+
 /* ---- releasing ---- */
 
 static int is_hex_addr(const char *s)

@@ -93,6 +93,11 @@ int tdb_announce_listener_fd(const tdb_announce_listener *l);
 int tdb_announce_next(tdb_announce_listener *l, int timeout_ms, int cancel_fd, json_t **out,
                       tdb_error *err);
 
+/* Append to ERR's message (when set) what becomes of the process that made
+ * ANNOUNCEMENT when no debugger releases it: "...; pid 1234 stays paused
+ * until its own timeout (60 s) passes, then goes on by itself". */
+void tdb_announce_note_unreleased(const json_t *announcement, tdb_error *err);
+
 /* Close and unlink the socket.  Accepts NULL. */
 void tdb_announce_listener_free(tdb_announce_listener *l);
 

@@ -1,18 +1,25 @@
 /*
  * cmd_run.c: 'tdebug run': run a Python program under gdb and stop in its
  * native code.  Parses and checks the command line; src/debugger.c does
- * the rest.
+ * the rest.  'tdebug run --preload' starts the program itself, with the
+ * preloaded library, and attaches when it pauses (src/paused.c).
  */
 #include "cmd.h"
 #include "common.h"
 #include "debugger.h"
+#include "paused.h"
+#include "preload.h"
 #include "session_opts.h"
 
 #include <errno.h>
 #include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 const char cmd_run_usage[] =
@@ -45,6 +52,15 @@ const char cmd_run_usage[] =
     "  (default)                a (tdebug) prompt at each stop: continue, step,\n"
     "                           next, finish, bt, quit, help; other gdb commands\n"
     "                           pass through\n"
+    "Programs gdb cannot start:\n"
+    "  --preload                start the program outside gdb, with the preloaded\n"
+    "                           library of 'tdebug env' in its environment: it\n"
+    "                           pauses when it loads torch._C (or the module of\n"
+    "                           --stop-at-import/--stop-at-load), before its init\n"
+    "                           runs; tdebug attaches, places the stops, lets it go\n"
+    "                           and goes on as above (default stop: that module's\n"
+    "                           PyInit).  It stays tdebug's child: same stdio,\n"
+    "                           killed with tdebug, its exit status passed through\n"
     "  --python PATH            the interpreter (same as giving PYTHON)\n"
     "  -v, --verbose            show gdb's own messages\n"
     "  -h, --help               this text\n"
@@ -53,8 +69,9 @@ const char cmd_run_usage[] =
     "requested stop never happened; 2 usage; 125 gdb failed; 126/127 the\n"
     "program cannot be run / does not exist; 130 interrupted.\n"
     "\n"
-    "Example:\n"
-    "  tdebug run --batch --stop-at-import torch._C -- /usr/bin/python3 -c 'import torch'\n";
+    "Examples:\n"
+    "  tdebug run --batch --stop-at-import torch._C -- /usr/bin/python3 -c 'import torch'\n"
+    "  tdebug run --preload --batch -- /usr/bin/python3 train.py\n";
 
 /* Is ARG the interpreter rather than the script?  An executable that is
  * not a .py file, or a bare name starting with "python" found on PATH. */
@@ -86,12 +103,289 @@ static int check_python(const char *python)
     return 0;
 }
 
+/* ---- --preload: start the program outside gdb, attach when it pauses ---- */
+
+/* A status line for run --preload, as the session says its own: "tdebug:
+ * MSG" on stdout (warnings on stderr), or a JSON event. */
+static void say_event(int json, const char *event, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void say_event(int json, const char *event, const char *fmt, ...)
+{
+    tdb_buf b = TDB_BUF_INIT;
+    va_list ap;
+
+    va_start(ap, fmt);
+    tdb_buf_vaddf(&b, fmt, ap);
+    va_end(ap);
+    if (json) {
+        json_t *e = json_pack("{s:s, s:s}", "event", event, "message", tdb_buf_str(&b));
+        char *text = json_dumps(e, JSON_COMPACT);
+        printf("%s\n", text);
+        free(text);
+        json_decref(e);
+    } else if (!strcmp(event, "warning")) {
+        fprintf(stderr, "tdebug: warning: %s\n", tdb_buf_str(&b));
+    } else {
+        printf("tdebug: %s\n", tdb_buf_str(&b));
+    }
+    fflush(stdout);
+    tdb_buf_free(&b);
+}
+
+/* The program was killed because tdebug got signal SIG (0: the user
+ * quit), in the words of 'tdebug run'. */
+static void say_killed(int json, int sig)
+{
+    if (sig == SIGINT)
+        say_event(json, "killed", "interrupted: the program was killed");
+    else if (sig)
+        say_event(json, "killed", "terminated by SIG%s: the program was killed",
+                  sigabbrev_np(sig));
+    else
+        say_event(json, "killed", "quit: the program was killed");
+}
+
+/* The program ended: say so as 'tdebug run' does, and return its status
+ * (128+N when killed by signal N). */
+static int say_exited(int json, int ws)
+{
+    int signalled = WIFSIGNALED(ws);
+    int status = signalled ? 128 + WTERMSIG(ws) : WEXITSTATUS(ws);
+
+    if (json) {
+        json_t *e = json_pack("{s:s, s:i, s:b}", "event", "exited", "status", status,
+                              "signalled", signalled);
+        char *text = json_dumps(e, JSON_COMPACT);
+        printf("%s\n", text);
+        free(text);
+        json_decref(e);
+    } else if (signalled) {
+        printf("tdebug: program was killed by SIG%s (%s)\n", sigabbrev_np(WTERMSIG(ws)),
+               strsignal(WTERMSIG(ws)));
+    } else {
+        printf("tdebug: program exited with status %d\n", status);
+    }
+    fflush(stdout);
+    return status;
+}
+
+/* TDEBUG_WATCH_FILES for the modules OPTS stops at ("torch._C":
+ * "* /torch/_C.so,* /torch/_C.*.so" without the spaces), so the program
+ * pauses at the very module; NULL when it names none (the library's
+ * default, PyInit__C, applies).  New string. */
+static char *watch_files(const tdb_session_options *o)
+{
+    tdb_buf b = TDB_BUF_INIT;
+
+    for (size_t i = 0; i < o->n_stop_at_import + o->n_stop_at_load; i++) {
+        const char *m = i < o->n_stop_at_import ? o->stop_at_import[i]
+                                                : o->stop_at_load[i - o->n_stop_at_import];
+        char *path = tdb_xstrdup(m);
+        for (char *p = path; *p; p++)
+            if (*p == '.')
+                *p = '/';
+        tdb_buf_addf(&b, "%s*/%s.so,*/%s.*.so", b.len ? "," : "", path, path);
+        free(path);
+    }
+    return b.len ? tdb_buf_detach(&b) : NULL;
+}
+
+/* A directory of our own for the run's announce socket: private to this
+ * run, so no 'tdebug attach --wait' sees the program, and short enough
+ * for a socket path. */
+static int private_dir(char *dir, size_t size, tdb_error *err)
+{
+    const char *tmp = getenv("TMPDIR");
+
+    if (!tmp || *tmp != '/' || strlen(tmp) > 64)
+        tmp = "/tmp";
+    snprintf(dir, size, "%s/tdebug-run-XXXXXX", tmp);
+    if (mkdtemp(dir))
+        return 0;
+    if (strcmp(tmp, "/tmp") != 0) {
+        snprintf(dir, size, "/tmp/tdebug-run-XXXXXX");
+        if (mkdtemp(dir))
+            return 0;
+    }
+    tdb_error_errno(err, "cannot create a directory for the announce socket in '%s'", tmp);
+    dir[0] = '\0';
+    return -1;
+}
+
+/* Wait for CHILD to end, interruptibly (CANCEL: the signal pipe).
+ * Returns 0 with *WS, or the signal that interrupted. */
+static int wait_child(pid_t child, int cancel, int *ws)
+{
+    for (;;) {
+        pid_t r = waitpid(child, ws, WNOHANG);
+        if (r == child || (r < 0 && errno == ECHILD))
+            return 0;
+        struct pollfd pfd = {.fd = cancel, .events = POLLIN};
+        if (poll(&pfd, 1, 1000) > 0) {
+            int sig = tdb_paused_take_signal();
+            if (sig && sig != SIGCHLD)
+                return sig;
+        }
+    }
+}
+
+/* Kill what is left of the program (CHILD, and TARGET when it is another
+ * process of the program) and reap CHILD. */
+static void kill_program(pid_t child, pid_t target)
+{
+    if (target > 0 && target != child)
+        kill(target, SIGKILL);
+    kill(child, SIGKILL);
+    while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
+        ;
+}
+
+/* The program never paused: say which stops never happened.  Returns 1
+ * when one was asked for. */
+static int say_never_paused(const tdb_session_options *o, int json)
+{
+    for (size_t i = 0; i < o->n_stop_at_import; i++)
+        say_event(json, "warning", "the program never imported '%s' (--stop-at-import): it "
+                                   "never loaded its file, so tdebug never attached",
+                  o->stop_at_import[i]);
+    for (size_t i = 0; i < o->n_stop_at_load; i++)
+        say_event(json, "warning", "the program never loaded '%s' (--stop-at-load), so tdebug "
+                                   "never attached", o->stop_at_load[i]);
+    if (!o->n_stop_at_import && !o->n_stop_at_load)
+        say_event(json, "warning", "the program never loaded torch._C (no object exporting "
+                                   "PyInit__C), so tdebug never attached%s",
+                  o->n_breaks ? " and no --break was set" : "");
+    return o->n_stop_at_import || o->n_stop_at_load || o->n_breaks;
+}
+
+static int run_preloaded(tdb_session_options *opts, char **args)
+{
+    int json = opts->output == TDB_OUTPUT_JSON;
+    int scope = tdb_yama_ptrace_scope();
+    tdb_ptracer_plan plan = tdb_ptracer_plan_for(scope, tdb_have_cap_sys_ptrace());
+    tdb_preload_settings set = {0};
+    tdb_announce_listener *l = NULL;
+    tdb_error err = {0};
+    char dir[128] = "", sock[160];
+    char *library = NULL, *watch = NULL;
+    json_t *env = NULL, *ann = NULL;
+    pid_t child = -1, target = -1;
+    int status = TDB_EXIT_TOOL, cancel, ws = 0, sig, failed;
+
+    if (plan == TDB_PTRACER_REFUSED) {
+        tdb_fail("cannot run '%s' with --preload: Yama's ptrace_scope is %d, so gdb may not "
+                 "attach to it (%s)", args[0], scope,
+                 scope == 3 ? "ptrace stays off until reboot"
+                            : "run tdebug as root, or give it CAP_SYS_PTRACE");
+        return TDB_EXIT_FAIL;
+    }
+    if (!(library = tdb_preload_library(&err)) || (cancel = tdb_paused_signals(1, &err)) < 0 ||
+        private_dir(dir, sizeof(dir), &err) < 0)
+        goto fail;
+    snprintf(sock, sizeof(sock), "%s/announce", dir);
+    if (!(l = tdb_announce_listen(sock, &err)))
+        goto fail;
+    set.announce = sock;
+    set.watch_files = watch = watch_files(opts);
+    if (watch && tdb_preload_check(&set, NULL) < 0)
+        set.watch_files = NULL; /* too many modules for the library: PyInit__C */
+    env = tdb_preload_env(library, &set, getenv("LD_AUDIT"));
+    child = tdb_paused_spawn(args, env, json, plan, &err);
+    if (child < 0) {
+        status = err.exit_code ? err.exit_code : TDB_EXIT_TOOL;
+        goto fail;
+    }
+
+    /* Until the program (or a process it starts) pauses, or it ends. */
+    for (;;) {
+        int rc = tdb_announce_next(l, -1, cancel, &ann, &err);
+        if (rc == 1 && tdb_announce_is_waiting(ann, child, 1))
+            break;
+        json_decref(ann);
+        ann = NULL;
+        if (rc < 0 && err.code != ECANCELED)
+            goto fail;
+        tdb_error_clear(&err);
+        sig = rc < 0 ? tdb_paused_take_signal() : 0;
+        if (sig == SIGCHLD && waitpid(child, &ws, WNOHANG) == child) {
+            child = -1;
+            int missed = say_never_paused(opts, json);
+            status = say_exited(json, ws);
+            if (status == 0 && missed)
+                status = TDB_EXIT_FAIL;
+            goto cleanup;
+        }
+        if (sig && sig != SIGCHLD) {
+            kill_program(child, -1);
+            child = -1;
+            say_killed(json, sig);
+            status = 128 + sig;
+            goto cleanup;
+        }
+    }
+    /* Later announcements (a process the program starts) find nobody. */
+    tdb_announce_listener_free(l);
+    l = NULL;
+    target = (pid_t)json_integer_value(json_object_get(ann, "pid"));
+    tdb_paused_signals_sigchld_off();
+    opts->started_by_tdebug = 1;
+    status = tdb_paused_attach(opts, ann, &err);
+    failed = err.set;
+    if (failed)
+        tdb_print_error(&err);
+    tdb_error_clear(&err);
+    tdb_paused_signals(1, NULL); /* the session's handlers are gone with it */
+
+    if (target == child ? waitpid(child, &ws, WNOHANG) == child : !tdb_pid_running(target)) {
+        /* The process tdebug debugged ended: the program ends its own way. */
+        if (target != child && (sig = wait_child(child, cancel, &ws)) != 0) {
+            kill_program(child, -1);
+            child = -1;
+            say_killed(json, sig);
+            status = 128 + sig;
+            goto cleanup;
+        }
+        child = -1;
+        int session = status;
+        status = say_exited(json, ws);
+        if (status == 0 && session == TDB_EXIT_FAIL)
+            status = TDB_EXIT_FAIL; /* a requested stop never happened */
+    } else {
+        /* Quit, interrupted, refused or failed: the program does not
+         * outlive tdebug ('tdebug run' kills it too). */
+        kill_program(child, target);
+        child = -1;
+        if (failed)
+            say_event(json, "killed", "the program was killed: tdebug could not debug it");
+        else
+            say_killed(json, status > 128 && status < 160 ? status - 128 : 0);
+    }
+    goto cleanup;
+
+fail:
+    tdb_print_error(&err);
+    if (status == TDB_EXIT_TOOL && err.exit_code)
+        status = err.exit_code;
+cleanup:
+    if (child > 0)
+        kill_program(child, -1);
+    tdb_announce_listener_free(l);
+    if (dir[0])
+        rmdir(dir);
+    json_decref(ann);
+    json_decref(env);
+    free(watch);
+    free(library);
+    return status;
+}
+
 int cmd_run(int argc, char **argv)
 {
-    enum { OPT_PYTHON = TDB_OPT_FIRST_FREE };
+    enum { OPT_PYTHON = TDB_OPT_FIRST_FREE, OPT_PRELOAD };
     static const struct option longopts[] = {
         TDB_SESSION_LONGOPTS,
         {"python", required_argument, NULL, OPT_PYTHON},
+        {"preload", no_argument, NULL, OPT_PRELOAD},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -102,7 +396,7 @@ int cmd_run(int argc, char **argv)
     char *python = NULL;
     tdb_session *s = NULL;
     tdb_error err = {0};
-    int status = TDB_EXIT_USAGE, c;
+    int status = TDB_EXIT_USAGE, c, preload = 0;
 
     /* tdebug's options end where the program starts: at "--", at the first
      * word that is not an option, or at a Python option such as -c, -m,
@@ -136,6 +430,7 @@ int cmd_run(int argc, char **argv)
             continue;
         switch (c) {
         case OPT_PYTHON: python_opt = optarg; break;
+        case OPT_PRELOAD: preload = 1; break;
         case 'h':
             status = tdb_print_usage("run");
             goto cleanup;
@@ -202,6 +497,10 @@ int cmd_run(int argc, char **argv)
 
     if ((status = check_python(python)) != 0)
         goto cleanup;
+    if (preload) {
+        status = run_preloaded(&opts, args);
+        goto cleanup;
+    }
 
     s = tdb_session_new(&opts, &err);
     if (!s) {

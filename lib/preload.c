@@ -73,6 +73,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -294,16 +295,39 @@ static int wait_for_release(int ack_fd, const struct tdp_line *announce)
     return 1;
 }
 
+/*
+ * Under Yama's ptrace_scope 1 (Ubuntu's default) only a process's ancestors
+ * may attach to it, and the debugger it waits for ('tdebug attach --wait'
+ * in another terminal) is none.  While it waits, the process lets any
+ * debugger attach (PR_SET_PTRACER_ANY: Yama's ancestry rule only; the
+ * same-user and capability checks still apply, as with scope 0) and takes
+ * that back when the wait ends.  Returns 1 when it did.  (A program that
+ * named a ptracer itself, like a crash reporter, loses that name.)
+ */
+static int let_debuggers_attach(void)
+{
+    char scope[8];
+
+    if (tdp_read_small("/proc/sys/kernel/yama/ptrace_scope", scope, sizeof(scope)) <= 0 ||
+        scope[0] != '1')
+        return 0;
+    return prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0) == 0;
+}
+
 static void act_wait(void)
 {
     static struct tdp_line l; /* under the loader lock; too big for the stack */
     long pid = (long)getpid();
+    int any_ptracer = let_debuggers_attach();
 
     say("tdebug: pid %ld loaded %s (%s); waiting for a debugger: tdebug attach %ld\n", pid,
         tdebug_preload_module, tdebug_preload_path, pid);
     build_announcement(&l, "waiting", "wait", 1);
     announce_rendezvous(&l);
-    if (wait_for_release(-1, &l)) {
+    int released_by_debugger = wait_for_release(-1, &l);
+    if (any_ptracer)
+        prctl(PR_SET_PTRACER, 0, 0, 0, 0);
+    if (released_by_debugger) {
         if (cfg.verbose)
             say("tdebug-preload: pid %ld released by a debugger\n", pid);
     } else {

@@ -36,7 +36,9 @@
  * TDEBUG_PRELOAD_SYM_STATE tells what the process is doing (TDEBUG_STATE_*),
  * TDEBUG_PRELOAD_SYM_MODULE and _PATH what it stopped on.  While a debugger
  * is attached (TracerPid is nonzero) the timeout does not run, so a user at
- * the gdb prompt is never overtaken by it.
+ * the gdb prompt is never overtaken by it.  Under Yama's ptrace_scope 1 a
+ * waiting process allows any ptracer (PR_SET_PTRACER_ANY) until its wait
+ * ends, so a debugger that is not its ancestor may attach.
  *
  * == Announcements
  *

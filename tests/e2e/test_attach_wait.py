@@ -158,12 +158,12 @@ def test_refused_attach_says_why_and_the_process_goes_on(tdebug, tmp_path, procs
                                                           torch_available):
     p, err = start(procs, python_args(TORCH_PROGRAM), preload_env(tmp_path, TDEBUG_TIMEOUT="1"))
     pid = wait_announced(err)[0]
-    helper = seize(procs, pid)  # another tracer: gdb's attach is refused
+    helper = seize(procs, pid)  # another tracer: attaching is refused before gdb starts
     r = run([tdebug, "attach", "--wait", "--batch", str(pid)], env=tdebug_env(tmp_path))
     assert r.returncode == 1
     line = [l for l in r.stderr.splitlines() if l.startswith("tdebug: cannot attach")]
     assert line and line[0].startswith(f"tdebug: cannot attach to pid {pid}: "), r.stderr
-    assert "already traced" in line[0] and "Operation not permitted" in line[0]
+    assert f"it is already traced by pid {helper.pid} (python3)" in line[0], line
     assert line[0].endswith(f"; pid {pid} stays paused until its own timeout (1 s) passes, "
                             "then goes on by itself")
     # The library's timeout does not run while traced; once the other
@@ -228,3 +228,26 @@ def test_quit_at_the_prompt_lets_the_program_go(tdebug, tmp_path, procs, torch_a
     rc, out = finish(p)
     assert rc == 0 and out == "sum 3.0\n"
     assert not any("continuing" in line for line in lines)
+
+
+def test_a_process_waiting_in_wait_for_debugger(tdebug, tmp_path, procs, build_dir):
+    # Python's tdebug.wait_for_debugger() announces itself without a
+    # release variable: running under the debugger releases it.  With no
+    # stop asked for, --batch shows where it waits, and lets it go.
+    w = Waiter(procs, tdebug, tmp_path, "--batch")
+    w.listening()
+    code = ("import tdebug\n"
+            "print('released', tdebug.wait_for_debugger(timeout=None), flush=True)\n")
+    env = preload_env(tmp_path, PYTHONPATH=build_dir / "python")
+    del env["LD_AUDIT"]
+    p, err = start(procs, python_args(code), env)
+    trc, tout, terr = w.finish()
+    assert trc == 0, (tout, terr)
+    assert tout[0] == (f"tdebug: pid {p.pid} waits for a debugger "
+                       "(tdebug.wait_for_debugger()): attaching")
+    assert f"tdebug: attached to pid {p.pid}" in tout
+    assert any("in wait_for_debugger" in line or "wait_for_debugger of module" in line
+               for line in tout), tout
+    lines = err.rest()
+    rc, out = finish(p)
+    assert rc == 0 and out == "released True\n", lines

@@ -62,6 +62,15 @@ void *tdb_xrealloc(void *p, size_t n);
 char *tdb_xstrdup(const char *s);
 char *tdb_xstrndup(const char *s, size_t n);
 char *tdb_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Make room for element N of the growable array ARR of capacity CAP
+ * (both lvalues), doubling it: git's ALLOC_GROW. */
+#define TDB_GROW(arr, n, cap)                                            \
+    do {                                                                 \
+        if ((n) >= (cap)) {                                              \
+            (cap) = (cap) ? 2 * (cap) : 16;                              \
+            (arr) = tdb_xrealloc((arr), (cap) * sizeof(*(arr)));         \
+        }                                                                \
+    } while (0)
 
 /* Append ITEM (borrowed) to the array *LIST of *N pointers, growing it. */
 void tdb_ptrs_push(char ***list, size_t *n, char *item);

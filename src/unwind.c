@@ -1,0 +1,358 @@
+/*
+ * unwind.c: registers and stack copies taken during a pause, unwound with
+ * libdw afterwards through our own Dwfl_Thread_Callbacks (libdw's
+ * dwfl_linux_proc_attach would ptrace-attach by itself, with a SIGSTOP-
+ * style stop, and hold the process while it unwinds).
+ */
+#include "unwind.h"
+
+#include <bfd.h>
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/user.h>
+
+/* libiberty's demangler options (demangle.h is not installed with
+ * binutils-dev; the values are part of its ABI). */
+#ifndef DMGL_PARAMS
+#define DMGL_PARAMS (1 << 0)
+#define DMGL_ANSI (1 << 1)
+#endif
+
+/* The System V x86-64 ABI keeps 128 bytes below the stack pointer (the red
+ * zone) that a leaf function may use: copy them too. */
+#define RED_ZONE 128
+
+typedef struct thread_cap {
+    pid_t tid;
+    char *error;          /* why this thread has no registers, or NULL */
+#if defined(__x86_64__)
+    struct user_regs_struct regs;
+#endif
+    uint64_t stack_lo;    /* the copy holds [stack_lo, stack_lo + stack_len) */
+    uint8_t *stack;
+    size_t stack_len;
+    int stack_cut;        /* the copy ends before the stack mapping does */
+} thread_cap;
+
+struct tdb_capture {
+    pid_t pid;
+    thread_cap *t;
+    size_t n;
+    size_t bytes;
+    tdb_mem mem;
+    char *maps_text;      /* /proc/PID/maps as read before the pause */
+    Dwfl *dwfl;
+    char *dwfl_error;     /* set once setting libdw up failed */
+    size_t next;          /* next_thread's iterator */
+};
+
+char *tdb_demangle(const char *name)
+{
+    if (name[0] == '_' && name[1] == 'Z') {
+        char *d = bfd_demangle(NULL, name, DMGL_PARAMS | DMGL_ANSI);
+        if (d)
+            return d;
+    }
+    return tdb_xstrdup(name);
+}
+
+tdb_capture *tdb_capture_take(tdb_pause *p, const tdb_maps *maps, size_t stack_max,
+                              tdb_error *err)
+{
+#if !defined(__x86_64__)
+    tdb_error_set(err, ENOSYS, "native stacks are only supported on x86-64 so far");
+    return NULL;
+#else
+    tdb_capture *c = tdb_xcalloc(1, sizeof(*c));
+    tdb_maps fresh = {NULL, 0, NULL};
+    c->pid = p->pid;
+    c->maps_text = maps->text ? tdb_xstrdup(maps->text) : NULL;
+    tdb_mem_init(&c->mem, p->pid);
+    c->t = tdb_xcalloc(p->n ? p->n : 1, sizeof(*c->t));
+    for (size_t i = 0; i < p->n; i++) {
+        const tdb_pause_thread *pt = &p->threads[i];
+        thread_cap *t = &c->t[c->n++];
+        t->tid = pt->tid;
+        if (!pt->stopped) {
+            t->error = tdb_xstrdup(pt->gone ? "the thread exited" : "the thread did not stop "
+                                                                  "(uninterruptible sleep?)");
+            continue;
+        }
+        if (ptrace(PTRACE_GETREGS, pt->tid, NULL, &t->regs) < 0) {
+            t->error = tdb_xasprintf("ptrace(GETREGS): %s", strerror(errno));
+            continue;
+        }
+        uint64_t sp = t->regs.rsp;
+        const tdb_map *m = tdb_maps_find(maps, sp);
+        if (!m) {
+            /* A thread started after MAPS was read: its stack is new. */
+            if (!fresh.n)
+                tdb_maps_read(p->pid, &fresh, NULL);
+            m = fresh.n ? tdb_maps_find(&fresh, sp) : NULL;
+        }
+        if (!m) {
+            t->error = tdb_xasprintf("its stack pointer 0x%llx is not in mapped memory",
+                                     (unsigned long long)sp);
+            continue;
+        }
+        uint64_t lo = sp - RED_ZONE >= m->start ? sp - RED_ZONE : m->start;
+        uint64_t hi = m->end - lo > stack_max ? lo + stack_max : m->end;
+        t->stack_cut = hi < m->end;
+        t->stack = tdb_xmalloc(hi - lo);
+        ssize_t r = tdb_mem_read(&c->mem, lo, t->stack, hi - lo);
+        if (r <= 0) {
+            t->error = tdb_xasprintf("cannot read its stack at 0x%llx: %s", (unsigned long long)lo,
+                                     strerror(errno));
+            free(t->stack);
+            t->stack = NULL;
+            continue;
+        }
+        t->stack_lo = lo;
+        t->stack_len = (size_t)r;
+        c->bytes += (size_t)r;
+    }
+    tdb_maps_free(&fresh);
+    return c;
+#endif
+}
+
+size_t tdb_capture_bytes(const tdb_capture *c)
+{
+    return c->bytes;
+}
+
+void tdb_capture_free(tdb_capture *c)
+{
+    if (!c)
+        return;
+    for (size_t i = 0; i < c->n; i++) {
+        free(c->t[i].error);
+        free(c->t[i].stack);
+    }
+    free(c->t);
+    if (c->dwfl)
+        dwfl_end(c->dwfl);
+    free(c->dwfl_error);
+    free(c->maps_text);
+    tdb_mem_close(&c->mem);
+    free(c);
+}
+
+static thread_cap *find_cap(tdb_capture *c, pid_t tid)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (c->t[i].tid == tid)
+            return &c->t[i];
+    return NULL;
+}
+
+/* --- libdw's view of the captured process -------------------------------- */
+
+static pid_t cb_next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
+{
+    tdb_capture *c = arg;
+    while (c->next < c->n && c->t[c->next].error)
+        c->next++;
+    if (c->next >= c->n)
+        return 0;
+    *thread_argp = &c->t[c->next];
+    return c->t[c->next++].tid;
+}
+
+static bool cb_get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
+{
+    thread_cap *t = find_cap(arg, tid);
+    if (!t || t->error)
+        return false;
+    *thread_argp = t;
+    return true;
+}
+
+static bool cb_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
+{
+    tdb_capture *c = arg;
+    for (size_t i = 0; i < c->n; i++) {
+        const thread_cap *t = &c->t[i];
+        if (t->stack && addr >= t->stack_lo && addr - t->stack_lo + sizeof(*result) <= t->stack_len) {
+            memcpy(result, t->stack + (addr - t->stack_lo), sizeof(*result));
+            return true;
+        }
+    }
+    /* Not on a copied stack: code, data or a stack beyond the cap.  The
+     * process runs again, but what the unwinder reads there (CFI
+     * expressions, signal frames) rarely changes. */
+    return tdb_mem_read_full(&c->mem, addr, result, sizeof(*result)) == 0;
+}
+
+static bool cb_set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
+{
+#if defined(__x86_64__)
+    const struct user_regs_struct *r = &((const thread_cap *)thread_arg)->regs;
+    /* DWARF register numbers 0-16 of the x86-64 psABI; 16 is the return
+     * address column, which holds rip for the innermost frame. */
+    Dwarf_Word regs[17] = {
+        r->rax, r->rdx, r->rcx, r->rbx, r->rsi, r->rdi, r->rbp, r->rsp,
+        r->r8,  r->r9,  r->r10, r->r11, r->r12, r->r13, r->r14, r->r15, r->rip,
+    };
+    return dwfl_thread_state_registers(thread, 0, 17, regs);
+#else
+    return false;
+#endif
+}
+
+static const Dwfl_Thread_Callbacks thread_callbacks = {
+    .next_thread = cb_next_thread,
+    .get_thread = cb_get_thread,
+    .memory_read = cb_memory_read,
+    .set_initial_registers = cb_set_initial_registers,
+};
+
+static char *no_debuginfo_path = NULL;
+
+/* Separate debug files are looked up by build-id only (Debian's -dbg and
+ * -dbgsym packages): no .gnu_debuglink directory walk per library. */
+static const Dwfl_Callbacks proc_callbacks = {
+    .find_elf = dwfl_linux_proc_find_elf,
+    .find_debuginfo = dwfl_build_id_find_debuginfo,
+    .debuginfo_path = &no_debuginfo_path,
+};
+
+static int setup_dwfl(tdb_capture *c)
+{
+    if (c->dwfl)
+        return 0;
+    if (c->dwfl_error)
+        return -1;
+    c->dwfl = dwfl_begin(&proc_callbacks);
+    if (!c->dwfl) {
+        c->dwfl_error = tdb_xasprintf("libdw: %s", dwfl_errmsg(-1));
+        return -1;
+    }
+    int rc = dwfl_linux_proc_report(c->dwfl, c->pid);
+    if (rc != 0 && c->maps_text) {
+        /* The process exited after the pause: unwind from what we copied,
+         * with the memory map read before it (no vDSO then). */
+        FILE *f = fmemopen(c->maps_text, strlen(c->maps_text), "r");
+        dwfl_report_begin(c->dwfl);
+        rc = f ? dwfl_linux_proc_maps_report(c->dwfl, f) : errno;
+        if (f)
+            fclose(f);
+    }
+    if (rc != 0 || dwfl_report_end(c->dwfl, NULL, NULL) != 0) {
+        if (rc > 0)
+            c->dwfl_error = tdb_xasprintf("cannot read the libraries of pid %d: %s", (int)c->pid,
+                                          strerror(rc));
+        else
+            c->dwfl_error = tdb_xasprintf("libdw: %s", dwfl_errmsg(-1));
+    } else if (!dwfl_attach_state(c->dwfl, NULL, c->pid, &thread_callbacks, c)) {
+        c->dwfl_error = tdb_xasprintf("libdw cannot unwind pid %d: %s", (int)c->pid,
+                                      dwfl_errmsg(-1));
+    }
+    if (c->dwfl_error) {
+        dwfl_end(c->dwfl);
+        c->dwfl = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+typedef struct walk {
+    Dwarf_Addr *pcs;
+    bool *activation;
+    size_t n, max;
+    int truncated;
+} walk;
+
+static int frame_cb(Dwfl_Frame *state, void *arg)
+{
+    walk *w = arg;
+    Dwarf_Addr pc;
+    bool act;
+    if (w->n >= w->max) {
+        w->truncated = 1;
+        return DWARF_CB_ABORT;
+    }
+    if (!dwfl_frame_pc(state, &pc, &act))
+        return DWARF_CB_ABORT;
+    w->pcs[w->n] = pc;
+    w->activation[w->n] = act;
+    w->n++;
+    return DWARF_CB_OK;
+}
+
+static void symbolize(Dwfl *dwfl, Dwarf_Addr pc, bool activation, tdb_native_frame *f)
+{
+    /* A return address may be one past the end of its caller's function:
+     * look the call instruction up instead. */
+    Dwarf_Addr at = activation || pc == 0 ? pc : pc - 1;
+    memset(f, 0, sizeof(*f));
+    f->pc = pc;
+    Dwfl_Module *mod = dwfl_addrmodule(dwfl, at);
+    if (!mod)
+        return;
+    const char *modname = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+    if (modname && modname[0] == '/')
+        f->library = tdb_xstrdup(modname);
+    else if (modname)
+        f->library = tdb_xstrdup(modname); /* [vdso] */
+    GElf_Off off = 0;
+    GElf_Sym sym;
+    const char *name = dwfl_module_addrinfo(mod, at, &off, &sym, NULL, NULL, NULL);
+    if (name && *name) {
+        char *raw = tdb_xstrdup(name);
+        tdb_native_name_clean(raw);
+        f->function = tdb_demangle(raw);
+        free(raw);
+        f->offset = off + (pc - at);
+    }
+}
+
+int tdb_capture_unwind(tdb_capture *c, pid_t tid, size_t max_frames, tdb_native_frame **out,
+                       size_t *n, char **note, tdb_error *err)
+{
+    thread_cap *t = find_cap(c, tid);
+    if (!t) {
+        tdb_error_set(err, ESRCH, "thread %d was not captured", (int)tid);
+        return -1;
+    }
+    if (t->error) {
+        tdb_error_set(err, 0, "%s", t->error);
+        return -1;
+    }
+    if (setup_dwfl(c) < 0) {
+        tdb_error_set(err, 0, "%s", c->dwfl_error);
+        return -1;
+    }
+    walk w = {tdb_xcalloc(max_frames, sizeof(Dwarf_Addr)), tdb_xcalloc(max_frames, sizeof(bool)),
+              0, max_frames, 0};
+    int rc = dwfl_getthread_frames(c->dwfl, tid, frame_cb, &w);
+    const char *why = rc == -1 ? dwfl_errmsg(-1) : NULL;
+    if (w.n == 0) {
+        tdb_error_set(err, 0, "cannot unwind thread %d: %s", (int)tid, why ? why : "no frames");
+        free(w.pcs);
+        free(w.activation);
+        return -1;
+    }
+    tdb_native_frame *frames = tdb_xcalloc(w.n, sizeof(*frames));
+    for (size_t i = 0; i < w.n; i++)
+        symbolize(c->dwfl, w.pcs[i], w.activation[i], &frames[i]);
+    *note = NULL;
+    if (w.truncated)
+        *note = tdb_xasprintf("more than %zu native frames", max_frames);
+    else if (why && t->stack_cut &&
+             w.pcs[w.n - 1] != 0)
+        *note = tdb_xasprintf("the stack is deeper than the %zu bytes copied; unwinding stopped: %s",
+                              t->stack_len, why);
+    else if (why)
+        *note = tdb_xasprintf("unwinding stopped: %s", why);
+    *out = frames;
+    *n = w.n;
+    free(w.pcs);
+    free(w.activation);
+    return 0;
+}

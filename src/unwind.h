@@ -1,0 +1,55 @@
+/*
+ * unwind.h: native stacks of a paused process, without gdb.
+ *
+ * Two steps, so the process is held as briefly as possible:
+ * 1. while paused (src/pause.h), tdb_capture_take() reads every stopped
+ *    thread's registers (PTRACE_GETREGS) and copies the live top of its
+ *    stack (from the stack pointer to the end of its stack mapping, capped);
+ * 2. after the process is let go, tdb_capture_unwind() unwinds a thread
+ *    from that copy with elfutils' libdw (CFI from .eh_frame/.debug_frame,
+ *    frame pointers as a fallback) and names each frame from the ELF
+ *    symbol tables (.symtab/.dynsym; separate debug files by build-id when
+ *    installed), demangling C++ names.
+ * Memory outside the copied stacks is read from the live process.
+ */
+#ifndef TDB_UNWIND_H
+#define TDB_UNWIND_H
+
+#include "common.h"
+#include "pause.h"
+#include "procfs.h"
+#include "stackmerge.h"
+
+#include <stddef.h>
+#include <sys/types.h>
+
+typedef struct tdb_capture tdb_capture;
+
+/* Default cap on the stack bytes copied per thread. */
+#define TDB_STACK_COPY_MAX (1u << 20)
+
+/* Capture the registers and stack tops of P's stopped threads; MAPS is the
+ * process's memory map (read before the pause is fine: a stack not found
+ * in it makes us read it again).  Never fails for one thread: that thread
+ * is marked and unwinding it gives its error.  NULL with ERR set only on
+ * an unsupported architecture. */
+tdb_capture *tdb_capture_take(tdb_pause *p, const tdb_maps *maps, size_t stack_max,
+                              tdb_error *err);
+
+/* Unwind thread TID (at most MAX_FRAMES frames).  0 with a new array in
+ * *OUT (free with tdb_native_frames_free) and its length in *N; *NOTE gets
+ * a new string when the stack is incomplete (why), else NULL.  -1 with ERR
+ * set when nothing at all could be unwound. */
+int tdb_capture_unwind(tdb_capture *c, pid_t tid, size_t max_frames, tdb_native_frame **out,
+                       size_t *n, char **note, tdb_error *err);
+
+/* Bytes of stack copied in total (for --verbose). */
+size_t tdb_capture_bytes(const tdb_capture *c);
+
+void tdb_capture_free(tdb_capture *c); /* accepts NULL */
+
+/* Demangle a C++ symbol ("_ZN2at6native3addE..." -> "at::native::add(...)")
+ * as a new string; a copy of NAME when it is not a mangled name. */
+char *tdb_demangle(const char *name);
+
+#endif

@@ -46,5 +46,6 @@ TDB_DECLARE_COMMAND(wait_port);
 TDB_DECLARE_COMMAND(doctor);
 TDB_DECLARE_COMMAND(inspect);
 TDB_DECLARE_COMMAND(profile);
+TDB_DECLARE_COMMAND(stacks);
 
 #endif

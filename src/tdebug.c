@@ -32,6 +32,7 @@ static const tdb_command commands[] = {
      cmd_inspect_usage},
     {"profile", cmd_profile, "environment for a debuggable torch/extension build; --check one",
      cmd_profile_usage},
+    {"stacks", cmd_stacks, "merged Python and native stacks of running processes", cmd_stacks_usage},
     {NULL, NULL, NULL, NULL},
 };
 

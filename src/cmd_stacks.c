@@ -1,0 +1,223 @@
+/* cmd_stacks.c: 'tdebug stacks': merged native and Python stacks of
+ * running processes, without gdb. */
+#include "cmd.h"
+#include "common.h"
+#include "procfs.h"
+#include "stacks.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+const char cmd_stacks_usage[] =
+    "usage: tdebug stacks [--json] [--native | --python] [--raw] [--verbose] PID...\n"
+    "   or: tdebug stacks [OPTIONS] --children PID\n"
+    "\n"
+    "Print the stack of every thread of each process, native and Python frames\n"
+    "merged into one stack, most recent call first: C and C++ frames (demangled,\n"
+    "with their library), and at each Python evaluator frame the Python frames it\n"
+    "runs, as tracebacks print them.  Needs neither gdb nor debug symbols.\n"
+    "\n"
+    "Each process is paused (ptrace, not SIGSTOP) only while its registers, stack\n"
+    "tops and Python state are copied, then left exactly as it was: running, or\n"
+    "stopped if it was stopped.  A process traced by someone else (gdb) cannot be\n"
+    "paused: its Python stacks are read as they are, its native stacks are\n"
+    "reported unavailable.\n"
+    "\n"
+    "Options:\n"
+    "  --children PID  PID and all its descendants (DataLoader workers, torchrun\n"
+    "                  ranks); may be given more than once\n"
+    "  --json          one JSON document: {\"processes\": [...], \"errors\": [...]};\n"
+    "                  each frame has \"kind\": \"python\" or \"native\"\n"
+    "  --native        native frames only, all of them\n"
+    "  --python        Python frames only, of the threads that run Python\n"
+    "  --raw           keep CPython's own frames (_PyEval_EvalFrameDefault and the\n"
+    "                  calls between evaluator frames), folded by default\n"
+    "  -v, --verbose   say on stderr how long each process was paused\n"
+    "  -h, --help      show this help\n"
+    "\n"
+    "Exit status: 0 every process was shown (notes say what is missing: a\n"
+    "process that is not Python, native stacks of a process gdb holds); 1 a\n"
+    "process could not be read (no such process, exited, permission refused);\n"
+    "2 usage error.  A descendant found with --children that exits before it is\n"
+    "read only gets a warning.\n";
+
+typedef struct target {
+    pid_t pid;
+    int descendant; /* found by --children: vanishing is not an error */
+} target;
+
+static void add_target(target **v, size_t *n, pid_t pid, int descendant)
+{
+    for (size_t i = 0; i < *n; i++)
+        if ((*v)[i].pid == pid)
+            return;
+    *v = tdb_xrealloc(*v, (*n + 1) * sizeof(**v));
+    (*v)[*n].pid = pid;
+    (*v)[*n].descendant = descendant;
+    (*n)++;
+}
+
+static int parse_pid(const char *s, pid_t *out)
+{
+    long v;
+    if (tdb_parse_long(s, 1, INT32_MAX, &v) < 0)
+        return -1;
+    *out = (pid_t)v;
+    return 0;
+}
+
+int cmd_stacks(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"json", no_argument, NULL, 'j'},     {"native", no_argument, NULL, 'n'},
+        {"python", no_argument, NULL, 'p'},   {"raw", no_argument, NULL, 'r'},
+        {"children", required_argument, NULL, 'c'},
+        {"verbose", no_argument, NULL, 'v'},  {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int json = 0, verbose = 0;
+    tdb_stacks_options o = {0, 0, 0};
+    pid_t *roots = NULL;
+    size_t nroots = 0;
+    int *root_children = NULL;
+    int c;
+
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
+        pid_t pid;
+        switch (c) {
+        case 'j': json = 1; break;
+        case 'n': o.flags |= TDB_STACK_NATIVE_ONLY; break;
+        case 'p': o.flags |= TDB_STACK_PYTHON_ONLY; break;
+        case 'r': o.flags |= TDB_STACK_RAW; break;
+        case 'v': verbose = 1; break;
+        case 'h':
+            free(roots);
+            free(root_children);
+            return tdb_print_usage("stacks");
+        case 'c':
+            if (parse_pid(optarg, &pid) < 0) {
+                free(roots);
+                free(root_children);
+                return tdb_usage_error("stacks", "'%s' is not a process id", optarg);
+            }
+            roots = tdb_xrealloc(roots, (nroots + 1) * sizeof(*roots));
+            root_children = tdb_xrealloc(root_children, (nroots + 1) * sizeof(*root_children));
+            roots[nroots] = pid;
+            root_children[nroots++] = 1;
+            break;
+        default:
+            free(roots);
+            free(root_children);
+            if (optopt)
+                return tdb_usage_error("stacks", "option '-%c' is unknown or lacks its value",
+                                       optopt);
+            return tdb_usage_error("stacks", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if ((o.flags & TDB_STACK_NATIVE_ONLY) && (o.flags & TDB_STACK_PYTHON_ONLY)) {
+        free(roots);
+        free(root_children);
+        return tdb_usage_error("stacks", "--native and --python exclude each other");
+    }
+    for (int i = optind; i < argc; i++) {
+        pid_t pid;
+        if (parse_pid(argv[i], &pid) < 0) {
+            free(roots);
+            free(root_children);
+            return tdb_usage_error("stacks", "'%s' is not a process id", argv[i]);
+        }
+        roots = tdb_xrealloc(roots, (nroots + 1) * sizeof(*roots));
+        root_children = tdb_xrealloc(root_children, (nroots + 1) * sizeof(*root_children));
+        roots[nroots] = pid;
+        root_children[nroots++] = 0;
+    }
+    if (nroots == 0) {
+        free(roots);
+        free(root_children);
+        return tdb_usage_error("stacks", "no process given (PID... or --children PID)");
+    }
+
+    /* The processes, named ones first in the order given, each followed by
+     * its descendants when asked; tdebug itself is never one of them. */
+    target *targets = NULL;
+    size_t ntargets = 0;
+    pid_t self = getpid();
+    for (size_t i = 0; i < nroots; i++) {
+        add_target(&targets, &ntargets, roots[i], 0);
+        if (!root_children[i])
+            continue;
+        pid_t *desc = NULL;
+        size_t ndesc = 0;
+        if (tdb_proc_descendants(roots[i], &desc, &ndesc, NULL) == 0)
+            for (size_t j = 0; j < ndesc; j++)
+                if (desc[j] != self)
+                    add_target(&targets, &ntargets, desc[j], 1);
+        free(desc);
+    }
+    free(roots);
+    free(root_children);
+
+    int failed = 0;
+    json_t *doc = json ? json_pack("{s:[], s:[]}", "processes", "errors") : NULL;
+    for (size_t i = 0; i < ntargets; i++) {
+        const target *t = &targets[i];
+        tdb_error err = {0};
+        tdb_process_stacks *s = NULL;
+        if (t->pid == self)
+            tdb_error_set(&err, EINVAL, "cannot read the stacks of pid %d: it is this tdebug",
+                          (int)t->pid);
+        else
+            tdb_stacks_take(t->pid, &o, &s, &err);
+        if (!s) {
+            int vanished = t->descendant && err.code == ESRCH;
+            if (vanished)
+                tdb_warn("pid %d exited before its stacks were read", (int)t->pid);
+            else
+                tdb_print_error(&err);
+            failed |= !vanished;
+            if (doc)
+                json_array_append_new(json_object_get(doc, "errors"),
+                                      json_pack("{s:i, s:s}", "pid", (int)t->pid, "error",
+                                                err.msg));
+            continue;
+        }
+        if (verbose) {
+            if (s->paused)
+                fprintf(stderr,
+                        "tdebug: pid %d: paused %.2f ms (%zu threads, %lu memory reads, %zu KiB "
+                        "of stack copied); unwound and merged in %.0f ms\n",
+                        (int)s->pid, s->pause_ms, s->n, s->mem_reads, s->stack_bytes / 1024,
+                        s->unwind_ms);
+            else
+                fprintf(stderr, "tdebug: pid %d: not paused (%s)\n", (int)s->pid,
+                        s->native_note ? s->native_note : "?");
+        }
+        if (doc) {
+            json_array_append_new(json_object_get(doc, "processes"),
+                                  tdb_process_stacks_json(s, o.flags));
+        } else {
+            tdb_buf b = TDB_BUF_INIT;
+            if (i > 0)
+                tdb_buf_addc(&b, '\n');
+            tdb_process_stacks_render(&b, s, o.flags);
+            fputs(tdb_buf_str(&b), stdout);
+            fflush(stdout);
+            tdb_buf_free(&b);
+        }
+        tdb_process_stacks_free(s);
+    }
+    if (doc) {
+        json_dumpf(doc, stdout, JSON_INDENT(2));
+        fputc('\n', stdout);
+        json_decref(doc);
+    }
+    free(targets);
+    return failed ? TDB_EXIT_FAIL : TDB_EXIT_OK;
+}

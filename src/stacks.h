@@ -1,0 +1,77 @@
+/*
+ * stacks.h: a snapshot of every thread of one process, native and Python,
+ * merged; what 'tdebug stacks' prints for each process.
+ *
+ * The process is paused (src/pause.h) only while registers, stack tops and
+ * the Python state are copied; unwinding, symbols and the merge happen
+ * after it runs again.  A process traced by someone else (gdb) cannot be
+ * paused: its Python stacks are read without pausing (consistent when its
+ * tracer holds it stopped) and its native stacks are reported unavailable.
+ */
+#ifndef TDB_STACKS_H
+#define TDB_STACKS_H
+
+#include "common.h"
+#include "pyframes.h"
+#include "stackmerge.h"
+
+#include <jansson.h>
+#include <sys/types.h>
+
+typedef struct tdb_stacks_options {
+    unsigned flags;    /* TDB_STACK_* (stackmerge.h): what to collect and show */
+    size_t stack_max;  /* stack bytes copied per thread; 0: TDB_STACK_COPY_MAX */
+    size_t max_frames; /* native frames per thread; 0: 1024 */
+} tdb_stacks_options;
+
+typedef struct tdb_thread_stacks {
+    pid_t tid;                  /* 0 for a Python thread state with no known thread */
+    char *name;                 /* /proc comm, or NULL */
+    const tdb_py_thread *py;    /* its Python thread state, or NULL */
+    tdb_native_frame *native;   /* NULL when not collected or not available */
+    size_t n_native;
+    char *native_note;          /* why native frames are missing or incomplete */
+    tdb_merged_stack merged;
+} tdb_thread_stacks;
+
+typedef struct tdb_process_stacks {
+    pid_t pid;
+    char *cmdline;
+    char *python_version;    /* "3.11.2", or NULL when no Python state was read */
+    char *python_note;       /* why there are no Python stacks, or NULL */
+    char *native_note;       /* why there are no native stacks at all, or NULL */
+    int paused;              /* we held it (else: traced by someone else) */
+    double pause_ms;         /* first seize to last detach */
+    int job_stopped;         /* it was in a job-control stop (and still is) */
+    unsigned long mem_reads; /* memory reads of the Python reader */
+    size_t stack_bytes;      /* bytes of stack copied */
+    double unwind_ms;        /* unwinding and symbols, after the pause */
+    tdb_thread_stacks *threads;
+    size_t n;
+    tdb_py_snapshot *snapshot; /* owned */
+} tdb_process_stacks;
+
+/* Snapshot PID.  0 and *OUT on success (possibly with notes: not Python,
+ * native stacks unavailable, partial stacks).  -1 with ERR set when PID
+ * cannot be looked at: no such process or it exited during the snapshot
+ * (code ESRCH), permission refused (EPERM, the message says why and what
+ * to do), or --python asked of a process that has no Python (ENOENT). */
+int tdb_stacks_take(pid_t pid, const tdb_stacks_options *o, tdb_process_stacks **out,
+                    tdb_error *err);
+void tdb_process_stacks_free(tdb_process_stacks *s); /* accepts NULL */
+
+/* The snapshot as JSON (new reference):
+ *   {"pid", "command", "python": "3.11.2" or null, "notes": [...],
+ *    "paused": bool, "pause_ms", "job_stopped": bool,
+ *    "threads": [{"tid", "name", "python": bool, "thread_id", "gil":
+ *      "held"|"waiting"|null, "merge": "ok"|"mismatch"|"native-only"|
+ *      "python-only", "frames": [...] (see tdb_stack_json),
+ *      "python_frames"/"native_frames" when the merge is a mismatch,
+ *      "python_partial"/"native_note" when incomplete}]} */
+json_t *tdb_process_stacks_json(const tdb_process_stacks *s, unsigned flags);
+
+/* The snapshot as text: a process line, its notes, then each thread's
+ * heading and frames (tdb_stack_render). */
+void tdb_process_stacks_render(tdb_buf *b, const tdb_process_stacks *s, unsigned flags);
+
+#endif

@@ -1,0 +1,486 @@
+"""'tdebug stacks': merged Python and native stacks of real processes, read
+from their memory (no gdb), against gdb's own py-bt, real threads, real
+process trees, real torch."""
+import json
+import os
+import re
+import select
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import PYTHON, SLOW, clean_env, proc_state, run, tracer_of, wait_until
+from stacks_util import (build_stackfix, kinds_and_names, stacks_json, start_ready,
+                         thread_with)
+
+
+@pytest.fixture(scope="module")
+def stackfix(tmp_path_factory):
+    return build_stackfix(tmp_path_factory.mktemp("stackfix"))
+
+
+def fix_env(stackfix):
+    return clean_env(PYTHONPATH=stackfix)
+
+
+def only_process(doc):
+    assert len(doc["processes"]) == 1, doc
+    return doc["processes"][0]
+
+
+INTERLEAVE = r"""
+import os, stackfix
+r, w = os.pipe()
+def inner():
+    print("ready", flush=True)
+    stackfix.block(r)
+def middle():
+    stackfix.call(inner)
+def outer():
+    middle()
+outer()
+"""
+
+
+def test_python_c_python_c_in_order(tdebug, procs, stackfix):
+    p = start_ready(procs, [PYTHON, "-c", INTERLEAVE], env=fix_env(stackfix))
+    # 'ready' is printed just before the C call: wait until it is in read().
+    def blocked():
+        doc, _ = stacks_json(tdebug, p.pid)
+        t = only_process(doc)["threads"][0]
+        words = kinds_and_names(t["frames"])
+        return (doc, words) if "c:stackfix_block" in words else None
+    doc, words = wait_until(blocked, what="the C call to block")
+    proc = only_process(doc)
+    assert proc["python"].startswith("3.11")
+    t = proc["threads"][0]
+    assert t["tid"] == p.pid and t["merge"] == "ok"
+    # Innermost first: C (read) -> stackfix_block -> inner -> stackfix_call
+    # -> middle -> outer -> <module>, and nothing Python in between.
+    seq = [w for w in words if w in ("c:stackfix_block", "py:inner", "c:stackfix_call",
+                                     "py:middle", "py:outer", "py:<module>")]
+    assert seq == ["c:stackfix_block", "py:inner", "c:stackfix_call", "py:middle",
+                   "py:outer", "py:<module>"], words
+    i = words.index("c:stackfix_block")
+    assert words[i + 1] == "py:inner", words
+    assert words[words.index("c:stackfix_call") + 1] == "py:middle", words
+    block = next(f for f in t["frames"] if f["function"] == "stackfix_block")
+    assert block["library"].endswith(".so") and "stackfix" in block["library"]
+    inner = next(f for f in t["frames"] if f.get("name") == "inner")
+    assert inner["file"] == "<string>" and inner["line"] == 6
+    # CPython's own frames are folded by default and all there with --raw.
+    assert "c:_PyEval_EvalFrameDefault" not in words
+    raw, _ = stacks_json(tdebug, "--raw", p.pid)
+    raw_words = kinds_and_names(only_process(raw)["threads"][0]["frames"])
+    assert raw_words.count("c:_PyEval_EvalFrameDefault") == 2, raw_words
+
+    text = run([tdebug, "stacks", str(p.pid)])
+    assert text.returncode == 0, text.stderr
+    assert re.search(r'^Process %d \(Python 3\.11\.\d+\): ' % p.pid, text.stdout, re.M)
+    assert '  File "<string>", line 6, in inner\n' in text.stdout
+    assert re.search(r"^  0x[0-9a-f]{16} stackfix_call\+0x[0-9a-f]+ \(stackfix\.", text.stdout, re.M)
+
+
+THREADS = r"""
+import os, threading, time, stackfix
+r, w = os.pipe()
+def sleeper():
+    time.sleep(1000)
+def waiter():
+    x = 0
+    while True:
+        x += 1
+threading.Thread(target=sleeper, daemon=True).start()
+threading.Thread(target=waiter, daemon=True).start()
+def main():
+    print("ready", flush=True)
+    stackfix.hold_gil(r)
+main()
+"""
+
+
+def test_threads_and_the_gil(tdebug, procs, stackfix):
+    p = start_ready(procs, [PYTHON, "-c", THREADS], env=fix_env(stackfix))
+
+    def settled():
+        doc, _ = stacks_json(tdebug, p.pid)
+        proc = only_process(doc)
+        main, sleeper, waiter = (thread_with(proc, n) for n in ("main", "sleeper", "waiter"))
+        if not (main and sleeper and waiter):
+            return None
+        if main["gil"] == "held" and waiter["gil"] == "waiting":
+            return proc, main, sleeper, waiter
+        return None
+    proc, main, sleeper, waiter = wait_until(settled, what="main holding the GIL, waiter waiting")
+    assert len([t for t in proc["threads"] if t["python"]]) == 3
+    assert main["tid"] == p.pid
+    assert sleeper["gil"] is None
+    assert {main["tid"], sleeper["tid"], waiter["tid"]} == {t["tid"] for t in proc["threads"]}
+    words = kinds_and_names(waiter["frames"])
+    i = words.index("py:waiter")
+    assert words[i:i + 4] == ["py:waiter", "py:run", "py:_bootstrap_inner", "py:_bootstrap"], words
+    # The sleeper is in time.sleep: C frames above its Python frame.
+    words = kinds_and_names(sleeper["frames"])
+    assert words.index("py:sleeper") > 0 and words[0].startswith("c:"), words
+
+    text = run([tdebug, "stacks", str(p.pid)]).stdout
+    assert re.search(r'^Thread %d "[^"]*" \(holds the GIL\):$' % main["tid"], text, re.M), text
+    assert re.search(r'^Thread %d "[^"]*" \(waiting for the GIL\):$' % waiter["tid"], text, re.M)
+    # --python shows Python frames only; --native native ones only.
+    py, _ = stacks_json(tdebug, "--python", p.pid)
+    assert all(f["kind"] == "python" for t in only_process(py)["threads"] for f in t["frames"])
+    nat, _ = stacks_json(tdebug, "--native", p.pid)
+    assert all(f["kind"] == "native" for t in only_process(nat)["threads"] for f in t["frames"])
+
+
+TREE = r"""
+import multiprocessing as mp, time
+def work(i):
+    time.sleep(1000)
+if __name__ == "__main__":
+    mp.set_start_method("fork")
+    ps = [mp.Process(target=work, args=(i,)) for i in range(4)]
+    for p in ps:
+        p.start()
+    print("ready", flush=True)
+    for p in ps:
+        p.join()
+"""
+
+
+def test_children_process_tree(tdebug, procs, tmp_path):
+    script = tmp_path / "tree.py"
+    script.write_text(TREE)
+    p = start_ready(procs, [PYTHON, str(script)])
+
+    def all_working():
+        doc, _ = stacks_json(tdebug, "--children", p.pid)
+        workers = [q for q in doc["processes"] if q["pid"] != p.pid]
+        if len(workers) == 4 and all(thread_with(q, "work") for q in workers):
+            return doc
+        return None
+    doc = wait_until(all_working, what="4 workers in work()")
+    pids = [q["pid"] for q in doc["processes"]]
+    assert pids[0] == p.pid and len(set(pids)) == 5
+    assert doc["errors"] == []
+    assert thread_with(doc["processes"][0], "join") or thread_with(doc["processes"][0], "wait")
+    for q in doc["processes"]:
+        assert q["paused"] and q["pause_ms"] >= 0
+    # Every worker was left running (sleeping), none traced.
+    for pid in pids:
+        assert proc_state(pid) in ("S", "R"), pid
+        assert tracer_of(pid) == 0
+
+
+EXITER = r"""
+import sys, threading, stackfix
+ev = threading.Event()
+for i in range(int(sys.argv[1])):
+    threading.Thread(target=ev.wait, daemon=True).start()
+stackfix.exit_when_traced()
+print("ready", flush=True)
+ev.wait()
+"""
+
+
+def test_process_exiting_during_the_snapshot(tdebug, procs, stackfix, tmp_path):
+    """The target exits as soon as it sees itself traced, in the middle of
+    our pause: a clean error every time it happens, never a crash or hang."""
+    script = tmp_path / "exiter.py"
+    script.write_text(EXITER)
+    exited = 0
+    for attempt in range(8):
+        p = start_ready(procs, [PYTHON, str(script), "50"], env=fix_env(stackfix))
+        r = run([tdebug, "stacks", str(p.pid)])
+        if r.returncode == 1:
+            assert r.stderr == (f"tdebug: cannot read the stacks of pid {p.pid}: "
+                                "it exited during the snapshot\n"), r.stderr
+            exited += 1
+            assert p.wait(timeout=SLOW) == 0
+        else:
+            assert r.returncode == 0, r.stderr
+            assert f"Process {p.pid}" in r.stdout
+    assert exited > 0, "the target never exited during a snapshot"
+
+
+SLEEPER = r"""
+import time
+def tick():
+    print("ready", flush=True)
+    while True:
+        print("tick", flush=True)
+        time.sleep(0.05)
+tick()
+"""
+
+
+def drain(p):
+    """What P printed so far, without blocking."""
+    out = b""
+    while select.select([p.stdout], [], [], 0)[0]:
+        chunk = os.read(p.stdout.fileno(), 65536)
+        if not chunk:
+            break
+        out += chunk
+    return out
+
+
+def test_stopped_stays_stopped_and_running_keeps_running(tdebug, procs):
+    p = start_ready(procs, [PYTHON, "-c", SLEEPER])
+    # Running: after the snapshot it is not stopped and keeps printing.
+    doc, _ = stacks_json(tdebug, p.pid)
+    proc = only_process(doc)
+    assert proc["job_stopped"] is False and thread_with(proc, "tick")
+    assert tracer_of(p.pid) == 0
+    assert proc_state(p.pid) in ("S", "R")
+    drain(p)
+    wait_until(lambda: b"tick" in drain(p), what="the process to tick on")
+
+    # Stopped by job control: still stopped after the snapshot.
+    os.kill(p.pid, signal.SIGSTOP)
+    wait_until(lambda: proc_state(p.pid) == "T", what="SIGSTOP to take effect")
+    doc, _ = stacks_json(tdebug, p.pid)
+    proc = only_process(doc)
+    assert proc["job_stopped"] is True and thread_with(proc, "tick")
+    text = run([tdebug, "stacks", str(p.pid)]).stdout
+    assert "note: the process is stopped (job control) and was left stopped" in text
+    drain(p)
+    time.sleep(0.3)
+    assert proc_state(p.pid) == "T"
+    assert drain(p) == b"", "a stopped process printed"
+    assert tracer_of(p.pid) == 0
+    os.kill(p.pid, signal.SIGCONT)
+    wait_until(lambda: b"tick" in drain(p), what="the process to tick after SIGCONT")
+
+
+def test_not_python_missing_and_usage(tdebug, procs):
+    p = procs.start(["sleep", "1000"])
+    wait_until(lambda: os.readlink(f"/proc/{p.pid}/exe").endswith("sleep"), what="exec")
+    doc, _ = stacks_json(tdebug, p.pid)
+    proc = only_process(doc)
+    assert proc["python"] is None
+    assert proc["notes"] == ["not a Python process (no _PyRuntime in its executable or a "
+                             "libpython): native stacks only"]
+    words = kinds_and_names(proc["threads"][0]["frames"])
+    assert any(w.startswith("c:") and "sleep" in w for w in words), words
+    r = run([tdebug, "stacks", "--python", str(p.pid)])
+    assert r.returncode == 1
+    assert r.stderr == (f"tdebug: cannot read the Python stacks of pid {p.pid}: it is not a "
+                        "Python process (leave out --python to see its native stacks)\n")
+
+    # A pid that does not exist: an error, the other pids still shown.
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    r = run([tdebug, "stacks", str(dead.pid), str(p.pid)])
+    assert r.returncode == 1
+    assert r.stderr == f"tdebug: cannot read the stacks of pid {dead.pid}: no such process\n"
+    assert f"Process {p.pid}: sleep 1000" in r.stdout
+    doc, r = stacks_json(tdebug, dead.pid, check=False)
+    assert r.returncode == 1 and doc["processes"] == []
+    assert doc["errors"] == [{"pid": dead.pid,
+                              "error": f"cannot read the stacks of pid {dead.pid}: no such process"}]
+
+    for args, msg in ((["abc"], "'abc' is not a process id"),
+                      ([], "no process given (PID... or --children PID)"),
+                      (["--native", "--python", "1"], "--native and --python exclude each other"),
+                      (["--bogus", "1"], "unknown option '--bogus'")):
+        r = run([tdebug, "stacks", *args])
+        assert r.returncode == 2, args
+        assert r.stderr == f"tdebug stacks: {msg}\nsee 'tdebug stacks --help'\n", r.stderr
+
+
+def test_permission_refused(tdebug, procs, as_nobody):
+    p = procs.start(["sleep", "1000"])
+    r = run([*as_nobody, tdebug, "stacks", str(p.pid)])
+    assert r.returncode == 1
+    assert r.stderr.startswith(f"tdebug: cannot read the stacks of pid {p.pid}: Permission denied (")
+    assert "it belongs to uid 0; run tdebug as that user or as root)" in r.stderr
+
+
+def other_python(version):
+    path = os.path.expanduser(f"~/.pyenv/versions")
+    if not os.path.isdir(path):
+        return None
+    for v in sorted(os.listdir(path)):
+        if v.startswith(version + "."):
+            exe = os.path.join(path, v, "bin", "python3")
+            if os.access(exe, os.X_OK):
+                return exe
+    return None
+
+
+def test_other_python_version_is_refused(tdebug, procs):
+    exe = other_python("3.12")
+    if not exe:
+        pytest.skip("no Python 3.12 interpreter (pyenv) on this machine to test a mismatch")
+    p = start_ready(procs, [exe, "-c", "import time; print('ready', flush=True); time.sleep(1000)"])
+    doc, _ = stacks_json(tdebug, p.pid)
+    proc = only_process(doc)
+    assert proc["python"] is None
+    assert re.fullmatch(r"cannot read the Python stacks of pid \d+: it runs Python 3\.12\.\d+ and "
+                        r"tdebug was built for Python 3\.11 \(rebuild tdebug with "
+                        r"'make PYTHON=python3\.12'\)", proc["notes"][0]), proc["notes"]
+    assert proc["threads"][0]["frames"], "native stacks are still shown"
+    r = run([tdebug, "stacks", "--python", str(p.pid)])
+    assert r.returncode == 1 and "it runs Python 3.12" in r.stderr
+
+
+def test_shared_libpython_interpreter(tdebug, procs):
+    """An interpreter whose runtime lives in libpython3.11.so (pyenv, conda,
+    uv builds) rather than in the executable."""
+    exe = other_python("3.11")
+    if not exe:
+        pytest.skip("no pyenv Python 3.11 with a shared libpython on this machine")
+    code = "import time\ndef nap():\n    print('ready', flush=True)\n    time.sleep(1000)\nnap()\n"
+    p = start_ready(procs, [exe, "-c", code])
+    maps = open(f"/proc/{p.pid}/maps").read()
+    if "libpython3.11" not in maps:
+        pytest.skip(f"{exe} links libpython statically")
+
+    def napping():
+        doc, _ = stacks_json(tdebug, p.pid)
+        t = thread_with(only_process(doc), "nap")
+        return t if t and kinds_and_names(t["frames"]).index("py:nap") > 0 else None
+    t = wait_until(napping, what="nap() to sleep")
+    assert t["merge"] == "ok"
+    assert kinds_and_names(t["frames"])[0].startswith("c:")
+
+
+HOOK = r"""
+import time, torch
+def hook(grad):
+    print("ready", flush=True)
+    time.sleep(1000)
+    return grad
+x = torch.ones(3, requires_grad=True)
+y = x * 2
+y.register_hook(hook)
+def train():
+    y.sum().backward()
+train()
+"""
+
+
+def test_torch_cpp_frames_between_python_frames(tdebug, procs, torch_available):
+    """Python -> libtorch's C++ autograd engine -> a Python hook -> C: the
+    C++ frames demangled, with their library, in between."""
+    p = start_ready(procs, [PYTHON, "-c", HOOK])
+
+    def sleeping():
+        doc, _ = stacks_json(tdebug, p.pid)
+        t = thread_with(only_process(doc), "hook")
+        return t if t and kinds_and_names(t["frames"])[0].startswith("c:") and \
+            kinds_and_names(t["frames"]).index("py:hook") > 0 else None
+    t = wait_until(sleeping, what="the hook to sleep")
+    words = kinds_and_names(t["frames"])
+    hook, train = words.index("py:hook"), words.index("py:train")
+    between = t["frames"][hook + 1:train]
+    assert any(f["kind"] == "native" and f["function"] and
+               f["function"].startswith("torch::autograd::Engine::") and
+               "libtorch_cpu" in f["library"] for f in between), between
+    assert all(f["kind"] == "native" for f in between[:-2]), between
+    assert "py:backward" in words[hook:train + 1]
+
+
+PYINIT_SCRIPT = r"""
+import gdb, json, os, subprocess
+out = {out!r}
+try:
+    bt = gdb.execute("py-bt", to_string=True)
+except gdb.error as e:
+    bt = "gdb error: %s" % e
+pid = gdb.selected_inferior().pid
+r = subprocess.run([{tdebug!r}, "stacks", "--python", "--json", str(pid)],
+                   capture_output=True, text=True)
+full = subprocess.run([{tdebug!r}, "stacks", "--json", str(pid)], capture_output=True, text=True)
+with open(out, "w") as f:
+    json.dump({{"py_bt": bt, "tid": gdb.selected_thread().ptid[1], "rc": r.returncode,
+               "stdout": r.stdout, "stderr": r.stderr, "gdb": os.getpid(),
+               "full": [full.returncode, full.stdout, full.stderr]}}, f)
+"""
+
+
+def stop_at_pyinit(tdebug, tmp_path, hide_debug_info):
+    """Run 'import torch' under a real gdb to PyInit__C (FIELD-NOTES' quick
+    recipe: no automatic symbol loading, a load catchpoint, then the
+    breakpoint) and, while gdb holds the process, run py-bt and
+    'tdebug stacks --python --json'."""
+    out = tmp_path / "result.json"
+    script = tmp_path / "at_pyinit.py"
+    script.write_text(PYINIT_SCRIPT.format(out=str(out), tdebug=tdebug))
+    args = ["gdb", "-batch", "-nx", "-iex", "set debuginfod enabled off"]
+    if hide_debug_info:
+        args += ["-iex", "set debug-file-directory /nonexistent"]
+    args += ["-ex", "set auto-solib-add off", "-ex", r"catch load _C\.cpython", "-ex", "run",
+             "-ex", r"sharedlibrary _C\.cpython", "-ex", "break PyInit__C", "-ex", "delete 1",
+             "-ex", "continue", "-ex", "source " + str(script), "-ex", "kill",
+             "--args", PYTHON, "-c", "import torch"]
+    r = run(args)
+    assert out.exists(), f"gdb never reached PyInit__C:\n{r.stdout}\n{r.stderr}"
+    return json.loads(out.read_text())
+
+
+def py_bt_frames(text):
+    """(file, line or None, function) of each 'File' line of py-bt."""
+    return [(m[0], None if m[1] == "?" else int(m[1]), m[2])
+            for m in re.findall(r'^  File "([^"]*)", line (\d+|\?), in (\S+)$', text, re.M)]
+
+
+def tdebug_frames(result):
+    assert result["rc"] == 0, result["stderr"]
+    doc = json.loads(result["stdout"])
+    proc = only_process(doc)
+    # The native stacks note is not shown with --python: gdb holds it.
+    assert proc["paused"] is False and proc["notes"] == []
+    (t,) = [t for t in proc["threads"] if t["tid"] == result["tid"]]
+    assert t["gil"] == "held"
+    return [(f["file"], f["line"], f["name"]) for f in t["frames"]]
+
+
+def assert_same_frames(ours, theirs):
+    assert len(ours) == len(theirs), (ours, theirs)
+    for (of, ol, on), (tf, tl, tn) in zip(ours, theirs):
+        assert (of, on) == (tf, tn)
+        if tl is None:
+            # py-bt gives up on torch/__init__.py's big location table ("line
+            # ?"); the line we give is the import being run.
+            assert "import" in open(of).read().splitlines()[ol - 1]
+        else:
+            assert ol == tl
+
+
+@pytest.fixture(scope="module")
+def py_bt_reference(tmp_path_factory):
+    return {}
+
+
+def test_python_frames_match_gdb_py_bt(tdebug, tmp_path, torch_available, py_bt_reference):
+    result = stop_at_pyinit(tdebug, tmp_path, hide_debug_info=False)
+    theirs = py_bt_frames(result["py_bt"])
+    assert len(theirs) >= 10, result["py_bt"]
+    assert_same_frames(tdebug_frames(result), theirs)
+    py_bt_reference["frames"] = theirs
+    # Without --python: the Python stacks, and a note that gdb has the
+    # native ones.
+    rc, stdout, stderr = result["full"]
+    assert rc == 0, stderr
+    proc = only_process(json.loads(stdout))
+    assert proc["notes"] == [f"native stacks unavailable: it is already traced by pid "
+                             f"{result['gdb']} (gdb); a process has one tracer at a time"]
+    (t,) = [t for t in proc["threads"] if t["tid"] == result["tid"]]
+    assert t["merge"] == "python-only" and len(t["frames"]) == len(theirs)
+
+
+def test_python_frames_without_interpreter_debug_info(tdebug, tmp_path, torch_available,
+                                                      py_bt_reference):
+    """The same stop with CPython's debug info hidden from gdb: py-bt cannot
+    read a single frame, tdebug still gives them all."""
+    result = stop_at_pyinit(tdebug, tmp_path, hide_debug_info=True)
+    assert py_bt_frames(result["py_bt"]) == [], result["py_bt"]
+    ours = tdebug_frames(result)
+    theirs = py_bt_reference.get("frames")
+    if theirs is None:  # run alone: take the reference now
+        theirs = py_bt_frames(stop_at_pyinit(tdebug, tmp_path, hide_debug_info=False)["py_bt"])
+    assert_same_frames(ours, theirs)

@@ -26,7 +26,7 @@ const char cmd_stacks_usage[] =
     "tops and Python state are copied, then left exactly as it was: running, or\n"
     "stopped if it was stopped.  A process traced by someone else (gdb) cannot be\n"
     "paused: its Python stacks are read as they are, its native stacks are\n"
-    "reported unavailable.\n"
+    "reported unavailable.  A thread id stands for its process.\n"
     "\n"
     "Options:\n"
     "  --children PID  PID and all its descendants (DataLoader workers, torchrun\n"
@@ -150,6 +150,13 @@ int cmd_stacks(int argc, char **argv)
     size_t ntargets = 0;
     pid_t self = getpid();
     for (size_t i = 0; i < nroots; i++) {
+        /* A thread id (from top -H, a log line) means its process. */
+        pid_t tgid = tdb_proc_tgid(roots[i]);
+        if (tgid > 0 && tgid != roots[i]) {
+            tdb_warn("%d is a thread of process %d: showing that process", (int)roots[i],
+                     (int)tgid);
+            roots[i] = tgid;
+        }
         add_target(&targets, &ntargets, roots[i], 0);
         if (!root_children[i])
             continue;

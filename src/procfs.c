@@ -293,6 +293,11 @@ pid_t tdb_proc_tracer(pid_t pid)
     return (pid_t)status_field(pid, "TracerPid");
 }
 
+pid_t tdb_proc_tgid(pid_t tid)
+{
+    return (pid_t)status_field(tid, "Tgid");
+}
+
 long tdb_proc_uid(pid_t pid)
 {
     return status_field(pid, "Uid");

@@ -185,6 +185,7 @@ int tdb_stacks_take(pid_t pid, const tdb_stacks_options *o, tdb_process_stacks *
             else
                 tdb_native_frames_classify(t->native, t->n_native, py);
         }
+        t->python_process = s->snapshot != NULL;
         tdb_stack_merge(t->native, t->n_native, t->py ? t->py->frames : NULL,
                         t->py ? t->py->n_frames : 0, &t->merged);
     }
@@ -208,13 +209,8 @@ void tdb_process_stacks_free(tdb_process_stacks *s)
 {
     if (!s)
         return;
-    for (size_t i = 0; i < s->n; i++) {
-        tdb_thread_stacks *t = &s->threads[i];
-        free(t->name);
-        tdb_native_frames_free(t->native, t->n_native);
-        free(t->native_note);
-        tdb_merged_stack_free(&t->merged);
-    }
+    for (size_t i = 0; i < s->n; i++)
+        tdb_thread_stacks_clear(&s->threads[i]);
     free(s->threads);
     free(s->cmdline);
     free(s->python_version);
@@ -255,7 +251,7 @@ static json_t *notes_json(const tdb_process_stacks *s, unsigned flags)
     return a;
 }
 
-static json_t *thread_json(const tdb_thread_stacks *t, unsigned flags)
+json_t *tdb_thread_stacks_json(const tdb_thread_stacks *t, unsigned flags)
 {
     const char *gil = gil_name(t->py);
     json_t *o = json_pack("{s:i, s:o, s:b}", "tid", (int)t->tid, "name",
@@ -283,6 +279,62 @@ static json_t *thread_json(const tdb_thread_stacks *t, unsigned flags)
     return o;
 }
 
+void tdb_thread_stacks_render(tdb_buf *b, const tdb_thread_stacks *t, unsigned flags)
+{
+    if (t->tid > 0)
+        tdb_buf_addf(b, "Thread %d", (int)t->tid);
+    else
+        tdb_buf_addf(b, "Python thread 0x%lx", t->py ? t->py->thread_id : 0UL);
+    if (t->name)
+        tdb_buf_addf(b, " \"%s\"", t->name);
+    const char *gil = gil_name(t->py);
+    if (gil)
+        tdb_buf_addf(b, " (%s the GIL)", strcmp(gil, "held") == 0 ? "holds" : "waiting for");
+    if (!t->py && t->python_process)
+        tdb_buf_adds(b, " (no Python)");
+    tdb_buf_adds(b, ":\n");
+    tdb_stack_render(b, &t->merged, flags, "  ");
+    if (t->py && t->py->partial)
+        tdb_buf_addf(b, "  (Python stack incomplete: %s)\n", t->py->partial);
+    if (t->native_note && !(flags & TDB_STACK_PYTHON_ONLY))
+        tdb_buf_addf(b, "  (native stack %s: %s)\n", t->native ? "incomplete" : "unavailable",
+                     t->native_note);
+}
+
+void tdb_thread_stacks_clear(tdb_thread_stacks *t)
+{
+    if (!t)
+        return;
+    free(t->name);
+    tdb_native_frames_free(t->native, t->n_native);
+    free(t->native_note);
+    tdb_merged_stack_free(&t->merged);
+    memset(t, 0, sizeof(*t));
+}
+
+int tdb_thread_stacks_from_mi(tdb_thread_stacks *t, pid_t pid, pid_t tid, const json_t *mi_stack,
+                              const tdb_maps *maps, const tdb_py_process *py,
+                              const tdb_py_snapshot *snap)
+{
+    memset(t, 0, sizeof(*t));
+    t->tid = tid;
+    t->name = tdb_proc_comm(pid, tid);
+    t->python_process = snap != NULL;
+    t->py = tdb_py_find_thread(snap, tid);
+    if (tdb_native_frames_from_mi(mi_stack, &t->native, &t->n_native) < 0) {
+        t->native_note = tdb_xstrdup("gdb's frames could not be read");
+        t->native = NULL;
+        t->n_native = 0;
+    } else {
+        if (maps)
+            tdb_native_frames_fill_libraries(t->native, t->n_native, maps);
+        tdb_native_frames_classify(t->native, t->n_native, py);
+    }
+    tdb_stack_merge(t->native, t->n_native, t->py ? t->py->frames : NULL,
+                    t->py ? t->py->n_frames : 0, &t->merged);
+    return t->native ? 0 : -1;
+}
+
 /* Threads to show: with --python, those with a Python thread state. */
 static int shown(const tdb_thread_stacks *t, unsigned flags)
 {
@@ -294,7 +346,7 @@ json_t *tdb_process_stacks_json(const tdb_process_stacks *s, unsigned flags)
     json_t *threads = json_array();
     for (size_t i = 0; i < s->n; i++)
         if (shown(&s->threads[i], flags))
-            json_array_append_new(threads, thread_json(&s->threads[i], flags));
+            json_array_append_new(threads, tdb_thread_stacks_json(&s->threads[i], flags));
     json_t *o = json_pack("{s:i, s:o, s:o, s:o, s:b, s:b}", "pid", (int)s->pid, "command",
                           s->cmdline ? json_string(s->cmdline) : json_null(), "python",
                           s->python_version ? json_string(s->python_version) : json_null(),
@@ -321,27 +373,9 @@ void tdb_process_stacks_render(tdb_buf *b, const tdb_process_stacks *s, unsigned
     if (s->job_stopped)
         tdb_buf_adds(b, "note: the process is stopped (job control) and was left stopped\n");
     for (i = 0; i < s->n; i++) {
-        const tdb_thread_stacks *t = &s->threads[i];
-        if (!shown(t, flags))
+        if (!shown(&s->threads[i], flags))
             continue;
         tdb_buf_addc(b, '\n');
-        if (t->tid > 0)
-            tdb_buf_addf(b, "Thread %d", (int)t->tid);
-        else
-            tdb_buf_addf(b, "Python thread 0x%lx", t->py ? t->py->thread_id : 0UL);
-        if (t->name)
-            tdb_buf_addf(b, " \"%s\"", t->name);
-        const char *gil = gil_name(t->py);
-        if (gil)
-            tdb_buf_addf(b, " (%s the GIL)", strcmp(gil, "held") == 0 ? "holds" : "waiting for");
-        if (!t->py && s->snapshot)
-            tdb_buf_adds(b, " (no Python)");
-        tdb_buf_adds(b, ":\n");
-        tdb_stack_render(b, &t->merged, flags, "  ");
-        if (t->py && t->py->partial)
-            tdb_buf_addf(b, "  (Python stack incomplete: %s)\n", t->py->partial);
-        if (t->native_note && !(flags & TDB_STACK_PYTHON_ONLY))
-            tdb_buf_addf(b, "  (native stack %s: %s)\n",
-                         t->native ? "incomplete" : "unavailable", t->native_note);
+        tdb_thread_stacks_render(b, &s->threads[i], flags);
     }
 }

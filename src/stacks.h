@@ -31,8 +31,30 @@ typedef struct tdb_thread_stacks {
     tdb_native_frame *native;   /* NULL when not collected or not available */
     size_t n_native;
     char *native_note;          /* why native frames are missing or incomplete */
+    int python_process;         /* the process's Python state was read */
     tdb_merged_stack merged;
 } tdb_thread_stacks;
+
+/* For a debugger that holds PID stopped ('bt' in a tdebug session): fill T
+ * for thread TID from gdb's frames of it (MI_STACK: the "stack" value of
+ * -stack-list-frames, innermost first) merged with its Python frames.
+ * MAPS (may be NULL) names the library of frames gdb gives none (the
+ * executable).  PY and SNAP are the session's reader (tdb_py_open once)
+ * and this stop's snapshot (tdb_py_read once per stop, shared by all
+ * threads for 'bt all'); both NULL for a process without Python.  T
+ * borrows from SNAP, which must outlive it.  Returns 0, or -1 when MI_STACK
+ * is not a frame list (T then holds the Python frames alone and says so). */
+int tdb_thread_stacks_from_mi(tdb_thread_stacks *t, pid_t pid, pid_t tid, const json_t *mi_stack,
+                              const tdb_maps *maps, const tdb_py_process *py,
+                              const tdb_py_snapshot *snap);
+/* Free what T owns and zero it.  Accepts NULL. */
+void tdb_thread_stacks_clear(tdb_thread_stacks *t);
+/* One thread as JSON (new reference): {"tid", "name", "python", "thread_id",
+ * "gil", "merge", "frames", ...}: see tdb_process_stacks_json(). */
+json_t *tdb_thread_stacks_json(const tdb_thread_stacks *t, unsigned flags);
+/* One thread as text: 'Thread 12 "python3" (holds the GIL):' then its
+ * frames, indented by two spaces (tdb_stack_render), then what is missing. */
+void tdb_thread_stacks_render(tdb_buf *b, const tdb_thread_stacks *t, unsigned flags);
 
 typedef struct tdb_process_stacks {
     pid_t pid;

@@ -133,6 +133,12 @@ def test_threads_and_the_gil(tdebug, procs, stackfix):
     assert all(f["kind"] == "python" for t in only_process(py)["threads"] for f in t["frames"])
     nat, _ = stacks_json(tdebug, "--native", p.pid)
     assert all(f["kind"] == "native" for t in only_process(nat)["threads"] for f in t["frames"])
+    # A thread id stands for its process.
+    r = run([tdebug, "stacks", "--python", str(waiter["tid"])])
+    assert r.returncode == 0
+    assert r.stderr == (f"tdebug: warning: {waiter['tid']} is a thread of process {p.pid}: "
+                        "showing that process\n")
+    assert r.stdout.startswith(f"Process {p.pid} (Python 3.11")
 
 
 TREE = r"""

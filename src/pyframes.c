@@ -568,6 +568,10 @@ static void thread_frames(tdb_py_process *p, struct tdb_py_strings *st, tdb_py_t
                           uint64_t frame)
 {
     size_t cap = 0;
+    /* Brent's cycle detection: a chain that loops (memory being reused
+     * under us) is cut after at most twice its length, not at MAX_FRAMES. */
+    uint64_t mark = frame;
+    size_t power = 1, since = 0;
     while (frame) {
         if (t->n_frames >= MAX_FRAMES) {
             t->partial = tdb_xasprintf("more than %d frames", MAX_FRAMES);
@@ -581,8 +585,8 @@ static void thread_frames(tdb_py_process *p, struct tdb_py_strings *st, tdb_py_t
         }
         const code_info *c = get_code(p, st, (uint64_t)(uintptr_t)f.f_code);
         if (!c->ok) {
-            t->partial = tdb_xasprintf("frame at 0x%llx has no code object (the interpreter "
-                                       "was changing it)", (unsigned long long)frame);
+            t->partial = tdb_xasprintf("frame at 0x%llx does not point to a code object",
+                                       (unsigned long long)frame);
             return;
         }
         TDB_GROW(t->frames, t->n_frames, cap);
@@ -596,10 +600,15 @@ static void thread_frames(tdb_py_process *p, struct tdb_py_strings *st, tdb_py_t
         out->owner = f.owner;
         out->addr = frame;
         uint64_t prev = (uint64_t)(uintptr_t)f.previous;
-        if (prev == frame) {
-            t->partial = tdb_xasprintf("frame at 0x%llx links to itself",
-                                       (unsigned long long)frame);
+        if (prev && prev == mark) {
+            t->partial = tdb_xasprintf("the frame chain loops back to 0x%llx",
+                                       (unsigned long long)prev);
             return;
+        }
+        if (++since == power) {
+            mark = prev;
+            power *= 2;
+            since = 0;
         }
         frame = prev;
     }

@@ -8,7 +8,7 @@ import time
 
 from conftest import PYTHON, ROOT, SLOW, clean_env, run
 
-STACKFIX_SRC = ROOT / "tests" / "fixtures" / "stackfix" / "stackfix.c"
+STACKFIX_DIR = ROOT / "tests" / "fixtures" / "stackfix"
 
 
 def python_config(var):
@@ -19,14 +19,16 @@ def python_config(var):
 
 
 def build_stackfix(outdir):
-    """Compile tests/fixtures/stackfix for PYTHON into OUTDIR, without debug
-    info and stripped (-s), like Debian's torch libraries."""
+    """Compile the modules of tests/fixtures/stackfix for PYTHON into OUTDIR,
+    without debug info and stripped (-s), like Debian's torch libraries;
+    stackcorrupt sees CPython's internal headers."""
     include = subprocess.run([PYTHON, "-c", "import sysconfig; print(sysconfig.get_paths()['include'])"],
                              capture_output=True, text=True, check=True).stdout.strip()
-    so = os.path.join(str(outdir), "stackfix" + python_config("EXT_SUFFIX"))
     cc = os.environ.get("CC", "cc")
-    subprocess.run([cc, "-shared", "-fPIC", "-O0", "-s", "-I" + include, str(STACKFIX_SRC),
-                    "-o", so, "-lpthread"], check=True)
+    for name, extra in (("stackfix", []), ("stackcorrupt", ["-I" + include + "/internal"])):
+        so = os.path.join(str(outdir), name + python_config("EXT_SUFFIX"))
+        subprocess.run([cc, "-shared", "-fPIC", "-O0", "-s", "-I" + include, *extra,
+                        str(STACKFIX_DIR / (name + ".c")), "-o", so, "-lpthread"], check=True)
     return str(outdir)
 
 

@@ -211,6 +211,45 @@ def test_process_exiting_during_the_snapshot(tdebug, procs, stackfix, tmp_path):
     assert exited > 0, "the target never exited during a snapshot"
 
 
+CORRUPT = r"""
+import os, sys, stackcorrupt
+r, w = os.pipe()
+def victim():
+    print("ready", flush=True)
+    stackcorrupt.break_and_block(sys.argv[1], r)
+def caller():
+    victim()
+def top():
+    caller()
+top()
+"""
+
+
+@pytest.mark.parametrize("mode, why", [
+    ("unreadable", r"frame at 0x10 is unreadable"),
+    ("loop", r"the frame chain loops back to 0x[0-9a-f]+"),
+    ("code", r"frame at 0x[0-9a-f]+ does not point to a code object"),
+])
+def test_corrupt_interpreter_gives_a_marked_partial_stack(tdebug, procs, stackfix, mode, why):
+    p = start_ready(procs, [PYTHON, "-c", CORRUPT, mode], env=fix_env(stackfix))
+
+    def damaged():
+        doc, _ = stacks_json(tdebug, p.pid)
+        t = only_process(doc)["threads"][0]
+        return t if "python_partial" in t else None
+    t = wait_until(damaged, what="the damaged frame chain")
+    assert re.fullmatch(why, t["python_partial"]), t["python_partial"]
+    frames = t.get("frames") or t["python_frames"]
+    names = [f["name"] for f in frames if f["kind"] == "python"]
+    assert names[0] == "victim" and "top" not in names, names
+    if mode == "loop":
+        assert len(names) < 10, names
+    text = run([tdebug, "stacks", str(p.pid)])
+    assert text.returncode == 0
+    assert re.search(r"^  \(Python stack incomplete: %s\)$" % why, text.stdout, re.M), text.stdout
+    assert proc_state(p.pid) in ("S", "R") and tracer_of(p.pid) == 0
+
+
 SLEEPER = r"""
 import time
 def tick():

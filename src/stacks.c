@@ -65,6 +65,21 @@ int tdb_stacks_take(pid_t pid, const tdb_stacks_options *o, tdb_process_stacks *
         tdb_error_set(err, ESRCH, "cannot read the stacks of pid %d: no such process", (int)pid);
         return -1;
     }
+    pid_t *tasks = NULL;
+    size_t ntasks = 0;
+    if (tdb_proc_tasks(pid, &tasks, &ntasks, NULL) == 0)
+        free(tasks);
+    /* A zombie leader with live threads (its main thread called
+     * pthread_exit) still runs, but its memory is no longer reachable
+     * through its pid: say so rather than "exited". */
+    if ((state == 'Z' || state == 'X') && ntasks > 1) {
+        tdb_error_set(err, ENOTSUP,
+                      "cannot read the stacks of pid %d: its main thread has exited while %zu "
+                      "other thread%s run%s, and tdebug cannot read such a process (give one "
+                      "of its threads to gdb instead: 'gdb -p TID')",
+                      (int)pid, ntasks - 1, ntasks == 2 ? "" : "s", ntasks == 2 ? "s" : "");
+        return -1;
+    }
     if (state == 'Z' || state == 'X') {
         tdb_error_set(err, ESRCH,
                       "cannot read the stacks of pid %d: it has exited (a zombie its parent "

@@ -336,6 +336,27 @@ def test_not_python_missing_and_usage(tdebug, procs):
         assert r.stderr == f"tdebug stacks: {msg}\nsee 'tdebug stacks --help'\n", r.stderr
 
 
+ZOMBIE_LEADER = r"""
+#include <pthread.h>
+#include <unistd.h>
+static void *run(void *a) { for (;;) pause(); return a; }
+int main(void) { pthread_t t; pthread_create(&t, NULL, run, NULL); pthread_exit(NULL); }
+"""
+
+
+def test_zombie_leader_with_live_threads(tdebug, procs, tmp_path):
+    src = tmp_path / "zl.c"
+    src.write_text(ZOMBIE_LEADER)
+    subprocess.run(["cc", "-o", str(tmp_path / "zl"), str(src), "-lpthread"], check=True)
+    p = procs.start([str(tmp_path / "zl")])
+    wait_until(lambda: proc_state(p.pid) == "Z", what="the main thread to exit")
+    r = run([tdebug, "stacks", str(p.pid)])
+    assert r.returncode == 1
+    assert r.stderr == (f"tdebug: cannot read the stacks of pid {p.pid}: its main thread has "
+                        "exited while 1 other thread runs, and tdebug cannot read such a process "
+                        "(give one of its threads to gdb instead: 'gdb -p TID')\n")
+
+
 def test_permission_refused(tdebug, procs, as_nobody):
     p = procs.start(["sleep", "1000"])
     r = run([*as_nobody, tdebug, "stacks", str(p.pid)])

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -129,10 +130,25 @@ static void test_job_stop_is_kept(void **state)
     kill_child(NULL);
 }
 
+/* Wait until PID's main thread sleeps in time.sleep() ("ready" is printed
+ * just before). */
+static void wait_asleep(pid_t pid)
+{
+    long nr = -1;
+    uint64_t arg0;
+    for (int i = 0; i < 3000; i++) {
+        if (tdb_proc_syscall(pid, pid, &nr, &arg0) == 0 && nr == SYS_clock_nanosleep)
+            return;
+        usleep(1000);
+    }
+    fail_msg("pid %d never went to sleep (last system call %ld)", (int)pid, nr);
+}
+
 static void test_unwind_after_death(void **state)
 {
     int fd;
     pid_t pid = start_child(&fd);
+    wait_asleep(pid);
     tdb_error err = {0};
     tdb_maps maps;
     tdb_pause *p;

@@ -4,6 +4,7 @@
 #include "common.h"
 #include "procfs.h"
 #include "stacks.h"
+#include "unwind.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -81,7 +82,7 @@ int cmd_stacks(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     int json = 0, verbose = 0;
-    tdb_stacks_options o = {0, 0, 0};
+    tdb_stacks_options o = {0, 0, 0, NULL};
     pid_t *roots = NULL;
     size_t nroots = 0;
     int *root_children = NULL;
@@ -172,6 +173,7 @@ int cmd_stacks(int argc, char **argv)
     free(root_children);
 
     int failed = 0;
+    o.symbols = tdb_symcache_new();
     json_t *doc = json ? json_pack("{s:[], s:[]}", "processes", "errors") : NULL;
     for (size_t i = 0; i < ntargets; i++) {
         const target *t = &targets[i];
@@ -226,5 +228,6 @@ int cmd_stacks(int argc, char **argv)
         json_decref(doc);
     }
     free(targets);
+    tdb_symcache_free(o.symbols);
     return failed ? TDB_EXIT_FAIL : TDB_EXIT_OK;
 }

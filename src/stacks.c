@@ -194,8 +194,8 @@ int tdb_stacks_take(pid_t pid, const tdb_stacks_options *o, tdb_process_stacks *
         tdb_thread_stacks *t = &s->threads[i];
         if (cap && t->tid > 0) {
             tdb_error ue = {0};
-            if (tdb_capture_unwind(cap, t->tid, max_frames, &t->native, &t->n_native,
-                                   &t->native_note, &ue) < 0)
+            if (tdb_capture_unwind(cap, t->tid, max_frames, o->symbols, &t->native,
+                                   &t->n_native, &t->native_note, &ue) < 0)
                 t->native_note = tdb_xstrdup(ue.msg);
             else
                 tdb_native_frames_classify(t->native, t->n_native, py);

@@ -22,6 +22,8 @@ typedef struct tdb_stacks_options {
     unsigned flags;    /* TDB_STACK_* (stackmerge.h): what to collect and show */
     size_t stack_max;  /* stack bytes copied per thread; 0: TDB_STACK_COPY_MAX */
     size_t max_frames; /* native frames per thread; 0: 1024 */
+    struct tdb_symcache *symbols; /* symbols shared across processes (unwind.h);
+                                   * NULL: one per process */
 } tdb_stacks_options;
 
 typedef struct tdb_thread_stacks {

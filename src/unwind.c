@@ -49,6 +49,26 @@ struct tdb_capture {
     Dwfl *dwfl;
     char *dwfl_error;     /* set once setting libdw up failed */
     size_t next;          /* next_thread's iterator */
+    tdb_symcache *own_symbols; /* when the caller gives none */
+};
+
+/* One function symbol, file-relative. */
+typedef struct fsym {
+    uint64_t lo, size;
+    uint32_t name;        /* offset in the file's name arena */
+    uint8_t rank;         /* 0 global, 1 weak, 2 local: the name to prefer */
+} fsym;
+
+typedef struct symfile {
+    char *key;            /* path, then the build-id in hex */
+    fsym *v;
+    size_t n;
+    char *names;
+} symfile;
+
+struct tdb_symcache {
+    symfile *files;
+    size_t n, cap;
 };
 
 char *tdb_demangle(const char *name)
@@ -139,8 +159,117 @@ void tdb_capture_free(tdb_capture *c)
         dwfl_end(c->dwfl);
     free(c->dwfl_error);
     free(c->maps_text);
+    tdb_symcache_free(c->own_symbols);
     tdb_mem_close(&c->mem);
     free(c);
+}
+
+tdb_symcache *tdb_symcache_new(void)
+{
+    return tdb_xcalloc(1, sizeof(tdb_symcache));
+}
+
+void tdb_symcache_free(tdb_symcache *c)
+{
+    if (!c)
+        return;
+    for (size_t i = 0; i < c->n; i++) {
+        free(c->files[i].key);
+        free(c->files[i].v);
+        free(c->files[i].names);
+    }
+    free(c->files);
+    free(c);
+}
+
+static int fsym_cmp(const void *a, const void *b)
+{
+    const fsym *x = a, *y = b;
+    if (x->lo != y->lo)
+        return x->lo < y->lo ? -1 : 1;
+    /* At one address: sized before sizeless, then global, weak, local. */
+    if ((x->size != 0) != (y->size != 0))
+        return x->size ? -1 : 1;
+    return (int)x->rank - (int)y->rank;
+}
+
+/* The symbols of MOD (whose main file is loaded at BIAS), from the cache
+ * or read now. */
+static const symfile *module_symbols(tdb_symcache *cache, Dwfl_Module *mod, const char *path,
+                                     GElf_Addr bias)
+{
+    const unsigned char *id = NULL;
+    GElf_Addr id_vaddr;
+    int idlen = dwfl_module_build_id(mod, &id, &id_vaddr);
+    tdb_buf key = TDB_BUF_INIT;
+    tdb_buf_adds(&key, path ? path : "?");
+    tdb_buf_addc(&key, '\n');
+    for (int i = 0; i < idlen; i++)
+        tdb_buf_addf(&key, "%02x", id[i]);
+    for (size_t i = 0; i < cache->n; i++) {
+        if (strcmp(cache->files[i].key, tdb_buf_str(&key)) == 0) {
+            tdb_buf_free(&key);
+            return &cache->files[i];
+        }
+    }
+    TDB_GROW(cache->files, cache->n, cache->cap);
+    symfile *f = &cache->files[cache->n++];
+    memset(f, 0, sizeof(*f));
+    f->key = tdb_buf_detach(&key);
+    tdb_buf names = TDB_BUF_INIT;
+    size_t cap = 0;
+    int count = dwfl_module_getsymtab(mod);
+    for (int i = 1; i < count; i++) {
+        GElf_Sym sym;
+        GElf_Addr addr;
+        GElf_Word shndx;
+        const char *name = dwfl_module_getsym_info(mod, i, &sym, &addr, &shndx, NULL, NULL);
+        int type = GELF_ST_TYPE(sym.st_info), bind = GELF_ST_BIND(sym.st_info);
+        if (!name || !*name || shndx == SHN_UNDEF || shndx == (GElf_Word)-1 ||
+            (type != STT_FUNC && type != STT_NOTYPE && type != STT_GNU_IFUNC) || addr < bias)
+            continue;
+        TDB_GROW(f->v, f->n, cap);
+        fsym *s = &f->v[f->n++];
+        s->lo = addr - bias;
+        s->size = sym.st_size;
+        s->rank = bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
+        s->name = (uint32_t)names.len;
+        tdb_buf_add(&names, name, strlen(name) + 1);
+    }
+    f->names = tdb_buf_detach(&names);
+    qsort(f->v, f->n, sizeof(*f->v), fsym_cmp);
+    return f;
+}
+
+/* The function holding file-relative address REL: the closest symbol at or
+ * below it that contains it, or a sizeless one there (assembly, the
+ * closest name libdw would give too); NULL when REL is in no function we
+ * know (a stripped static function). */
+static const fsym *symbol_at(const symfile *f, uint64_t rel)
+{
+    size_t lo = 0, hi = f->n;
+    while (lo < hi) { /* first symbol above REL */
+        size_t mid = lo + (hi - lo) / 2;
+        if (f->v[mid].lo <= rel)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0)
+        return NULL;
+    size_t k = lo - 1;
+    while (k > 0 && f->v[k - 1].lo == f->v[k].lo)
+        k--; /* the best name at that address */
+    if (!f->v[k].size)
+        return &f->v[k];
+    /* A sized symbol ending below REL; an enclosing one may start lower. */
+    for (size_t back = 0; back < 8; back++, k--) {
+        if (rel - f->v[k].lo < f->v[k].size)
+            return &f->v[k];
+        if (k == 0)
+            break;
+    }
+    return NULL;
 }
 
 static thread_cap *find_cap(tdb_capture *c, pid_t tid)
@@ -285,7 +414,8 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
     return DWARF_CB_OK;
 }
 
-static void symbolize(Dwfl *dwfl, Dwarf_Addr pc, bool activation, tdb_native_frame *f)
+static void symbolize(Dwfl *dwfl, tdb_symcache *cache, Dwarf_Addr pc, bool activation,
+                      tdb_native_frame *f)
 {
     /* A return address may be one past the end of its caller's function:
      * look the call instruction up instead. */
@@ -296,24 +426,24 @@ static void symbolize(Dwfl *dwfl, Dwarf_Addr pc, bool activation, tdb_native_fra
     if (!mod)
         return;
     const char *modname = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
-    if (modname && modname[0] == '/')
-        f->library = tdb_xstrdup(modname);
-    else if (modname)
-        f->library = tdb_xstrdup(modname); /* [vdso] */
-    GElf_Off off = 0;
-    GElf_Sym sym;
-    const char *name = dwfl_module_addrinfo(mod, at, &off, &sym, NULL, NULL, NULL);
-    if (name && *name) {
-        char *raw = tdb_xstrdup(name);
+    if (modname)
+        f->library = tdb_xstrdup(modname); /* a path, or "[vdso]" */
+    GElf_Addr bias = 0;
+    if (!dwfl_module_getelf(mod, &bias))
+        return;
+    const symfile *file = module_symbols(cache, mod, modname, bias);
+    const fsym *sym = at >= bias ? symbol_at(file, at - bias) : NULL;
+    if (sym) {
+        char *raw = tdb_xstrdup(file->names + sym->name);
         tdb_native_name_clean(raw);
         f->function = tdb_demangle(raw);
         free(raw);
-        f->offset = off + (pc - at);
+        f->offset = pc - (bias + sym->lo);
     }
 }
 
-int tdb_capture_unwind(tdb_capture *c, pid_t tid, size_t max_frames, tdb_native_frame **out,
-                       size_t *n, char **note, tdb_error *err)
+int tdb_capture_unwind(tdb_capture *c, pid_t tid, size_t max_frames, tdb_symcache *symbols,
+                       tdb_native_frame **out, size_t *n, char **note, tdb_error *err)
 {
     thread_cap *t = find_cap(c, tid);
     if (!t) {
@@ -339,8 +469,11 @@ int tdb_capture_unwind(tdb_capture *c, pid_t tid, size_t max_frames, tdb_native_
         return -1;
     }
     tdb_native_frame *frames = tdb_xcalloc(w.n, sizeof(*frames));
+    if (!symbols && !c->own_symbols)
+        c->own_symbols = tdb_symcache_new();
     for (size_t i = 0; i < w.n; i++)
-        symbolize(c->dwfl, w.pcs[i], w.activation[i], &frames[i]);
+        symbolize(c->dwfl, symbols ? symbols : c->own_symbols, w.pcs[i], w.activation[i],
+                  &frames[i]);
     *note = NULL;
     if (w.truncated)
         *note = tdb_xasprintf("more than %zu native frames", max_frames);

@@ -25,6 +25,15 @@
 
 typedef struct tdb_capture tdb_capture;
 
+/* Function symbols of the libraries seen so far, sorted for binary search
+ * and shared by every process unwound in one run: libtorch_cpu's 35,000
+ * symbols are read once, not once per frame (libdw's own lookup is a
+ * linear scan) nor once per DataLoader worker.  Keyed by path and build-id;
+ * addresses are file-relative. */
+typedef struct tdb_symcache tdb_symcache;
+tdb_symcache *tdb_symcache_new(void);
+void tdb_symcache_free(tdb_symcache *c); /* accepts NULL */
+
 /* Default cap on the stack bytes copied per thread. */
 #define TDB_STACK_COPY_MAX (1u << 20)
 
@@ -36,12 +45,13 @@ typedef struct tdb_capture tdb_capture;
 tdb_capture *tdb_capture_take(tdb_pause *p, const tdb_maps *maps, size_t stack_max,
                               tdb_error *err);
 
-/* Unwind thread TID (at most MAX_FRAMES frames).  0 with a new array in
- * *OUT (free with tdb_native_frames_free) and its length in *N; *NOTE gets
- * a new string when the stack is incomplete (why), else NULL.  -1 with ERR
- * set when nothing at all could be unwound. */
-int tdb_capture_unwind(tdb_capture *c, pid_t tid, size_t max_frames, tdb_native_frame **out,
-                       size_t *n, char **note, tdb_error *err);
+/* Unwind thread TID (at most MAX_FRAMES frames), naming frames through
+ * SYMBOLS (NULL: a cache private to C).  0 with a new array in *OUT (free
+ * with tdb_native_frames_free) and its length in *N; *NOTE gets a new
+ * string when the stack is incomplete (why), else NULL.  -1 with ERR set
+ * when nothing at all could be unwound.  SYMBOLS must outlive C. */
+int tdb_capture_unwind(tdb_capture *c, pid_t tid, size_t max_frames, tdb_symcache *symbols,
+                       tdb_native_frame **out, size_t *n, char **note, tdb_error *err);
 
 /* Bytes of stack copied in total (for --verbose). */
 size_t tdb_capture_bytes(const tdb_capture *c);

@@ -163,7 +163,7 @@ static void test_unwind_after_death(void **state)
     tdb_native_frame *f = NULL;
     size_t n = 0;
     char *note = NULL;
-    assert_int_equal(tdb_capture_unwind(c, pid, 256, &f, &n, &note, &err), 0);
+    assert_int_equal(tdb_capture_unwind(c, pid, 256, NULL, &f, &n, &note, &err), 0);
     int sleep_at = -1, eval_at = -1;
     for (size_t i = 0; i < n; i++) {
         if (f[i].function && strstr(f[i].function, "sleep") && sleep_at < 0)
@@ -174,8 +174,24 @@ static void test_unwind_after_death(void **state)
     assert_true(sleep_at >= 0 && eval_at > sleep_at);
     assert_non_null(f[0].library);
     assert_null(note);
+    /* A shared symbol cache, filled by a first unwind, names the same. */
+    tdb_symcache *cache = tdb_symcache_new();
+    for (int round = 0; round < 2; round++) {
+        tdb_native_frame *g = NULL;
+        size_t m = 0;
+        assert_int_equal(tdb_capture_unwind(c, pid, 256, cache, &g, &m, &note, &err), 0);
+        assert_int_equal(m, n);
+        for (size_t i = 0; i < n; i++) {
+            assert_int_equal(g[i].pc, f[i].pc);
+            assert_true((!g[i].function && !f[i].function) ||
+                        (g[i].function && f[i].function && !strcmp(g[i].function, f[i].function)));
+            assert_int_equal(g[i].offset, f[i].offset);
+        }
+        tdb_native_frames_free(g, m);
+    }
+    tdb_symcache_free(cache);
     tdb_native_frames_free(f, n);
-    assert_int_equal(tdb_capture_unwind(c, 1, 256, &f, &n, &note, &err), -1);
+    assert_int_equal(tdb_capture_unwind(c, 1, 256, NULL, &f, &n, &note, &err), -1);
     assert_non_null(strstr(err.msg, "was not captured"));
     tdb_capture_free(c);
     tdb_maps_free(&maps);

@@ -252,7 +252,7 @@ static int add_source(tdb_buf *term, tdb_buf *md, const tdb_stop_info *st)
     text = tdb_read_file(file, NULL, NULL);
     if (!text)
         return 1;
-    const char *shown = frame_str(f, "file_shown") ? frame_str(f, "file_shown") : file;
+    const char *shown = frame_str(f, "source") ? frame_str(f, "source") : file;
     tdb_buf_addf(term, "\nSource (%s:%d)\n", shown, at);
     tdb_buf_addf(md, "**Source** (`%s:%d`)\n\n```c\n", shown, at);
     for (char *p = text; *p && n <= at + 2; n++) {
@@ -272,41 +272,35 @@ static int add_source(tdb_buf *term, tdb_buf *md, const tdb_stop_info *st)
     return 1;
 }
 
-/* The stack as the handout shows it: function, then source line or
- * library, without addresses. */
+/* The stack as the handout shows it, native and Python frames merged:
+ * function, then source line or library, without addresses. */
 static void add_md_stack(tdb_buf *md, const tdb_stop_info *st)
 {
     size_t i;
     json_t *f;
 
     tdb_buf_addf(md, "```text\ntdebug: %s\n", st->message ? st->message : "stopped");
-    json_array_foreach(st->frames, i, f)
+    json_array_foreach(st->stack, i, f)
     {
         const char *fn = frame_str(f, "function"), *lib = frame_str(f, "library");
-        const char *file = frame_str(f, "file_shown") ? frame_str(f, "file_shown")
-                                                       : frame_str(f, "file");
+        const char *file = frame_str(f, "source") ? frame_str(f, "source") : frame_str(f, "file");
         json_t *line = json_object_get(f, "line");
-        tdb_buf_addf(md, "#%-3zu %s", i, fn ? fn : "??");
+        const char *kind = frame_str(f, "kind");
+        if (kind && strcmp(kind, "python") == 0) {
+            if (json_is_integer(line))
+                tdb_buf_addf(md, "    File \"%s\", line %lld, in %s\n", file,
+                             (long long)json_integer_value(line), fn);
+            else
+                tdb_buf_addf(md, "    File \"%s\", in %s\n", file, fn);
+            continue;
+        }
+        tdb_buf_addf(md, "#%-3lld %s", (long long)json_integer_value(json_object_get(f, "level")),
+                     fn ? fn : "??");
         if (file && json_is_integer(line))
             tdb_buf_addf(md, " at %s:%lld", file, (long long)json_integer_value(line));
         else if (lib)
             tdb_buf_addf(md, " in %s", base_name(lib));
         tdb_buf_addc(md, '\n');
-    }
-    if (json_array_size(st->python_frames)) {
-        tdb_buf_adds(md, "Python stack (most recent call first):\n");
-        json_array_foreach(st->python_frames, i, f)
-        {
-            const json_t *line = json_object_get(f, "line");
-            if (frame_str(f, "text"))
-                tdb_buf_addf(md, "  %s\n", frame_str(f, "text"));
-            else if (json_is_integer(line))
-                tdb_buf_addf(md, "  File \"%s\", line %lld, in %s\n", frame_str(f, "file"),
-                             (long long)json_integer_value(line), frame_str(f, "function"));
-            else
-                tdb_buf_addf(md, "  File \"%s\", in %s\n", frame_str(f, "file"),
-                             frame_str(f, "function"));
-        }
     }
     tdb_buf_adds(md, "```\n\n");
 }

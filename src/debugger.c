@@ -18,6 +18,7 @@
 #include "debugger.h"
 
 #include "mi_session.h"
+#include "stackview.h"
 #include "preload.h"
 
 #include <ctype.h>
@@ -105,6 +106,18 @@ struct tdb_session {
     FILE *out;           /* where stops are reported (stdout) */
     tdb_stop_hook hook;
     void *hook_data;
+    /* Stacks: the interpreter reader (opened once) and the symbol cache live
+     * as long as the session; the memory map, symbolizer and Python
+     * snapshot belong to one stop and are dropped when the program runs. */
+    tdb_py_process *py;
+    int py_state;        /* 0 not tried, 1 reading, -1 unavailable */
+    tdb_symcache *symcache;
+    int stop_readers;    /* the readers below are for this stop */
+    tdb_maps maps;
+    int have_maps;
+    tdb_symbolizer *sym;
+    tdb_py_snapshot *snap;
+    char *hidden_debug_dir; /* gdb's debug-file-directory while hidden */
 };
 
 /* ---- signals: one self-pipe, read by every wait ---- */
@@ -544,104 +557,146 @@ static json_t *python_frames(tdb_session *s)
     return frames;
 }
 
-/* gdb's frame tuple as tdebug's frame: {level, address, function, library,
- * file, line}, the form of --json output and of stop hooks.  New reference. */
-static json_t *frame_json(const json_t *f)
+/* ---- stacks at a stop ---- */
+
+static void drop_stop_readers(tdb_session *s)
 {
-    json_t *o = json_object();
-    const char *level = tdb_mi_str(f, "level"), *line = tdb_mi_str(f, "line");
-    json_object_set_new(o, "level", json_integer(level ? atoi(level) : 0));
-    json_object_set_new(o, "address", json_string(tdb_mi_str(f, "addr") ? tdb_mi_str(f, "addr") : "?"));
-    const char *func = tdb_mi_str(f, "func");
-    json_object_set_new(o, "function", func && strcmp(func, "??") ? json_string(func) : json_null());
-    const char *from = tdb_mi_str(f, "from");
-    json_object_set_new(o, "library", from ? json_string(from) : json_null());
-    const char *file = tdb_mi_str(f, "fullname") ? tdb_mi_str(f, "fullname") : tdb_mi_str(f, "file");
-    json_object_set_new(o, "file", file ? json_string(file) : json_null());
-    json_object_set_new(o, "line", line ? json_integer(atoi(line)) : json_null());
-    /* What gdb printed, for the text form ("../Python/ceval.c" rather than
-     * the full build path). */
-    const char *shown = tdb_mi_str(f, "file");
-    if (shown)
-        json_object_set_new(o, "file_shown", json_string(shown));
-    return o;
+    if (!s->stop_readers)
+        return;
+    tdb_symbolizer_free(s->sym);
+    tdb_py_snapshot_free(s->snap);
+    if (s->have_maps)
+        tdb_maps_free(&s->maps);
+    s->sym = NULL;
+    s->snap = NULL;
+    s->have_maps = 0;
+    s->stop_readers = 0;
 }
 
-/* The native frames (tdebug's form) and Python frames of THREAD (0: the
- * current one).  Returns 0 with new references, -1 with ERR set. */
-static int collect_stack(tdb_session *s, int thread, json_t **out_frames, json_t **out_python,
-                         tdb_error *err)
+/* The readers for this stop, made once: the memory map, the symbolizer,
+ * and (the interpreter found once per session) the Python snapshot.  What
+ * fails is said once and left out. */
+static void make_stop_readers(tdb_session *s)
+{
+    if (s->stop_readers || s->pid <= 0)
+        return;
+    s->stop_readers = 1;
+    tdb_error err = {0};
+    s->have_maps = tdb_maps_read(s->pid, &s->maps, &err) == 0;
+    if (!s->symcache)
+        s->symcache = tdb_symcache_new();
+    s->sym = tdb_symbolizer_new(s->pid, s->symcache, NULL);
+    if (s->py_state == 0) {
+        tdb_error_clear(&err);
+        int rc = tdb_py_open(s->pid, s->have_maps ? &s->maps : NULL, &s->py, &err);
+        s->py_state = rc == 0 ? 1 : -1;
+        if (rc < 0)
+            say(s, "warning", "no Python frames from pid %d's memory: %s", (int)s->pid, err.msg);
+    }
+    if (s->py_state == 1) {
+        tdb_error_clear(&err);
+        s->snap = tdb_py_read(s->py, &err);
+        if (!s->snap)
+            say(s, "warning", "cannot read pid %d's Python threads: %s", (int)s->pid, err.msg);
+    }
+}
+
+/* The Linux thread id of gdb's thread THREAD (0: the current one), from
+ * its target-id ("Thread 0x7f... (LWP 1234)", or "process 1234"); 0 when
+ * gdb does not say. */
+static pid_t thread_lwp(tdb_session *s, int thread)
+{
+    json_t *res = NULL;
+    pid_t lwp = 0;
+    int rc = thread > 0 ? tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, &res, NULL, "-thread-info %d", thread)
+                        : tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, &res, NULL, "-thread-info");
+    if (rc < 0)
+        return 0;
+    const char *want = thread > 0 ? NULL : tdb_mi_str(res, "current-thread-id");
+    size_t i;
+    json_t *t;
+    json_array_foreach(json_object_get(res, "threads"), i, t)
+    {
+        if (want && (!tdb_mi_str(t, "id") || strcmp(tdb_mi_str(t, "id"), want) != 0))
+            continue;
+        const char *target = tdb_mi_str(t, "target-id");
+        const char *p = target ? strstr(target, "LWP ") : NULL;
+        if (p)
+            lwp = (pid_t)atoi(p + 4);
+        else if (target && strncmp(target, "process ", 8) == 0)
+            lwp = (pid_t)atoi(target + 8);
+        break;
+    }
+    json_decref(res);
+    return lwp;
+}
+
+/* THREAD's stack (0: the current thread's) as this stop shows it. */
+static int collect_view(tdb_session *s, int thread, tdb_stackview *v, tdb_error *err)
 {
     json_t *raw = stack_frames(s, thread, err);
     if (!raw)
         return -1;
-    json_t *frames = json_array();
-    size_t i;
-    json_t *f;
-    json_array_foreach(raw, i, f)
-        json_array_append_new(frames, frame_json(f));
+    make_stop_readers(s);
+    tdb_stackview_init(v, s->pid, thread_lwp(s, thread), raw, s->have_maps ? &s->maps : NULL,
+                       s->sym, s->py, s->snap);
     json_decref(raw);
-    *out_frames = frames;
-    *out_python = python_frames(s);
     return 0;
 }
 
-static void print_frame(FILE *out, const json_t *f)
+static unsigned stack_flags(const tdb_session *s)
 {
-    const char *func = tdb_mi_str(f, "function"), *lib = tdb_mi_str(f, "library");
-    const char *file = tdb_mi_str(f, "file_shown") ? tdb_mi_str(f, "file_shown") : tdb_mi_str(f, "file");
-    json_t *line = json_object_get(f, "line");
-    fprintf(out, "#%-2lld %s in %s ()", (long long)json_integer_value(json_object_get(f, "level")),
-            tdb_mi_str(f, "address"), func ? func : "??");
-    if (file && json_is_integer(line))
-        fprintf(out, " at %s:%lld", file, (long long)json_integer_value(line));
-    else if (lib)
-        fprintf(out, " from %s", lib);
-    fputc('\n', out);
+    return s->opts.raw ? TDB_STACK_RAW : 0;
 }
 
-static void print_python_frames(FILE *out, const json_t *py)
+/* Python frames for V's thread: from memory, else (an interpreter tdebug
+ * cannot read) from gdb's py-bt when CPython's debug info is loaded.  New
+ * reference or NULL. */
+static json_t *view_python_frames(tdb_session *s, const tdb_stackview *v)
 {
-    size_t i;
-    json_t *f;
-    fprintf(out, "Python stack (most recent call first):\n");
-    json_array_foreach(py, i, f)
-    {
-        const char *text = tdb_mi_str(f, "text");
-        if (text) {
-            fprintf(out, "  %s\n", text);
-            continue;
+    json_t *py = tdb_stackview_python_json(v);
+    if (!py && s->py_state < 0 && s->opts.cpython_symbols)
+        py = python_frames(s);
+    return py;
+}
+
+static void print_view(tdb_session *s, const tdb_stackview *v, const json_t *gdb_py)
+{
+    tdb_buf b = TDB_BUF_INIT;
+    tdb_stackview_render(&b, v, stack_flags(s));
+    fputs(tdb_buf_str(&b), s->out);
+    tdb_buf_free(&b);
+    if (!v->t.py && gdb_py && json_array_size(gdb_py)) {
+        /* gdb's py-bt, for an interpreter tdebug does not read itself. */
+        size_t i;
+        json_t *f;
+        fprintf(s->out, "Python stack (gdb's py-bt, most recent call first):\n");
+        json_array_foreach(gdb_py, i, f)
+        {
+            json_t *line = json_object_get(f, "line");
+            if (tdb_mi_str(f, "text"))
+                fprintf(s->out, "    %s\n", tdb_mi_str(f, "text"));
+            else if (json_is_integer(line))
+                fprintf(s->out, "    File \"%s\", line %lld, in %s\n", tdb_mi_str(f, "file"),
+                        (long long)json_integer_value(line), tdb_mi_str(f, "function"));
+            else
+                fprintf(s->out, "    File \"%s\", line ?, in %s\n", tdb_mi_str(f, "file"),
+                        tdb_mi_str(f, "function"));
         }
-        json_t *line = json_object_get(f, "line");
-        if (json_is_integer(line))
-            fprintf(out, "  File \"%s\", line %lld, in %s\n", tdb_mi_str(f, "file"),
-                    (long long)json_integer_value(line), tdb_mi_str(f, "function"));
-        else
-            fprintf(out, "  File \"%s\", line ?, in %s\n", tdb_mi_str(f, "file"),
-                    tdb_mi_str(f, "function"));
     }
-}
-
-static void print_stack(tdb_session *s, const json_t *frames, const json_t *py)
-{
-    size_t i;
-    json_t *f;
-    json_array_foreach(frames, i, f)
-        print_frame(s->out, f);
-    if (py && json_array_size(py))
-        print_python_frames(s->out, py);
     fflush(s->out);
 }
 
 /* 'bt' at the prompt. */
 static int show_backtrace(tdb_session *s, tdb_error *err)
 {
-    json_t *frames, *py;
-    if (collect_stack(s, 0, &frames, &py, err) < 0)
+    tdb_stackview v;
+    if (collect_view(s, 0, &v, err) < 0)
         return -1;
-    print_stack(s, frames, py);
-    json_decref(frames);
+    json_t *py = v.t.py ? NULL : view_python_frames(s, &v);
+    print_view(s, &v, py);
     json_decref(py);
+    tdb_stackview_clear(&v);
     return 0;
 }
 
@@ -811,11 +866,15 @@ static int present_stop(tdb_session *s, tdb_stop_info *st, tdb_hook_action *acti
     tdb_buf what = TDB_BUF_INIT;
     json_t *libs = json_array();
 
+    tdb_stackview v;
     *action = TDB_HOOK_DEFAULT;
-    if (collect_stack(s, 0, &st->frames, &st->python_frames, err) < 0) {
+    if (collect_view(s, 0, &v, err) < 0) {
         json_decref(libs);
         return -1;
     }
+    st->frames = tdb_stackview_native_json(&v);
+    st->python_frames = view_python_frames(s, &v);
+    st->stack = tdb_stackview_json(&v, stack_flags(s));
     for (size_t i = 0; i < s->n_libs; i++)
         json_array_append_new(libs, json_string(s->libs[i].path));
     st->libraries = libs;
@@ -847,18 +906,22 @@ static int present_stop(tdb_session *s, tdb_stop_info *st, tdb_hook_action *acti
         json_object_set(e, "frames", st->frames);
         json_object_set_new(e, "python_frames", st->python_frames ? json_incref(st->python_frames)
                                                                   : json_null());
+        json_object_set(e, "stack", st->stack);
+        json_object_set_new(e, "merge", json_string(tdb_stackview_merge_name(&v)));
         out_json(s, e);
     } else {
         fprintf(s->out, "tdebug: %s\n", st->message);
-        print_stack(s, st->frames, st->python_frames);
+        print_view(s, &v, st->python_frames);
     }
     if (s->hook)
         *action = s->hook(s, TDB_HOOK_AFTER, st, s->hook_data);
 done:
     json_decref(st->frames);
     json_decref(st->python_frames);
+    json_decref(st->stack);
     json_decref(st->libraries);
-    st->frames = st->python_frames = st->libraries = NULL;
+    st->frames = st->python_frames = st->stack = st->libraries = NULL;
+    tdb_stackview_clear(&v);
     st->message = NULL;
     tdb_buf_free(&what);
     return 0;
@@ -958,7 +1021,9 @@ static const char prompt_help[] =
     "  continue, c          let the program run to the next stop\n"
     "  step, s / next, n    one source line, into / over calls (gdb's meaning)\n"
     "  finish               run until the current function returns\n"
-    "  bt [all]             backtrace of this thread (all: every thread), Python frames too\n"
+    "  bt [all]             this thread's stack (all: every thread's), native and Python\n"
+    "                       frames merged, CPython's own plumbing folded\n"
+    "  bt raw               the same with CPython's plumbing frames kept\n"
     "  symbols REGEX        read the symbols of matching libraries (basic regex)\n"
     "  quit, q              end: kill a program tdebug started, detach from one it attached to\n";
 
@@ -1002,6 +1067,12 @@ static int prompt_loop(tdb_session *s, tdb_error *err)
         } else if (is_word(cmd, "bt", "backtrace") || is_word(cmd, "where", NULL)) {
             if (show_backtrace(s, err) < 0)
                 rc = -1;
+        } else if (is_word(cmd, "bt raw", "backtrace raw")) {
+            int raw = s->opts.raw;
+            s->opts.raw = 1;
+            if (show_backtrace(s, err) < 0)
+                rc = -1;
+            s->opts.raw = raw;
         } else if (is_word(cmd, "bt all", "backtrace all") || is_word(cmd, "thread apply all bt", NULL)) {
             if (show_all_threads(s, err) < 0)
                 rc = -1;
@@ -1028,6 +1099,7 @@ static int prompt_loop(tdb_session *s, tdb_error *err)
                     fprintf(s->out, "%s\n", msg ? msg : "error");
                 } else if (strcmp(r->result->klass, "running") == 0) {
                     s->state = RUNNING;
+                    drop_stop_readers(s);
                     terminal_to_program(s);
                     rc = 1;
                 }
@@ -1041,8 +1113,15 @@ static int prompt_loop(tdb_session *s, tdb_error *err)
     }
 }
 
-/* Every thread's native frames and Python frames, printed or as one JSON
- * "threads" event. */
+static const char *gil_word(const tdb_stackview *v)
+{
+    if (!v->t.py)
+        return NULL;
+    return v->t.py->gil == TDB_GIL_HELD ? "held" : v->t.py->gil == TDB_GIL_WAITING ? "waiting" : NULL;
+}
+
+/* Every thread's merged stack, printed or as one JSON "threads" event;
+ * the thread holding the GIL (and those waiting for it) marked. */
 static int show_all_threads(tdb_session *s, tdb_error *err)
 {
     json_t *res = NULL, *threads = json_array();
@@ -1058,24 +1137,31 @@ static int show_all_threads(tdb_session *s, tdb_error *err)
     {
         const char *id = tdb_mi_str(t, "id");
         const char *target = tdb_mi_str(t, "target-id"), *name = tdb_mi_str(t, "name");
-        json_t *frames, *py;
-        /* py-bt reads the selected thread. */
+        tdb_stackview v;
+        /* gdb's py-bt, the fallback, reads the selected thread. */
         if (!id || tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, err, "-thread-select %s", id) < 0 ||
-            collect_stack(s, atoi(id), &frames, &py, err) < 0) {
+            collect_view(s, atoi(id), &v, err) < 0) {
             rc = -1;
             break;
         }
+        json_t *py = view_python_frames(s, &v);
+        const char *gil = gil_word(&v);
         if (json) {
-            json_array_append_new(threads, json_pack("{s:i, s:s?, s:s?, s:o, s:o}", "id", atoi(id),
-                                                     "target_id", target, "name", name, "frames",
-                                                     frames, "python_frames", py ? py : json_null()));
+            json_t *o = json_pack("{s:i, s:s?, s:s?, s:o, s:o, s:o, s:s, s:s?}", "id", atoi(id),
+                                  "target_id", target, "name", name, "frames",
+                                  tdb_stackview_native_json(&v), "python_frames",
+                                  py ? json_incref(py) : json_null(), "stack",
+                                  tdb_stackview_json(&v, stack_flags(s)), "merge",
+                                  tdb_stackview_merge_name(&v), "gil", gil);
+            json_array_append_new(threads, o);
         } else {
-            fprintf(s->out, "\nThread %s (%s%s%s):\n", id, target ? target : "?", name ? ", " : "",
-                    name ? name : "");
-            print_stack(s, frames, py);
-            json_decref(frames);
-            json_decref(py);
+            fprintf(s->out, "\nThread %s (%s%s%s)%s:\n", id, target ? target : "?",
+                    name ? ", " : "", name ? name : "",
+                    !gil ? "" : strcmp(gil, "held") == 0 ? " holds the GIL" : " waits for the GIL");
+            print_view(s, &v, py);
         }
+        json_decref(py);
+        tdb_stackview_clear(&v);
     }
     if (current)
         tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, NULL, "-thread-select %s", current);
@@ -1513,6 +1599,35 @@ static int setup_symbols(tdb_session *s, tdb_error *err)
     return 0;
 }
 
+/* gdb reads CPython's debug info (python3-dbg: 11 MB without an index)
+ * when it loads the interpreter, and its first backtrace expands ceval.c's
+ * compile unit: 0.8 s and 1 s measured here, most of a session's cost.
+ * tdebug reads Python frames from memory and names the interpreter's
+ * functions from its symbol table instead, so unless --cpython-symbols
+ * (or --all-symbols) the debug file is hidden from gdb while it loads the
+ * interpreter, and shown again for every other library. */
+static void hide_cpython_debuginfo(tdb_session *s)
+{
+    json_t *res = NULL;
+    if (s->opts.cpython_symbols || s->opts.all_symbols ||
+        tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, &res, NULL, "-gdb-show debug-file-directory") < 0)
+        return;
+    const char *dir = tdb_mi_str(res, "value");
+    if (dir && console(s, CMD_TIMEOUT_MS, NULL,
+                       "set debug-file-directory /nonexistent/tdebug-hides-cpython-debug-info") == 0)
+        s->hidden_debug_dir = tdb_xstrdup(dir);
+    json_decref(res);
+}
+
+static void restore_debuginfo(tdb_session *s)
+{
+    if (!s->hidden_debug_dir)
+        return;
+    console(s, CMD_TIMEOUT_MS, NULL, "set debug-file-directory %s", s->hidden_debug_dir);
+    free(s->hidden_debug_dir);
+    s->hidden_debug_dir = NULL;
+}
+
 static char *dir_of(const char *path)
 {
     char *copy = realpath(path, NULL);
@@ -1565,7 +1680,10 @@ int tdb_session_run(tdb_session *s, char *const argv[], tdb_error *err)
     tdb_buf_reset(&cmd);
     tdb_buf_adds(&cmd, "-file-exec-and-symbols ");
     tdb_mi_quote(&cmd, argv[0]);
-    if (tdb_gdb_cmd(s->gdb, SYMBOLS_TIMEOUT_MS, NULL, err, "%s", tdb_buf_str(&cmd)) < 0)
+    hide_cpython_debuginfo(s);
+    int loaded = tdb_gdb_cmd(s->gdb, SYMBOLS_TIMEOUT_MS, NULL, err, "%s", tdb_buf_str(&cmd));
+    restore_debuginfo(s);
+    if (loaded < 0)
         goto cleanup;
     s->exe = tdb_xstrdup(argv[0]);
     tdb_buf_reset(&cmd);
@@ -1845,7 +1963,10 @@ int tdb_session_attach(tdb_session *s, pid_t pid, tdb_error *err)
     s->state_before = process_state(pid);
     if (setup_symbols(s, err) < 0)
         goto cleanup;
-    if (tdb_gdb_cmd(s->gdb, SYMBOLS_TIMEOUT_MS, NULL, err, "-target-attach %d", (int)pid) < 0) {
+    hide_cpython_debuginfo(s);
+    int attached = tdb_gdb_cmd(s->gdb, SYMBOLS_TIMEOUT_MS, NULL, err, "-target-attach %d", (int)pid);
+    restore_debuginfo(s);
+    if (attached < 0) {
         tdb_error local = *err;
         tdb_error_clear(err);
         /* gdb may say it in two lines ("warning: ... already traced by
@@ -1974,6 +2095,10 @@ void tdb_session_free(tdb_session *s)
     if (!s)
         return;
     finish_target(s);
+    drop_stop_readers(s);
+    tdb_py_close(s->py);
+    tdb_symcache_free(s->symcache);
+    free(s->hidden_debug_dir);
     tdb_gdb_close(s->gdb, 5000);
     for (size_t i = 0; i < s->n_libs; i++)
         free(s->libs[i].path);

@@ -46,6 +46,10 @@ typedef struct tdb_session_options {
     size_t n_symbols;
     int all_symbols;       /* gdb's default: read every library's symbols */
     int verbose;           /* show gdb's own chatter */
+    int raw;               /* show CPython's plumbing frames in stacks */
+    int cpython_symbols;   /* let gdb read CPython's own debug info (source
+                            * lines in the interpreter, gdb's py-* commands;
+                            * about a second more per start and first bt) */
     int max_frames;        /* frames shown per backtrace (0: 64) */
     const char *prompt;    /* interactive prompt (NULL: "(tdebug) ") */
     int empty_continues;   /* interactive: an empty line resumes the program
@@ -73,6 +77,8 @@ typedef struct tdb_stop_info {
                           * innermost first (borrowed, valid during the hook) */
     json_t *python_frames; /* [{function, file, line}], innermost first, or
                             * NULL when unavailable (borrowed) */
+    json_t *stack;       /* the merged stack: [{kind: "native"|"python", ...}]
+                          * (stackview.h; borrowed) */
     json_t *libraries;   /* paths of the libraries mapped so far (borrowed) */
 } tdb_stop_info;
 

@@ -49,6 +49,12 @@ int tdb_session_option(const char *cmd, int c, char *arg, tdb_session_options *o
     case TDB_OPT_JSON:
         opts->output = TDB_OUTPUT_JSON;
         return 1;
+    case TDB_OPT_RAW:
+        opts->raw = 1;
+        return 1;
+    case TDB_OPT_CPYTHON_SYMBOLS:
+        opts->cpython_symbols = 1;
+        return 1;
     case 'v':
         opts->verbose = 1;
         return 1;

@@ -18,6 +18,8 @@ enum {
     TDB_OPT_ALL_SYMBOLS,
     TDB_OPT_BATCH,
     TDB_OPT_JSON,
+    TDB_OPT_RAW,
+    TDB_OPT_CPYTHON_SYMBOLS,
     TDB_OPT_FIRST_FREE /* commands number their own options from here */
 };
 
@@ -30,6 +32,8 @@ enum {
     {"all-symbols", no_argument, NULL, TDB_OPT_ALL_SYMBOLS},              \
     {"batch", no_argument, NULL, TDB_OPT_BATCH},                          \
     {"json", no_argument, NULL, TDB_OPT_JSON},                            \
+    {"raw", no_argument, NULL, TDB_OPT_RAW},                              \
+    {"cpython-symbols", no_argument, NULL, TDB_OPT_CPYTHON_SYMBOLS},      \
     {"verbose", no_argument, NULL, 'v'}
 
 /* Apply option C (with ARG) to OPTS.  Returns 1 when C was one of the

@@ -54,7 +54,7 @@ static const tdb_tour_stop torch_stops[] = {
                                    "their symbols)"},
             {"frame 1", "select _dl_map_object_from_fd, the loader mapping _C, then:"},
             {"p l->l_name", "the file of the link map it is building"},
-            {"py-bt", "the Python side: importlib, then torch/__init__.py"},
+            {"bt", "the whole stack, Python frames (importlib, torch/__init__.py) in place"},
             END},
     },
     {
@@ -82,7 +82,7 @@ static const tdb_tour_stop torch_stops[] = {
         .try_next = (const tdb_tour_try[]){
             {"x/1i $pc", "the whole function: jmp to initModule@plt"},
             {"info symbol $pc", "the symbol and library the program counter is in"},
-            {"py-bt", "the Python frames of the import, innermost first"},
+            {"bt raw", "the same stack with CPython's own frames (the evaluator loop) kept"},
             END},
     },
     {
@@ -150,7 +150,7 @@ static const tdb_tour_stop torch_stops[] = {
             "show Operators_*.cpp:LINE, and `step` would walk through Dispatcher::call. "
             "tinytensor's stop 4 (tt_ops_add_call) shows a dispatcher at source level.",
         .try_next = (const tdb_tour_try[]){
-            {"py-bt", "the Python line that called it"},
+            {"bt", "the Python line that called it, between the C++ frames"},
             {"info symbol **(void ***)$rsi",
              "self's TensorImpl, by its vtable ($rsi is self; $rdi is where the result goes)"},
             {"x/4i $pc", "the machine code at the start of the function"},
@@ -223,7 +223,7 @@ static const tdb_tour_stop tinytensor_stops[] = {
             {"info sharedlibrary", "the libraries mapped so far"},
             {"break tt_register_kernels", "then Enter: the kernels being registered, inside "
                                           "this dlopen()"},
-            {"py-bt", "the Python side: importlib, then tinytensor/__init__.py"},
+            {"bt", "the whole stack, Python frames (importlib, tinytensor/__init__.py) in place"},
             END},
     },
     {
@@ -240,7 +240,7 @@ static const tdb_tour_stop tinytensor_stops[] = {
             END},
         .try_next = (const tdb_tour_try[]){
             {"list", "the source around this line"},
-            {"py-bt", "the Python frames of the import"},
+            {"bt", "the Python frames of the import, under the C ones"},
             {"info frame", "this frame: its caller, its saved registers"},
             END},
     },

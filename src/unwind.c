@@ -414,22 +414,23 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
     return DWARF_CB_OK;
 }
 
-static void symbolize(Dwfl *dwfl, tdb_symcache *cache, Dwarf_Addr pc, bool activation,
-                      tdb_native_frame *f)
+/* Fill what F lacks of its library, function and offset for PC, through
+ * DWFL's modules and CACHE's symbol tables.  ACTIVATION: PC is where the
+ * thread is (the innermost frame), not a return address. */
+static void name_pc(Dwfl *dwfl, tdb_symcache *cache, Dwarf_Addr pc, bool activation,
+                    tdb_native_frame *f)
 {
     /* A return address may be one past the end of its caller's function:
      * look the call instruction up instead. */
     Dwarf_Addr at = activation || pc == 0 ? pc : pc - 1;
-    memset(f, 0, sizeof(*f));
-    f->pc = pc;
     Dwfl_Module *mod = dwfl_addrmodule(dwfl, at);
     if (!mod)
         return;
     const char *modname = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
-    if (modname)
+    if (modname && !f->library)
         f->library = tdb_xstrdup(modname); /* a path, or "[vdso]" */
     GElf_Addr bias = 0;
-    if (!dwfl_module_getelf(mod, &bias))
+    if (f->function || !dwfl_module_getelf(mod, &bias))
         return;
     const symfile *file = module_symbols(cache, mod, modname, bias);
     const fsym *sym = at >= bias ? symbol_at(file, at - bias) : NULL;
@@ -440,6 +441,57 @@ static void symbolize(Dwfl *dwfl, tdb_symcache *cache, Dwarf_Addr pc, bool activ
         free(raw);
         f->offset = pc - (bias + sym->lo);
     }
+}
+
+static void symbolize(Dwfl *dwfl, tdb_symcache *cache, Dwarf_Addr pc, bool activation,
+                      tdb_native_frame *f)
+{
+    memset(f, 0, sizeof(*f));
+    f->pc = pc;
+    name_pc(dwfl, cache, pc, activation, f);
+}
+
+struct tdb_symbolizer {
+    Dwfl *dwfl;
+    tdb_symcache *cache;
+};
+
+tdb_symbolizer *tdb_symbolizer_new(pid_t pid, tdb_symcache *cache, tdb_error *err)
+{
+    Dwfl *dwfl = dwfl_begin(&proc_callbacks);
+    if (!dwfl) {
+        tdb_error_set(err, 0, "libdw: %s", dwfl_errmsg(-1));
+        return NULL;
+    }
+    int rc = dwfl_linux_proc_report(dwfl, pid);
+    if (rc != 0 || dwfl_report_end(dwfl, NULL, NULL) != 0) {
+        if (rc > 0)
+            tdb_error_set(err, rc, "cannot read the libraries of pid %d: %s", (int)pid,
+                          strerror(rc));
+        else
+            tdb_error_set(err, 0, "libdw: %s", dwfl_errmsg(-1));
+        dwfl_end(dwfl);
+        return NULL;
+    }
+    tdb_symbolizer *s = tdb_xcalloc(1, sizeof(*s));
+    s->dwfl = dwfl;
+    s->cache = cache;
+    return s;
+}
+
+void tdb_symbolizer_name(tdb_symbolizer *s, tdb_native_frame *frames, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!frames[i].function || !frames[i].library)
+            name_pc(s->dwfl, s->cache, frames[i].pc, i == 0, &frames[i]);
+}
+
+void tdb_symbolizer_free(tdb_symbolizer *s)
+{
+    if (!s)
+        return;
+    dwfl_end(s->dwfl);
+    free(s);
 }
 
 int tdb_capture_unwind(tdb_capture *c, pid_t tid, size_t max_frames, tdb_symcache *symbols,

@@ -34,6 +34,22 @@ typedef struct tdb_symcache tdb_symcache;
 tdb_symcache *tdb_symcache_new(void);
 void tdb_symcache_free(tdb_symcache *c); /* accepts NULL */
 
+/* Names for the frames of a process someone else holds stopped (gdb in a
+ * tdebug session), from its memory map and the same symbol tables as the
+ * unwinder, without attaching: gdb, which tdebug keeps from reading
+ * CPython's debug info for speed, names the interpreter's static
+ * functions "??"; the symbol table of the separate debug file (found by
+ * build-id) knows them. */
+typedef struct tdb_symbolizer tdb_symbolizer;
+/* A symbolizer for PID's libraries as mapped now, sharing CACHE (which
+ * must outlive it).  NULL with ERR set when PID's map cannot be read. */
+tdb_symbolizer *tdb_symbolizer_new(pid_t pid, tdb_symcache *cache, tdb_error *err);
+/* Fill the function (and offset) and library of the frames lacking them;
+ * FRAMES[0] is the innermost frame (its pc is exact), the others hold
+ * return addresses. */
+void tdb_symbolizer_name(tdb_symbolizer *s, tdb_native_frame *frames, size_t n);
+void tdb_symbolizer_free(tdb_symbolizer *s); /* accepts NULL */
+
 /* Default cap on the stack bytes copied per thread. */
 #define TDB_STACK_COPY_MAX (1u << 20)
 

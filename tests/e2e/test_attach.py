@@ -47,9 +47,8 @@ def test_batch_snapshot_of_every_thread_then_detach(tdebug, target, torch_availa
     out = r.stdout
     assert out.startswith(f"tdebug: attached to pid {p.pid}\n")
     assert f"\nThread 1 (Thread 0x" in out and f"(LWP {p.pid})" in out
-    assert " in time_sleep () at ../Modules/timemodule.c:" in out
-    assert "Python stack (most recent call first):" in out
-    assert f'File "{flag.parent / "target.py"}", line 7, in <module>' in out
+    assert " in time_sleep () from /usr/bin/python3.11" in out
+    assert f'    File "{flag.parent / "target.py"}", line 7, in <module>' in out
     assert out.rstrip().endswith(f"tdebug: detached from pid {p.pid}")
     # Detached and running on: not stopped, not traced, still doing its work.
     assert tracer_of(p.pid) == 0

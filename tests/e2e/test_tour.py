@@ -236,6 +236,10 @@ def test_interactive_tinytensor_tour_try_next_commands_work(tdebug):
         t.expect("(tour) ")
         t.send("list")
         assert "return tt_init_module();" in t.expect("(tour) ")
+        t.send("bt")
+        out = t.expect("(tour) ")
+        assert " in PyInit__C () at csrc/stub.c:" in out
+        assert re.search(r'    File ".*tinytensor/__init__.py", line \d+, in <module>', out)
         t.send("")
         t.expect("=== Stop 3 of 5")
         t.expect("(tour) ")

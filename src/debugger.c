@@ -443,6 +443,22 @@ static int ensure_base_symbols(tdb_session *s, tdb_error *err)
     return 0;
 }
 
+/* The readers of a stop (memory map, symbolizer, Python snapshot) are
+ * stale once the program runs again. */
+static void drop_stop_readers(tdb_session *s)
+{
+    if (!s->stop_readers)
+        return;
+    tdb_symbolizer_free(s->sym);
+    tdb_py_snapshot_free(s->snap);
+    if (s->have_maps)
+        tdb_maps_free(&s->maps);
+    s->sym = NULL;
+    s->snap = NULL;
+    s->have_maps = 0;
+    s->stop_readers = 0;
+}
+
 static int resume(tdb_session *s, const char *how, tdb_error *err)
 {
     tdb_mi_response *r = tdb_gdb_send(s->gdb, CMD_TIMEOUT_MS, err, how);
@@ -455,6 +471,7 @@ static int resume(tdb_session *s, const char *how, tdb_error *err)
         rc = -1;
     } else {
         s->state = RUNNING;
+        drop_stop_readers(s); /* what they read is about to change */
         if (s->paused)
             s->paused_released = 1; /* running lets even wait_for_debugger() go */
         terminal_to_program(s);
@@ -559,19 +576,6 @@ static json_t *python_frames(tdb_session *s)
 
 /* ---- stacks at a stop ---- */
 
-static void drop_stop_readers(tdb_session *s)
-{
-    if (!s->stop_readers)
-        return;
-    tdb_symbolizer_free(s->sym);
-    tdb_py_snapshot_free(s->snap);
-    if (s->have_maps)
-        tdb_maps_free(&s->maps);
-    s->sym = NULL;
-    s->snap = NULL;
-    s->have_maps = 0;
-    s->stop_readers = 0;
-}
 
 /* The readers for this stop, made once: the memory map, the symbolizer,
  * and (the interpreter found once per session) the Python snapshot.  What

@@ -362,3 +362,18 @@ def test_cross_library_break_stops_in_the_function_not_its_plt_stubs(tdebug, tor
     assert top["function"].startswith("at::_ops::add_Tensor::call(")
     assert not top["function"].endswith("@plt")
     assert "libtorch_cpu.so" in top["library"]
+
+
+def test_each_stop_reads_its_own_python_frames(tdebug, tmp_path):
+    # The Python frames of a stop are read at that stop, not at an earlier one.
+    script = tmp_path / "two.py"
+    script.write_text("import os\n"
+                      "def first():\n    os.getppid()\n"
+                      "def second():\n    os.getppid()\n"
+                      "first()\nsecond()\n")
+    r = run([tdebug, "run", "--json", "-b", "getppid", str(script)])
+    assert r.returncode == 0, r.stderr
+    stops = [e for e in json_events(r.stdout) if e["event"] == "stopped"]
+    assert [s["python_frames"][0]["function"] for s in stops] == ["first", "second"]
+    assert [s["python_frames"][0]["line"] for s in stops] == [3, 5]
+    assert all(s["merge"] == "ok" for s in stops)

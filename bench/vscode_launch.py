@@ -12,7 +12,6 @@ import copy
 import os
 import pathlib
 import statistics
-import subprocess
 import sys
 import tempfile
 import time

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from conftest import PYTHON, SLOW, clean_env, proc_state, run, tracer_of, wait_until
+from conftest import PYTHON, SLOW, proc_state, run, tracer_of, wait_until
 from pty_util import Terminal
 
 TICKER = """
@@ -46,7 +46,7 @@ def test_batch_snapshot_of_every_thread_then_detach(tdebug, target, torch_availa
     assert r.returncode == 0, r.stderr
     out = r.stdout
     assert out.startswith(f"tdebug: attached to pid {p.pid}\n")
-    assert f"\nThread 1 (Thread 0x" in out and f"(LWP {p.pid})" in out
+    assert "\nThread 1 (Thread 0x" in out and f"(LWP {p.pid})" in out
     assert " in time_sleep () from /usr/bin/python3.11" in out
     assert f'    File "{flag.parent / "target.py"}", line 7, in <module>' in out
     assert out.rstrip().endswith(f"tdebug: detached from pid {p.pid}")

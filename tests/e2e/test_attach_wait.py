@@ -3,10 +3,9 @@ pause at torch._C and announce themselves; tdebug (started first) attaches,
 stops in PyInit__C before the init runs, and the program then runs to its
 normal end.  Timeouts, Ctrl-C, refusals and the interactive prompt."""
 import json
-import os
 import signal
 
-from conftest import SLOW, proc_state, run, tracer_of, wait_until
+from conftest import proc_state, run, tracer_of
 from paused_util import TORCH_PROGRAM, Waiter, seize, tdebug_env
 from preload_util import (RELEASE, finish, gdb_batch, preload_env, python_args, start,
                           wait_announced)

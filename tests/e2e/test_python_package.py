@@ -5,7 +5,7 @@ import subprocess
 
 import pytest
 
-from conftest import BUILD, PYTHON, ROOT, SLOW, clean_env, run
+from conftest import BUILD, PYTHON, ROOT, clean_env, run
 from preload_util import bind_dgram, finish, gdb_batch, python_args, recv_json, start
 
 

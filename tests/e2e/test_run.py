@@ -2,9 +2,7 @@
 import json
 import os
 import signal
-import stat
 import subprocess
-import time
 import uuid
 
 import pytest

@@ -368,7 +368,7 @@ def test_permission_refused(tdebug, procs, as_nobody):
 
 
 def other_python(version):
-    path = os.path.expanduser(f"~/.pyenv/versions")
+    path = os.path.expanduser("~/.pyenv/versions")
     if not os.path.isdir(path):
         return None
     for v in sorted(os.listdir(path)):

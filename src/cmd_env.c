@@ -178,10 +178,7 @@ int cmd_env(int argc, char **argv)
     if (json) {
         json_t *out = json_pack("{s:O,s:O,s:s?}", "set", env, "unset", stale, "announce",
                                 announce[0] ? announce : NULL);
-        char *text = json_dumps(out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-        puts(text);
-        free(text);
-        json_decref(out);
+        tdb_print_json(out);
     } else {
         print_shell(env, stale, announce[0] ? announce : NULL);
     }

@@ -283,9 +283,7 @@ static int list(tdb_proc_table *t, const tdb_tracer *tr, int all, int json)
         for (size_t i = 0; i < n; i++)
             json_array_append_new(arr, row_json(&rows[i]));
         json_t *top = json_pack("{s:o}", "processes", arr);
-        json_dumpf(top, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-        fputc('\n', stdout);
-        json_decref(top);
+        tdb_print_json(top);
     } else if (n) {
         print_table(rows, n);
     } else {
@@ -323,9 +321,7 @@ static int check(tdb_proc_table *t, const tdb_tracer *tr, pid_t pid, int json)
             json_object_set_new(o, "torch", tristate_json(target->torch));
             json_object_set_new(o, "stopped", json_boolean(target->state == 'T'));
         }
-        json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-        fputc('\n', stdout);
-        json_decref(o);
+        tdb_print_json(o);
     } else {
         if (res.note)
             printf("%s\n", res.note);

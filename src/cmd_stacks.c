@@ -222,11 +222,8 @@ int cmd_stacks(int argc, char **argv)
         }
         tdb_process_stacks_free(s);
     }
-    if (doc) {
-        json_dumpf(doc, stdout, JSON_INDENT(2));
-        fputc('\n', stdout);
-        json_decref(doc);
-    }
+    if (doc)
+        tdb_print_json(doc);
     free(targets);
     tdb_symcache_free(o.symbols);
     return failed ? TDB_EXIT_FAIL : TDB_EXIT_OK;

@@ -88,9 +88,7 @@ int cmd_doctor(int argc, char **argv)
         return tdb_usage_error("doctor", "unexpected argument '%s'", argv[optind]);
     if (!python && pid > 0)
         python = pid_python = python_of_pid(pid);
-    if (!python)
-        python = tdb_target_python();
-    opt.python = python;
+    opt.python = tdb_target_python(python);
     opt.pid = (pid_t)pid;
     opt.root = "";
 

@@ -52,7 +52,7 @@ static const struct option options[] = {
 
 int cmd_inspect(int argc, char **argv)
 {
-    const char *python = tdb_target_python();
+    const char *python = NULL;
     const char *debug_dirs = NULL;
     int json = 0, all = 0, c;
     long pid = -1;
@@ -79,7 +79,8 @@ int cmd_inspect(int argc, char **argv)
         return tdb_usage_error("inspect", "--all goes with --pid");
 
     size_t n = 0;
-    tdb_target *t = tdb_resolve_targets(argv + optind, (size_t)(argc - optind), python,
+    tdb_target *t = tdb_resolve_targets(argv + optind, (size_t)(argc - optind),
+                                        tdb_target_python(python),
                                         (pid_t)(pid > 0 ? pid : 0),
                                         all ? TDB_PID_ALL : TDB_PID_MATTERS, &n);
     json_t *objects = json_array(), *errors = json_array();

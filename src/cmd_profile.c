@@ -273,7 +273,7 @@ int cmd_profile(int argc, char **argv)
 {
     tdb_profile_options o = {0};
     int torch = 0, mode_given = 0, check = 0, json_out = 0, format_json = 0, c;
-    const char *python = tdb_target_python(), *dirs = NULL, *format = NULL;
+    const char *python = NULL, *dirs = NULL, *format = NULL;
     char **debinfo = NULL;
     size_t n_debinfo = 0;
     long pid = 0;
@@ -332,7 +332,7 @@ int cmd_profile(int argc, char **argv)
                                        "or --pid PID");
             goto cleanup;
         }
-        status = run_check(argc, argv, optind, python, dirs, pid, json_out);
+        status = run_check(argc, argv, optind, tdb_target_python(python), dirs, pid, json_out);
         goto cleanup;
     }
     if (optind < argc) {

@@ -43,8 +43,9 @@ const char cmd_tour_usage[] =
     "               with debug info (needs tdebug's build tree: 'make')\n"
     "\n"
     "Options:\n"
-    "  --python PATH    the interpreter (default: the one tdebug was built for);\n"
-    "                   it must be able to import torch (or tinytensor)\n"
+    "  --python PATH    the interpreter (default: $TDEBUG_PYTHON, else\n"
+    "                   " TDB_PYTHON "); it must be able to import torch (or\n"
+    "                   tinytensor)\n"
     "  --batch          print every stop and run to the end (what 'make demo' does)\n"
     "  --markdown FILE  also write the session as a handout (Markdown); an\n"
     "                   existing FILE is kept as FILE.bak\n"
@@ -590,7 +591,7 @@ int cmd_tour(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    const char *python = tdb_default_python(), *markdown = NULL;
+    const char *python = NULL, *markdown = NULL;
     int batch = 0, c;
 
     opterr = 0;
@@ -617,6 +618,7 @@ int cmd_tour(int argc, char **argv)
         tdb_buf_free(&names);
         return TDB_EXIT_USAGE;
     }
+    python = tdb_target_python(python);
     if (!*python)
         return tdb_usage_error("tour", "--python needs the interpreter's path");
     if (markdown && (!*markdown || !handout_writable(markdown)))

@@ -379,10 +379,7 @@ int cmd_vscode(int argc, char **argv)
                      "asks through pkexec); the launch entry (--program) needs none",
                      elevated_scope, (int)attach_pid);
     } else {
-        const char *py_name = o.python ? o.python
-                              : getenv("TDEBUG_PYTHON") && *getenv("TDEBUG_PYTHON") ? getenv("TDEBUG_PYTHON")
-                              : tdb_default_python();
-        if (resolve_program("python", py_name, &python, &err) < 0) {
+        if (resolve_program("python", tdb_target_python(o.python), &python, &err) < 0) {
             rc = tdb_error_exit(&err);
             goto cleanup;
         }

@@ -329,6 +329,14 @@ char *tdb_which(const char *name)
     return found;
 }
 
+const char *tdb_target_python(const char *given)
+{
+    const char *env = getenv("TDEBUG_PYTHON");
+    if (given)
+        return given;
+    return env && *env ? env : tdb_default_python();
+}
+
 const char *tdb_default_python(void)
 {
     return TDB_PYTHON;

@@ -116,7 +116,13 @@ char *tdb_companion_path(const char *name);
  * New string, or NULL when there is none. */
 char *tdb_which(const char *name);
 
-/* The python tdebug targets by default (PYTHON at build time). */
+/* The interpreter a command targets, by one rule for every command: GIVEN
+ * (its --python option) when not NULL, else $TDEBUG_PYTHON when
+ * set and not empty, else the build's PYTHON (tdb_default_python()).  The
+ * string is borrowed from GIVEN, the environment or a constant. */
+const char *tdb_target_python(const char *given);
+/* The build's PYTHON ("make PYTHON=..."), the last step of
+ * tdb_target_python()'s rule; commands use tdb_target_python(). */
 const char *tdb_default_python(void);
 
 /* Read a whole (small, e.g. /proc) file into a new NUL-terminated string.

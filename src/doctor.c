@@ -680,7 +680,7 @@ static void check_preload(tdb_doctor *d, const char *python)
 void tdb_doctor_run(const tdb_doctor_options *opt, tdb_doctor *d)
 {
     const char *root = opt->root ? opt->root : "";
-    const char *python = opt->python ? opt->python : tdb_default_python();
+    const char *python = tdb_target_python(opt->python);
     int can_run = 0;
 
     memset(d, 0, sizeof(*d));

@@ -12,12 +12,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-const char *tdb_target_python(void)
-{
-    const char *p = getenv("TDEBUG_PYTHON");
-    return p && *p ? p : tdb_default_python();
-}
-
 int tdb_looks_like_module(const char *arg)
 {
     struct stat st;

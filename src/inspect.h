@@ -12,10 +12,6 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-/* The interpreter inspect, doctor and profile --check target unless told:
- * $TDEBUG_PYTHON when set, else tdb_default_python(). */
-const char *tdb_target_python(void);
-
 /* Nonzero when ARG reads as a dotted Python module name ("torch._C") and
  * not as an existing file. */
 int tdb_looks_like_module(const char *arg);

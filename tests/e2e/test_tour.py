@@ -3,7 +3,7 @@ tinytensor sample, in --batch, with a handout, and at the prompt through a
 pseudo-terminal."""
 import re
 
-from conftest import run
+from conftest import clean_env, run
 from pty_util import Terminal
 from tinytensor_util import marked_line
 from tour_util import has_debug_info, processes_in_session, stops, venv_without_torch
@@ -277,4 +277,16 @@ def test_usage_errors(tdebug):
     assert r.returncode == 2
     r = run([tdebug, "tour", "--batch", "--python", "/nonexistent/python3"])
     assert r.returncode == 127
+    assert r.stderr.startswith("tdebug: cannot run '/nonexistent/python3': No such file")
+
+
+def test_python_from_the_environment_unless_given(tdebug, tmp_path):
+    """One rule in every command: --python, else $TDEBUG_PYTHON, else the
+    build's PYTHON."""
+    missing = tmp_path / "python3"
+    r = run([tdebug, "tour", "--batch"], env=clean_env(TDEBUG_PYTHON=missing))
+    assert r.returncode == 127
+    assert r.stderr.startswith(f"tdebug: cannot run '{missing}': No such file")
+    r = run([tdebug, "tour", "--batch", "--python", "/nonexistent/python3"],
+            env=clean_env(TDEBUG_PYTHON=missing))
     assert r.stderr.startswith("tdebug: cannot run '/nonexistent/python3': No such file")

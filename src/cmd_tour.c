@@ -48,7 +48,7 @@ const char cmd_tour_usage[] =
     "                   tinytensor)\n"
     "  --batch          print every stop and run to the end (what 'make demo' does)\n"
     "  --markdown FILE  also write the session as a handout (Markdown); an\n"
-    "                   existing FILE is kept as FILE.bak\n"
+    "                   existing FILE is kept as FILE.~N~ (N = 1, 2...)\n"
     "  -h, --help       this text\n"
     "\n"
     "At each stop: Enter goes on to the next stop, q quits (the program is\n"
@@ -530,8 +530,9 @@ static int write_handout(const char *path, const tour_state *t, const char *pyth
 {
     tdb_buf b = TDB_BUF_INIT;
     tdb_error err = {0};
-    char *backup = NULL;
-    int rc;
+    char *backup = NULL, *old = NULL;
+    size_t old_len = 0;
+    int rc, changed = 0;
 
     tdb_buf_addf(&b, "# %s\n\n", t->tour->title);
     tdb_buf_addf(&b, "Recorded with `tdebug tour %s` (tdebug %s), which ran `", t->tour->name,
@@ -543,15 +544,24 @@ static int write_handout(const char *path, const tour_state *t, const char *pyth
     tdb_buf_addf(&b, "%s\n\n", t->tour->intro);
     tdb_buf_add(&b, t->md.s ? t->md.s : "", t->md.len);
     tdb_buf_addf(&b, "## The end\n\n%s\n", ending);
-    rc = tdb_write_file_keeping(path, b.s, b.len, &backup, &err);
+    /* What is there now: kept as a backup unless the handout is the same. */
+    old = tdb_read_file(path, &old_len, &err);
+    if (!old && err.code == ENOENT)
+        tdb_error_clear(&err);
+    rc = err.set ? -1
+                 : tdb_write_file_keeping(path, NULL, old, old_len, tdb_buf_str(&b), b.len, &backup,
+                                          &changed, &err);
     if (rc < 0)
         tdb_fail("cannot write the handout: %s", err.msg);
+    else if (!changed)
+        printf("tdebug: the handout %s already holds this session: left as it was\n", path);
     else if (backup)
         printf("tdebug: wrote the handout to %s (the file that was there is now %s)\n", path,
                backup);
     else
         printf("tdebug: wrote the handout to %s\n", path);
     free(backup);
+    free(old);
     tdb_buf_free(&b);
     return rc;
 }

@@ -1,8 +1,10 @@
 /* common.c: errors, buffers, parsing and paths shared by all layers. */
 #include "common.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -372,47 +374,175 @@ char *tdb_read_file(const char *path, size_t *out_len, tdb_error *err)
     return tdb_buf_detach(&b);
 }
 
-/* A name beside PATH that does not exist: PATH.bak, then PATH.bak.1, ... */
-static char *free_backup_name(const char *path)
+static int write_all(int fd, const char *s, size_t n)
 {
-    struct stat st;
-    char *name = tdb_xasprintf("%s.bak", path);
-    for (int n = 1; lstat(name, &st) == 0; n++) {
-        free(name);
-        name = tdb_xasprintf("%s.bak.%d", path, n);
+    while (n) {
+        ssize_t w = write(fd, s, n);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        s += w;
+        n -= (size_t)w;
     }
-    return name;
+    return 0;
 }
 
-int tdb_write_file_keeping(const char *path, const char *data, size_t len, char **out_backup,
+/* The next free numbered backup name for PATH: PATH.~N~, N one more than
+ * the highest existing. */
+static char *next_backup(const char *path)
+{
+    char *copy = tdb_xstrdup(path), *copy2 = tdb_xstrdup(path);
+    const char *dir = dirname(copy), *base = basename(copy2);
+    size_t bl = strlen(base);
+    long max = 0;
+    DIR *d = opendir(dir);
+
+    if (d) {
+        struct dirent *de;
+        while ((de = readdir(d))) {
+            const char *nm = de->d_name;
+            if (strncmp(nm, base, bl) || strncmp(nm + bl, ".~", 2))
+                continue;
+            char *end;
+            long v = strtol(nm + bl + 2, &end, 10);
+            if (end != nm + bl + 2 && !strcmp(end, "~") && v > max)
+                max = v;
+        }
+        closedir(d);
+    }
+    char *out = tdb_xasprintf("%s.~%ld~", path, max + 1);
+    free(copy);
+    free(copy2);
+    return out;
+}
+
+/* Keep the current file at PATH (whose bytes are OLD) as a numbered
+ * backup: a hard link to the old file when the filesystem allows one, else
+ * a copy.  Returns the backup's path or NULL with ERR set. */
+static char *make_backup(const char *path, const char *name, const char *old, size_t old_len,
+                         mode_t mode, tdb_error *err)
+{
+    for (int attempt = 0; attempt < 100; attempt++) {
+        char *bak = next_backup(path);
+        if (link(path, bak) == 0)
+            return bak;
+        if (errno == EEXIST) { /* someone else took the number: next */
+            free(bak);
+            continue;
+        }
+        int fd = open(bak, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode & 07777);
+        if (fd < 0 && errno == EEXIST) {
+            free(bak);
+            continue;
+        }
+        if (fd < 0 || write_all(fd, old, old_len) < 0 || fsync(fd) < 0) {
+            tdb_error_errno(err, "cannot keep a backup of '%s' as '%s'", name, bak);
+            if (fd >= 0) {
+                close(fd);
+                unlink(bak);
+            }
+            free(bak);
+            return NULL;
+        }
+        close(fd);
+        return bak;
+    }
+    tdb_error_set(err, 0, "cannot keep a backup of '%s': too many backups being made at once", name);
+    return NULL;
+}
+
+int tdb_write_file_keeping(const char *path, const char *name, const char *old, size_t old_len,
+                           const char *data, size_t len, char **out_backup, int *out_changed,
                            tdb_error *err)
 {
-    char *tmp = tdb_xasprintf("%s.tdebug-XXXXXX", path), *backup = NULL;
+    char *real = NULL, *dircopy = NULL, *tmp = NULL, *backup = NULL, *now = NULL;
+    int fd = -1, dfd = -1, rc = -1;
     struct stat st;
-    int fd = -1, rc = -1, exists = lstat(path, &st) == 0;
+    int existed;
+    mode_t mode;
 
-    if (exists && S_ISDIR(st.st_mode)) {
-        tdb_error_set(err, EISDIR, "cannot write '%s': it is a directory", path);
+    if (!name)
+        name = path;
+    if (old && old_len == len && !memcmp(old, data, len)) {
+        if (out_backup)
+            *out_backup = NULL;
+        if (out_changed)
+            *out_changed = 0;
+        return 0;
+    }
+    /* Replace a symlink's target, not the link (dotfile managers). */
+    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+        real = realpath(path, NULL);
+        if (!real) {
+            tdb_error_errno(err, "cannot resolve the symbolic link '%s'", name);
+            goto cleanup;
+        }
+    } else {
+        real = tdb_xstrdup(path);
+    }
+    existed = stat(real, &st) == 0;
+    if (!existed && errno != ENOENT) {
+        tdb_error_errno(err, "cannot stat '%s'", name);
         goto cleanup;
+    }
+    if (existed && S_ISDIR(st.st_mode)) {
+        tdb_error_set(err, EISDIR, "cannot write '%s': it is a directory", name);
+        goto cleanup;
+    }
+    /* The file must still hold what the caller read and based DATA on. */
+    if (existed != (old != NULL)) {
+        tdb_error_set_exit(err, TDB_EXIT_FAIL, 0,
+                           "cannot update '%s': it %s while tdebug was working (run the command again)",
+                           name, existed ? "appeared" : "disappeared");
+        goto cleanup;
+    }
+    if (existed) {
+        size_t now_len;
+        now = tdb_read_file(real, &now_len, err);
+        if (!now)
+            goto cleanup;
+        if (now_len != old_len || memcmp(now, old, old_len)) {
+            tdb_error_set_exit(err, TDB_EXIT_FAIL, 0,
+                               "cannot update '%s': it changed while tdebug was working (run the command again)",
+                               name);
+            goto cleanup;
+        }
+        mode = st.st_mode & 07777;
+    } else {
+        mode_t um = umask(0);
+        umask(um);
+        mode = 0666 & ~um;
+    }
+
+    dircopy = tdb_xstrdup(real);
+    const char *dir = dirname(dircopy);
+    {
+        char *bcopy = tdb_xstrdup(real);
+        tmp = tdb_xasprintf("%s/.%s.tdebug-XXXXXX", dir, basename(bcopy));
+        free(bcopy);
     }
     fd = mkostemp(tmp, O_CLOEXEC);
     if (fd < 0) {
-        tdb_error_errno(err, "cannot create a file beside '%s'", path);
+        tdb_error_errno(err, "cannot create a temporary file in '%s'", dir);
+        free(tmp);
+        tmp = NULL;
         goto cleanup;
     }
-    /* The mode a plain creat() would give, or the old file's. */
-    mode_t mask = umask(0);
-    umask(mask);
-    fchmod(fd, exists && S_ISREG(st.st_mode) ? (st.st_mode & 07777) : (0666 & ~mask));
-    for (size_t off = 0; off < len;) {
-        ssize_t n = write(fd, data + off, len - off);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            tdb_error_errno(err, "cannot write '%s'", tmp);
-            goto cleanup;
-        }
-        off += (size_t)n;
+    if (write_all(fd, data, len) < 0) {
+        tdb_error_errno(err, "cannot write '%s'", tmp);
+        goto cleanup;
+    }
+    if (fchmod(fd, mode) < 0) {
+        tdb_error_errno(err, "cannot set the mode of '%s'", tmp);
+        goto cleanup;
+    }
+    if (existed && (st.st_uid != geteuid() || st.st_gid != getegid()))
+        (void)!fchown(fd, st.st_uid, st.st_gid); /* best effort: root editing a user's file */
+    if (fsync(fd) < 0) {
+        tdb_error_errno(err, "cannot write '%s' to disk", tmp);
+        goto cleanup;
     }
     if (close(fd) < 0) {
         fd = -1;
@@ -420,34 +550,39 @@ int tdb_write_file_keeping(const char *path, const char *data, size_t len, char 
         goto cleanup;
     }
     fd = -1;
-    if (exists) {
-        /* A hard link keeps the old file whole under its new name while
-         * the new one takes PATH; where links are refused, a rename. */
-        backup = free_backup_name(path);
-        if (link(path, backup) < 0 && rename(path, backup) < 0) {
-            tdb_error_errno(err, "cannot keep '%s' as '%s'", path, backup);
+    if (existed) {
+        backup = make_backup(real, name, old, old_len, st.st_mode, err);
+        if (!backup)
             goto cleanup;
-        }
     }
-    if (rename(tmp, path) < 0) {
-        tdb_error_errno(err, "cannot write '%s'", path);
-        if (backup && access(path, F_OK) < 0)
-            rename(backup, path); /* it was moved: put it back */
-        else if (backup)
-            unlink(backup); /* a second link: PATH still has the data */
+    if (rename(tmp, real) < 0) {
+        tdb_error_errno(err, "cannot replace '%s'", name);
         goto cleanup;
     }
-    rc = 0;
+    free(tmp);
+    tmp = NULL;
+    dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+        fsync(dfd); /* the rename itself reaches the disk */
+        close(dfd);
+    }
     if (out_backup) {
         *out_backup = backup;
         backup = NULL;
     }
+    if (out_changed)
+        *out_changed = 1;
+    rc = 0;
 cleanup:
     if (fd >= 0)
         close(fd);
-    if (rc < 0)
+    if (tmp) {
         unlink(tmp);
-    free(tmp);
+        free(tmp);
+    }
     free(backup);
+    free(now);
+    free(dircopy);
+    free(real);
     return rc;
 }

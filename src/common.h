@@ -129,13 +129,28 @@ const char *tdb_default_python(void);
  * Returns NULL with ERR set on failure; *OUT_LEN gets the length if given. */
 char *tdb_read_file(const char *path, size_t *out_len, tdb_error *err);
 
-/* Write LEN bytes of DATA to PATH through a temporary file in the same
- * directory, renamed over PATH, so that PATH is never half written.  A
- * PATH that exists is kept as PATH.bak, or PATH.bak.N (the first free N)
- * when that exists too; *OUT_BACKUP (if given) gets that name (new string)
- * or NULL when there was nothing to keep.  Returns 0, or -1 with ERR set
- * and PATH untouched. */
-int tdb_write_file_keeping(const char *path, const char *data, size_t len, char **out_backup,
+/* Write LEN bytes of DATA to PATH, never half written and never losing
+ * what was there ('tdebug vscode' and 'tour --markdown' write through it):
+ *  - a temporary file in the same directory, fsync'ed, renamed over PATH,
+ *    then the directory fsync'ed; a symbolic link is followed and its
+ *    target replaced;
+ *  - the old file's mode is kept, and its owner when root writes a user's
+ *    file; a new file gets what creat() would give (0666 & ~umask);
+ *  - the previous bytes are first kept as PATH.~N~ (GNU numbered backups,
+ *    as 'cp --backup=numbered' makes: N is one more than the highest
+ *    existing, so the highest is the latest; backups are never deleted);
+ *  - OLD/OLD_LEN are the bytes the caller read from PATH and based DATA on
+ *    (NULL: PATH did not exist).  When PATH holds anything else now,
+ *    nothing is written: ERR says "cannot update 'NAME': it changed while
+ *    tdebug was working" (exit status TDB_EXIT_FAIL);
+ *  - DATA equal to OLD writes nothing and makes no backup, so running a
+ *    command twice changes nothing the second time.
+ * NAME is PATH as messages show it (NULL: PATH).  *OUT_BACKUP (if given)
+ * gets the backup's path (new string) or NULL; *OUT_CHANGED (if given) 1
+ * when PATH was written, else 0.  Returns 0, or -1 with ERR set and PATH
+ * untouched. */
+int tdb_write_file_keeping(const char *path, const char *name, const char *old, size_t old_len,
+                           const char *data, size_t len, char **out_backup, int *out_changed,
                            tdb_error *err);
 
 #endif

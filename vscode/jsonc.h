@@ -19,12 +19,8 @@
  * comments it holds.  New text follows the file's indentation unit (tabs or
  * N spaces) and line ending.  Nothing else is touched.
  *
- * Saving is atomic: a temporary file in the same directory, fsync, rename
- * over the old file, fsync of the directory; the old file's mode and owner
- * are kept.  When the text changes, the previous file is first kept as
- * NAME.~N~ (GNU cp's numbered backups: N is one more than the highest
- * existing; backups are never deleted).  Unchanged text is not written and
- * makes no backup, so a second identical run changes nothing.
+ * Saving is tdb_write_file_keeping()'s (common.h): atomic, the previous
+ * file kept as NAME.~N~, nothing written when the text did not change.
  */
 #ifndef TDB_JSONC_H
 #define TDB_JSONC_H
@@ -107,17 +103,6 @@ int tdb_jsonc_ensure_member(tdb_jsonc_doc *doc, const char *key, json_t *value,
                             tdb_error *err);
 /* The text with every queued edit applied (new string). */
 char *tdb_jsonc_render(const tdb_jsonc_doc *doc, size_t *out_len);
-
-/* Write TEXT to PATH atomically, keeping a numbered backup of the previous
- * file when its bytes differ (see the top of this file).  A symbolic link
- * is followed and its target replaced.  OLD_TEXT/OLD_LEN are the bytes the
- * caller read (NULL: the file did not exist); when the file changed since,
- * nothing is written.  *OUT_BACKUP (if given) gets the backup's path (new
- * string) or NULL; *OUT_CHANGED gets 1 when the file was written.  Returns 0,
- * or -1 with ERR set. */
-int tdb_jsonc_save(const char *path, const char *name, const char *old_text, size_t old_len,
-                   const char *text, size_t len, char **out_backup, int *out_changed,
-                   tdb_error *err);
 
 /* Render VALUE as JSON text the way the editor does: objects and long
  * arrays one item a line, each line after the first starting with INDENT,

@@ -534,8 +534,9 @@ int tdb_vscode_write(const char *workspace, const char *shown, json_t *configura
         const char *old = tdb_jsonc_text(docs[i], &old_len);
         if (i == 1 && json_array_size(tasks) == 0)
             continue; /* attach mode needs no task: leave tasks.json alone */
-        if (tdb_jsonc_save(paths[i], names[i], tdb_jsonc_existed(docs[i]) ? old : NULL, old_len,
-                           texts[i], lens[i], &out[i].backup, &out[i].changed, err) < 0)
+        if (tdb_write_file_keeping(paths[i], names[i], tdb_jsonc_existed(docs[i]) ? old : NULL,
+                                   old_len, texts[i], lens[i], &out[i].backup, &out[i].changed,
+                                   err) < 0)
             goto cleanup;
         size_t pl = strlen(paths[i]);
         if (out[i].backup && !strncmp(out[i].backup, paths[i], pl)) { /* shown like the file */

@@ -144,20 +144,22 @@ def test_handout_keeps_existing_file(tdebug, tmp_path):
     handout.write_text("my own notes\n")
     r = run([tdebug, "tour", "tinytensor", "--batch", "--markdown", str(handout)])
     assert r.returncode == 0, r.stderr
-    assert (tmp_path / "notes.md.bak").read_text() == "my own notes\n"
-    assert f"(the file that was there is now {handout}.bak)" in r.stdout
+    assert (tmp_path / "notes.md.~1~").read_text() == "my own notes\n"
+    assert f"(the file that was there is now {handout}.~1~)" in r.stdout
     first = handout.read_text()
     for s, (title, _, _) in zip(stops(r.stdout), TT_STOPS):
         assert f"## Stop {s['number']} of 5: {s['title']}\n" in first
     assert "```c\n" in first and "TOUR: add loop" in first
 
+    # Numbered backups, as 'tdebug vscode' keeps them: the highest is the latest.
+    handout.write_text(first + "my own remark\n")
     r = run([tdebug, "tour", "tinytensor", "--batch", "--markdown", str(handout)])
     assert r.returncode == 0, r.stderr
-    assert (tmp_path / "notes.md.bak").read_text() == "my own notes\n"
-    assert (tmp_path / "notes.md.bak.1").read_text() == first
+    assert (tmp_path / "notes.md.~1~").read_text() == "my own notes\n"
+    assert (tmp_path / "notes.md.~2~").read_text() == first + "my own remark\n"
     assert handout.read_text().startswith("# A guided tour of `import tinytensor`")
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.md", "notes.md.bak",
-                                                          "notes.md.bak.1"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.md", "notes.md.~1~",
+                                                          "notes.md.~2~"]
 
 
 def test_handout_that_cannot_be_written_is_refused_first(tdebug, tmp_path):

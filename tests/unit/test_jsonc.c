@@ -1,5 +1,5 @@
 /*
- * test_jsonc.c: the JSONC reader, editor and saver against the files in
+ * test_jsonc.c: the JSONC reader and editor against the files in
  * tests/fixtures/vscode/.
  *
  * Fixtures are data.  Every NAME.json there is read as a launch.json (or, for
@@ -350,145 +350,6 @@ static void test_render_layout(void **state)
     json_decref(v);
 }
 
-/* ------------------------------------------------------------------ */
-/* Saving */
-
-static char *tmpdir(void)
-{
-    char *t = tdb_xstrdup("/tmp/test_jsonc.XXXXXX");
-    const char *base = getenv("TMPDIR");
-    if (base && *base) {
-        free(t);
-        t = tdb_xasprintf("%s/test_jsonc.XXXXXX", base);
-    }
-    assert_non_null(mkdtemp(t));
-    return t;
-}
-
-static void rm_rf(const char *dir)
-{
-    DIR *d = opendir(dir);
-    struct dirent *de;
-    while (d && (de = readdir(d))) {
-        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-            continue;
-        char *p = tdb_xasprintf("%s/%s", dir, de->d_name);
-        unlink(p);
-        free(p);
-    }
-    if (d)
-        closedir(d);
-    rmdir(dir);
-}
-
-static char *slurp(const char *path)
-{
-    size_t len;
-    return read_or_fail(path, &len);
-}
-
-static int count_entries(const char *dir)
-{
-    DIR *d = opendir(dir);
-    struct dirent *de;
-    int n = 0;
-    while ((de = readdir(d)))
-        if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-            n++;
-    closedir(d);
-    return n;
-}
-
-static void test_save_new_change_backup(void **state)
-{
-    char *dir = tmpdir();
-    char *path = tdb_xasprintf("%s/launch.json", dir);
-    char *bak1 = tdb_xasprintf("%s.~1~", path), *bak2 = tdb_xasprintf("%s.~2~", path);
-    char *backup = NULL, *s;
-    int changed = -1;
-    tdb_error err = {0};
-    struct stat st;
-    (void)state;
-
-    /* A new file: no backup. */
-    assert_int_equal(tdb_jsonc_save(path, "launch.json", NULL, 0, "one\n", 4, &backup, &changed, &err), 0);
-    assert_int_equal(changed, 1);
-    assert_null(backup);
-    assert_string_equal((s = slurp(path)), "one\n");
-    free(s);
-    assert_int_equal(count_entries(dir), 1);
-
-    /* The same text: nothing written, no backup. */
-    assert_int_equal(tdb_jsonc_save(path, "launch.json", "one\n", 4, "one\n", 4, &backup, &changed, &err), 0);
-    assert_int_equal(changed, 0);
-    assert_int_equal(count_entries(dir), 1);
-
-    /* A change keeps the old bytes as NAME.~1~, and the file's mode. */
-    assert_int_equal(chmod(path, 0600), 0);
-    assert_int_equal(tdb_jsonc_save(path, "launch.json", "one\n", 4, "two\n", 4, &backup, &changed, &err), 0);
-    assert_int_equal(changed, 1);
-    assert_string_equal(backup, bak1);
-    free(backup);
-    assert_string_equal((s = slurp(bak1)), "one\n");
-    free(s);
-    assert_string_equal((s = slurp(path)), "two\n");
-    free(s);
-    assert_int_equal(stat(path, &st), 0);
-    assert_int_equal(st.st_mode & 07777, 0600);
-
-    /* The next change: NAME.~2~; older backups stay. */
-    assert_int_equal(tdb_jsonc_save(path, "launch.json", "two\n", 4, "three\n", 6, &backup, &changed, &err), 0);
-    assert_string_equal(backup, bak2);
-    free(backup);
-    assert_string_equal((s = slurp(bak2)), "two\n");
-    free(s);
-    assert_string_equal((s = slurp(bak1)), "one\n");
-    free(s);
-    assert_int_equal(count_entries(dir), 3); /* no temporary file left */
-
-    /* Changed behind our back: refused, untouched. */
-    assert_int_equal(tdb_jsonc_save(path, "launch.json", "two\n", 4, "four\n", 5, &backup, &changed, &err), -1);
-    assert_string_equal(err.msg, "cannot update 'launch.json': it changed while tdebug was working (run the command again)");
-    assert_string_equal((s = slurp(path)), "three\n");
-    free(s);
-    assert_int_equal(count_entries(dir), 3);
-
-    rm_rf(dir);
-    free(bak1);
-    free(bak2);
-    free(path);
-    free(dir);
-}
-
-static void test_save_follows_symlink(void **state)
-{
-    char *dir = tmpdir();
-    char *target = tdb_xasprintf("%s/real.json", dir), *link_path = tdb_xasprintf("%s/launch.json", dir);
-    char *backup = NULL, *s;
-    int changed = 0;
-    tdb_error err = {0};
-    struct stat st;
-    (void)state;
-
-    FILE *f = fopen(target, "w");
-    fputs("old\n", f);
-    fclose(f);
-    assert_int_equal(symlink("real.json", link_path), 0);
-    assert_int_equal(tdb_jsonc_save(link_path, "launch.json", "old\n", 4, "new\n", 4, &backup, &changed, &err), 0);
-    assert_int_equal(lstat(link_path, &st), 0);
-    assert_true(S_ISLNK(st.st_mode));
-    assert_string_equal((s = slurp(target)), "new\n");
-    free(s);
-    assert_true(has_suffix(backup, "/real.json.~1~"));
-    assert_string_equal((s = slurp(backup)), "old\n");
-    free(s);
-    free(backup);
-    rm_rf(dir);
-    free(target);
-    free(link_path);
-    free(dir);
-}
-
 static void test_load_missing_file_is_empty(void **state)
 {
     tdb_error err = {0};
@@ -528,8 +389,6 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_fixtures),
         cmocka_unit_test(test_spans_of_entries),
         cmocka_unit_test(test_render_layout),
-        cmocka_unit_test(test_save_new_change_backup),
-        cmocka_unit_test(test_save_follows_symlink),
         cmocka_unit_test(test_load_missing_file_is_empty),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,9 +1,8 @@
 /*
  * test_tour_support.c: what 'tdebug tour' stands on besides the session:
- * the tours' data (src/tour_data.c) is complete, a handout never replaces a
- * file without keeping it (tdb_write_file_keeping), and a marked source
- * line is found through a binary's DWARF (src/dwsource.c), here this test's
- * own.
+ * the tours' data (src/tour_data.c) is complete, and a marked source line
+ * is found through a binary's DWARF (src/dwsource.c), here this test's own.
+ * The handout's writing is tdb_write_file_keeping's (test_common.c).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -82,7 +81,7 @@ static void test_torch_tour_stops(void **state)
     }
 }
 
-/* ---- tdb_write_file_keeping ---- */
+/* ---- sources through DWARF ---- */
 
 static char dir[64];
 
@@ -100,79 +99,6 @@ static int remove_dir(void **state)
     return rc == 0 ? 0 : -1;
 }
 
-static char *slurp(const char *path)
-{
-    return tdb_read_file(path, NULL, NULL);
-}
-
-static void assert_file(const char *path, const char *want)
-{
-    char *text = slurp(path);
-    assert_non_null(text);
-    assert_string_equal(text, want);
-    free(text);
-}
-
-static void test_write_new_file(void **state)
-{
-    char *path = tdb_xasprintf("%s/new.md", dir), *backup = (char *)"unset";
-    tdb_error err = {0};
-    struct stat st;
-
-    assert_int_equal(tdb_write_file_keeping(path, "hello\n", 6, &backup, &err), 0);
-    assert_null(backup);
-    assert_file(path, "hello\n");
-    assert_int_equal(stat(path, &st), 0);
-    mode_t mask = umask(0);
-    umask(mask);
-    assert_int_equal(st.st_mode & 0777, 0666 & ~mask);
-    free(path);
-}
-
-static void test_existing_file_is_kept(void **state)
-{
-    char *path = tdb_xasprintf("%s/notes.md", dir), *bak = tdb_xasprintf("%s.bak", path);
-    char *bak1 = tdb_xasprintf("%s.bak.1", path), *backup = NULL;
-    tdb_error err = {0};
-
-    assert_int_equal(tdb_write_file_keeping(path, "mine\n", 5, NULL, &err), 0);
-    chmod(path, 0600);
-    assert_int_equal(tdb_write_file_keeping(path, "first\n", 6, &backup, &err), 0);
-    assert_string_equal(backup, bak);
-    free(backup);
-    assert_file(bak, "mine\n");
-    assert_file(path, "first\n");
-    struct stat st;
-    assert_int_equal(stat(path, &st), 0);
-    assert_int_equal(st.st_mode & 0777, 0600); /* the old file's mode */
-
-    /* A second time: .bak is taken, so .bak.1. */
-    assert_int_equal(tdb_write_file_keeping(path, "second\n", 7, &backup, &err), 0);
-    assert_string_equal(backup, bak1);
-    free(backup);
-    assert_file(bak, "mine\n");
-    assert_file(bak1, "first\n");
-    assert_file(path, "second\n");
-    free(path);
-    free(bak);
-    free(bak1);
-}
-
-static void test_directory_and_missing_dir_refused(void **state)
-{
-    tdb_error err = {0};
-    char *missing = tdb_xasprintf("%s/no/such/file.md", dir);
-
-    assert_int_equal(tdb_write_file_keeping(dir, "x", 1, NULL, &err), -1);
-    assert_non_null(strstr(err.msg, "is a directory"));
-    tdb_error_clear(&err);
-    assert_int_equal(tdb_write_file_keeping(missing, "x", 1, NULL, &err), -1);
-    assert_non_null(strstr(err.msg, "cannot create a file beside"));
-    free(missing);
-}
-
-/* ---- sources through DWARF ---- */
-
 static void test_marked_line(void **state)
 {
     char *path = tdb_xasprintf("%s/src.c", dir);
@@ -180,7 +106,10 @@ static void test_marked_line(void **state)
     int line = 0;
     const char text[] = "int a;\n/* TOUR: here */\nint b; /* TOUR: twice */\n/* TOUR: twice */\n";
 
-    assert_int_equal(tdb_write_file_keeping(path, text, sizeof(text) - 1, NULL, &err), 0);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
     assert_int_equal(tdb_marked_line(path, "TOUR: here", &line, &err), 0);
     assert_int_equal(line, 2);
     line = 0;
@@ -231,9 +160,6 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tours_are_complete),
         cmocka_unit_test(test_torch_tour_stops),
-        cmocka_unit_test(test_write_new_file),
-        cmocka_unit_test(test_existing_file_is_kept),
-        cmocka_unit_test(test_directory_and_missing_dir_refused),
         cmocka_unit_test(test_marked_line),
         cmocka_unit_test(test_dwarf_source_path_of_this_test),
     };

@@ -36,38 +36,6 @@ static int64_t now_ns(void)
     return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-char *tdb_ptrace_refusal_reason(pid_t pid, int *busy)
-{
-    *busy = 0;
-    pid_t tracer = tdb_proc_tracer(pid);
-    if (tracer > 0) {
-        *busy = 1;
-        char *comm = tdb_proc_comm(tracer, 0);
-        char *r = tdb_xasprintf("it is already traced by pid %d (%s); a process has one tracer "
-                                "at a time",
-                                (int)tracer, comm ? comm : "?");
-        free(comm);
-        return r;
-    }
-    long uid = tdb_proc_uid(pid);
-    if (uid >= 0 && (uid_t)uid != getuid() && geteuid() != 0)
-        return tdb_xasprintf("it belongs to uid %ld; run tdebug as that user or as root", uid);
-    char *scope = tdb_read_file("/proc/sys/kernel/yama/ptrace_scope", NULL, NULL);
-    if (scope && atoi(scope) > 0 && geteuid() != 0) {
-        int s = atoi(scope);
-        free(scope);
-        if (s >= 3)
-            return tdb_xstrdup("kernel.yama.ptrace_scope is 3: no process may be traced; "
-                               "only a reboot lowers it");
-        return tdb_xasprintf("kernel.yama.ptrace_scope is %d: only a parent process may trace "
-                             "its child; run tdebug as root or 'sysctl kernel.yama.ptrace_scope=0'",
-                             s);
-    }
-    free(scope);
-    return tdb_xstrdup("ptrace is refused (a container without CAP_SYS_PTRACE, or a "
-                       "non-dumpable process); run tdebug as root or with CAP_SYS_PTRACE");
-}
-
 static tdb_pause_thread *add_thread(tdb_pause *p, size_t *cap, pid_t tid)
 {
     TDB_GROW(p->threads, p->n, *cap);
@@ -157,11 +125,9 @@ int tdb_pause_start(pid_t pid, tdb_pause **out, tdb_error *err)
                     continue;
                 int e = errno;
                 if (p->n == 0 && (e == EPERM || e == EACCES)) {
-                    int busy;
-                    char *why = tdb_ptrace_refusal_reason(pid, &busy);
-                    tdb_error_set(err, busy ? EBUSY : EPERM, "cannot pause pid %d: %s (%s)",
-                                  (int)pid, strerror(e), why);
-                    free(why);
+                    /* Why is tdb_ptrace_explain_for()'s to say. */
+                    tdb_error_set(err, tdb_proc_tracer(pid) > 0 ? EBUSY : EPERM,
+                                  "cannot pause pid %d: %s", (int)pid, strerror(e));
                 } else {
                     tdb_error_set(err, e, "cannot pause thread %d of pid %d: ptrace(SEIZE): %s",
                                   (int)tids[i], (int)pid, strerror(e));

@@ -36,9 +36,9 @@ typedef struct tdb_pause {
 
 /* Seize and stop every thread of PID.  0 and *OUT on success (some threads
  * may be gone or not stopped: see their flags); -1 with ERR set when the
- * process cannot be paused: code ESRCH (no such process / exited), EPERM
- * with a message saying why (not ours, Yama ptrace_scope, already traced
- * by another pid: then ERR's code is EBUSY). */
+ * process cannot be paused: code ESRCH (no such process / exited), EBUSY
+ * when another process traces it, EPERM when ptrace was refused for
+ * another reason (tdb_ptrace_explain_for() says which). */
 int tdb_pause_start(pid_t pid, tdb_pause **out, tdb_error *err);
 
 /* Let every thread go (PTRACE_DETACH, re-delivering pending signals) and
@@ -53,11 +53,5 @@ tdb_pause_thread *tdb_pause_find(tdb_pause *p, pid_t tid);
 
 /* Ends the pause if needed, then frees.  Accepts NULL. */
 void tdb_pause_free(tdb_pause *p);
-
-/* Why PID cannot be traced by us, for an EPERM from ptrace or
- * process_vm_readv, as "(...)" advice to append to a message: another
- * tracer, another user, Yama's ptrace_scope.  Returns a new string and sets
- * *BUSY when the reason is another tracer. */
-char *tdb_ptrace_refusal_reason(pid_t pid, int *busy);
 
 #endif

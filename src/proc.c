@@ -760,6 +760,13 @@ static void ctx_release(read_ctx *ctx)
     elf_cache_release(&ctx->elves);
 }
 
+tdb_proc_table *tdb_proc_table_new(const char *root)
+{
+    tdb_proc_table *t = tdb_xcalloc(1, sizeof(*t));
+    t->root = tdb_xstrdup(root ? root : "/proc");
+    return t;
+}
+
 tdb_proc_table *tdb_proc_table_read(const char *root, tdb_error *err)
 {
     if (!root)
@@ -769,11 +776,10 @@ tdb_proc_table *tdb_proc_table_read(const char *root, tdb_error *err)
         tdb_error_errno(err, "cannot list processes in '%s'", root);
         return NULL;
     }
-    tdb_proc_table *t = tdb_xcalloc(1, sizeof(*t));
+    tdb_proc_table *t = tdb_proc_table_new(root);
     read_ctx ctx;
     struct dirent *de;
 
-    t->root = tdb_xstrdup(root);
     ctx_init(&ctx, t->root);
     while ((de = readdir(d))) {
         long pid;

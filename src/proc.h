@@ -88,6 +88,9 @@ typedef struct tdb_proc_table {
  * while being read are left out.  Returns NULL with ERR set only when ROOT
  * itself cannot be listed.  Free with tdb_proc_table_free(). */
 tdb_proc_table *tdb_proc_table_read(const char *root, tdb_error *err);
+/* An empty table over ROOT (NULL: "/proc") that tdb_proc_table_lookup()
+ * fills with the processes asked for, for questions about a few pids. */
+tdb_proc_table *tdb_proc_table_new(const char *root);
 void tdb_proc_table_free(tdb_proc_table *t);
 
 /* The process PID, borrowed from T; read and added to T when it was not

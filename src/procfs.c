@@ -298,11 +298,6 @@ pid_t tdb_proc_tgid(pid_t tid)
     return (pid_t)status_field(tid, "Tgid");
 }
 
-long tdb_proc_uid(pid_t pid)
-{
-    return status_field(pid, "Uid");
-}
-
 char tdb_proc_state(pid_t pid, pid_t tid)
 {
     char path[96];

@@ -52,8 +52,6 @@ char *tdb_proc_cmdline(pid_t pid, size_t max);
 pid_t tdb_proc_tracer(pid_t pid);
 /* The process (thread group) that thread TID belongs to, or -1. */
 pid_t tdb_proc_tgid(pid_t tid);
-/* The real uid of PID, or -1. */
-long tdb_proc_uid(pid_t pid);
 /* The state letter of a thread (R, S, D, T, t, Z, X...), or 0 when gone.
  * TID 0 means the process itself. */
 char tdb_proc_state(pid_t pid, pid_t tid);

@@ -238,13 +238,21 @@ static const char *user_of(uid_t uid, char *buf, size_t len)
     return buf;
 }
 
-static tdb_refusal refuse(tdb_error *err, tdb_refusal r, int code, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+const tdb_trace_purpose tdb_purpose_attach = {"attach to", "attach", 1, 0};
+const tdb_trace_purpose tdb_purpose_stacks = {"read the stacks of", "stacks", 0, 1};
 
-static tdb_refusal refuse(tdb_error *err, tdb_refusal r, int code, const char *fmt, ...)
+/* Set ERR to "cannot VERB pid PID: " and the rest (the reason alone when
+ * the purpose has no verb) and return R. */
+static tdb_refusal refuse(tdb_error *err, tdb_refusal r, int code, const tdb_trace_purpose *why,
+                          pid_t pid, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+static tdb_refusal refuse(tdb_error *err, tdb_refusal r, int code, const tdb_trace_purpose *why,
+                          pid_t pid, const char *fmt, ...)
 {
     tdb_buf b = TDB_BUF_INIT;
     va_list ap;
+    if (why->verb)
+        tdb_buf_addf(&b, "cannot %s pid %d: ", why->verb, (int)pid);
     va_start(ap, fmt);
     tdb_buf_vaddf(&b, fmt, ap);
     va_end(ap);
@@ -253,27 +261,40 @@ static tdb_refusal refuse(tdb_error *err, tdb_refusal r, int code, const char *f
     return r;
 }
 
-static tdb_refusal refuse_yama(const tdb_tracer *tr, pid_t pid, tdb_error *err)
+static tdb_refusal refuse_yama(const tdb_tracer *tr, const tdb_trace_purpose *why, pid_t pid,
+                               tdb_error *err)
 {
+    if (tr->yama_scope == 1 && why->by_tdebug)
+        return refuse(err, TDB_REFUSAL_YAMA, EPERM, why, pid,
+                      "ptrace is restricted by Yama (kernel.yama.ptrace_scope is 1: a process "
+                      "may trace only its own children) (run tdebug as root, e.g. 'sudo tdebug "
+                      "%s %d', or allow tracing with 'sudo sysctl kernel.yama.ptrace_scope=0')",
+                      why->command, (int)pid);
     if (tr->yama_scope == 1)
-        return refuse(err, TDB_REFUSAL_YAMA, EPERM,
-                      "cannot attach to pid %d: ptrace is restricted by Yama "
-                      "(kernel.yama.ptrace_scope is 1: a process may trace only its own "
-                      "children) (start the program under 'tdebug run' instead, or allow "
-                      "attaching with 'sudo sysctl kernel.yama.ptrace_scope=0', or let gdb "
-                      "attach with 'sudo setcap cap_sys_ptrace+ep %s')",
-                      (int)pid, tr->gdb);
-    return refuse(err, TDB_REFUSAL_YAMA, EPERM,
-                  "cannot attach to pid %d: ptrace is restricted to administrators by Yama "
-                  "(kernel.yama.ptrace_scope is 2: only processes with CAP_SYS_PTRACE may "
-                  "trace, and 'tdebug run' needs it too) (run tdebug as root, e.g. "
-                  "'sudo tdebug attach %d', or let gdb trace with 'sudo setcap "
-                  "cap_sys_ptrace+ep %s', or lower the restriction with 'sudo sysctl "
+        return refuse(err, TDB_REFUSAL_YAMA, EPERM, why, pid,
+                      "ptrace is restricted by Yama (kernel.yama.ptrace_scope is 1: a process "
+                      "may trace only its own children) (start the program under 'tdebug run' "
+                      "instead, or allow attaching with 'sudo sysctl kernel.yama.ptrace_scope=0', "
+                      "or let gdb attach with 'sudo setcap cap_sys_ptrace+ep %s')",
+                      tr->gdb);
+    if (why->by_tdebug)
+        return refuse(err, TDB_REFUSAL_YAMA, EPERM, why, pid,
+                      "ptrace is restricted to administrators by Yama (kernel.yama.ptrace_scope "
+                      "is 2: only processes with CAP_SYS_PTRACE may trace) (run tdebug as root, "
+                      "e.g. 'sudo tdebug %s %d', or lower the restriction with 'sudo sysctl "
+                      "kernel.yama.ptrace_scope=0')",
+                      why->command, (int)pid);
+    return refuse(err, TDB_REFUSAL_YAMA, EPERM, why, pid,
+                  "ptrace is restricted to administrators by Yama (kernel.yama.ptrace_scope is 2: "
+                  "only processes with CAP_SYS_PTRACE may trace, and 'tdebug run' needs it too) "
+                  "(run tdebug as root, e.g. 'sudo tdebug %s %d', or let gdb trace with 'sudo "
+                  "setcap cap_sys_ptrace+ep %s', or lower the restriction with 'sudo sysctl "
                   "kernel.yama.ptrace_scope=1')",
-                  (int)pid, (int)pid, tr->gdb);
+                  why->command, (int)pid, tr->gdb);
 }
 
-static tdb_refusal refuse_other_user(const tdb_proc *p, const tdb_tracer *tr, tdb_error *err)
+static tdb_refusal refuse_other_user(const tdb_proc *p, const tdb_tracer *tr,
+                                     const tdb_trace_purpose *why, tdb_error *err)
 {
     char name[256];
     const char *owner;
@@ -286,20 +307,20 @@ static tdb_refusal refuse_other_user(const tdb_proc *p, const tdb_tracer *tr, td
         how = " (set-user-ID)";
     }
     if (tr->uid == 0)
-        return refuse(err, TDB_REFUSAL_OTHER_USER, EPERM,
-                      "cannot attach to pid %d: it runs as user '%s'%s and tdebug runs as root "
-                      "without CAP_SYS_PTRACE (capabilities dropped, as in a container: start "
-                      "the container with '--cap-add=SYS_PTRACE', or run tdebug as '%s')",
-                      (int)p->pid, owner, how, owner);
+        return refuse(err, TDB_REFUSAL_OTHER_USER, EPERM, why, p->pid,
+                      "it runs as user '%s'%s and tdebug runs as root without CAP_SYS_PTRACE "
+                      "(capabilities dropped, as in a container: start the container with "
+                      "'--cap-add=SYS_PTRACE', or run tdebug as '%s')",
+                      owner, how, owner);
     if (!strcmp(owner, "root"))
-        return refuse(err, TDB_REFUSAL_OTHER_USER, EPERM,
-                      "cannot attach to pid %d: it runs as user 'root'%s and tdebug runs as "
-                      "'%s' (run tdebug as root, e.g. 'sudo tdebug attach %d')",
-                      (int)p->pid, how, tr->user, (int)p->pid);
-    return refuse(err, TDB_REFUSAL_OTHER_USER, EPERM,
-                  "cannot attach to pid %d: it runs as user '%s'%s and tdebug runs as '%s' "
-                  "(run tdebug as that user, e.g. 'sudo -u %s tdebug attach %d', or as root)",
-                  (int)p->pid, owner, how, tr->user, owner, (int)p->pid);
+        return refuse(err, TDB_REFUSAL_OTHER_USER, EPERM, why, p->pid,
+                      "it runs as user 'root'%s and tdebug runs as '%s' (run tdebug as root, "
+                      "e.g. 'sudo tdebug %s %d')",
+                      how, tr->user, why->command, (int)p->pid);
+    return refuse(err, TDB_REFUSAL_OTHER_USER, EPERM, why, p->pid,
+                  "it runs as user '%s'%s and tdebug runs as '%s' (run tdebug as that user, e.g. "
+                  "'sudo -u %s tdebug %s %d', or as root)",
+                  owner, how, tr->user, owner, why->command, (int)p->pid);
 }
 
 static int is_zombie(const tdb_proc *p)
@@ -307,107 +328,113 @@ static int is_zombie(const tdb_proc *p)
     return p->state == 'Z' || p->state == 'X' || p->state == 'x';
 }
 
-tdb_refusal tdb_attach_check(tdb_proc_table *t, const tdb_tracer *tr, pid_t pid, tdb_error *err)
+tdb_refusal tdb_trace_check(tdb_proc_table *t, const tdb_tracer *tr, const tdb_trace_purpose *why,
+                            pid_t pid, tdb_error *err)
 {
     tdb_proc *p = tdb_proc_table_lookup(t, pid, NULL);
-    int cap = tr->cap_sys_ptrace;
+    /* CAP_SYS_PTRACE, and the permitted set, of the process that traces:
+     * tdebug itself, or gdb as tdebug execs it (its file capabilities). */
+    int self_cap = (tr->cap_eff >> TDB_CAP_SYS_PTRACE & 1) != 0;
+    int cap = why->by_tdebug ? self_cap : tr->cap_sys_ptrace;
+    uint64_t prm = why->by_tdebug ? tr->cap_prm : tr->debugger_prm;
 
     if (!p)
-        return refuse(err, TDB_REFUSAL_NO_PROCESS, ESRCH,
-                      "cannot attach to pid %d: no such process ('tdebug ps' lists the Python "
-                      "processes you can attach to)",
-                      (int)pid);
+        return refuse(err, TDB_REFUSAL_NO_PROCESS, ESRCH, why, pid, "no such process%s",
+                      why->python_only ? " ('tdebug ps' lists the Python processes you can "
+                                         "attach to)" : "");
     if (p->pid == tr->pid || (p->tgid == tr->pid && tr->pid))
-        return refuse(err, TDB_REFUSAL_SELF, EPERM,
-                      "cannot attach to pid %d: that is tdebug itself (give the pid of a Python "
-                      "program; 'tdebug ps' lists them)",
-                      (int)pid);
+        return refuse(err, TDB_REFUSAL_SELF, EPERM, why, pid,
+                      "that is tdebug itself (give the pid of a Python program; 'tdebug ps' "
+                      "lists them)");
     if (p->kernel_thread)
-        return refuse(err, TDB_REFUSAL_KERNEL_THREAD, EPERM,
-                      "cannot attach to pid %d: it is a kernel thread ('%s'), not a program "
-                      "(give the pid of a Python process; 'tdebug ps' lists them)",
-                      (int)pid, p->comm);
+        return refuse(err, TDB_REFUSAL_KERNEL_THREAD, EPERM, why, pid,
+                      "it is a kernel thread ('%s'), not a program (give the pid of a Python "
+                      "process; 'tdebug ps' lists them)",
+                      p->comm);
     if (is_zombie(p))
-        return refuse(err, TDB_REFUSAL_ZOMBIE, ESRCH,
-                      "cannot attach to pid %d: it is a zombie ('%s' has exited and its parent "
-                      "%d has not reaped it; nothing runs there any more) (start the program "
-                      "again, under 'tdebug run' to debug it from the start)",
-                      (int)pid, p->comm, (int)p->ppid);
-    if (p->python == TDB_NO)
-        return refuse(err, TDB_REFUSAL_NOT_PYTHON, 0,
-                      "cannot attach to pid %d: it is not a Python process (it runs '%s'; "
-                      "'tdebug ps' lists Python processes)",
-                      (int)pid, p->exe ? p->exe : p->comm);
+        return refuse(err, TDB_REFUSAL_ZOMBIE, ESRCH, why, pid,
+                      "it is a zombie ('%s' has exited and its parent %d has not reaped it; "
+                      "nothing runs there any more) (start the program again, under 'tdebug "
+                      "run' to debug it from the start)",
+                      p->comm, (int)p->ppid);
+    if (why->python_only && p->python == TDB_NO)
+        return refuse(err, TDB_REFUSAL_NOT_PYTHON, 0, why, pid,
+                      "it is not a Python process (it runs '%s'; 'tdebug ps' lists Python "
+                      "processes)",
+                      p->exe ? p->exe : p->comm);
     if (tr->yama_scope == 3)
-        return refuse(err, TDB_REFUSAL_PTRACE_DISABLED, EPERM,
-                      "cannot attach to pid %d: ptrace is disabled on this system "
-                      "(kernel.yama.ptrace_scope is 3: no process may trace another, root "
-                      "included, and 'tdebug run' cannot work either, until a reboot) (set "
-                      "kernel.yama.ptrace_scope = 0 or 1 in /etc/sysctl.d/ and reboot)",
-                      (int)pid);
+        return refuse(err, TDB_REFUSAL_PTRACE_DISABLED, EPERM, why, pid,
+                      "ptrace is disabled on this system (kernel.yama.ptrace_scope is 3: no "
+                      "process may trace another, root included, and 'tdebug run' cannot work "
+                      "either, until a reboot) (set kernel.yama.ptrace_scope = 0 or 1 in "
+                      "/etc/sysctl.d/ and reboot)");
     if (p->uid != tr->uid || p->euid != tr->uid || p->suid != tr->uid) {
         if (!cap)
-            return refuse_other_user(p, tr, err);
+            return refuse_other_user(p, tr, why, err);
     } else if (p->gid != tr->gid || p->egid != tr->gid || p->sgid != tr->gid) {
         if (!cap) {
             char g[256];
             gid_t other = p->gid != tr->gid ? p->gid : p->egid != tr->gid ? p->egid : p->sgid;
-            return refuse(err, TDB_REFUSAL_OTHER_GROUP, EPERM,
-                          "cannot attach to pid %d: it runs with group '%s' (set-group-ID) and "
-                          "tdebug does not (run tdebug as root, e.g. 'sudo tdebug attach %d')",
-                          (int)pid, group_name(other, g, sizeof(g)), (int)pid);
+            return refuse(err, TDB_REFUSAL_OTHER_GROUP, EPERM, why, pid,
+                          "it runs with group '%s' (set-group-ID) and tdebug does not (run "
+                          "tdebug as root, e.g. 'sudo tdebug %s %d')",
+                          group_name(other, g, sizeof(g)), why->command, (int)pid);
         }
     }
     if ((tr->yama_scope == 1 || tr->yama_scope == 2) && !cap)
-        return refuse_yama(tr, pid, err);
+        return refuse_yama(tr, why, pid, err);
     if (tr->probe_errno > 0)
-        return refuse(err, TDB_REFUSAL_PTRACE_BLOCKED, tr->probe_errno,
-                      "cannot attach to pid %d: ptrace is blocked for tdebug: tracing even its "
-                      "own child failed: %s (a seccomp filter or a security module forbids "
-                      "ptrace, as a container's default profile does: start the container "
-                      "with '--cap-add=SYS_PTRACE', or '--security-opt seccomp=unconfined')",
-                      (int)pid, strerror(tr->probe_errno));
+        return refuse(err, TDB_REFUSAL_PTRACE_BLOCKED, tr->probe_errno, why, pid,
+                      "ptrace is blocked for tdebug: tracing even its own child failed: %s (a "
+                      "seccomp filter or a security module forbids ptrace, as a container's "
+                      "default profile does: start the container with '--cap-add=SYS_PTRACE', "
+                      "or '--security-opt seccomp=unconfined')",
+                      strerror(tr->probe_errno));
     if (p->dumpable == TDB_NO && !cap)
-        return refuse(err, TDB_REFUSAL_NOT_DUMPABLE, EPERM,
-                      "cannot attach to pid %d: it is not dumpable (it called "
-                      "prctl(PR_SET_DUMPABLE, 0) or was started set-user-ID), so only root may "
-                      "trace it (run tdebug as root, e.g. 'sudo tdebug attach %d')",
-                      (int)pid, (int)pid);
-    if ((p->cap_prm & ~tr->debugger_prm) && !cap)
-        return refuse(err, TDB_REFUSAL_CAPABILITIES, EPERM,
-                      "cannot attach to pid %d: it holds capabilities tdebug lacks (its "
-                      "permitted set is %#llx, gdb would run with %#llx; without "
-                      "CAP_SYS_PTRACE only a process holding at least the same capabilities "
-                      "may trace) (run tdebug with the same privileges, e.g. as root outside "
-                      "the container, or start the container with '--cap-add=SYS_PTRACE')",
-                      (int)pid, (unsigned long long)p->cap_prm,
-                      (unsigned long long)tr->debugger_prm);
-    int self_cap = (tr->cap_eff >> TDB_CAP_SYS_PTRACE & 1) != 0;
+        return refuse(err, TDB_REFUSAL_NOT_DUMPABLE, EPERM, why, pid,
+                      "it is not dumpable (it called prctl(PR_SET_DUMPABLE, 0) or was started "
+                      "set-user-ID), so only root may trace it (run tdebug as root, e.g. 'sudo "
+                      "tdebug %s %d')",
+                      why->command, (int)pid);
+    if ((p->cap_prm & ~prm) && !cap)
+        return refuse(err, TDB_REFUSAL_CAPABILITIES, EPERM, why, pid,
+                      "it holds capabilities tdebug lacks (its permitted set is %#llx, %s with "
+                      "%#llx; without CAP_SYS_PTRACE only a process holding at least the same "
+                      "capabilities may trace) (run tdebug with the same privileges, e.g. as root "
+                      "outside the container, or start the container with "
+                      "'--cap-add=SYS_PTRACE')",
+                      (unsigned long long)p->cap_prm,
+                      why->by_tdebug ? "tdebug runs" : "gdb would run", (unsigned long long)prm);
     if ((p->exe_errno == EACCES || p->exe_errno == EPERM) && (self_cap || !cap))
         /* Reading /proc/PID/exe takes the same ptrace access check (in read
          * mode) that attaching takes: the kernel already said no -- unless
          * gdb will hold CAP_SYS_PTRACE (its file capabilities) where tdebug
          * does not. */
-        return refuse(err, TDB_REFUSAL_ACCESS_DENIED, EPERM,
-                      "cannot attach to pid %d: the kernel denies tdebug access to it (reading "
-                      "/proc/%d/exe: %s) although none of the usual reasons applies (it may be "
-                      "protected by a security module or run in another user namespace; the "
-                      "kernel log ('dmesg') may say which)",
-                      (int)pid, (int)pid, strerror(p->exe_errno));
+        return refuse(err, TDB_REFUSAL_ACCESS_DENIED, EPERM, why, pid,
+                      "the kernel denies tdebug access to it (reading /proc/%d/exe: %s) although "
+                      "none of the usual reasons applies (it may be protected by a security "
+                      "module or run in another user namespace; the kernel log ('dmesg') may "
+                      "say which)",
+                      (int)pid, strerror(p->exe_errno));
     if (p->tracer_pid)
-        return refuse(err, TDB_REFUSAL_TRACED, EPERM,
-                      "cannot attach to pid %d: it is already traced by pid %d (%s) (a process "
-                      "has only one tracer: detach or quit that debugger first)",
-                      (int)pid, (int)p->tracer_pid,
+        return refuse(err, TDB_REFUSAL_TRACED, EPERM, why, pid,
+                      "it is already traced by pid %d (%s) (a process has only one tracer: "
+                      "detach or quit that debugger first)",
+                      (int)p->tracer_pid,
                       p->tracer_comm ? p->tracer_comm : "not visible from here");
     return TDB_REFUSAL_NONE;
 }
 
-tdb_refusal tdb_attach_explain(tdb_proc_table *t, const tdb_tracer *tr, pid_t pid, int errnum,
-                               tdb_error *err)
+tdb_refusal tdb_attach_check(tdb_proc_table *t, const tdb_tracer *tr, pid_t pid, tdb_error *err)
+{
+    return tdb_trace_check(t, tr, &tdb_purpose_attach, pid, err);
+}
+
+tdb_refusal tdb_trace_explain(tdb_proc_table *t, const tdb_tracer *tr,
+                              const tdb_trace_purpose *why, pid_t pid, int errnum, tdb_error *err)
 {
     tdb_error local = {0};
-    tdb_refusal r = tdb_attach_check(t, tr, pid, &local);
+    tdb_refusal r = tdb_trace_check(t, tr, why, pid, &local);
     if (r != TDB_REFUSAL_NONE) {
         tdb_error_set_exit(err, local.exit_code, local.code, "%s", local.msg);
         return r;
@@ -415,16 +442,20 @@ tdb_refusal tdb_attach_explain(tdb_proc_table *t, const tdb_tracer *tr, pid_t pi
     if (errnum == ESRCH)
         /* It existed a moment ago and still does: a thread of it, or it
          * was stopped by another tracer in between. */
-        return refuse(err, TDB_REFUSAL_UNKNOWN, errnum,
-                      "cannot attach to pid %d: %s (it may have exited and been replaced, or "
-                      "been traced by another process meanwhile; 'tdebug ps --check %d' tells "
-                      "what it is now)",
-                      (int)pid, strerror(errnum), (int)pid);
-    return refuse(err, TDB_REFUSAL_UNKNOWN, errnum,
-                  "cannot attach to pid %d: %s (none of the usual reasons applies: a security "
-                  "module (AppArmor, SELinux) or a seccomp filter may forbid it; the kernel log "
-                  "('dmesg') may say which)",
-                  (int)pid, strerror(errnum ? errnum : EPERM));
+        return refuse(err, TDB_REFUSAL_UNKNOWN, errnum, why, pid,
+                      "%s (it may have exited and been replaced, or been traced by another "
+                      "process meanwhile; 'tdebug ps --check %d' tells what it is now)",
+                      strerror(errnum), (int)pid);
+    return refuse(err, TDB_REFUSAL_UNKNOWN, errnum, why, pid,
+                  "%s (none of the usual reasons applies: a security module (AppArmor, SELinux) "
+                  "or a seccomp filter may forbid it; the kernel log ('dmesg') may say which)",
+                  strerror(errnum ? errnum : EPERM));
+}
+
+tdb_refusal tdb_attach_explain(tdb_proc_table *t, const tdb_tracer *tr, pid_t pid, int errnum,
+                               tdb_error *err)
+{
+    return tdb_trace_explain(t, tr, &tdb_purpose_attach, pid, errnum, err);
 }
 
 int tdb_attach_resolve(tdb_proc_table *t, const tdb_tracer *tr, pid_t pid, tdb_resolution *out,
@@ -481,22 +512,30 @@ int tdb_attach_prepare(pid_t pid, const char *gdb, tdb_resolution *out, tdb_refu
     return rc;
 }
 
-tdb_refusal tdb_ptrace_explain(pid_t pid, const char *gdb, int errnum, tdb_error *err)
+tdb_refusal tdb_ptrace_explain_for(const tdb_trace_purpose *why, pid_t pid, const char *gdb,
+                                   int errnum, tdb_error *err)
 {
     tdb_tracer tr;
     tdb_refusal r = TDB_REFUSAL_UNKNOWN;
     tdb_error local = {0};
-    tdb_proc_table *t = tdb_proc_table_read("/proc", &local);
+    /* Only PID (and its tracer's name) is looked at: no need to read every
+     * process. */
+    tdb_proc_table *t = tdb_proc_table_new("/proc");
 
-    if (t && tdb_tracer_read(&tr, "/proc", gdb, &local) == 0) {
+    if (tdb_tracer_read(&tr, "/proc", gdb, &local) == 0) {
         tdb_tracer_probe(&tr);
-        r = tdb_attach_explain(t, &tr, pid, errnum, err);
+        r = tdb_trace_explain(t, &tr, why, pid, errnum, err);
         tdb_tracer_release(&tr);
     } else {
         /* Nothing to explain with: at least the system's words. */
-        tdb_error_set_exit(err, TDB_EXIT_FAIL, errnum, "cannot attach to pid %d: %s (%s)",
-                           (int)pid, strerror(errnum), local.msg);
+        refuse(err, TDB_REFUSAL_UNKNOWN, errnum, why, pid, "%s (%s)", strerror(errnum),
+               local.msg);
     }
     tdb_proc_table_free(t);
     return r;
+}
+
+tdb_refusal tdb_ptrace_explain(pid_t pid, const char *gdb, int errnum, tdb_error *err)
+{
+    return tdb_ptrace_explain_for(&tdb_purpose_attach, pid, gdb, errnum, err);
 }

@@ -1,6 +1,6 @@
 /*
- * ptrace_check.h: will the kernel let gdb attach to this process, and if
- * not, why and what to do.
+ * ptrace_check.h: will the kernel let gdb (or tdebug itself) trace this
+ * process, and if not, why and what to do.
  *
  * Predicts the kernel's refusals before gdb is started (the rules of
  * kernel/ptrace.c's __ptrace_may_access, commoncap's capability subset
@@ -8,9 +8,12 @@
  * a tdb_error a command prints as it is: "cannot attach to pid 1234: WHY
  * (WHAT TO DO)", with exit code TDB_EXIT_FAIL and code ESRCH or EPERM.
  *
- * The tracer is "the debugger tdebug starts": gdb, exec'd by tdebug with
- * tdebug's credentials, plus whatever file capabilities the gdb binary
- * carries ('setcap cap_sys_ptrace+ep /usr/bin/gdb').
+ * The words and the tracer come from a tdb_trace_purpose: 'tdebug attach'
+ * (the tdb_attach_* calls) has "the debugger tdebug starts" trace, gdb,
+ * exec'd by tdebug with tdebug's credentials plus whatever file
+ * capabilities the gdb binary carries ('setcap cap_sys_ptrace+ep
+ * /usr/bin/gdb'); 'tdebug stacks' traces and reads memory itself, with its
+ * own capabilities, and says "cannot read the stacks of pid 1234: ...".
  */
 #ifndef TDB_PTRACE_CHECK_H
 #define TDB_PTRACE_CHECK_H
@@ -85,15 +88,36 @@ void tdb_tracer_as_root(tdb_tracer *t);
  * works at all) and returns it. */
 int tdb_tracer_probe(tdb_tracer *t);
 
-/* Would attaching to PID be refused?  Returns TDB_REFUSAL_NONE, or the
+/* What tracing is for, and by whom: the words of the refusals. */
+typedef struct tdb_trace_purpose {
+    const char *verb;    /* "cannot VERB pid N: ..."; NULL: messages give the
+                          * reason alone ("it is already traced by ...") */
+    const char *command; /* the advice's command: "sudo tdebug COMMAND N" */
+    int python_only;     /* a process that runs no Python is refused */
+    int by_tdebug;       /* tdebug traces itself (ptrace, process_vm_readv):
+                          * its own capabilities count, not gdb's */
+} tdb_trace_purpose;
+
+/* 'tdebug attach': gdb attaches, to Python processes only. */
+extern const tdb_trace_purpose tdb_purpose_attach;
+/* 'tdebug stacks': tdebug pauses and reads any process itself. */
+extern const tdb_trace_purpose tdb_purpose_stacks;
+
+/* Would tracing PID for WHY be refused?  Returns TDB_REFUSAL_NONE, or the
  * first reason found with ERR set to the message to print (exit code
  * TDB_EXIT_FAIL).  Reads PID into T if needed; does not resolve adapters or
  * launchers (see tdb_proc_resolve_debuggee). */
+tdb_refusal tdb_trace_check(tdb_proc_table *t, const tdb_tracer *tr, const tdb_trace_purpose *why,
+                            pid_t pid, tdb_error *err);
+/* tdb_trace_check() for 'tdebug attach' (tdb_purpose_attach). */
 tdb_refusal tdb_attach_check(tdb_proc_table *t, const tdb_tracer *tr, pid_t pid, tdb_error *err);
 
-/* After gdb (or ptrace) failed to attach to PID with ERRNUM (EPERM,
- * ESRCH, ...): the reason, re-checked now, with ERR set.  When no reason is
- * visible, TDB_REFUSAL_UNKNOWN with the system's words and where to look. */
+/* After tracing PID for WHY failed with ERRNUM (EPERM, ESRCH, ...): the
+ * reason, re-checked now, with ERR set.  When no reason is visible,
+ * TDB_REFUSAL_UNKNOWN with the system's words and where to look. */
+tdb_refusal tdb_trace_explain(tdb_proc_table *t, const tdb_tracer *tr,
+                              const tdb_trace_purpose *why, pid_t pid, int errnum, tdb_error *err);
+/* tdb_trace_explain() for 'tdebug attach' (tdb_purpose_attach). */
 tdb_refusal tdb_attach_explain(tdb_proc_table *t, const tdb_tracer *tr, pid_t pid, int errnum,
                                tdb_error *err);
 
@@ -120,10 +144,14 @@ int tdb_attach_resolve(tdb_proc_table *t, const tdb_tracer *tr, pid_t pid, tdb_r
 int tdb_attach_prepare(pid_t pid, const char *gdb, tdb_resolution *out, tdb_refusal *out_refusal,
                        tdb_error *err);
 
-/* tdb_attach_explain() on the live system, for 'tdebug attach' after gdb
- * failed to attach to PID with ERRNUM ("ptrace: Operation not permitted."
- * is EPERM): re-reads /proc and tdebug's credentials (GDB as in
- * tdb_tracer_read) and sets ERR to the reason, ready to print. */
+/* tdb_trace_explain() on the live system, after tracing PID for WHY failed
+ * with ERRNUM ("ptrace: Operation not permitted." is EPERM): reads PID in
+ * /proc and tdebug's credentials (GDB as in tdb_tracer_read; unused when
+ * WHY->by_tdebug), tries ptrace on a child of its own, and sets ERR to the
+ * reason, ready to print. */
+tdb_refusal tdb_ptrace_explain_for(const tdb_trace_purpose *why, pid_t pid, const char *gdb,
+                                   int errnum, tdb_error *err);
+/* tdb_ptrace_explain_for() for 'tdebug attach', after gdb failed. */
 tdb_refusal tdb_ptrace_explain(pid_t pid, const char *gdb, int errnum, tdb_error *err);
 
 #endif

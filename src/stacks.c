@@ -3,6 +3,7 @@
 
 #include "pause.h"
 #include "procfs.h"
+#include "ptrace_check.h"
 #include "unwind.h"
 
 #include <errno.h>
@@ -33,15 +34,10 @@ static tdb_thread_stacks *add_thread(tdb_process_stacks *s, size_t *cap, pid_t t
 /* Say why we may not look at PID, from the errno of a refused read. */
 static void refused(tdb_error *err, pid_t pid, int code, const char *what)
 {
-    if (code == ESRCH || code == ENOENT) {
+    if (code == ESRCH || code == ENOENT)
         tdb_error_set(err, ESRCH, "cannot read the stacks of pid %d: %s", (int)pid, what);
-        return;
-    }
-    int busy;
-    char *why = tdb_ptrace_refusal_reason(pid, &busy);
-    tdb_error_set(err, EPERM, "cannot read the stacks of pid %d: %s (%s)", (int)pid,
-                  strerror(code), why);
-    free(why);
+    else
+        tdb_ptrace_explain_for(&tdb_purpose_stacks, pid, NULL, code, err);
 }
 
 int tdb_stacks_take(pid_t pid, const tdb_stacks_options *o, tdb_process_stacks **out,
@@ -124,18 +120,18 @@ int tdb_stacks_take(pid_t pid, const tdb_stacks_options *o, tdb_process_stacks *
     tdb_error_clear(&e);
     if (tdb_pause_start(pid, &pause, &e) < 0) {
         if (e.code != EBUSY) {
-            if (e.code == ESRCH)
-                tdb_error_set(err, ESRCH, "cannot read the stacks of pid %d: it exited during "
-                              "the snapshot", (int)pid);
+            if (e.code == ESRCH || e.code == EPERM)
+                refused(err, pid, e.code, "it exited during the snapshot");
             else
                 tdb_error_set(err, e.code, "%s", e.msg);
             goto cleanup;
         }
         /* Traced by someone else: read the Python state as it is. */
-        int busy;
-        char *why = tdb_ptrace_refusal_reason(pid, &busy);
-        s->native_note = tdb_xasprintf("native stacks unavailable: %s", why);
-        free(why);
+        tdb_trace_purpose why = tdb_purpose_stacks;
+        why.verb = NULL; /* the reason alone */
+        tdb_error_clear(&e);
+        tdb_ptrace_explain_for(&why, pid, NULL, EPERM, &e);
+        s->native_note = tdb_xasprintf("native stacks unavailable: %s", e.msg);
     } else {
         s->paused = 1;
         for (size_t i = 0; i < pause->n; i++)

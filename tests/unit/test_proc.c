@@ -372,13 +372,19 @@ static void test_no_such_pid(void **state)
 
 /* --- refusals, tracer by tracer */
 
-static tdb_refusal check(tdb_proc_table *t, const char *tracer, pid_t pid, tdb_error *err)
+static tdb_refusal check_for(tdb_proc_table *t, const tdb_trace_purpose *why, const char *tracer,
+                             pid_t pid, tdb_error *err)
 {
     tdb_tracer tr;
     load_tracer(&tr, tracer);
-    tdb_refusal r = tdb_attach_check(t, &tr, pid, err);
+    tdb_refusal r = tdb_trace_check(t, &tr, why, pid, err);
     tdb_tracer_release(&tr);
     return r;
+}
+
+static tdb_refusal check(tdb_proc_table *t, const char *tracer, pid_t pid, tdb_error *err)
+{
+    return check_for(t, &tdb_purpose_attach, tracer, pid, err);
 }
 
 static void test_refusal_other_user(void **state)
@@ -477,6 +483,62 @@ static void test_refusal_yama(void **state)
     assert_int_equal(tr.uid, 65534);
     assert_false(tr.cap_sys_ptrace);
     tdb_tracer_release(&tr);
+    tdb_proc_table_free(t);
+}
+
+static void test_refusals_for_stacks(void **state)
+{
+    /* 'tdebug stacks' traces itself, any process: its words, its advice,
+     * its own capabilities rather than gdb's. */
+    tdb_proc_table *t = load_tree("misc");
+    pid_t roots = pid_where("misc", "note", "root's, seen by another user");
+    pid_t nobodys = pid_where("misc", "note", "nobody's");
+    pid_t venv = pid_where("misc", "note", "venv");
+    pid_t sleeper = pid_where("misc", "refusal", "not-python");
+    tdb_error err = {0};
+    char want[256];
+
+    assert_int_equal(check_for(t, &tdb_purpose_stacks, "nobody", roots, &err),
+                     TDB_REFUSAL_OTHER_USER);
+    snprintf(want, sizeof(want),
+             "cannot read the stacks of pid %d: it runs as user 'root' and tdebug runs as "
+             "'nobody' (run tdebug as root, e.g. 'sudo tdebug stacks %d')",
+             (int)roots, (int)roots);
+    assert_string_equal(err.msg, want);
+    assert_int_equal(err.code, EPERM);
+
+    /* Any process has native stacks: no refusal for not running Python. */
+    tdb_error_clear(&err);
+    assert_int_equal(check_for(t, &tdb_purpose_attach, "root", sleeper, &err),
+                     TDB_REFUSAL_NOT_PYTHON);
+    tdb_error_clear(&err);
+    assert_int_equal(check_for(t, &tdb_purpose_stacks, "root", sleeper, &err), TDB_REFUSAL_NONE);
+
+    /* Yama: no gdb to setcap, no 'tdebug run' to suggest. */
+    tdb_error_clear(&err);
+    assert_int_equal(check_for(t, &tdb_purpose_stacks, "yama1", nobodys, &err), TDB_REFUSAL_YAMA);
+    assert_true(contains(err.msg, "kernel.yama.ptrace_scope is 1"));
+    assert_true(contains(err.msg, "'sudo tdebug stacks "));
+    assert_true(contains(err.msg, "sudo sysctl kernel.yama.ptrace_scope=0"));
+    assert_null(strstr(err.msg, "setcap"));
+    assert_null(strstr(err.msg, "tdebug run"));
+    tdb_error_clear(&err);
+    assert_int_equal(check_for(t, &tdb_purpose_stacks, "yama2", nobodys, &err), TDB_REFUSAL_YAMA);
+    assert_true(contains(err.msg, "kernel.yama.ptrace_scope is 2"));
+    assert_null(strstr(err.msg, "setcap"));
+
+    /* The capabilities compared are tdebug's own. */
+    tdb_error_clear(&err);
+    assert_int_equal(check_for(t, &tdb_purpose_stacks, "root-nocap", venv, &err),
+                     TDB_REFUSAL_CAPABILITIES);
+    assert_true(contains(err.msg, ", tdebug runs with 0x"));
+
+    /* Without a verb: the reason alone, for a note. */
+    tdb_trace_purpose note = tdb_purpose_stacks;
+    note.verb = NULL;
+    tdb_error_clear(&err);
+    assert_int_equal(check_for(t, &note, "nobody", roots, &err), TDB_REFUSAL_OTHER_USER);
+    assert_true(!strncmp(err.msg, "it runs as user 'root' and tdebug runs as 'nobody'", 50));
     tdb_proc_table_free(t);
 }
 
@@ -821,6 +883,7 @@ int main(void)
         cmocka_unit_test(test_refusal_other_user),
         cmocka_unit_test(test_refusal_capabilities),
         cmocka_unit_test(test_refusal_yama),
+        cmocka_unit_test(test_refusals_for_stacks),
         cmocka_unit_test(test_tracer_as_root),
         cmocka_unit_test(test_refusal_process_states),
         cmocka_unit_test(test_refusal_from_tracer_state),

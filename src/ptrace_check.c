@@ -439,6 +439,12 @@ tdb_refusal tdb_trace_explain(tdb_proc_table *t, const tdb_tracer *tr,
         tdb_error_set_exit(err, local.exit_code, local.code, "%s", local.msg);
         return r;
     }
+    if (errnum == EBUSY)
+        /* The caller saw a tracer that has gone since: a debugger that
+         * detached, another 'tdebug stacks'. */
+        return refuse(err, TDB_REFUSAL_UNKNOWN, errnum, why, pid,
+                      "another process was tracing it at that moment (a process has only one "
+                      "tracer; try again)");
     if (errnum == ESRCH)
         /* It existed a moment ago and still does: a thread of it, or it
          * was stopped by another tracer in between. */

@@ -112,9 +112,10 @@ tdb_refusal tdb_trace_check(tdb_proc_table *t, const tdb_tracer *tr, const tdb_t
 /* tdb_trace_check() for 'tdebug attach' (tdb_purpose_attach). */
 tdb_refusal tdb_attach_check(tdb_proc_table *t, const tdb_tracer *tr, pid_t pid, tdb_error *err);
 
-/* After tracing PID for WHY failed with ERRNUM (EPERM, ESRCH, ...): the
- * reason, re-checked now, with ERR set.  When no reason is visible,
- * TDB_REFUSAL_UNKNOWN with the system's words and where to look. */
+/* After tracing PID for WHY failed with ERRNUM (EPERM, ESRCH, EBUSY when
+ * the caller saw another tracer, ...): the reason, re-checked now, with ERR
+ * set.  When no reason is visible (any more), TDB_REFUSAL_UNKNOWN with the
+ * system's words and where to look. */
 tdb_refusal tdb_trace_explain(tdb_proc_table *t, const tdb_tracer *tr,
                               const tdb_trace_purpose *why, pid_t pid, int errnum, tdb_error *err);
 /* tdb_trace_explain() for 'tdebug attach' (tdb_purpose_attach). */

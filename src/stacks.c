@@ -130,7 +130,7 @@ int tdb_stacks_take(pid_t pid, const tdb_stacks_options *o, tdb_process_stacks *
         tdb_trace_purpose why = tdb_purpose_stacks;
         why.verb = NULL; /* the reason alone */
         tdb_error_clear(&e);
-        tdb_ptrace_explain_for(&why, pid, NULL, EPERM, &e);
+        tdb_ptrace_explain_for(&why, pid, NULL, EBUSY, &e);
         s->native_note = tdb_xasprintf("native stacks unavailable: %s", e.msg);
     } else {
         s->paused = 1;

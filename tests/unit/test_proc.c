@@ -533,6 +533,15 @@ static void test_refusals_for_stacks(void **state)
                      TDB_REFUSAL_CAPABILITIES);
     assert_true(contains(err.msg, ", tdebug runs with 0x"));
 
+    /* A tracer seen at the time (EBUSY) and gone by now. */
+    tdb_tracer tr;
+    load_tracer(&tr, "root");
+    tdb_error_clear(&err);
+    assert_int_equal(tdb_trace_explain(t, &tr, &tdb_purpose_stacks, sleeper, EBUSY, &err),
+                     TDB_REFUSAL_UNKNOWN);
+    assert_true(contains(err.msg, ": another process was tracing it at that moment"));
+    tdb_tracer_release(&tr);
+
     /* Without a verb: the reason alone, for a note. */
     tdb_trace_purpose note = tdb_purpose_stacks;
     note.verb = NULL;

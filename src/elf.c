@@ -10,6 +10,7 @@
 #include "elf.h"
 
 #include <bfd.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -23,7 +24,7 @@
 
 struct tdb_elf {
     char *path;
-    bfd *abfd;
+    bfd *abfd;          /* NULL when opened by tdb_elf_open_tables() */
     int fd;
     struct stat st;
     const uint8_t *map; /* the whole file, read-only; NULL if mmap failed */
@@ -93,13 +94,17 @@ static char *elf_damage(const tdb_elf *e)
                        "libbfd does not support)");
 }
 
-/* Open PATH; DECOMPRESS asks libbfd to inflate compressed debug sections. */
-static tdb_elf *elf_open(const char *path, int decompress, tdb_error *err)
+enum open_mode {
+    OPEN_BFD,            /* libbfd, for everything */
+    OPEN_BFD_DECOMPRESS, /* libbfd, inflating compressed debug sections */
+    OPEN_TABLES          /* the mapping alone (tdb_elf_open_tables) */
+};
+
+static tdb_elf *elf_open(const char *path, enum open_mode mode, tdb_error *err)
 {
     tdb_elf *e = tdb_xcalloc(1, sizeof(*e));
     int bfd_fd = -1;
 
-    bfd_setup();
     e->path = tdb_xstrdup(path);
     e->fd = open(path, O_RDONLY | O_CLOEXEC);
     if (e->fd < 0) {
@@ -123,6 +128,9 @@ static tdb_elf *elf_open(const char *path, int decompress, tdb_error *err)
         tdb_error_set(err, 0, "cannot inspect '%s': not an ELF object (the file is empty)", path);
         goto fail;
     }
+    if (mode == OPEN_TABLES)
+        goto opened;
+    bfd_setup();
     bfd_fd = fcntl(e->fd, F_DUPFD_CLOEXEC, 0);
     if (bfd_fd < 0) {
         tdb_error_errno(err, "cannot inspect '%s': dup", path);
@@ -134,7 +142,7 @@ static tdb_elf *elf_open(const char *path, int decompress, tdb_error *err)
         tdb_error_set(err, 0, "cannot inspect '%s': %s", path, bfd_why());
         goto fail;
     }
-    if (decompress)
+    if (mode == OPEN_BFD_DECOMPRESS)
         e->abfd->flags |= BFD_DECOMPRESS;
     if (!bfd_check_format(e->abfd, bfd_object)) {
         bfd_error_type why = bfd_get_error();
@@ -166,6 +174,13 @@ opened:
             e->map_len = (size_t)e->st.st_size;
         }
     }
+    if (mode == OPEN_TABLES && (!e->map || e->map_len < 4 || memcmp(e->map, "\177ELF", 4))) {
+        if (e->map)
+            tdb_error_set(err, 0, "cannot inspect '%s': not an ELF object", path);
+        else
+            tdb_error_errno(err, "cannot inspect '%s': mmap", path);
+        goto fail;
+    }
     return e;
 fail:
     tdb_elf_free(e);
@@ -174,7 +189,12 @@ fail:
 
 tdb_elf *tdb_elf_open(const char *path, tdb_error *err)
 {
-    return elf_open(path, 0, err);
+    return elf_open(path, OPEN_BFD, err);
+}
+
+tdb_elf *tdb_elf_open_tables(const char *path, tdb_error *err)
+{
+    return elf_open(path, OPEN_TABLES, err);
 }
 
 void tdb_elf_free(tdb_elf *e)
@@ -406,6 +426,126 @@ void tdb_strv_free(char **v)
     free(v);
 }
 
+/* --- Symbol sizes and program headers ------------------------------------
+ * libbfd's public interface gives neither a symbol's size (st_size) nor the
+ * program headers, so these are read from our mapping of the file, every
+ * offset bounded by its size: a truncated or hostile file gives "not
+ * found", never a crash.  64-bit little-endian ELF only (x86-64, arm64). */
+
+/* Is [off, off + len) inside the mapped file? */
+static int in_map(const tdb_elf *e, uint64_t off, uint64_t len)
+{
+    return off <= e->map_len && len <= e->map_len - off;
+}
+
+static const Elf64_Ehdr *raw_header(const tdb_elf *e, tdb_error *err)
+{
+    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)e->map;
+    const char *why = !eh                        ? "it cannot be mapped"
+                      : !in_map(e, 0, sizeof(*eh)) ? "its ELF header is cut short"
+                      : eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_ident[EI_DATA] != ELFDATA2LSB
+                          ? "not a 64-bit little-endian ELF object"
+                          : NULL;
+    if (why) {
+        tdb_error_set(err, ENOEXEC, "cannot read the symbols of '%s': %s", e->path, why);
+        return NULL;
+    }
+    return eh;
+}
+
+static const Elf64_Shdr *raw_section(const tdb_elf *e, const Elf64_Ehdr *eh, size_t i)
+{
+    if (eh->e_shentsize != sizeof(Elf64_Shdr) || i >= eh->e_shnum ||
+        !in_map(e, eh->e_shoff, (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr)))
+        return NULL;
+    return (const Elf64_Shdr *)(e->map + eh->e_shoff) + i;
+}
+
+/* NAME among the defined symbols of the tables of TYPE (SHT_DYNSYM,
+ * SHT_SYMTAB): 0 with *VALUE and *SIZE, or -1. */
+static int raw_lookup(const tdb_elf *e, const Elf64_Ehdr *eh, uint32_t type, const char *name,
+                      uint64_t *value, uint64_t *size)
+{
+    size_t namelen = strlen(name);
+    for (size_t i = 0; i < eh->e_shnum; i++) {
+        const Elf64_Shdr *sh = raw_section(e, eh, i);
+        if (!sh)
+            return -1;
+        if (sh->sh_type != type || sh->sh_entsize != sizeof(Elf64_Sym) ||
+            !in_map(e, sh->sh_offset, sh->sh_size))
+            continue;
+        const Elf64_Shdr *strsh = raw_section(e, eh, sh->sh_link);
+        if (!strsh || !in_map(e, strsh->sh_offset, strsh->sh_size))
+            continue;
+        const char *strtab = (const char *)e->map + strsh->sh_offset;
+        const Elf64_Sym *syms = (const Elf64_Sym *)(e->map + sh->sh_offset);
+        size_t n = sh->sh_size / sizeof(Elf64_Sym);
+        for (size_t k = 0; k < n; k++) {
+            const Elf64_Sym *sym = &syms[k];
+            if (sym->st_shndx == SHN_UNDEF || sym->st_name >= strsh->sh_size ||
+                strsh->sh_size - sym->st_name <= namelen)
+                continue;
+            const char *sname = strtab + sym->st_name;
+            if (memcmp(sname, name, namelen) == 0 && sname[namelen] == '\0') {
+                *value = sym->st_value;
+                *size = sym->st_size;
+                return 0;
+            }
+        }
+    }
+    return -1;
+}
+
+int tdb_elf_find_symbol(tdb_elf *e, const char *name, uint64_t *out_value, uint64_t *out_size,
+                        tdb_error *err)
+{
+    const Elf64_Ehdr *eh = raw_header(e, err);
+    uint64_t value, size;
+    if (!eh)
+        return -1;
+    if (raw_lookup(e, eh, SHT_DYNSYM, name, &value, &size) < 0 &&
+        raw_lookup(e, eh, SHT_SYMTAB, name, &value, &size) < 0) {
+        tdb_error_set_exit(err, TDB_EXIT_FAIL, 0, "'%s' has no symbol '%s'", e->path, name);
+        return -1;
+    }
+    *out_value = value;
+    if (out_size)
+        *out_size = size;
+    return 0;
+}
+
+int tdb_elf_load_bias(tdb_elf *e, uint64_t map_start, uint64_t map_offset, uint64_t *out_bias,
+                      tdb_error *err)
+{
+    const Elf64_Ehdr *eh = raw_header(e, err);
+    if (!eh)
+        return -1;
+    if (eh->e_phentsize != sizeof(Elf64_Phdr) ||
+        !in_map(e, eh->e_phoff, (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr))) {
+        tdb_error_set(err, ENOEXEC, "cannot read the program headers of '%s'", e->path);
+        return -1;
+    }
+    const Elf64_Phdr *ph = (const Elf64_Phdr *)(e->map + eh->e_phoff);
+    uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+    /* The segment whose file bytes the mapping starts in; the kernel maps
+     * segments at page granularity, so compare page-aligned offsets
+     * (p_offset and p_vaddr agree modulo the page size). */
+    for (size_t j = 0; j < eh->e_phnum; j++) {
+        if (ph[j].p_type != PT_LOAD)
+            continue;
+        uint64_t seg_off = ph[j].p_offset & ~(page - 1);
+        uint64_t seg_vaddr = ph[j].p_vaddr & ~(page - 1);
+        uint64_t seg_end = ph[j].p_offset + ph[j].p_filesz;
+        if (map_offset >= seg_off && map_offset < seg_end) {
+            *out_bias = map_start - (seg_vaddr + (map_offset - seg_off));
+            return 0;
+        }
+    }
+    tdb_error_set(err, ENOEXEC, "'%s' has no loadable segment at file offset %#llx", e->path,
+                  (unsigned long long)map_offset);
+    return -1;
+}
+
 /* --- Section bytes ------------------------------------------------------- */
 
 typedef struct secbuf {
@@ -569,7 +709,7 @@ static tdb_elf *try_candidate(search *s, const char *candidate, int by_build_id)
     if (st.st_dev == s->obj->st.st_dev && st.st_ino == s->obj->st.st_ino)
         return NULL; /* a debuglink naming the object itself */
     tdb_error oerr = {0};
-    tdb_elf *d = elf_open(candidate, 1, &oerr);
+    tdb_elf *d = elf_open(candidate, OPEN_BFD_DECOMPRESS, &oerr);
     if (!d) {
         const char *why = strstr(oerr.msg, "': ");
         strv_push(&s->rejected, tdb_xasprintf("%s: %s", candidate, why ? why + 3 : oerr.msg));
@@ -709,14 +849,14 @@ static tdb_elf *find_alt_file(tdb_elf_report *r, tdb_elf *dwarf_file, const strv
         path = slash ? tdb_xasprintf("%s/%s", dir, name) : tdb_xstrdup(name);
         free(dir);
     }
-    alt = elf_open(path, 1, &ignored);
+    alt = elf_open(path, OPEN_BFD_DECOMPRESS, &ignored);
     free(path);
     if (!alt && id && id_len > 1) {
         char *idhex = hex(id, (size_t)id_len);
         for (size_t i = 0; i < dirs->n && !alt; i++) {
             char *c = tdb_xasprintf("%s/.build-id/%.2s/%s.debug", dirs->v[i], idhex, idhex + 2);
             tdb_error_clear(&ignored);
-            alt = elf_open(c, 1, &ignored);
+            alt = elf_open(c, OPEN_BFD_DECOMPRESS, &ignored);
             free(c);
         }
         free(idhex);
@@ -849,7 +989,7 @@ tdb_elf_report *tdb_elf_inspect(const char *path, const tdb_elf_options *opt, td
 
     if (!opt)
         opt = &defaults;
-    obj = elf_open(path, 1, err);
+    obj = elf_open(path, OPEN_BFD_DECOMPRESS, err);
     if (!obj)
         return NULL;
     r = tdb_xcalloc(1, sizeof(*r));

@@ -1,6 +1,9 @@
 /*
  * elf.h: ELF objects through libbfd: exported symbols, build-id, separate
- * debug files, DWARF presence and how the code was compiled, gdb indexes.
+ * debug files, DWARF presence and how the code was compiled, gdb indexes;
+ * symbol sizes and load biases, which libbfd does not tell, from the file's
+ * own tables.  The one ELF reader of src/ (lib/ keeps a tiny one of its own:
+ * the preloaded library links nothing).
  *
  * Two levels:
  *  - tdb_elf: one open object, for quick questions ("where is PyInit__C?",
@@ -43,6 +46,12 @@ typedef enum tdb_elf_kind {
  * cannot be read, or is not an ELF object libbfd recognises (also for
  * truncated and corrupt headers).  Free with tdb_elf_free(). */
 tdb_elf *tdb_elf_open(const char *path, tdb_error *err);
+/* Open PATH for tdb_elf_find_symbol() and tdb_elf_load_bias() only (and
+ * tdb_elf_path(), tdb_elf_free()): the file is mapped and must start like
+ * ELF, without libbfd, whose check costs twice the rest (~30 us a file):
+ * for questions put to every executable of the machine ('tdebug ps') or to
+ * every process ('tdebug stacks').  The other calls need tdb_elf_open(). */
+tdb_elf *tdb_elf_open_tables(const char *path, tdb_error *err);
 void tdb_elf_free(tdb_elf *elf);
 
 const char *tdb_elf_path(const tdb_elf *elf);
@@ -76,6 +85,23 @@ int tdb_elf_find_dynsym(tdb_elf *elf, const char *name, uint64_t *out_value, tdb
  * "PyInit__C", &v, err) gives 0x1110. */
 int tdb_elf_dynsym_value(const char *path, const char *name, uint64_t *out_value,
                          tdb_error *err);
+
+/* The defined symbol NAME, of any binding, from the dynamic symbol table,
+ * else .symtab: its link-time value (as tdb_elf_find_dynsym) and, when
+ * OUT_SIZE is not NULL, its size (st_size: a function's bytes, an object's
+ * sizeof).  No versions: the first one found.  Returns 0, or -1 with ERR
+ * set (exit code TDB_EXIT_FAIL when the symbol is simply not there; another
+ * for an object that is not 64-bit little-endian ELF). */
+int tdb_elf_find_symbol(tdb_elf *elf, const char *name, uint64_t *out_value, uint64_t *out_size,
+                        tdb_error *err);
+
+/* The load bias of ELF in a process (the runtime address minus the
+ * link-time address), from the mapping of it that starts at address
+ * MAP_START with file offset MAP_OFFSET (a line of /proc/PID/maps) and the
+ * object's PT_LOAD program headers.  Returns 0, or -1 with ERR set when no
+ * loadable segment holds that offset. */
+int tdb_elf_load_bias(tdb_elf *elf, uint64_t map_start, uint64_t map_offset, uint64_t *out_bias,
+                      tdb_error *err);
 
 /* The names of the defined global dynamic symbols starting with PREFIX
  * ("PyInit_"), each once, in table order: a new NULL-terminated array

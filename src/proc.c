@@ -14,12 +14,11 @@
  *   tracer is not visible.
  */
 #include "proc.h"
+#include "elf.h"
 #include "tcp.h"
 
 #include <dirent.h>
-#include <elf.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <pwd.h>
 #include <stdio.h>
@@ -220,7 +219,8 @@ static void user_cache_release(user_cache *c)
 
 /* --- is this executable a CPython interpreter?  A renamed copy of
  * python3.11 maps no libpython and no extension module before it imports
- * one; its dynamic symbol table still exports _PyRuntime. */
+ * one; its dynamic symbol table still exports _PyRuntime.  Asked once per
+ * file (device and inode). */
 
 typedef struct elf_cache {
     dev_t *devs;
@@ -229,85 +229,33 @@ typedef struct elf_cache {
     size_t n;
 } elf_cache;
 
-static int read_at(int fd, void *buf, size_t n, off_t off)
-{
-    size_t done = 0;
-    while (done < n) {
-        ssize_t r = pread(fd, (char *)buf + done, n - done, off + (off_t)done);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return -1;
-        done += (size_t)r;
-    }
-    return 0;
-}
-
-/* 1 when the ELF file on FD has NAME in its dynamic string table (the
- * names of .dynsym), 0 when not, -1 when it is no ELF file we can read. */
-static int elf_dynstr_has(int fd, const char *name)
-{
-    Elf64_Ehdr eh;
-    Elf64_Shdr *sh = NULL;
-    char *strtab = NULL;
-    int result = -1;
-
-    if (read_at(fd, &eh, sizeof(eh), 0) < 0 || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
-        eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_shentsize != sizeof(Elf64_Shdr) ||
-        eh.e_shnum == 0 || eh.e_shnum > 4096)
-        goto cleanup;
-    sh = tdb_xcalloc(eh.e_shnum, sizeof(*sh));
-    if (read_at(fd, sh, eh.e_shnum * sizeof(*sh), (off_t)eh.e_shoff) < 0)
-        goto cleanup;
-    result = 0;
-    for (size_t i = 0; i < eh.e_shnum; i++) {
-        if (sh[i].sh_type != SHT_DYNSYM || sh[i].sh_link >= eh.e_shnum)
-            continue;
-        const Elf64_Shdr *str = &sh[sh[i].sh_link];
-        if (str->sh_size == 0 || str->sh_size > (64u << 20))
-            continue;
-        strtab = tdb_xmalloc(str->sh_size + 1);
-        if (read_at(fd, strtab, str->sh_size, (off_t)str->sh_offset) < 0)
-            break;
-        strtab[str->sh_size] = '\0';
-        size_t want = strlen(name) + 1; /* with its NUL */
-        for (size_t off = 0; off + want <= str->sh_size + 1; off += strlen(strtab + off) + 1) {
-            if (!memcmp(strtab + off, name, want)) {
-                result = 1;
-                break;
-            }
-        }
-        break;
-    }
-cleanup:
-    free(strtab);
-    free(sh);
-    return result;
-}
-
 static int exe_is_cpython(elf_cache *c, const char *root, pid_t pid)
 {
     char *path = proc_path(root, pid, "exe");
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
     struct stat st;
     int answer = TDB_UNKNOWN;
 
-    free(path);
-    if (fd < 0)
-        return TDB_UNKNOWN;
-    if (fstat(fd, &st) < 0) {
-        close(fd);
+    if (stat(path, &st) < 0) {
+        free(path);
         return TDB_UNKNOWN;
     }
     for (size_t i = 0; i < c->n; i++) {
         if (c->devs[i] == st.st_dev && c->inos[i] == st.st_ino) {
-            close(fd);
+            free(path);
             return c->answers[i];
         }
     }
-    int r = elf_dynstr_has(fd, "_PyRuntime");
-    answer = r < 0 ? TDB_UNKNOWN : r ? TDB_YES : TDB_NO;
-    close(fd);
+    tdb_elf *e = tdb_elf_open_tables(path, NULL);
+    if (e) {
+        tdb_error err = {0};
+        uint64_t value;
+        if (tdb_elf_find_symbol(e, "_PyRuntime", &value, NULL, &err) == 0)
+            answer = TDB_YES;
+        else if (err.exit_code == TDB_EXIT_FAIL) /* not there, rather than unreadable */
+            answer = TDB_NO;
+        tdb_elf_free(e);
+    }
+    free(path);
     c->devs = tdb_xrealloc(c->devs, (c->n + 1) * sizeof(*c->devs));
     c->inos = tdb_xrealloc(c->inos, (c->n + 1) * sizeof(*c->inos));
     c->answers = tdb_xrealloc(c->answers, (c->n + 1) * sizeof(*c->answers));

@@ -14,7 +14,7 @@
 
 #include "pyframes.h"
 
-#include "elfsym.h"
+#include "elf.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -375,25 +375,25 @@ static int version_from_name(const char *path, unsigned *major, unsigned *minor)
 
 /* The file to read for a mapped path: through /proc/PID/root so a process
  * in another mount namespace (a container) works too. */
-static tdb_elfsym *open_mapped(pid_t pid, const char *path, const char *exe)
+static tdb_elf *open_mapped(pid_t pid, const char *path, const char *exe)
 {
     char *p = tdb_xasprintf("/proc/%d/root%s", (int)pid, path);
-    tdb_elfsym *e = tdb_elfsym_open(p, NULL);
+    tdb_elf *e = tdb_elf_open_tables(p, NULL);
     free(p);
     if (!e && exe && strcmp(path, exe) == 0) {
         /* The executable was replaced or deleted since it started. */
         p = tdb_xasprintf("/proc/%d/exe", (int)pid);
-        e = tdb_elfsym_open(p, NULL);
+        e = tdb_elf_open_tables(p, NULL);
         free(p);
     }
     return e;
 }
 
-static int lookup_addr(const tdb_elfsym *e, uint64_t bias, const char *name, uint64_t *addr,
+static int lookup_addr(tdb_elf *e, uint64_t bias, const char *name, uint64_t *addr,
                        uint64_t *size)
 {
     uint64_t v, s;
-    if (tdb_elfsym_lookup(e, name, &v, &s) < 0)
+    if (tdb_elf_find_symbol(e, name, &v, &s, NULL) < 0)
         return -1;
     *addr = v + bias;
     if (size)
@@ -403,7 +403,7 @@ static int lookup_addr(const tdb_elfsym *e, uint64_t bias, const char *name, uin
 
 /* Check the interpreter in E (mapped with BIAS) is the version and layout
  * our headers describe, and fill P. */
-static int check_and_fill(tdb_py_process *p, const tdb_elfsym *e, uint64_t bias,
+static int check_and_fill(tdb_py_process *p, tdb_elf *e, uint64_t bias,
                           uint64_t runtime_size, tdb_error *err)
 {
     uint64_t vaddr;
@@ -497,17 +497,17 @@ int tdb_py_open(pid_t pid, const tdb_maps *maps_in, tdb_py_process **out, tdb_er
         int is_exe = exe && strcmp(m->path, exe) == 0;
         if (!is_exe && strncmp(base, "libpython", 9) != 0)
             continue;
-        tdb_elfsym *e = open_mapped(pid, m->path, exe);
+        tdb_elf *e = open_mapped(pid, m->path, exe);
         uint64_t rt_value, rt_size, bias;
         if (!e)
             continue;
-        if (tdb_elfsym_lookup(e, "_PyRuntime", &rt_value, &rt_size) == 0 &&
-            tdb_elfsym_bias(e, maps, m->path, &bias) == 0) {
+        if (tdb_elf_find_symbol(e, "_PyRuntime", &rt_value, &rt_size, NULL) == 0 &&
+            tdb_elf_load_bias(e, m->start, m->offset, &bias, NULL) == 0) {
             p->module = tdb_xstrdup(m->path);
             p->runtime = rt_value + bias;
             rc = check_and_fill(p, e, bias, rt_size, err) < 0 ? -1 : 0;
         }
-        tdb_elfsym_close(e);
+        tdb_elf_free(e);
     }
     if (rc == 0) {
         add_text_ranges(p, maps);

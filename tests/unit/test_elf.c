@@ -1,8 +1,9 @@
 /*
  * test_elf.c: the libbfd layer on the fixtures in tests/fixtures/elf (see
  * make-fixtures.py there): bad files give clear errors, versioned dynamic
- * symbols resolve to the right version, reports read DWARF through dwz
- * files, and debug files are found by build-id under a debug directory.
+ * symbols resolve to the right version, symbols have their sizes and this
+ * test's own load bias is found, reports read DWARF through dwz files, and
+ * debug files are found by build-id under a debug directory.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,6 +12,7 @@
 #include <cmocka.h>
 
 #include "elf.h"
+#include "procfs.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -122,6 +124,77 @@ static void test_versioned_symbols(void **state)
     assert_int_equal(tdb_elf_dynsym_value("/nonexistent", "x", &again, &err), -1);
     assert_non_null(strstr(err.msg, "/nonexistent"));
     free(path);
+}
+
+static void test_symbols_with_sizes(void **state)
+{
+    (void)state;
+    tdb_elf *e = open_fixture("libversioned.so");
+    tdb_error err = {0};
+    uint64_t value = 0, size = 0, exported = 0;
+
+    /* An export: the value libbfd gives, and its size. */
+    assert_int_equal(tdb_elf_find_symbol(e, "PyInit_fake", &value, &size, &err), 0);
+    assert_int_equal(tdb_elf_find_dynsym(e, "PyInit_fake", &exported, &err), 0);
+    assert_true(value == exported);
+    assert_true(size > 0);
+    /* Not exported, but in .symtab: found there. */
+    assert_int_equal(tdb_elf_find_symbol(e, "unused_local", &value, &size, &err), 0);
+    assert_true(value != 0);
+    assert_int_equal(size, sizeof(int));
+    assert_int_equal(tdb_elf_find_symbol(e, "no_such_symbol", &value, NULL, &err), -1);
+    assert_int_equal(err.exit_code, TDB_EXIT_FAIL);
+    assert_non_null(strstr(err.msg, "has no symbol 'no_such_symbol'"));
+    tdb_elf_free(e);
+
+    /* The same without libbfd. */
+    char *path = tdb_xasprintf("%s/libversioned.so", FIXTURES);
+    e = tdb_elf_open_tables(path, &err);
+    assert_non_null(e);
+    assert_int_equal(tdb_elf_find_symbol(e, "unused_local", &value, &size, &err), 0);
+    assert_int_equal(size, sizeof(int));
+    tdb_elf_free(e);
+    free(path);
+    const char *bad[] = {"not-elf.txt", "empty", "truncated-header.so", "no-such-file", ""};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        path = tdb_xasprintf("%s/%s", FIXTURES, bad[i]);
+        tdb_error_clear(&err);
+        e = tdb_elf_open_tables(path, &err);
+        if (e) { /* a header cut short opens, and answers nothing */
+            assert_int_equal(tdb_elf_find_symbol(e, "answer", &value, NULL, &err), -1);
+            assert_int_not_equal(err.exit_code, TDB_EXIT_FAIL);
+            tdb_elf_free(e);
+        }
+        assert_true(err.set);
+        free(path);
+    }
+}
+
+static void test_load_bias_of_this_test(void **state)
+{
+    (void)state;
+    tdb_maps maps = {NULL, 0, NULL};
+    tdb_error err = {0};
+    char *self = realpath("/proc/self/exe", NULL);
+    tdb_elf *e = tdb_elf_open_tables(self, &err);
+    uint64_t value = 0, bias = 1;
+
+    assert_non_null(e);
+    assert_int_equal(tdb_maps_read(getpid(), &maps, &err), 0);
+    /* This very function, through its symbol and the mapping of the file. */
+    assert_int_equal(tdb_elf_find_symbol(e, "test_load_bias_of_this_test", &value, NULL, &err),
+                     0);
+    const tdb_map *m = tdb_maps_find(&maps, (uint64_t)(uintptr_t)&test_load_bias_of_this_test);
+    assert_non_null(m);
+    assert_string_equal(m->path, self);
+    assert_int_equal(tdb_elf_load_bias(e, m->start, m->offset, &bias, &err), 0);
+    assert_true(value + bias == (uint64_t)(uintptr_t)&test_load_bias_of_this_test);
+    /* An offset past every segment. */
+    assert_int_equal(tdb_elf_load_bias(e, m->start, 1ULL << 40, &bias, &err), -1);
+    assert_non_null(strstr(err.msg, "no loadable segment"));
+    tdb_maps_free(&maps);
+    tdb_elf_free(e);
+    free(self);
 }
 
 static tdb_elf_report *inspect_fixture(const char *name, const char *debug_dirs)
@@ -294,6 +367,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bad_files_are_clear_errors),
         cmocka_unit_test(test_versioned_symbols),
+        cmocka_unit_test(test_symbols_with_sizes),
+        cmocka_unit_test(test_load_bias_of_this_test),
         cmocka_unit_test(test_report_of_a_debug_build),
         cmocka_unit_test(test_damaged_dwarf_is_reported_not_fatal),
         cmocka_unit_test(test_dwz_strings_come_from_the_alt_file),

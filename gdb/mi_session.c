@@ -267,6 +267,20 @@ tdb_mi_response *tdb_gdb_send(tdb_gdb *g, int timeout_ms, tdb_error *err, const 
     return NULL;
 }
 
+/* tdb_gdb_send(), with a ^error result turned into ERR (gdb's message):
+ * the response, or NULL. */
+static tdb_mi_response *send_ok(tdb_gdb *g, int timeout_ms, tdb_error *err, const char *cmd)
+{
+    tdb_mi_response *resp = tdb_gdb_send(g, timeout_ms, err, cmd);
+    if (resp && strcmp(resp->result->klass, "error") == 0) {
+        const char *msg = tdb_mi_str(resp->result->results, "msg");
+        tdb_error_set(err, 0, "%s", msg ? msg : "gdb reported an error");
+        tdb_mi_response_free(resp);
+        return NULL;
+    }
+    return resp;
+}
+
 int tdb_gdb_cmd(tdb_gdb *g, int timeout_ms, json_t **out_results, tdb_error *err,
                 const char *fmt, ...)
 {
@@ -277,14 +291,9 @@ int tdb_gdb_cmd(tdb_gdb *g, int timeout_ms, json_t **out_results, tdb_error *err
     va_end(ap);
 
     int rc = -1;
-    tdb_mi_response *resp = tdb_gdb_send(g, timeout_ms, err, tdb_buf_str(&cmd));
+    tdb_mi_response *resp = send_ok(g, timeout_ms, err, tdb_buf_str(&cmd));
     if (!resp)
         goto cleanup;
-    if (strcmp(resp->result->klass, "error") == 0) {
-        const char *msg = tdb_mi_str(resp->result->results, "msg");
-        tdb_error_set(err, 0, "%s", msg ? msg : "gdb reported an error");
-        goto cleanup;
-    }
     if (out_results)
         *out_results = json_incref(resp->result->results);
     rc = 0;
@@ -301,14 +310,9 @@ char *tdb_gdb_console(tdb_gdb *g, int timeout_ms, tdb_error *err, const char *cl
 
     tdb_buf_adds(&cmd, "-interpreter-exec console ");
     tdb_mi_quote(&cmd, cli);
-    tdb_mi_response *resp = tdb_gdb_send(g, timeout_ms, err, tdb_buf_str(&cmd));
+    tdb_mi_response *resp = send_ok(g, timeout_ms, err, tdb_buf_str(&cmd));
     if (!resp)
         goto cleanup;
-    if (strcmp(resp->result->klass, "error") == 0) {
-        const char *msg = tdb_mi_str(resp->result->results, "msg");
-        tdb_error_set(err, 0, "%s", msg ? msg : "gdb reported an error");
-        goto cleanup;
-    }
     out = tdb_buf_detach(&resp->console);
 cleanup:
     tdb_mi_response_free(resp);

@@ -1029,7 +1029,11 @@ tdb_elf_report *tdb_elf_inspect(const char *path, const tdb_elf_options *opt, td
         read_index(r, obj, "object");
     if (!r->index_section && dbg && dbg != dwarf_file)
         read_index(r, dbg, "debug file");
-
+    goto cleanup;
+fail:
+    tdb_elf_report_free(r);
+    r = NULL;
+cleanup:
     tdb_elf_free(obj);
     tdb_elf_free(dbg);
     tdb_elf_free(alt);
@@ -1037,13 +1041,6 @@ tdb_elf_report *tdb_elf_inspect(const char *path, const tdb_elf_options *opt, td
         free(dirs.v[i]);
     free(dirs.v);
     return r;
-fail:
-    tdb_elf_free(obj);
-    tdb_elf_report_free(r);
-    for (size_t i = 0; i < dirs.n; i++)
-        free(dirs.v[i]);
-    free(dirs.v);
-    return NULL;
 }
 
 void tdb_elf_report_free(tdb_elf_report *r)

@@ -152,8 +152,18 @@ char *tdb_xasprintf(const char *fmt, ...)
 
 void tdb_ptrs_push(char ***list, size_t *n, char *item)
 {
-    *list = tdb_xrealloc(*list, (*n + 1) * sizeof(**list));
+    *list = tdb_xrealloc(*list, (*n + 2) * sizeof(**list));
     (*list)[(*n)++] = item;
+    (*list)[*n] = NULL;
+}
+
+void tdb_strv_free(char **v)
+{
+    if (!v)
+        return;
+    for (char **p = v; *p; p++)
+        free(*p);
+    free(v);
 }
 
 static void buf_grow(tdb_buf *b, size_t extra)

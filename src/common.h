@@ -72,8 +72,12 @@ char *tdb_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
         }                                                                \
     } while (0)
 
-/* Append ITEM (borrowed) to the array *LIST of *N pointers, growing it. */
+/* Append ITEM (the pointer is stored, not copied) to the array *LIST of *N
+ * pointers, growing it.  The array stays NULL-terminated ((*LIST)[*N] is
+ * NULL), so a list of strings built this way is a strv. */
 void tdb_ptrs_push(char ***list, size_t *n, char *item);
+/* Free a NULL-terminated array of strings and its strings.  Accepts NULL. */
+void tdb_strv_free(char **v);
 
 /* A growable, always NUL-terminated string. */
 typedef struct tdb_buf {

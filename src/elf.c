@@ -390,12 +390,12 @@ int tdb_elf_dynsym_value(const char *path, const char *name, uint64_t *out_value
 
 char **tdb_elf_exports(tdb_elf *e, const char *prefix, size_t *out_n, tdb_error *err)
 {
-    size_t n = 0, cap = 4, plen = strlen(prefix);
+    size_t n = 0, plen = strlen(prefix);
     char **v;
 
     if (load_dynsyms(e, err) < 0)
         return NULL;
-    v = tdb_xcalloc(cap, sizeof(*v));
+    v = tdb_xcalloc(1, sizeof(*v));
     for (long i = 0; i < e->n_dynsyms; i++) {
         asymbol *s = e->dynsyms[i];
         if (strncmp(s->name, prefix, plen) != 0 || !is_defined_export(s))
@@ -405,25 +405,11 @@ char **tdb_elf_exports(tdb_elf *e, const char *prefix, size_t *out_n, tdb_error 
             dup = strcmp(v[j], s->name) == 0;
         if (dup)
             continue; /* the same symbol under another version */
-        if (n + 2 > cap) {
-            cap *= 2;
-            v = tdb_xrealloc(v, cap * sizeof(*v));
-        }
-        v[n++] = tdb_xstrdup(s->name);
+        tdb_ptrs_push(&v, &n, tdb_xstrdup(s->name));
     }
-    v[n] = NULL;
     if (out_n)
         *out_n = n;
     return v;
-}
-
-void tdb_strv_free(char **v)
-{
-    if (!v)
-        return;
-    for (char **p = v; *p; p++)
-        free(*p);
-    free(v);
 }
 
 /* --- Symbol sizes and program headers ------------------------------------
@@ -643,18 +629,13 @@ static int get_section(tdb_elf *e, const char *name, secbuf *out, tdb_error *err
 /* --- Separate debug files ------------------------------------------------ */
 
 typedef struct strv {
-    char **v;
-    size_t n, cap;
+    char **v; /* NULL-terminated (tdb_ptrs_push) */
+    size_t n;
 } strv;
 
 static void strv_push(strv *sv, char *s)
 {
-    if (sv->n + 2 > sv->cap) {
-        sv->cap = sv->cap ? 2 * sv->cap : 8;
-        sv->v = tdb_xrealloc(sv->v, sv->cap * sizeof(char *));
-    }
-    sv->v[sv->n++] = s;
-    sv->v[sv->n] = NULL;
+    tdb_ptrs_push(&sv->v, &sv->n, s);
 }
 
 static char **strv_finish(strv *sv, size_t *out_n)
@@ -1037,9 +1018,7 @@ cleanup:
     tdb_elf_free(obj);
     tdb_elf_free(dbg);
     tdb_elf_free(alt);
-    for (size_t i = 0; i < dirs.n; i++)
-        free(dirs.v[i]);
-    free(dirs.v);
+    tdb_strv_free(dirs.v);
     return r;
 }
 

@@ -108,7 +108,6 @@ int tdb_elf_load_bias(tdb_elf *elf, uint64_t map_start, uint64_t map_offset, uin
  * (free with tdb_strv_free), *OUT_N its length.  NULL with ERR set when the
  * table is corrupt. */
 char **tdb_elf_exports(tdb_elf *elf, const char *prefix, size_t *out_n, tdb_error *err);
-void tdb_strv_free(char **v);
 
 /* Where separate debug files are looked for: gdb's debug-file-directory. */
 #define TDB_DEBUG_DIR_DEFAULT "/usr/lib/debug"

@@ -500,9 +500,5 @@ char **tdb_preload_release_commands(const json_t *announcement, int disarm)
 
 void tdb_preload_commands_free(char **v)
 {
-    if (!v)
-        return;
-    for (char **p = v; *p; p++)
-        free(*p);
-    free(v);
+    tdb_strv_free(v);
 }

@@ -115,8 +115,9 @@ json_t *tdb_announce_parse(const char *data, size_t len, tdb_error *err);
  * also stops the process from pausing again.  An announcement without
  * "release_symbol" (Python's tdebug.wait_for_debugger()) needs no command:
  * the result is then empty.  A new NULL-terminated array of new strings;
- * free with tdb_preload_commands_free(). */
+ * free with tdb_strv_free(). */
 char **tdb_preload_release_commands(const json_t *announcement, int disarm);
-void tdb_preload_commands_free(char **v); /* accepts NULL */
+/* tdb_strv_free() under the name src/debugger.c still calls. */
+void tdb_preload_commands_free(char **v);
 
 #endif

@@ -159,15 +159,13 @@ long tdb_profile_max_jobs(long cores, uint64_t mem_bytes)
 /* --- Building the profile ------------------------------------------------ */
 
 typedef struct strlist {
-    char **v;
+    char **v; /* NULL-terminated (tdb_ptrs_push) */
     size_t n;
 } strlist;
 
 static void list_add(strlist *l, char *s)
 {
-    l->v = tdb_xrealloc(l->v, (l->n + 2) * sizeof(char *));
-    l->v[l->n++] = s;
-    l->v[l->n] = NULL;
+    tdb_ptrs_push(&l->v, &l->n, s);
 }
 
 static void add_var(tdb_profile *p, const char *name, char *value, int append, char *why)
@@ -406,12 +404,8 @@ void tdb_profile_free(tdb_profile *p)
         free(p->vars[i].why);
     }
     free(p->vars);
-    for (char **s = p->notes; s && *s; s++)
-        free(*s);
-    free(p->notes);
-    for (char **s = p->post_build; s && *s; s++)
-        free(*s);
-    free(p->post_build);
+    tdb_strv_free(p->notes);
+    tdb_strv_free(p->post_build);
     memset(p, 0, sizeof(*p));
 }
 

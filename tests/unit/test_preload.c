@@ -116,35 +116,35 @@ static void test_release_commands(void **state)
 
     assert_string_equal(c[0], "set var *(int *)0x7f00deadbeef = 1");
     assert_null(c[1]);
-    tdb_preload_commands_free(c);
+    tdb_strv_free(c);
     c = tdb_preload_release_commands(a, 1);
     assert_string_equal(c[0], "set var *(int *)0x7f00deadbeef = 2");
-    tdb_preload_commands_free(c);
+    tdb_strv_free(c);
 
     /* A bad address falls back to the symbol; a bad symbol gives nothing. */
     json_object_set_new(a, "release_addr", json_string("0x12; shell rm -rf /"));
     c = tdb_preload_release_commands(a, 0);
     assert_string_equal(c[0], "set var tdebug_preload_release = 1");
-    tdb_preload_commands_free(c);
+    tdb_strv_free(c);
     json_object_set_new(a, "release_symbol", json_string("x = 1; kill"));
     c = tdb_preload_release_commands(a, 0);
     assert_null(c[0]);
-    tdb_preload_commands_free(c);
+    tdb_strv_free(c);
 
     /* Python's wait_for_debugger(): attaching releases, no command. */
     json_object_del(a, "release_symbol");
     json_object_del(a, "release_addr");
     c = tdb_preload_release_commands(a, 0);
     assert_null(c[0]);
-    tdb_preload_commands_free(c);
+    tdb_strv_free(c);
     json_decref(a);
 
     c = tdb_preload_release_commands(NULL, 0);
     assert_string_equal(c[0], "sharedlibrary libtdebug-preload");
     assert_string_equal(c[1], "set var tdebug_preload_release = 1");
     assert_null(c[2]);
-    tdb_preload_commands_free(c);
-    tdb_preload_commands_free(NULL);
+    tdb_strv_free(c);
+    tdb_strv_free(NULL);
 }
 
 static void test_parse(void **state)

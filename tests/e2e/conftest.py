@@ -145,14 +145,27 @@ def wait_until(pred, timeout=SLOW, interval=0.05, what="condition"):
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
-def proc_state(pid):
-    """The one-letter state of PID from /proc (R, S, T, t, Z...), or None."""
+def proc_stat(pid):
+    """The fields of /proc/PID/stat after the command name (state, ppid,
+    pgrp, session...), or None when PID is gone."""
     try:
         with open(f"/proc/{pid}/stat") as f:
             data = f.read()
-    except FileNotFoundError:
+    except OSError:
         return None
-    return data[data.rindex(")") + 2]
+    return data[data.rindex(")") + 2:].split()
+
+
+def proc_state(pid):
+    """The one-letter state of PID from /proc (R, S, T, t, Z...), or None."""
+    fields = proc_stat(pid)
+    return fields[0] if fields else None
+
+
+def parent_of(pid):
+    """The parent pid of PID, or None when PID is gone."""
+    fields = proc_stat(pid)
+    return int(fields[1]) if fields else None
 
 
 def tracer_of(pid):

@@ -24,7 +24,7 @@ import os
 import signal
 import subprocess
 
-from conftest import PYTHON, clean_env, free_port, proc_state, wait_until
+from conftest import PYTHON, clean_env, free_port, parent_of, proc_state, wait_until
 from dap_util import DapClient
 
 TIMEOUT = 120
@@ -82,15 +82,6 @@ def cmdline(pid):
     except (FileNotFoundError, ProcessLookupError):
         return None
     return [a.decode("utf-8", "replace") for a in data.split(b"\0")[:-1]]
-
-
-def ppid_of(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            data = f.read()
-    except FileNotFoundError:
-        return None
-    return int(data[data.rindex(")") + 2:].split()[1])
 
 
 def all_pids():
@@ -210,7 +201,7 @@ class ListenLayout(_Layout):
             pids = find_pids(lambda a: "--for-server" in a and "--port" in a
                              and a[a.index("--port") + 1] == self.marker
                              and any(x.endswith("adapter") for x in a))
-            final = [p for p in pids if alive(p) and ppid_of(p) not in pids + [self.server_pid]]
+            final = [p for p in pids if alive(p) and parent_of(p) not in pids + [self.server_pid]]
             return final[0] if len(final) == 1 else None
         return wait_until(find, timeout=TIMEOUT, what="the debugpy adapter")
 
@@ -252,7 +243,7 @@ class LaunchLayout(_Layout):
         self.client.wait_response(launch)
         self.debuggee_pid = self.client.process_pid()
         read_ready(self.ready_path, "the launched program")
-        self.launcher_pid = ppid_of(self.debuggee_pid)
+        self.launcher_pid = parent_of(self.debuggee_pid)
         if self.child:
             # Once the child has connected to the adapter, the adapter asks
             # the client to attach to it: 'debugpyAttach' with its pid.
@@ -260,7 +251,7 @@ class LaunchLayout(_Layout):
             # writes its own ready file.)
             ev = self.client.wait_event("debugpyAttach")
             self.child_pid = ev["body"]["subProcessId"]
-            assert ppid_of(self.child_pid) == self.debuggee_pid
+            assert parent_of(self.child_pid) == self.debuggee_pid
 
     def stop(self):
         if self.client:

@@ -3,7 +3,7 @@ start the waiting tdebug in the background and follow its output."""
 import os
 import subprocess
 
-from conftest import PYTHON, SLOW, clean_env
+from conftest import PYTHON, SLOW, clean_env, proc_state
 from preload_util import Lines
 
 WAITING = "tdebug: waiting for "
@@ -41,11 +41,7 @@ def pid_exists(pid):
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split(")")[-1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
+    return proc_state(pid) not in (None, "Z")
 
 
 def seize(procs, pid):

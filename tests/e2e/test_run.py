@@ -7,7 +7,7 @@ import uuid
 
 import pytest
 
-from conftest import PYTHON, SLOW, clean_env, run, wait_until
+from conftest import PYTHON, SLOW, clean_env, parent_of, run, wait_until
 from pty_util import Terminal
 
 TORCH_C_SUFFIX = "/torch/_C.cpython-311-x86_64-linux-gnu.so"
@@ -248,21 +248,13 @@ def test_interrupt_kills_the_program_it_started(tdebug, procs, sig, status):
 def test_gdb_crashing_mid_session(tdebug, procs):
     p, marker = start_sleeper(procs, tdebug)
     gdbs = [int(pid) for pid in os.listdir("/proc") if pid.isdigit()
-            and _parent(int(pid)) == p.pid and _comm(int(pid)) == "gdb"]
+            and parent_of(int(pid)) == p.pid and _comm(int(pid)) == "gdb"]
     assert len(gdbs) == 1
     os.kill(gdbs[0], signal.SIGSEGV)
     out, err = p.communicate(timeout=SLOW)
     assert p.returncode == 125
     assert "tdebug: gdb was killed by signal 11 (Segmentation fault)" in err
     wait_until(lambda: not processes_with(marker), what="the program to die with gdb")
-
-
-def _parent(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return int(f.read().rsplit(")", 1)[1].split()[1])
-    except OSError:
-        return None
 
 
 def _comm(pid):

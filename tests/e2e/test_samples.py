@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from conftest import PYTHON, SLOW, run, wait_until
+from conftest import PYTHON, SLOW, parent_of, run, wait_until
 from tinytensor_util import SAMPLES, gdb_batch, marked_line, tt_env
 
 FUTEX = 202  # x86_64 syscall number, as /proc/PID/task/TID/syscall shows it
@@ -103,11 +103,6 @@ def test_hang_deadlocks_until_killed(procs, tmp_path, sig):
     assert blocked_in_futex(p.pid) == ["python3", "tt-deadlock"]
     p.send_signal(sig)
     assert p.wait(timeout=SLOW) == -sig
-
-
-def parent_of(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        return int(f.read().rsplit(")", 1)[1].split()[1])
 
 
 def test_dataloader_has_four_workers_then_exits(procs, tmp_path, torch_available):

@@ -4,7 +4,7 @@ import os
 import re
 import subprocess
 
-from conftest import PYTHON
+from conftest import PYTHON, proc_stat
 
 STOP_RE = re.compile(r"^=== Stop (\d+) of (\d+): (.*) ===$", re.M)
 
@@ -38,13 +38,8 @@ def processes_in_session(sid):
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                data = f.read()
-        except OSError:
-            continue
-        fields = data[data.rindex(")") + 2:].split()
-        if int(fields[3]) == sid and fields[0] != "Z":
+        fields = proc_stat(entry)
+        if fields and int(fields[3]) == sid and fields[0] != "Z":
             found.append(int(entry))
     return found
 

@@ -77,24 +77,27 @@ int tdb_error_exit(const tdb_error *err)
     return err && err->exit_code ? err->exit_code : TDB_EXIT_TOOL;
 }
 
+static void print_line(const char *prefix, const char *fmt, va_list ap)
+{
+    fputs(prefix, stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
 void tdb_fail(const char *fmt, ...)
 {
     va_list ap;
-    fputs("tdebug: ", stderr);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    print_line("tdebug: ", fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
 }
 
 void tdb_warn(const char *fmt, ...)
 {
     va_list ap;
-    fputs("tdebug: warning: ", stderr);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    print_line("tdebug: warning: ", fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
 }
 
 static void out_of_memory(size_t n)

@@ -190,18 +190,21 @@ typedef struct user_cache {
     size_t n;
 } user_cache;
 
+char *tdb_user_name(uid_t uid)
+{
+    struct passwd pw, *res = NULL;
+    char buf[4096];
+    if (getpwuid_r(uid, &pw, buf, sizeof(buf), &res) == 0 && res)
+        return tdb_xstrdup(res->pw_name);
+    return tdb_xasprintf("%u", (unsigned)uid);
+}
+
 static const char *user_name(user_cache *c, uid_t uid)
 {
     for (size_t i = 0; i < c->n; i++)
         if (c->uids[i] == uid)
             return c->names[i];
-    struct passwd pw, *res = NULL;
-    char buf[4096];
-    char *name;
-    if (getpwuid_r(uid, &pw, buf, sizeof(buf), &res) == 0 && res)
-        name = tdb_xstrdup(res->pw_name);
-    else
-        name = tdb_xasprintf("%u", (unsigned)uid);
+    char *name = tdb_user_name(uid);
     c->uids = tdb_xrealloc(c->uids, (c->n + 1) * sizeof(*c->uids));
     c->names = tdb_xrealloc(c->names, (c->n + 1) * sizeof(*c->names));
     c->uids[c->n] = uid;

@@ -150,6 +150,9 @@ int tdb_proc_debugpy_server(tdb_proc_table *t, pid_t pid, char **out_host, int *
  * with a final "...".  Returns a new string. */
 char *tdb_proc_short_command(const tdb_proc *p, size_t max_len);
 
+/* The name of user UID, or its number when it has none: a new string. */
+char *tdb_user_name(uid_t uid);
+
 /* Nonzero when NAME (a file name, no directory) is a CPython interpreter's:
  * python, python3, python3.11, python3.11d, ... */
 int tdb_is_python_name(const char *name);

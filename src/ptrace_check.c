@@ -21,7 +21,6 @@
 #include <errno.h>
 #include <grp.h>
 #include <linux/capability.h>
-#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -153,12 +152,7 @@ int tdb_tracer_read(tdb_tracer *out, const char *root, const char *gdb, tdb_erro
         if (tdb_parse_long(text, 0, 3, &scope) == 0)
             t.yama_scope = (int)scope;
     }
-    struct passwd pw, *res = NULL;
-    char buf[4096];
-    if (getpwuid_r(t.uid, &pw, buf, sizeof(buf), &res) == 0 && res)
-        t.user = tdb_xstrdup(res->pw_name);
-    else
-        t.user = tdb_xasprintf("%u", (unsigned)t.uid);
+    t.user = tdb_user_name(t.uid);
     if (!gdb || !*gdb)
         gdb = getenv("TDEBUG_GDB");
     gdb = gdb && *gdb ? gdb : "gdb";
@@ -227,17 +221,6 @@ static const char *group_name(gid_t gid, char *buf, size_t len)
     return buf;
 }
 
-static const char *user_of(uid_t uid, char *buf, size_t len)
-{
-    struct passwd pw, *res = NULL;
-    char tmp[4096];
-    if (getpwuid_r(uid, &pw, tmp, sizeof(tmp), &res) == 0 && res)
-        snprintf(buf, len, "%s", res->pw_name);
-    else
-        snprintf(buf, len, "%u", (unsigned)uid);
-    return buf;
-}
-
 const tdb_trace_purpose tdb_purpose_attach = {"attach to", "attach", 1, 0};
 const tdb_trace_purpose tdb_purpose_stacks = {"read the stacks of", "stacks", 0, 1};
 
@@ -296,31 +279,34 @@ static tdb_refusal refuse_yama(const tdb_tracer *tr, const tdb_trace_purpose *wh
 static tdb_refusal refuse_other_user(const tdb_proc *p, const tdb_tracer *tr,
                                      const tdb_trace_purpose *why, tdb_error *err)
 {
-    char name[256];
+    char *setuid_owner = NULL;
     const char *owner;
     const char *how = "";
 
     if (p->uid != tr->uid) {
         owner = p->user;
     } else {
-        owner = user_of(p->euid != tr->uid ? p->euid : p->suid, name, sizeof(name));
+        owner = setuid_owner = tdb_user_name(p->euid != tr->uid ? p->euid : p->suid);
         how = " (set-user-ID)";
     }
     if (tr->uid == 0)
-        return refuse(err, TDB_REFUSAL_OTHER_USER, EPERM, why, p->pid,
-                      "it runs as user '%s'%s and tdebug runs as root without CAP_SYS_PTRACE "
-                      "(capabilities dropped, as in a container: start the container with "
-                      "'--cap-add=SYS_PTRACE', or run tdebug as '%s')",
-                      owner, how, owner);
-    if (!strcmp(owner, "root"))
-        return refuse(err, TDB_REFUSAL_OTHER_USER, EPERM, why, p->pid,
-                      "it runs as user 'root'%s and tdebug runs as '%s' (run tdebug as root, "
-                      "e.g. 'sudo tdebug %s %d')",
-                      how, tr->user, why->command, (int)p->pid);
-    return refuse(err, TDB_REFUSAL_OTHER_USER, EPERM, why, p->pid,
-                  "it runs as user '%s'%s and tdebug runs as '%s' (run tdebug as that user, e.g. "
-                  "'sudo -u %s tdebug %s %d', or as root)",
-                  owner, how, tr->user, owner, why->command, (int)p->pid);
+        refuse(err, TDB_REFUSAL_OTHER_USER, EPERM, why, p->pid,
+               "it runs as user '%s'%s and tdebug runs as root without CAP_SYS_PTRACE "
+               "(capabilities dropped, as in a container: start the container with "
+               "'--cap-add=SYS_PTRACE', or run tdebug as '%s')",
+               owner, how, owner);
+    else if (!strcmp(owner, "root"))
+        refuse(err, TDB_REFUSAL_OTHER_USER, EPERM, why, p->pid,
+               "it runs as user 'root'%s and tdebug runs as '%s' (run tdebug as root, e.g. "
+               "'sudo tdebug %s %d')",
+               how, tr->user, why->command, (int)p->pid);
+    else
+        refuse(err, TDB_REFUSAL_OTHER_USER, EPERM, why, p->pid,
+               "it runs as user '%s'%s and tdebug runs as '%s' (run tdebug as that user, e.g. "
+               "'sudo -u %s tdebug %s %d', or as root)",
+               owner, how, tr->user, owner, why->command, (int)p->pid);
+    free(setuid_owner);
+    return TDB_REFUSAL_OTHER_USER;
 }
 
 static int is_zombie(const tdb_proc *p)

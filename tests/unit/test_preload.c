@@ -12,6 +12,7 @@
 
 #include "common.h"
 #include "preload.h"
+#include "tmp_tree.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -23,20 +24,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static char tmpdir[64];
-
-static int make_tmpdir(void **state)
-{
-    strcpy(tmpdir, "/tmp/tdb-preload-test-XXXXXX");
-    return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int remove_tmpdir(void **state)
-{
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
-}
 
 static void test_env_defaults_and_order(void **state)
 {
@@ -187,7 +174,7 @@ static void test_listener_roundtrip(void **state)
     json_t *got = NULL;
     tdb_announce_listener *l;
 
-    snprintf(path, sizeof(path), "%s/announce", tmpdir);
+    snprintf(path, sizeof(path), "%s/announce", tmp_tree);
     l = tdb_announce_listen(path, &err);
     assert_non_null(l);
     assert_string_equal(tdb_announce_listener_path(l), path);
@@ -231,7 +218,7 @@ static void test_listener_replaces_a_stale_socket(void **state)
     tdb_error err = {0};
     int fd = socket(AF_UNIX, SOCK_DGRAM, 0);
 
-    snprintf(path, sizeof(path), "%s/stale", tmpdir);
+    snprintf(path, sizeof(path), "%s/stale", tmp_tree);
     strcpy(addr.sun_path, path);
     assert_int_equal(bind(fd, (struct sockaddr *)&addr, sizeof(addr)), 0);
     close(fd); /* the socket file stays, nobody behind it */
@@ -240,7 +227,7 @@ static void test_listener_replaces_a_stale_socket(void **state)
     tdb_announce_listener_free(l);
 
     /* A regular file is never removed. */
-    snprintf(path, sizeof(path), "%s/file", tmpdir);
+    snprintf(path, sizeof(path), "%s/file", tmp_tree);
     FILE *f = fopen(path, "w");
     fputs("keep", f);
     fclose(f);
@@ -254,7 +241,7 @@ static void test_directory_rules(void **state)
     tdb_error err = {0};
 
     /* TDEBUG_ANNOUNCE=off turns the default off. */
-    snprintf(dir, sizeof(dir), "%s/rundir", tmpdir);
+    snprintf(dir, sizeof(dir), "%s/rundir", tmp_tree);
     snprintf(path, sizeof(path), "%s/announce", dir);
     setenv(TDEBUG_ENV_ANNOUNCE, "off", 1);
     assert_null(tdb_announce_listen(NULL, &err));
@@ -284,5 +271,5 @@ int main(void)
         cmocka_unit_test(test_listener_replaces_a_stale_socket),
         cmocka_unit_test(test_directory_rules),
     };
-    return cmocka_run_group_tests_name("preload", tests, make_tmpdir, remove_tmpdir);
+    return cmocka_run_group_tests_name("preload", tests, tmp_tree_setup, tmp_tree_teardown);
 }

@@ -12,6 +12,7 @@
 
 #include "common.h"
 #include "dwsource.h"
+#include "tmp_tree.h"
 #include "tour.h"
 
 #include <stdio.h>
@@ -83,33 +84,15 @@ static void test_torch_tour_stops(void **state)
 
 /* ---- sources through DWARF ---- */
 
-static char dir[64];
-
-static int make_dir(void **state)
-{
-    strcpy(dir, "/tmp/tdebug-unit-XXXXXX");
-    return mkdtemp(dir) ? 0 : -1;
-}
-
-static int remove_dir(void **state)
-{
-    char *cmd = tdb_xasprintf("rm -rf '%s'", dir);
-    int rc = system(cmd);
-    free(cmd);
-    return rc == 0 ? 0 : -1;
-}
 
 static void test_marked_line(void **state)
 {
-    char *path = tdb_xasprintf("%s/src.c", dir);
+    char *path = tdb_xasprintf("%s/src.c", tmp_tree);
     tdb_error err = {0};
     int line = 0;
     const char text[] = "int a;\n/* TOUR: here */\nint b; /* TOUR: twice */\n/* TOUR: twice */\n";
 
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
+    tmp_tree_write("/src.c", text);
     assert_int_equal(tdb_marked_line(path, "TOUR: here", &line, &err), 0);
     assert_int_equal(line, 2);
     line = 0;
@@ -163,5 +146,5 @@ int main(void)
         cmocka_unit_test(test_marked_line),
         cmocka_unit_test(test_dwarf_source_path_of_this_test),
     };
-    return cmocka_run_group_tests(tests, make_dir, remove_dir);
+    return cmocka_run_group_tests(tests, tmp_tree_setup, tmp_tree_teardown);
 }

@@ -1,7 +1,7 @@
 /*
- * tmp_tree.h: a scratch directory for a unit test's fake /proc and /sys
- * trees (included by the tests that need one; static, so each test binary
- * has its own).
+ * tmp_tree.h: a scratch directory for a unit test (fake /proc and /sys
+ * trees, files to write; included by the tests that need one; static, so
+ * each test binary has its own).
  */
 #ifndef TDB_TMP_TREE_H
 #define TDB_TMP_TREE_H
@@ -29,7 +29,7 @@ static int tmp_tree_teardown(void **state)
 }
 
 /* Write TEXT to tmp_tree/REL, making the directories on the way. */
-static void tmp_tree_write(const char *rel, const char *text)
+__attribute__((unused)) static void tmp_tree_write(const char *rel, const char *text)
 {
     char path[256], cmd[320];
     snprintf(path, sizeof(path), "%s%s", tmp_tree, rel);

@@ -5,7 +5,7 @@
 #include "cmd.h"
 #include "common.h"
 #include "doctor.h"
-#include "inspect.h"
+#include "proc.h"
 
 #include <getopt.h>
 #include <limits.h>
@@ -58,7 +58,7 @@ static char *python_of_pid(long pid)
     exe[n] = '\0';
     const char *base = strrchr(exe, '/');
     base = base ? base + 1 : exe;
-    if (strncmp(base, "python", 6) != 0 || access(exe, X_OK) != 0)
+    if (!tdb_is_python_name(base) || access(exe, X_OK) != 0)
         return NULL;
     return tdb_xstrdup(exe);
 }

@@ -56,8 +56,7 @@ static char *python_of_pid(long pid)
     if (n <= 0)
         return NULL;
     exe[n] = '\0';
-    const char *base = strrchr(exe, '/');
-    base = base ? base + 1 : exe;
+    const char *base = tdb_base_name(exe);
     if (!tdb_is_python_name(base) || access(exe, X_OK) != 0)
         return NULL;
     return tdb_xstrdup(exe);

@@ -136,11 +136,6 @@ static void put(const tdb_buf *b)
     fflush(stdout);
 }
 
-static const char *base_name(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    return slash ? slash + 1 : path;
-}
 
 /* ---- recognising a stop ---- */
 
@@ -229,7 +224,7 @@ static void add_libraries(tdb_buf *term, tdb_buf *md, const tdb_stop_info *st, i
     tdb_buf_addf(&names, "%zu:", n);
     json_array_foreach(st->libraries, i, v)
     {
-        const char *name = base_name(json_string_value(v));
+        const char *name = tdb_base_name(json_string_value(v));
         tdb_buf_addf(&names, " %s", name);
         tdb_buf_addf(md, "%s`%s`", i ? ", " : "", name);
     }
@@ -300,7 +295,7 @@ static void add_md_stack(tdb_buf *md, const tdb_stop_info *st)
         if (file && json_is_integer(line))
             tdb_buf_addf(md, " at %s:%lld", file, (long long)json_integer_value(line));
         else if (lib)
-            tdb_buf_addf(md, " in %s", base_name(lib));
+            tdb_buf_addf(md, " in %s", tdb_base_name(lib));
         tdb_buf_addc(md, '\n');
     }
     tdb_buf_adds(md, "```\n\n");

@@ -284,6 +284,12 @@ int64_t tdb_now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+const char *tdb_base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
 void tdb_shell_quote(tdb_buf *b, const char *arg)
 {
     tdb_buf_addc(b, '\'');

@@ -106,6 +106,10 @@ int tdb_parse_seconds(const char *s, double *out);
 /* Monotonic clock in milliseconds. */
 int64_t tdb_now_ms(void);
 
+/* The file name of PATH: what follows its last '/', or PATH itself.  A
+ * pointer into PATH (nothing is copied or changed, unlike basename(3)). */
+const char *tdb_base_name(const char *path);
+
 /* Append ARG to B quoted for a POSIX shell ('...' with '\'' for quotes). */
 void tdb_shell_quote(tdb_buf *b, const char *arg);
 

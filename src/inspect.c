@@ -155,15 +155,13 @@ static int has_suffix(const char *s, const char *suffix)
 
 static int is_extension_module(const char *path)
 {
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
+    const char *base = tdb_base_name(path);
     return strstr(base, ".cpython-") || has_suffix(base, ".abi3.so");
 }
 
 int tdb_object_matters(const char *path, const char *exe)
 {
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
+    const char *base = tdb_base_name(path);
     if (exe && strcmp(path, exe) == 0)
         return 1;
     if (!strncmp(base, "libpython", 9))
@@ -181,8 +179,7 @@ int tdb_object_matters(const char *path, const char *exe)
 
 int tdb_is_torch_object(const char *path)
 {
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
+    const char *base = tdb_base_name(path);
     return strstr(path, "/torch/") || !strncmp(base, "libtorch", 8) || !strncmp(base, "libc10", 6);
 }
 

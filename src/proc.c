@@ -64,12 +64,6 @@ int tdb_role_runs_user_code(tdb_role role)
 
 /* --- small helpers */
 
-static const char *base_name(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    return slash ? slash + 1 : path;
-}
-
 static int starts_with(const char *s, const char *prefix)
 {
     return strncmp(s, prefix, strlen(prefix)) == 0;
@@ -382,7 +376,7 @@ static void scan_maps(const char *text, maps_facts *f)
         const char *path = memchr(line, '/', len);
         if (path) {
             char *file = tdb_xstrndup(path, len - (size_t)(path - line));
-            const char *base = base_name(file);
+            const char *base = tdb_base_name(file);
             /* torch/_C.cpython-311-x86_64-linux-gnu.so: a file named _C.*
              * directly in a directory called torch. */
             size_t dlen = (size_t)(base - file);
@@ -448,7 +442,7 @@ static tdb_proc *proc_read(read_ctx *ctx, pid_t pid)
         size_t n = strlen(p->exe), k = sizeof(deleted) - 1;
         if (n > k && !strcmp(p->exe + n - k, deleted))
             p->exe[n - k] = '\0';
-        interpreter = tdb_is_python_name(base_name(p->exe)) ? TDB_YES : TDB_UNKNOWN;
+        interpreter = tdb_is_python_name(tdb_base_name(p->exe)) ? TDB_YES : TDB_UNKNOWN;
     }
 
     maps = read_proc_file(ctx->root, pid, "maps", NULL);
@@ -460,8 +454,8 @@ static tdb_proc *proc_read(read_ctx *ctx, pid_t pid)
         p->pydevd = f.pydevd;
         /* gdb embeds libpython for its own scripting: never the program
          * to debug. */
-        int debugger = p->exe && (starts_with(base_name(p->exe), "gdb") ||
-                                  starts_with(base_name(p->exe), "lldb"));
+        int debugger = p->exe && (starts_with(tdb_base_name(p->exe), "gdb") ||
+                                  starts_with(tdb_base_name(p->exe), "lldb"));
         if (interpreter == TDB_YES || ((f.libpython || f.extension) && !debugger))
             p->python = TDB_YES;
         else if (debugger)
@@ -477,7 +471,7 @@ static tdb_proc *proc_read(read_ctx *ctx, pid_t pid)
     if (p->python == TDB_UNKNOWN) {
         /* exe and maps hidden (another user's process) or gone (zombie):
          * judge by the names, which everyone may read. */
-        if ((p->argc && tdb_is_python_name(base_name(p->argv[0]))) || tdb_is_python_name(p->comm))
+        if ((p->argc && tdb_is_python_name(tdb_base_name(p->argv[0]))) || tdb_is_python_name(p->comm))
             p->python = TDB_YES;
         else if (p->state == 'Z' || p->argc == 0)
             p->python = TDB_NO;

@@ -367,8 +367,7 @@ static void format_version(char *out, size_t size, unsigned long hex)
  * interpreter older than 3.11, which has no Py_Version. */
 static int version_from_name(const char *path, unsigned *major, unsigned *minor)
 {
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
+    const char *base = tdb_base_name(path);
     const char *v = strstr(base, "python");
     return v && sscanf(v + 6, "%u.%u", major, minor) == 2 ? 0 : -1;
 }
@@ -493,7 +492,7 @@ int tdb_py_open(pid_t pid, const tdb_maps *maps_in, tdb_py_process **out, tdb_er
         const tdb_map *m = &maps->v[i];
         if (!m->path || m->path[0] != '/' || m->offset != 0)
             continue;
-        const char *base = strrchr(m->path, '/') + 1;
+        const char *base = tdb_base_name(m->path);
         int is_exe = exe && strcmp(m->path, exe) == 0;
         if (!is_exe && strncmp(base, "libpython", 9) != 0)
             continue;

@@ -285,10 +285,8 @@ static void render_native(tdb_buf *b, const tdb_native_frame *f, const char *ind
         tdb_buf_addf(b, "%s+0x%llx", f->function, (unsigned long long)f->offset);
     else
         tdb_buf_adds(b, "??");
-    if (f->library) {
-        const char *base = strrchr(f->library, '/');
-        tdb_buf_addf(b, " (%s)", base ? base + 1 : f->library);
-    }
+    if (f->library)
+        tdb_buf_addf(b, " (%s)", tdb_base_name(f->library));
     tdb_buf_addc(b, '\n');
 }
 

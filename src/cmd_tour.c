@@ -11,20 +11,20 @@
 #include "debugger.h"
 #include "dwsource.h"
 #include "session_opts.h"
+#include "spawn.h"
 #include "tour.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #define WIDTH 78
+#define PROBE_TIMEOUT_MS 60000 /* the interpreter's check */
 
 const char cmd_tour_usage[] =
     "usage: tdebug tour [NAME] [--python PYTHON] [--batch] [--markdown FILE]\n"
@@ -397,53 +397,29 @@ static int check_python(const char *python, const char *module, char **out_exe)
         "    found = False\n"
         "sys.exit(0 if found else 3)\n";
     char *argv[] = {(char *)python, "-c", (char *)probe, (char *)module, NULL};
-    posix_spawn_file_actions_t fa;
-    int fds[2], status = 0, rc;
-    pid_t pid;
-    char buf[4096];
-    size_t len = 0;
+    tdb_spawn_result r = TDB_SPAWN_RESULT_INIT;
+    tdb_error err = {0};
+    char *exe = NULL;
+    int rc;
 
-    if (pipe2(fds, O_CLOEXEC) < 0) {
-        tdb_fail("cannot create a pipe: %s", strerror(errno));
-        return TDB_EXIT_TOOL;
+    if (tdb_spawn_capture(argv, NULL, PROBE_TIMEOUT_MS, &r, &err) < 0) {
+        tdb_fail("%s (give --python the interpreter's path, e.g. /usr/bin/python3)", err.msg);
+        return err.exit_code ? err.exit_code : TDB_EXIT_TOOL;
     }
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
-    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-    extern char **environ;
-    rc = posix_spawnp(&pid, python, &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    close(fds[1]);
-    if (rc != 0) {
-        close(fds[0]);
-        tdb_fail("cannot run '%s': %s (give --python the interpreter's path, e.g. /usr/bin/python3)",
-                 python, strerror(rc));
-        return rc == ENOENT ? TDB_EXIT_NOTFOUND : TDB_EXIT_NOEXEC;
-    }
-    for (;;) {
-        ssize_t n = read(fds[0], buf + len, sizeof(buf) - 1 - len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        len += (size_t)n;
-        if (len == sizeof(buf) - 1)
-            break;
-    }
-    close(fds[0]);
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    buf[len] = '\0';
-    buf[strcspn(buf, "\n")] = '\0';
-    if (!WIFEXITED(status) || (WEXITSTATUS(status) != 0 && WEXITSTATUS(status) != 3) || !*buf) {
+    exe = tdb_first_line(r.out);
+    if (r.timed_out || (r.status != 0 && r.status != 3) || !*exe) {
         tdb_fail("cannot run '%s': it does not work as a Python interpreter (give --python the "
                  "interpreter's path, e.g. /usr/bin/python3)",
                  python);
-        return TDB_EXIT_NOEXEC;
+        rc = TDB_EXIT_NOEXEC;
+    } else {
+        rc = r.status == 0 ? 0 : 1;
+        *out_exe = exe;
+        exe = NULL;
     }
-    *out_exe = tdb_xstrdup(buf);
-    return WEXITSTATUS(status) == 0 ? 0 : 1;
+    free(exe);
+    tdb_spawn_result_free(&r);
+    return rc;
 }
 
 /* Where the tour's package (a built sample) is; puts it first on

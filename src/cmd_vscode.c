@@ -384,7 +384,6 @@ int cmd_vscode(int argc, char **argv)
             goto cleanup;
         }
         if (tdb_vscode_probe_python(python, &py, &err) < 0) {
-            tdb_error_set_exit(&err, TDB_EXIT_NOEXEC, 0, "%s", err.msg);
             rc = tdb_error_exit(&err);
             goto cleanup;
         }

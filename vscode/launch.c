@@ -4,6 +4,7 @@
  */
 #include "launch.h"
 #include "jsonc.h"
+#include "spawn.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -14,11 +15,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 /* ------------------------------------------------------------------ */
 /* The interpreter */
+
+#define PROBE_TIMEOUT_MS 60000
 
 /* Run by the target interpreter; imports neither torch (2 s) nor debugpy. */
 static const char probe_script[] =
@@ -31,51 +33,6 @@ static const char probe_script[] =
     " 'torch': list(t.submodule_search_locations)[0] if t and t.submodule_search_locations else None,\n"
     " 'debugpy': u.find_spec('debugpy') is not None}))\n";
 
-static char *run_capture(const char *const argv[], int *out_status, tdb_error *err)
-{
-    int pipefd[2];
-    tdb_buf out = TDB_BUF_INIT;
-    pid_t pid;
-
-    if (pipe2(pipefd, O_CLOEXEC) < 0) {
-        tdb_error_errno(err, "cannot create a pipe");
-        return NULL;
-    }
-    pid = fork();
-    if (pid < 0) {
-        tdb_error_errno(err, "cannot fork");
-        close(pipefd[0]);
-        close(pipefd[1]);
-        return NULL;
-    }
-    if (pid == 0) {
-        int devnull = open("/dev/null", O_RDWR);
-        dup2(pipefd[1], 1);
-        if (devnull >= 0) {
-            dup2(devnull, 0);
-            dup2(devnull, 2);
-        }
-        execv(argv[0], (char *const *)argv);
-        _exit(127);
-    }
-    close(pipefd[1]);
-    for (;;) {
-        char chunk[4096];
-        ssize_t n = read(pipefd[0], chunk, sizeof(chunk));
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        tdb_buf_add(&out, chunk, (size_t)n);
-    }
-    close(pipefd[0]);
-    int status;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    *out_status = status;
-    return tdb_buf_detach(&out);
-}
-
 static char *dup_string(json_t *o, const char *key)
 {
     const char *s = json_string_value(json_object_get(o, key));
@@ -84,22 +41,26 @@ static char *dup_string(json_t *o, const char *key)
 
 int tdb_vscode_probe_python(const char *python, tdb_python_info *out, tdb_error *err)
 {
-    const char *argv[] = {python, "-c", probe_script, NULL};
-    int status = 0;
-    char *text = run_capture(argv, &status, err);
-    json_t *v;
+    char *argv[] = {(char *)python, "-c", (char *)probe_script, NULL};
+    tdb_spawn_result r = TDB_SPAWN_RESULT_INIT;
+    tdb_error local = {0};
+    json_t *v = NULL;
+    int rc = -1;
 
-    if (!text)
-        return -1;
-    v = json_loads(text, 0, NULL);
-    free(text);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !json_is_object(v)) {
-        tdb_error_set(err, 0, "cannot run '%s' as a Python interpreter (it %s)", python,
-                      WIFEXITED(status) && WEXITSTATUS(status) == 127 ? "cannot be executed"
-                      : WIFEXITED(status) && WEXITSTATUS(status) != 0 ? "failed"
-                      : "printed something else");
-        json_decref(v);
-        return -1;
+    if (tdb_spawn_capture(argv, NULL, PROBE_TIMEOUT_MS, &r, &local) < 0) {
+        tdb_error_set_exit(err, TDB_EXIT_NOEXEC, local.code, "cannot run '%s' as a Python "
+                           "interpreter (it cannot be executed: %s)", python, local.msg);
+        goto cleanup;
+    }
+    v = r.timed_out || r.status != 0 ? NULL : json_loads(r.out, 0, NULL);
+    if (!json_is_object(v) || !json_is_string(json_object_get(v, "version"))) {
+        tdb_error_set_exit(err, TDB_EXIT_NOEXEC, 0, "cannot run '%s' as a Python interpreter (it %s)",
+                           python,
+                           r.timed_out       ? "did not answer within a minute"
+                           : r.status == 127 ? "cannot be executed"
+                           : r.status != 0   ? "failed"
+                                             : "printed something else");
+        goto cleanup;
     }
     memset(out, 0, sizeof(*out));
     out->version = dup_string(v, "version");
@@ -107,13 +68,11 @@ int tdb_vscode_probe_python(const char *python, tdb_python_info *out, tdb_error 
     out->libpython = dup_string(v, "libpython");
     out->torch_dir = dup_string(v, "torch");
     out->has_debugpy = json_is_true(json_object_get(v, "debugpy"));
+    rc = 0;
+cleanup:
     json_decref(v);
-    if (!out->version) {
-        tdb_python_info_clear(out);
-        tdb_error_set(err, 0, "cannot run '%s' as a Python interpreter (it printed something else)", python);
-        return -1;
-    }
-    return 0;
+    tdb_spawn_result_free(&r);
+    return rc;
 }
 
 void tdb_python_info_clear(tdb_python_info *info)

@@ -42,7 +42,8 @@ typedef struct tdb_python_info {
 } tdb_python_info;
 
 /* Ask PYTHON (run directly, no shell) about itself without importing torch
- * or debugpy.  Returns 0, or -1 with ERR set when it does not run. */
+ * or debugpy.  Returns 0, or -1 with ERR set (exit code TDB_EXIT_NOEXEC)
+ * when it does not run as a Python interpreter. */
 int tdb_vscode_probe_python(const char *python, tdb_python_info *out, tdb_error *err);
 void tdb_python_info_clear(tdb_python_info *info);
 

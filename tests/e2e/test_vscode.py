@@ -500,6 +500,11 @@ def test_missing_script_and_interpreters(tdebug, ws, tmp_path):
     r = vscode(tdebug, "--workspace", str(ws), "--program", "main.py", "--python", "/etc/passwd",
                check=False)
     assert r.returncode == 126
+    # It runs, but is no Python.
+    r = vscode(tdebug, "--workspace", str(ws), "--program", "main.py", "--python", "/bin/false",
+               check=False)
+    assert (r.returncode, r.stderr) == (126, "tdebug: cannot run '/bin/false' as a Python "
+                                             "interpreter (it failed)\n")
     assert not (ws / ".vscode").exists()
 
 

@@ -117,7 +117,7 @@ static int wait_announcement(pid_t pid, double timeout, json_t **out)
     tdb_announce_listener *l = NULL;
     tdb_error err = {0};
     int64_t deadline = timeout >= 0 ? tdb_now_ms() + (int64_t)(timeout * 1000) : -1;
-    int cancel = tdb_paused_signals(0, &err), status = TDB_EXIT_FAIL;
+    int cancel = tdb_signals_install(0, &err), status = TDB_EXIT_FAIL;
     json_t *a = NULL;
 
     if (cancel < 0)
@@ -144,7 +144,7 @@ static int wait_announcement(pid_t pid, double timeout, json_t **out)
         int rc = tdb_announce_next(l, wait, cancel, &a, &err);
 
         if (rc < 0 && err.code == ECANCELED) {
-            int sig = tdb_paused_take_signal();
+            int sig = tdb_signals_take();
             if (sig == SIGINT || !sig)
                 fprintf(stderr, "tdebug: stopped waiting (interrupted); nothing was attached\n");
             else
@@ -205,35 +205,15 @@ int cmd_attach(int argc, char **argv)
     json_t *announcement = NULL;
     long pid = 0;
 
-    opterr = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "+:b:vhwt:", longopts, NULL)) != -1) {
-        int used = tdb_session_option("attach", c, optarg, &opts);
-        if (used < 0) {
-            status = -used;
+    while ((c = tdb_session_getopt("attach", argc, argv, "+:b:vhwt:", longopts, &opts, &status)) !=
+           -1) {
+        if (c == TDB_GETOPT_DONE)
             goto cleanup;
-        }
-        if (used)
-            continue;
-        switch (c) {
-        case 'w':
-        case OPT_WAIT:
+        if (c == 'w' || c == OPT_WAIT)
             wait = 1;
-            break;
-        case 't':
-        case OPT_TIMEOUT:
+        else if (c == 't' || c == OPT_TIMEOUT)
             timeout_arg = optarg;
-            break;
-        case 'h':
-            status = tdb_print_usage("attach");
-            goto cleanup;
-        case ':':
-            status = tdb_usage_error("attach", "option '%s' needs a value", argv[optind - 1]);
-            goto cleanup;
-        default:
-            status = tdb_usage_error("attach", "unknown option '%s'", argv[optind - 1]);
-            goto cleanup;
-        }
     }
     if (timeout_arg && !wait) {
         status = tdb_usage_error("attach", "--timeout goes with --wait");

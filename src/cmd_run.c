@@ -7,6 +7,7 @@
 #include "cmd.h"
 #include "common.h"
 #include "debugger.h"
+#include "proc.h"
 #include "paused.h"
 #include "preload.h"
 #include "session_opts.h"
@@ -49,6 +50,10 @@ const char cmd_run_usage[] =
     "  --json                   the same as JSON lines on stdout: {\"event\":\n"
     "                           \"stopped\"|\"exited\"|\"warning\",...}; the program's\n"
     "                           own stdout goes to stderr\n"
+    "  --raw                    keep CPython's plumbing frames (the evaluator loop,\n"
+    "                           vectorcall) in stacks; folded by default\n"
+    "  --cpython-symbols        let gdb read CPython's debug info too (source lines\n"
+    "                           inside the interpreter, gdb's py-bt; ~1 s slower)\n"
     "  (default)                a (tdebug) prompt at each stop: continue, step,\n"
     "                           next, finish, bt, quit, help; other gdb commands\n"
     "                           pass through\n"
@@ -61,15 +66,8 @@ const char cmd_run_usage[] =
     "                           and goes on as above (default stop: that module's\n"
     "                           PyInit).  It stays tdebug's child: same stdio,\n"
     "                           killed with tdebug, its exit status passed through\n"
-    "  --raw                    keep CPython's plumbing frames (the evaluator loop,\n"
-    "                           vectorcall) in stacks; folded by default\n"
-    "  --cpython-symbols        let gdb read CPython's debug info too (source lines\n"
-    "                           inside the interpreter, gdb's py-bt; ~1 s slower)\n"
-    "  --python PATH            the interpreter (same as giving PYTHON)\n"
-    "  --raw                    keep CPython's plumbing frames (the evaluator loop,\n"
-    "                           vectorcall) in stacks; folded by default\n"
-    "  --cpython-symbols        let gdb read CPython's debug info too (source lines\n"
-    "                           inside the interpreter, gdb's py-bt; ~1 s slower)\n"
+    "  --python PATH            the interpreter (same as giving PYTHON; default\n"
+    "                           $TDEBUG_PYTHON, else the one tdebug was built for)\n"
     "  -v, --verbose            show gdb's own messages\n"
     "  -h, --help               this text\n"
     "\n"
@@ -95,7 +93,7 @@ static int looks_like_python(const char *arg)
         struct stat st;
         return stat(arg, &st) == 0 && S_ISREG(st.st_mode) && access(arg, X_OK) == 0;
     }
-    return strncmp(arg, "python", 6) == 0;
+    return tdb_is_python_name(arg);
 }
 
 static int check_python(const char *python)
@@ -116,67 +114,17 @@ static int check_python(const char *python)
 
 /* ---- --preload: start the program outside gdb, attach when it pauses ---- */
 
-/* A status line for run --preload, as the session says its own: "tdebug:
- * MSG" on stdout (warnings on stderr), or a JSON event. */
-static void say_event(int json, const char *event, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void say_event(int json, const char *event, const char *fmt, ...)
-{
-    tdb_buf b = TDB_BUF_INIT;
-    va_list ap;
-
-    va_start(ap, fmt);
-    tdb_buf_vaddf(&b, fmt, ap);
-    va_end(ap);
-    if (json) {
-        json_t *e = json_pack("{s:s, s:s}", "event", event, "message", tdb_buf_str(&b));
-        char *text = json_dumps(e, JSON_COMPACT);
-        printf("%s\n", text);
-        free(text);
-        json_decref(e);
-    } else if (!strcmp(event, "warning")) {
-        fprintf(stderr, "tdebug: warning: %s\n", tdb_buf_str(&b));
-    } else {
-        printf("tdebug: %s\n", tdb_buf_str(&b));
-    }
-    fflush(stdout);
-    tdb_buf_free(&b);
-}
-
-/* The program was killed because tdebug got signal SIG (0: the user
- * quit), in the words of 'tdebug run'. */
-static void say_killed(int json, int sig)
-{
-    if (sig == SIGINT)
-        say_event(json, "killed", "interrupted: the program was killed");
-    else if (sig)
-        say_event(json, "killed", "terminated by SIG%s: the program was killed",
-                  sigabbrev_np(sig));
-    else
-        say_event(json, "killed", "quit: the program was killed");
-}
-
 /* The program ended: say so as 'tdebug run' does, and return its status
  * (128+N when killed by signal N). */
-static int say_exited(int json, int ws)
+static int say_exited(tdb_output output, int ws)
 {
     int signalled = WIFSIGNALED(ws);
     int status = signalled ? 128 + WTERMSIG(ws) : WEXITSTATUS(ws);
 
-    if (json) {
-        json_t *e = json_pack("{s:s, s:i, s:b}", "event", "exited", "status", status,
-                              "signalled", signalled);
-        char *text = json_dumps(e, JSON_COMPACT);
-        printf("%s\n", text);
-        free(text);
-        json_decref(e);
-    } else if (signalled) {
-        printf("tdebug: program was killed by SIG%s (%s)\n", sigabbrev_np(WTERMSIG(ws)),
-               strsignal(WTERMSIG(ws)));
-    } else {
-        printf("tdebug: program exited with status %d\n", status);
-    }
-    fflush(stdout);
+    if (signalled)
+        tdb_event(output, "signalled", NULL, "program was killed by SIG%s (%s)",
+                  sigabbrev_np(WTERMSIG(ws)), strsignal(WTERMSIG(ws)));
+    tdb_say_exited(output, status, signalled);
     return status;
 }
 
@@ -233,7 +181,7 @@ static int wait_child(pid_t child, int cancel, int *ws)
             return 0;
         struct pollfd pfd = {.fd = cancel, .events = POLLIN};
         if (poll(&pfd, 1, 1000) > 0) {
-            int sig = tdb_paused_take_signal();
+            int sig = tdb_signals_take();
             if (sig && sig != SIGCHLD)
                 return sig;
         }
@@ -253,17 +201,17 @@ static void kill_program(pid_t child, pid_t target)
 
 /* The program never paused: say which stops never happened.  Returns 1
  * when one was asked for. */
-static int say_never_paused(const tdb_session_options *o, int json)
+static int say_never_paused(const tdb_session_options *o)
 {
     for (size_t i = 0; i < o->n_stop_at_import; i++)
-        say_event(json, "warning", "the program never imported '%s' (--stop-at-import): it "
+        tdb_event(o->output, "warning", NULL, "the program never imported '%s' (--stop-at-import): it "
                                    "never loaded its file, so tdebug never attached",
                   o->stop_at_import[i]);
     for (size_t i = 0; i < o->n_stop_at_load; i++)
-        say_event(json, "warning", "the program never loaded '%s' (--stop-at-load), so tdebug "
+        tdb_event(o->output, "warning", NULL, "the program never loaded '%s' (--stop-at-load), so tdebug "
                                    "never attached", o->stop_at_load[i]);
     if (!o->n_stop_at_import && !o->n_stop_at_load)
-        say_event(json, "warning", "the program never loaded torch._C (no object exporting "
+        tdb_event(o->output, "warning", NULL, "the program never loaded torch._C (no object exporting "
                                    "PyInit__C), so tdebug never attached%s",
                   o->n_breaks ? " and no --break was set" : "");
     return o->n_stop_at_import || o->n_stop_at_load || o->n_breaks;
@@ -290,7 +238,7 @@ static int run_preloaded(tdb_session_options *opts, char **args)
                             : "run tdebug as root, or give it CAP_SYS_PTRACE");
         return TDB_EXIT_FAIL;
     }
-    if (!(library = tdb_preload_library(&err)) || (cancel = tdb_paused_signals(1, &err)) < 0 ||
+    if (!(library = tdb_preload_library(&err)) || (cancel = tdb_signals_install(1, &err)) < 0 ||
         private_dir(dir, sizeof(dir), &err) < 0)
         goto fail;
     snprintf(sock, sizeof(sock), "%s/announce", dir);
@@ -317,11 +265,11 @@ static int run_preloaded(tdb_session_options *opts, char **args)
         if (rc < 0 && err.code != ECANCELED)
             goto fail;
         tdb_error_clear(&err);
-        sig = rc < 0 ? tdb_paused_take_signal() : 0;
+        sig = rc < 0 ? tdb_signals_take() : 0;
         if (sig == SIGCHLD && waitpid(child, &ws, WNOHANG) == child) {
             child = -1;
-            int missed = say_never_paused(opts, json);
-            status = say_exited(json, ws);
+            int missed = say_never_paused(opts);
+            status = say_exited(opts->output, ws);
             if (status == 0 && missed)
                 status = TDB_EXIT_FAIL;
             goto cleanup;
@@ -329,7 +277,7 @@ static int run_preloaded(tdb_session_options *opts, char **args)
         if (sig && sig != SIGCHLD) {
             kill_program(child, -1);
             child = -1;
-            say_killed(json, sig);
+            tdb_say_killed(opts->output, sig);
             status = 128 + sig;
             goto cleanup;
         }
@@ -338,27 +286,27 @@ static int run_preloaded(tdb_session_options *opts, char **args)
     tdb_announce_listener_free(l);
     l = NULL;
     target = (pid_t)json_integer_value(json_object_get(ann, "pid"));
-    tdb_paused_signals_sigchld_off();
+    tdb_signals_sigchld_off();
     opts->started_by_tdebug = 1;
     status = tdb_paused_attach(opts, ann, &err);
     failed = err.set;
     if (failed)
         tdb_print_error(&err);
     tdb_error_clear(&err);
-    tdb_paused_signals(1, NULL); /* the session's handlers are gone with it */
+    tdb_signals_install(1, NULL); /* the session's handlers are gone with it */
 
     if (target == child ? waitpid(child, &ws, WNOHANG) == child : !tdb_pid_running(target)) {
         /* The process tdebug debugged ended: the program ends its own way. */
         if (target != child && (sig = wait_child(child, cancel, &ws)) != 0) {
             kill_program(child, -1);
             child = -1;
-            say_killed(json, sig);
+            tdb_say_killed(opts->output, sig);
             status = 128 + sig;
             goto cleanup;
         }
         child = -1;
         int session = status;
-        status = say_exited(json, ws);
+        status = say_exited(opts->output, ws);
         if (status == 0 && session == TDB_EXIT_FAIL)
             status = TDB_EXIT_FAIL; /* a requested stop never happened */
     } else {
@@ -367,9 +315,9 @@ static int run_preloaded(tdb_session_options *opts, char **args)
         kill_program(child, target);
         child = -1;
         if (failed)
-            say_event(json, "killed", "the program was killed: tdebug could not debug it");
+            tdb_event(opts->output, "killed", NULL, "the program was killed: tdebug could not debug it");
         else
-            say_killed(json, status > 128 && status < 160 ? status - 128 : 0);
+            tdb_say_killed(opts->output, status > 128 && status < 160 ? status - 128 : 0);
     }
     goto cleanup;
 
@@ -429,29 +377,14 @@ int cmd_run(int argc, char **argv)
     }
     if (ours > argc)
         ours = argc;
-    opterr = 0;
     optind = 1;
-    while ((c = getopt_long(ours, argv, "+:b:vh", longopts, NULL)) != -1) {
-        int used = tdb_session_option("run", c, optarg, &opts);
-        if (used < 0) {
-            status = -used;
+    while ((c = tdb_session_getopt("run", ours, argv, "+:b:vh", longopts, &opts, &status)) != -1) {
+        if (c == TDB_GETOPT_DONE)
             goto cleanup;
-        }
-        if (used)
-            continue;
-        switch (c) {
-        case OPT_PYTHON: python_opt = optarg; break;
-        case OPT_PRELOAD: preload = 1; break;
-        case 'h':
-            status = tdb_print_usage("run");
-            goto cleanup;
-        case ':':
-            status = tdb_usage_error("run", "option '%s' needs a value", argv[optind - 1]);
-            goto cleanup;
-        default:
-            status = tdb_usage_error("run", "unknown option '%s'", argv[optind - 1]);
-            goto cleanup;
-        }
+        if (c == OPT_PYTHON)
+            python_opt = optarg;
+        else if (c == OPT_PRELOAD)
+            preload = 1;
     }
 
     /* [PYTHON] [python options] (SCRIPT | -c CODE | -m MODULE) [ARGS...] */
@@ -460,7 +393,7 @@ int cmd_run(int argc, char **argv)
         i++;
     if (i < argc && !python_opt && argv[i][0] != '-' && looks_like_python(argv[i]))
         python_opt = argv[i++];
-    python = tdb_which(python_opt ? python_opt : tdb_default_python());
+    python = tdb_which(tdb_target_python(python_opt));
     if (!python) {
         tdb_fail("cannot find '%s' on PATH (give the interpreter's path)", python_opt);
         status = TDB_EXIT_NOTFOUND;

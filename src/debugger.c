@@ -18,6 +18,7 @@
 #include "debugger.h"
 
 #include "mi_session.h"
+#include "signals.h"
 #include "stackview.h"
 #include "preload.h"
 
@@ -120,47 +121,18 @@ struct tdb_session {
     char *hidden_debug_dir; /* gdb's debug-file-directory while hidden */
 };
 
-/* ---- signals: one self-pipe, read by every wait ---- */
-
-static int sig_pipe[2] = {-1, -1};
-
-static void on_signal(int sig)
-{
-    int saved = errno;
-    unsigned char c = (unsigned char)sig;
-    ssize_t w = write(sig_pipe[1], &c, 1);
-    (void)w;
-    errno = saved;
-}
+/* ---- signals ---- */
 
 static int install_signals(tdb_error *err)
 {
-    if (sig_pipe[0] < 0) {
-        if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
-            tdb_error_errno(err, "cannot create a pipe for signals");
-            return -1;
-        }
-    }
-    struct sigaction sa = {.sa_handler = on_signal};
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
+    if (tdb_signals_install(0, err) < 0)
+        return -1;
     /* tdebug hands the terminal to the program and takes it back, as a
      * shell does, which a background process may only do with these
      * ignored.  gdb and the program get default dispositions back. */
     struct sigaction ign = {.sa_handler = SIG_IGN};
     sigaction(SIGTTOU, &ign, NULL);
     sigaction(SIGTTIN, &ign, NULL);
-    return 0;
-}
-
-/* The signal that arrived, or 0. */
-static int take_signal(void)
-{
-    unsigned char c;
-    if (sig_pipe[0] >= 0 && read(sig_pipe[0], &c, 1) == 1)
-        return c;
     return 0;
 }
 
@@ -326,34 +298,59 @@ static void update_bp(tdb_session *s, const json_t *bkpt)
 
 /* ---- output ---- */
 
-static void out_json(tdb_session *s, json_t *event)
+void tdb_event_json(json_t *event)
 {
     char *text = json_dumps(event, JSON_COMPACT);
-    fprintf(s->out, "%s\n", text);
-    fflush(s->out);
+    if (text)
+        printf("%s\n", text);
+    fflush(stdout);
     free(text);
     json_decref(event);
 }
 
-/* A status line: "tdebug: ..." in text modes, an event in JSON. */
-static void say(tdb_session *s, const char *event, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void say(tdb_session *s, const char *event, const char *fmt, ...)
+void tdb_event(tdb_output output, const char *event, json_t *fields, const char *fmt, ...)
 {
     tdb_buf b = TDB_BUF_INIT;
     va_list ap;
     va_start(ap, fmt);
     tdb_buf_vaddf(&b, fmt, ap);
     va_end(ap);
-    if (s->opts.output == TDB_OUTPUT_JSON) {
+    if (output == TDB_OUTPUT_JSON) {
         json_t *e = json_pack("{s:s, s:s}", "event", event, "message", tdb_buf_str(&b));
-        out_json(s, e);
+        if (fields)
+            json_object_update(e, fields);
+        tdb_event_json(e);
     } else {
-        fprintf(strcmp(event, "warning") == 0 ? stderr : s->out, "tdebug: %s%s\n",
-                strcmp(event, "warning") == 0 ? "warning: " : "", tdb_buf_str(&b));
-        fflush(s->out);
+        int warning = strcmp(event, "warning") == 0;
+        fprintf(warning ? stderr : stdout, "tdebug: %s%s\n", warning ? "warning: " : "",
+                tdb_buf_str(&b));
+        fflush(stdout);
     }
+    json_decref(fields);
     tdb_buf_free(&b);
+}
+
+/* A status line: "tdebug: ..." in text modes, an event in JSON. */
+#define say(s, event, ...) tdb_event((s)->opts.output, event, NULL, __VA_ARGS__)
+
+void tdb_say_killed(tdb_output output, int sig)
+{
+    if (sig == SIGINT)
+        tdb_event(output, "killed", NULL, "interrupted: the program was killed");
+    else if (sig)
+        tdb_event(output, "killed", NULL, "terminated by SIG%s: the program was killed",
+                  sigabbrev_np(sig));
+    else
+        tdb_event(output, "killed", NULL, "quit: the program was killed");
+}
+
+void tdb_say_exited(tdb_output output, int status, int signalled)
+{
+    if (output == TDB_OUTPUT_JSON)
+        tdb_event_json(json_pack("{s:s, s:i, s:b}", "event", "exited", "status", status,
+                                 "signalled", signalled));
+    else if (!signalled)
+        tdb_event(output, "exited", NULL, "program exited with status %d", status);
 }
 
 /* ---- the terminal ---- */
@@ -912,7 +909,7 @@ static int present_stop(tdb_session *s, tdb_stop_info *st, tdb_hook_action *acti
                                                                   : json_null());
         json_object_set(e, "stack", st->stack);
         json_object_set_new(e, "merge", json_string(tdb_stackview_merge_name(&v)));
-        out_json(s, e);
+        tdb_event_json(e);
     } else {
         fprintf(s->out, "tdebug: %s\n", st->message);
         print_view(s, &v, st->python_frames);
@@ -954,11 +951,11 @@ static char *read_command(tdb_session *s)
         fflush(s->out);
         tdb_buf line = TDB_BUF_INIT;
         for (;;) {
-            struct pollfd fds[2] = {{0, POLLIN, 0}, {sig_pipe[0], POLLIN, 0}};
+            struct pollfd fds[2] = {{0, POLLIN, 0}, {tdb_signals_fd(), POLLIN, 0}};
             if (poll(fds, 2, -1) < 0 && errno != EINTR)
                 return NULL;
             if (fds[1].revents & POLLIN) {
-                int sig = take_signal();
+                int sig = tdb_signals_take();
                 if (sig == SIGTERM || sig == SIGHUP) {
                     s->fatal_signal = sig;
                     tdb_buf_free(&line);
@@ -987,14 +984,14 @@ static char *read_command(tdb_session *s)
     prompt_done = 0;
     rl_callback_handler_install(prompt, on_line);
     while (!prompt_done) {
-        struct pollfd fds[2] = {{0, POLLIN, 0}, {sig_pipe[0], POLLIN, 0}};
+        struct pollfd fds[2] = {{0, POLLIN, 0}, {tdb_signals_fd(), POLLIN, 0}};
         if (poll(fds, 2, -1) < 0) {
             if (errno == EINTR)
                 continue;
             break;
         }
         if (fds[1].revents & POLLIN) {
-            int sig = take_signal();
+            int sig = tdb_signals_take();
             if (sig == SIGINT) {
                 /* Ctrl-C at the prompt drops the line, as in gdb. */
                 rl_free_line_state();
@@ -1171,7 +1168,7 @@ static int show_all_threads(tdb_session *s, tdb_error *err)
         tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, NULL, "-thread-select %s", current);
     json_decref(res);
     if (rc == 0 && json)
-        out_json(s, json_pack("{s:s, s:i, s:o}", "event", "threads", "pid", (int)s->pid, "threads",
+        tdb_event_json(json_pack("{s:s, s:i, s:o}", "event", "threads", "pid", (int)s->pid, "threads",
                               threads));
     else
         json_decref(threads);
@@ -1285,13 +1282,13 @@ static int handle_stopped(tdb_session *s, const tdb_mi_record *r, tdb_error *err
  * the program exited or the session should end (0), or on error (-1). */
 static int event_loop(tdb_session *s, tdb_error *err)
 {
-    tdb_gdb_set_cancel_fd(s->gdb, sig_pipe[0]);
+    tdb_gdb_set_cancel_fd(s->gdb, tdb_signals_fd());
     while (s->state != EXITED && !s->quit_requested) {
         tdb_error local = {0};
         tdb_mi_record *r = tdb_gdb_next_event(s->gdb, -1, &local);
         if (!r) {
             if (local.code == ECANCELED) {
-                int sig = take_signal();
+                int sig = tdb_signals_take();
                 if (sig == SIGINT && s->state == RUNNING && !s->interrupt_sent) {
                     /* Ctrl-C while tdebug holds the terminal: stop the program. */
                     s->interrupt_sent = 1;
@@ -1402,7 +1399,7 @@ tdb_session *tdb_session_new(const tdb_session_options *opts, tdb_error *err)
     s->gdb = tdb_gdb_start(&gopts, err);
     if (!s->gdb)
         goto fail;
-    tdb_gdb_set_cancel_fd(s->gdb, sig_pipe[0]);
+    tdb_gdb_set_cancel_fd(s->gdb, tdb_signals_fd());
     return s;
 fail:
     tdb_session_free(s);
@@ -1711,21 +1708,13 @@ int tdb_session_run(tdb_session *s, char *const argv[], tdb_error *err)
         finish_target(s);
         status = s->fatal_signal ? 128 + s->fatal_signal
                                  : (s->opts.output == TDB_OUTPUT_INTERACTIVE ? TDB_EXIT_OK : 130);
-        if (s->fatal_signal == SIGINT || (!s->fatal_signal && s->opts.output != TDB_OUTPUT_INTERACTIVE))
-            say(s, "killed", "interrupted: the program was killed");
-        else if (s->fatal_signal)
-            say(s, "killed", "terminated by %s: the program was killed", strsignal(s->fatal_signal));
-        else
-            say(s, "killed", "quit: the program was killed");
+        tdb_say_killed(s->opts.output,
+                       s->fatal_signal ? s->fatal_signal
+                       : s->opts.output != TDB_OUTPUT_INTERACTIVE ? SIGINT : 0);
         goto cleanup;
     }
     status = s->exit_status;
-    if (s->opts.output == TDB_OUTPUT_JSON)
-        out_json(s, json_pack("{s:s, s:i, s:b}", "event", "exited", "status", status, "signalled",
-                              s->signalled));
-    else if (!s->signalled)
-        fprintf(s->out, "tdebug: program exited with status %d\n", status);
-    fflush(s->out);
+    tdb_say_exited(s->opts.output, status, s->signalled);
     if (report_missed(s) && status == 0)
         status = TDB_EXIT_FAIL;
 cleanup:
@@ -1802,8 +1791,11 @@ static int wait_attach_stop(tdb_session *s, tdb_error *err)
                 tdb_error_set(err, local.code, "%s", local.msg);
                 return -1;
             }
-            if (local.code == ECANCELED && take_signal())
-                s->quit_requested = 1; /* finish attaching, then detach */
+            if (local.code == ECANCELED) {
+                int sig = tdb_signals_take();
+                if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP)
+                    s->quit_requested = 1; /* finish attaching, then detach */
+            }
             continue;
         }
         int stopped = r->kind == TDB_MI_EXEC && strcmp(r->klass, "stopped") == 0;
@@ -1926,7 +1918,7 @@ static int release_paused(tdb_session *s, tdb_error *err)
             rc = -1;
     if (rc == 0 && cmds[0])
         s->paused_released = 1;
-    tdb_preload_commands_free(cmds);
+    tdb_strv_free(cmds);
     return rc;
 }
 

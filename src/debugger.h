@@ -97,6 +97,22 @@ typedef enum tdb_hook_action {
 typedef tdb_hook_action (*tdb_stop_hook)(tdb_session *s, tdb_hook_phase phase,
                                          const tdb_stop_info *st, void *data);
 
+/* Print one event the way sessions do: with TDB_OUTPUT_JSON, one line
+ * {"event": EVENT, "message": MSG, ...FIELDS} on stdout; otherwise
+ * "tdebug: MSG" on stdout, or "tdebug: warning: MSG" on stderr when EVENT
+ * is "warning".  FIELDS (stolen, may be NULL) adds keys to the JSON form. */
+void tdb_event(tdb_output output, const char *event, json_t *fields, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Print EVENT (stolen) as one compact JSON line on stdout. */
+void tdb_event_json(json_t *event);
+/* "the program was killed" because tdebug got signal SIG (0: the user
+ * quit), as a "killed" event. */
+void tdb_say_killed(tdb_output output, int sig);
+/* The program's end: an "exited" event {status, signalled}, or in text
+ * "tdebug: program exited with status N" (nothing when SIGNALLED: that
+ * was said when it happened). */
+void tdb_say_exited(tdb_output output, int status, int signalled);
+
 /* Check that NAME is a dotted Python module name ("torch._C"). */
 int tdb_valid_module_name(const char *name);
 

@@ -16,55 +16,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* ---- signals while waiting ---- */
-
-static int wait_pipe[2] = {-1, -1};
-
-static void on_wait_signal(int sig)
-{
-    int saved = errno;
-    unsigned char c = (unsigned char)sig;
-    ssize_t w = write(wait_pipe[1], &c, 1);
-
-    (void)w;
-    errno = saved;
-}
-
-int tdb_paused_signals(int with_sigchld, tdb_error *err)
-{
-    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGCHLD};
-    struct sigaction sa = {.sa_handler = on_wait_signal, .sa_flags = SA_RESTART};
-
-    if (wait_pipe[0] < 0 && pipe2(wait_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
-        tdb_error_errno(err, "cannot create a pipe for signals");
-        return -1;
-    }
-    sigemptyset(&sa.sa_mask);
-    for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
-        if (sigs[i] == SIGCHLD) {
-            if (!with_sigchld)
-                continue;
-            sa.sa_flags |= SA_NOCLDSTOP;
-        }
-        sigaction(sigs[i], &sa, NULL);
-    }
-    return wait_pipe[0];
-}
-
-int tdb_paused_take_signal(void)
-{
-    unsigned char c;
-
-    if (wait_pipe[0] >= 0 && read(wait_pipe[0], &c, 1) == 1)
-        return c;
-    return 0;
-}
-
-void tdb_paused_signals_sigchld_off(void)
-{
-    signal(SIGCHLD, SIG_DFL);
-}
-
 /* ---- which announcements ---- */
 
 /* The parent of PID from /proc, or 0. */
@@ -252,17 +203,9 @@ static void say_announced(const tdb_session_options *opts, const json_t *a)
     else
         tdb_buf_addf(&msg, "pid %d waits for a debugger (tdebug.wait_for_debugger()): attaching",
                      pid);
-    if (opts->output == TDB_OUTPUT_JSON) {
-        json_t *e = json_pack("{s:s, s:i, s:s?, s:s?, s:s}", "event", "announced", "pid", pid,
-                              "module", module, "path", path, "message", tdb_buf_str(&msg));
-        char *text = json_dumps(e, JSON_COMPACT);
-        printf("%s\n", text);
-        free(text);
-        json_decref(e);
-    } else {
-        printf("tdebug: %s\n", tdb_buf_str(&msg));
-    }
-    fflush(stdout);
+    tdb_event(opts->output, "announced",
+              json_pack("{s:i, s:s?, s:s?}", "pid", pid, "module", module, "path", path), "%s",
+              tdb_buf_str(&msg));
     tdb_buf_free(&msg);
 }
 

@@ -5,7 +5,7 @@
  * starting a program with the library so that tdebug's gdb may attach to
  * it even under Yama, and handing the process to a debugging session.
  *
- *     fd = tdb_paused_signals(0, &err);                  // Ctrl-C cancels the wait
+ *     fd = tdb_signals_install(0, &err);                  // Ctrl-C cancels the wait
  *     l = tdb_announce_listen(NULL, &err);
  *     while (tdb_announce_next(l, ms, fd, &ann, &err) == 1)
  *         if (tdb_announce_is_waiting(ann, pid, 0)) break; ...
@@ -16,19 +16,10 @@
 
 #include "common.h"
 #include "debugger.h"
+#include "signals.h"
 
 #include <jansson.h>
 #include <sys/types.h>
-
-/* Route SIGINT, SIGTERM, SIGHUP (and SIGCHLD when WITH_SIGCHLD) to a
- * self-pipe, for waits that must end on them.  Returns the pipe's read end
- * (for poll(), or a cancel_fd), or -1 with ERR set.  A debugging session
- * created later installs its own handlers. */
-int tdb_paused_signals(int with_sigchld, tdb_error *err);
-/* The next signal that arrived, or 0. */
-int tdb_paused_take_signal(void);
-/* Put SIGCHLD back to its default disposition. */
-void tdb_paused_signals_sigchld_off(void);
 
 /* Nonzero when ANNOUNCEMENT is of a process that waits for a debugger
  * ("event": "waiting") and, when PID > 0, is PID itself or, with

@@ -498,7 +498,3 @@ char **tdb_preload_release_commands(const json_t *announcement, int disarm)
     return v;
 }
 
-void tdb_preload_commands_free(char **v)
-{
-    tdb_strv_free(v);
-}

@@ -117,7 +117,5 @@ json_t *tdb_announce_parse(const char *data, size_t len, tdb_error *err);
  * the result is then empty.  A new NULL-terminated array of new strings;
  * free with tdb_strv_free(). */
 char **tdb_preload_release_commands(const json_t *announcement, int disarm);
-/* tdb_strv_free() under the name src/debugger.c still calls. */
-void tdb_preload_commands_free(char **v);
 
 #endif

@@ -63,6 +63,36 @@ int tdb_session_option(const char *cmd, int c, char *arg, tdb_session_options *o
     }
 }
 
+int tdb_session_getopt(const char *cmd, int argc, char **argv, const char *optstring,
+                       const struct option *longopts, tdb_session_options *opts, int *status)
+{
+    int c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, optstring, longopts, NULL)) != -1) {
+        int used = tdb_session_option(cmd, c, optarg, opts);
+        if (used < 0) {
+            *status = -used;
+            return TDB_GETOPT_DONE;
+        }
+        if (used)
+            continue;
+        switch (c) {
+        case 'h':
+            *status = tdb_print_usage(cmd);
+            return TDB_GETOPT_DONE;
+        case ':':
+            *status = tdb_usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
+            return TDB_GETOPT_DONE;
+        case '?':
+            *status = tdb_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+            return TDB_GETOPT_DONE;
+        default:
+            return c;
+        }
+    }
+    return -1;
+}
+
 void tdb_session_options_release(tdb_session_options *opts)
 {
     free(opts->stop_at_import);

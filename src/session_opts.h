@@ -41,6 +41,16 @@ enum {
  * TDB_EXIT_USAGE (negated: -2) after printing a usage error for CMD. */
 int tdb_session_option(const char *cmd, int c, char *arg, tdb_session_options *opts);
 
+/* getopt_long() for a command with the shared options: applies them to
+ * OPTS and handles -h/--help, a missing value and an unknown option for
+ * command CMD.  Returns the next option that is the command's own (with
+ * optarg set), -1 after the last option, or TDB_GETOPT_DONE after --help
+ * or a usage error was printed, with *STATUS the exit status to return.
+ * OPTSTRING starts with "+:" and has 'h'; call with optind = 1 first. */
+int tdb_session_getopt(const char *cmd, int argc, char **argv, const char *optstring,
+                       const struct option *longopts, tdb_session_options *opts, int *status);
+#define TDB_GETOPT_DONE (-2)
+
 /* Free the lists tdb_session_option() built (not the strings). */
 void tdb_session_options_release(tdb_session_options *opts);
 

@@ -176,19 +176,19 @@ static void test_spawn_reports_exec_failure(void **state)
 static void test_signal_pipe(void **state)
 {
     tdb_error err = {0};
-    int fd = tdb_paused_signals(1, &err);
+    int fd = tdb_signals_install(1, &err);
 
     assert_true(fd >= 0);
-    assert_int_equal(tdb_paused_take_signal(), 0);
+    assert_int_equal(tdb_signals_take(), 0);
     raise(SIGINT);
     raise(SIGTERM);
-    assert_int_equal(tdb_paused_take_signal(), SIGINT);
-    assert_int_equal(tdb_paused_take_signal(), SIGTERM);
+    assert_int_equal(tdb_signals_take(), SIGINT);
+    assert_int_equal(tdb_signals_take(), SIGTERM);
     kill(getpid(), SIGCHLD);
-    assert_int_equal(tdb_paused_take_signal(), SIGCHLD);
-    tdb_paused_signals_sigchld_off();
+    assert_int_equal(tdb_signals_take(), SIGCHLD);
+    tdb_signals_sigchld_off();
     kill(getpid(), SIGCHLD);
-    assert_int_equal(tdb_paused_take_signal(), 0);
+    assert_int_equal(tdb_signals_take(), 0);
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
     signal(SIGHUP, SIG_DFL);

@@ -32,6 +32,10 @@
  *
  *     set var *(int *)0x7f0123456789 = 1
  *
+ * If gdb answers "'tdebug_preload_release' has unknown type" (gdb 13 does
+ * when the process is stopped in a libc without debug info: install
+ * libc6-dbg), the cast form needs no type: set var *(int *)&tdebug_preload_release = 1
+ *
  * tdb_preload_release_commands() in src/preload.h builds these lines.
  * TDEBUG_PRELOAD_SYM_STATE tells what the process is doing (TDEBUG_STATE_*),
  * TDEBUG_PRELOAD_SYM_MODULE and _PATH what it stopped on.  While a debugger

@@ -491,10 +491,13 @@ char **tdb_preload_release_commands(const json_t *announcement, int disarm)
         /* By symbol, which needs the library's symbols: a no-op when gdb
          * has them, the fix when 'auto-solib-add' is off. */
         v[0] = tdb_xstrdup("sharedlibrary libtdebug-preload");
-        v[1] = tdb_xasprintf("set var %s = %d", symbol, value);
+        v[1] = tdb_xasprintf("set var *(int *)&%s = %d", symbol, value);
         return v;
     }
-    v[0] = tdb_xasprintf("set var %s = %d", symbol, value);
+    /* Cast: gdb 13 may find the symbol without its type (seen when the
+     * stop is in a libc without debug info), and then refuses the plain
+     * form with "has unknown type". */
+    v[0] = tdb_xasprintf("set var *(int *)&%s = %d", symbol, value);
     return v;
 }
 

@@ -18,6 +18,8 @@ libjansson-dev    JSON values for MI records and --json output
 libreadline-dev   line editing and history at the (tdebug) prompt
 python3-dev       Python C API and CPython's internal headers
 python3-dbg       CPython debug info and gdb's py-bt helpers
+libc6-dbg         libc's and ld.so's symbols: names of their static functions in stacks, and gdb's lookups of variables in a program stopped inside libc
+lld               a linker that writes gdb indexes, for debug builds (tdebug profile)
 python3-debugpy   the Python debugger VS Code uses
 python3-torch     the PyTorch tdebug is tested against
 python3-pytest    end-to-end tests

@@ -330,8 +330,10 @@ def test_gdb_with_file_capability(tdebug, procs, tmp_path):
     if not shutil.which("setcap"):
         pytest.fail("setcap missing: 'make deps' installs libcap2-bin")
     # nobody, keeping the bounding set (as_nobody drops it, which would mask
-    # file capabilities), in a directory nobody can reach.
-    nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    # file capabilities), in a directory nobody can reach.  --inh-caps keeps
+    # capabilities up to the exec, so tdebug runs even from a checkout only
+    # root may enter (/root/...); nobody has none once it runs.
+    nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all"]
     d = tempfile.mkdtemp(prefix="tdebug-gdbcap-")
     try:
         os.chmod(d, 0o755)

@@ -111,7 +111,7 @@ static void test_release_commands(void **state)
     /* A bad address falls back to the symbol; a bad symbol gives nothing. */
     json_object_set_new(a, "release_addr", json_string("0x12; shell rm -rf /"));
     c = tdb_preload_release_commands(a, 0);
-    assert_string_equal(c[0], "set var tdebug_preload_release = 1");
+    assert_string_equal(c[0], "set var *(int *)&tdebug_preload_release = 1");
     tdb_strv_free(c);
     json_object_set_new(a, "release_symbol", json_string("x = 1; kill"));
     c = tdb_preload_release_commands(a, 0);
@@ -128,7 +128,7 @@ static void test_release_commands(void **state)
 
     c = tdb_preload_release_commands(NULL, 0);
     assert_string_equal(c[0], "sharedlibrary libtdebug-preload");
-    assert_string_equal(c[1], "set var tdebug_preload_release = 1");
+    assert_string_equal(c[1], "set var *(int *)&tdebug_preload_release = 1");
     assert_null(c[2]);
     tdb_strv_free(c);
     tdb_strv_free(NULL);

@@ -15,7 +15,7 @@ import tempfile
 
 import pytest
 
-from conftest import PYTHON, run, wait_until
+from conftest import PYTHON, clean_env, run, wait_until
 from debugpy_util import EmbeddedLayout, LaunchLayout, ListenLayout, PlainProgram
 from proc_util import (ROOT_NO_PTRACE_CAP, held_with_ptrace, seccomp_no_ptrace_prefix,
                        start_waiter, start_zombie, try_ptrace)
@@ -344,7 +344,7 @@ def test_gdb_with_file_capability(tdebug, procs, tmp_path):
             pid = str(prog.debuggee_pid)
             r = run(nobody + [tdebug, "ps", "--check", pid])
             assert r.returncode == 1 and "it runs as user 'root'" in r.stderr
-            r = run(nobody + ["env", f"TDEBUG_GDB={gdb}", tdebug, "ps", "--check", pid])
+            r = run(nobody + [tdebug, "ps", "--check", pid], env=clean_env(TDEBUG_GDB=gdb))
             assert r.returncode == 0, r.stderr
             r = run(nobody + [gdb, "-nx", "-p", pid, "-batch", "-ex", "detach"])
             assert r.returncode == 0, r.stderr

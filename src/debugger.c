@@ -74,11 +74,9 @@ struct tdb_session {
     enum state state;
     int attached;
     pid_t pid;
-    char *exe; /* the program's executable */
     int exit_status;
     int have_exit;
     int signalled;       /* the program was killed by a signal */
-    int catch_number;   /* the load catchpoint, 0 when none */
     char *interest;     /* basic regex of libraries whose symbols we load */
     regex_t interest_re;
     int have_interest;
@@ -104,7 +102,6 @@ struct tdb_session {
     int tty;             /* fd of the controlling terminal, or -1 */
     pid_t our_pgrp;
     struct termios tty_modes;
-    FILE *out;           /* where stops are reported (stdout) */
     tdb_stop_hook hook;
     void *hook_data;
     /* Stacks: the interpreter reader (opened once) and the symbol cache live
@@ -665,27 +662,27 @@ static void print_view(tdb_session *s, const tdb_stackview *v, const json_t *gdb
 {
     tdb_buf b = TDB_BUF_INIT;
     tdb_stackview_render(&b, v, stack_flags(s));
-    fputs(tdb_buf_str(&b), s->out);
+    fputs(tdb_buf_str(&b), stdout);
     tdb_buf_free(&b);
     if (!v->t.py && gdb_py && json_array_size(gdb_py)) {
         /* gdb's py-bt, for an interpreter tdebug does not read itself. */
         size_t i;
         json_t *f;
-        fprintf(s->out, "Python stack (gdb's py-bt, most recent call first):\n");
+        fprintf(stdout, "Python stack (gdb's py-bt, most recent call first):\n");
         json_array_foreach(gdb_py, i, f)
         {
             json_t *line = json_object_get(f, "line");
             if (tdb_mi_str(f, "text"))
-                fprintf(s->out, "    %s\n", tdb_mi_str(f, "text"));
+                fprintf(stdout, "    %s\n", tdb_mi_str(f, "text"));
             else if (json_is_integer(line))
-                fprintf(s->out, "    File \"%s\", line %lld, in %s\n", tdb_mi_str(f, "file"),
+                fprintf(stdout, "    File \"%s\", line %lld, in %s\n", tdb_mi_str(f, "file"),
                         (long long)json_integer_value(line), tdb_mi_str(f, "function"));
             else
-                fprintf(s->out, "    File \"%s\", line ?, in %s\n", tdb_mi_str(f, "file"),
+                fprintf(stdout, "    File \"%s\", line ?, in %s\n", tdb_mi_str(f, "file"),
                         tdb_mi_str(f, "function"));
         }
     }
-    fflush(s->out);
+    fflush(stdout);
 }
 
 /* 'bt' at the prompt. */
@@ -911,7 +908,7 @@ static int present_stop(tdb_session *s, tdb_stop_info *st, tdb_hook_action *acti
         json_object_set_new(e, "merge", json_string(tdb_stackview_merge_name(&v)));
         tdb_event_json(e);
     } else {
-        fprintf(s->out, "tdebug: %s\n", st->message);
+        fprintf(stdout, "tdebug: %s\n", st->message);
         print_view(s, &v, st->python_frames);
     }
     if (s->hook)
@@ -947,8 +944,8 @@ static char *read_command(tdb_session *s)
     const char *prompt = s->opts.prompt ? s->opts.prompt : "(tdebug) ";
     if (!isatty(0)) {
         /* Not a terminal: plain lines, still interruptible. */
-        fputs(prompt, s->out);
-        fflush(s->out);
+        fputs(prompt, stdout);
+        fflush(stdout);
         tdb_buf line = TDB_BUF_INIT;
         for (;;) {
             struct pollfd fds[2] = {{0, POLLIN, 0}, {tdb_signals_fd(), POLLIN, 0}};
@@ -997,7 +994,7 @@ static char *read_command(tdb_session *s)
                 rl_free_line_state();
                 rl_callback_sigcleanup();
                 rl_replace_line("", 0);
-                fputs("^C\n", s->out);
+                fputs("^C\n", stdout);
                 rl_on_new_line();
                 rl_redisplay();
             } else if (sig == SIGTERM || sig == SIGHUP) {
@@ -1044,7 +1041,7 @@ static int prompt_loop(tdb_session *s, tdb_error *err)
         char *line = read_command(s);
         if (!line) {
             if (!s->fatal_signal)
-                fputc('\n', s->out);
+                fputc('\n', stdout);
             s->quit_requested = 1;
             return 0;
         }
@@ -1064,7 +1061,7 @@ static int prompt_loop(tdb_session *s, tdb_error *err)
         } else if (is_word(cmd, "continue", "c")) {
             rc = resume(s, "-exec-continue", err) < 0 ? -1 : 1;
         } else if (is_word(cmd, "help", "h")) {
-            fputs(prompt_help, s->out);
+            fputs(prompt_help, stdout);
         } else if (is_word(cmd, "bt", "backtrace") || is_word(cmd, "where", NULL)) {
             if (show_backtrace(s, err) < 0)
                 rc = -1;
@@ -1080,7 +1077,7 @@ static int prompt_loop(tdb_session *s, tdb_error *err)
         } else if (strncmp(cmd, "symbols ", 8) == 0) {
             tdb_error local = {0};
             if (load_symbols(s, cmd + 8, &local) < 0)
-                fprintf(s->out, "tdebug: cannot read symbols for '%s': %s\n", cmd + 8, local.msg);
+                fprintf(stdout, "tdebug: cannot read symbols for '%s': %s\n", cmd + 8, local.msg);
         } else {
             /* Everything else is gdb's: step, next, finish, print, info... */
             tdb_error local = {0};
@@ -1094,10 +1091,10 @@ static int prompt_loop(tdb_session *s, tdb_error *err)
                 tdb_error_set(err, local.code, "%s", local.msg);
                 rc = -1;
             } else {
-                fputs(tdb_buf_str(&r->console), s->out);
+                fputs(tdb_buf_str(&r->console), stdout);
                 if (strcmp(r->result->klass, "error") == 0) {
                     const char *msg = tdb_mi_str(r->result->results, "msg");
-                    fprintf(s->out, "%s\n", msg ? msg : "error");
+                    fprintf(stdout, "%s\n", msg ? msg : "error");
                 } else if (strcmp(r->result->klass, "running") == 0) {
                     s->state = RUNNING;
                     drop_stop_readers(s);
@@ -1107,7 +1104,7 @@ static int prompt_loop(tdb_session *s, tdb_error *err)
                 tdb_mi_response_free(r);
             }
         }
-        fflush(s->out);
+        fflush(stdout);
         free(line);
         if (rc != 2)
             return rc;
@@ -1156,7 +1153,7 @@ static int show_all_threads(tdb_session *s, tdb_error *err)
                                   tdb_stackview_merge_name(&v), "gil", gil);
             json_array_append_new(threads, o);
         } else {
-            fprintf(s->out, "\nThread %s (%s%s%s)%s:\n", id, target ? target : "?",
+            fprintf(stdout, "\nThread %s (%s%s%s)%s:\n", id, target ? target : "?",
                     name ? ", " : "", name ? name : "",
                     !gil ? "" : strcmp(gil, "held") == 0 ? " holds the GIL" : " waits for the GIL");
             print_view(s, &v, py);
@@ -1172,7 +1169,7 @@ static int show_all_threads(tdb_session *s, tdb_error *err)
                               threads));
     else
         json_decref(threads);
-    fflush(s->out);
+    fflush(stdout);
     return rc;
 }
 
@@ -1342,7 +1339,6 @@ tdb_session *tdb_session_new(const tdb_session_options *opts, tdb_error *err)
 {
     tdb_session *s = tdb_xcalloc(1, sizeof(*s));
     s->opts = *opts;
-    s->out = stdout;
     s->py_bt = -1;
     s->saved_fds[0] = s->saved_fds[1] = s->saved_fds[2] = -1;
     terminal_init(s);
@@ -1476,8 +1472,6 @@ static int arm(tdb_session *s, const char *script_dir, tdb_error *err)
         tdb_buf_free(&cmd);
         if (!out)
             goto cleanup;
-        /* "Catchpoint 1 (load)" */
-        sscanf(out, "Catchpoint %d", &s->catch_number);
         free(out);
     }
     for (size_t i = 0; i < s->opts.n_breaks; i++) {
@@ -1686,7 +1680,6 @@ int tdb_session_run(tdb_session *s, char *const argv[], tdb_error *err)
     restore_debuginfo(s);
     if (loaded < 0)
         goto cleanup;
-    s->exe = tdb_xstrdup(argv[0]);
     tdb_buf_reset(&cmd);
     tdb_buf_adds(&cmd, "set args");
     for (int i = 1; argv[i]; i++) {
@@ -2025,7 +2018,7 @@ int tdb_session_attach(tdb_session *s, pid_t pid, tdb_error *err)
     if (!have_stops && s->opts.output != TDB_OUTPUT_INTERACTIVE) {
         /* A snapshot: every thread's stack, then detach. */
         if (s->opts.output == TDB_OUTPUT_BATCH)
-            fprintf(s->out, "tdebug: attached to pid %d\n", (int)pid);
+            fprintf(stdout, "tdebug: attached to pid %d\n", (int)pid);
         status = show_all_threads(s, err) < 0 ? TDB_EXIT_TOOL : TDB_EXIT_OK;
         goto cleanup;
     }
@@ -2113,7 +2106,6 @@ void tdb_session_free(tdb_session *s)
     if (s->have_interest)
         regfree(&s->interest_re);
     free(s->interest);
-    free(s->exe);
     json_decref(s->paused);
     for (int i = 0; i < 3; i++)
         if (s->saved_fds[i] >= 0)

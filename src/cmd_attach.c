@@ -4,11 +4,11 @@
  * process the preloaded library paused at torch._C to announce itself,
  * then stop it in PyInit__C.  Parses and checks the command line, refuses
  * early what cannot work (with the reason and what to do), and leaves the
- * session to src/debugger.c (src/paused.c for --wait).
+ * session to src/cli.c and src/session.c (src/paused.c for --wait).
  */
 #include "cmd.h"
 #include "common.h"
-#include "debugger.h"
+#include "cli.h"
 #include "paused.h"
 #include "preload.h"
 #include "ptrace_check.h"
@@ -196,7 +196,7 @@ int cmd_attach(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     tdb_session_options opts = {.output = TDB_OUTPUT_INTERACTIVE};
-    tdb_session *s = NULL;
+    tdb_cli *s = NULL;
     tdb_error err = {0};
     tdb_resolution target = {0};
     int status = TDB_EXIT_USAGE, c, wait = 0;
@@ -257,18 +257,18 @@ int cmd_attach(int argc, char **argv)
     if (target.note)
         fprintf(stderr, "tdebug: %s\n", target.note);
 
-    s = tdb_session_new(&opts, &err);
+    s = tdb_cli_new(&opts, &err);
     if (!s) {
         status = tdb_error_exit(&err);
         goto cleanup;
     }
-    status = tdb_session_attach(s, target.pid, &err);
+    status = tdb_cli_attach(s, target.pid, NULL, &err);
     explain_refusal(target.pid, &err);
     if (err.set)
         tdb_print_error(&err);
 cleanup:
     tdb_resolution_release(&target);
-    tdb_session_free(s);
+    tdb_cli_free(s);
     json_decref(announcement);
     tdb_session_options_release(&opts);
     return status;

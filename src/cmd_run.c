@@ -1,12 +1,12 @@
 /*
  * cmd_run.c: 'tdebug run': run a Python program under gdb and stop in its
- * native code.  Parses and checks the command line; src/debugger.c does
+ * native code.  Parses and checks the command line; src/cli.c does
  * the rest.  'tdebug run --preload' starts the program itself, with the
  * preloaded library, and attaches when it pauses (src/paused.c).
  */
 #include "cmd.h"
 #include "common.h"
-#include "debugger.h"
+#include "cli.h"
 #include "proc.h"
 #include "paused.h"
 #include "preload.h"
@@ -353,7 +353,7 @@ int cmd_run(int argc, char **argv)
     char **args = NULL;
     size_t n_args = 0;
     char *python = NULL;
-    tdb_session *s = NULL;
+    tdb_cli *s = NULL;
     tdb_error err = {0};
     int status = TDB_EXIT_USAGE, c, preload = 0;
 
@@ -369,8 +369,8 @@ int cmd_run(int argc, char **argv)
             while (o->name && !(strlen(o->name) == len && !strncmp(o->name, a + 2, len)))
                 o++;
             ours += (o->name && o->has_arg == required_argument && !strchr(a, '=')) ? 2 : 1;
-        } else if (strchr("bvh", a[1]) && a[1]) {
-            ours += (a[1] == 'b' && !a[2]) ? 2 : 1;
+        } else if (strchr("bvhx", a[1]) && a[1]) {
+            ours += (strchr("bx", a[1]) && !a[2]) ? 2 : 1;
         } else {
             break;
         }
@@ -378,7 +378,7 @@ int cmd_run(int argc, char **argv)
     if (ours > argc)
         ours = argc;
     optind = 1;
-    while ((c = tdb_session_getopt("run", ours, argv, "+:b:vh", longopts, &opts, &status)) != -1) {
+    while ((c = tdb_session_getopt("run", ours, argv, "+:b:x:vh", longopts, &opts, &status)) != -1) {
         if (c == TDB_GETOPT_DONE)
             goto cleanup;
         if (c == OPT_PYTHON)
@@ -446,16 +446,16 @@ int cmd_run(int argc, char **argv)
         goto cleanup;
     }
 
-    s = tdb_session_new(&opts, &err);
+    s = tdb_cli_new(&opts, &err);
     if (!s) {
         status = tdb_error_exit(&err);
         goto cleanup;
     }
-    status = tdb_session_run(s, args, &err);
+    status = tdb_cli_run(s, args, &err);
     if (err.set)
         tdb_print_error(&err);
 cleanup:
-    tdb_session_free(s);
+    tdb_cli_free(s);
     free(python);
     free(args);
     tdb_session_options_release(&opts);

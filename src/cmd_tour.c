@@ -8,7 +8,7 @@
  */
 #include "cmd.h"
 #include "common.h"
-#include "debugger.h"
+#include "cli.h"
 #include "dwsource.h"
 #include "session_opts.h"
 #include "spawn.h"
@@ -617,7 +617,7 @@ static int take_tour(const tdb_tour *tour, const char *python, int batch, const 
         .empty_continues = 1,
     };
     char *package = NULL, *exe = NULL, *symbols = NULL;
-    tdb_session *s = NULL;
+    tdb_cli *s = NULL;
     tdb_error err = {0};
     int status;
 
@@ -673,14 +673,14 @@ static int take_tour(const tdb_tour *tour, const char *python, int batch, const 
     put(&intro);
     tdb_buf_free(&intro);
 
-    s = tdb_session_new(&opts, &err);
+    s = tdb_cli_new(&opts, &err);
     if (!s) {
         status = tdb_error_exit(&err);
         goto cleanup;
     }
-    tdb_session_set_stop_hook(s, tour_hook, &t);
+    tdb_cli_set_stop_hook(s, tour_hook, &t);
     char *run_argv[] = {exe, "-c", (char *)tour->code, NULL};
-    status = tdb_session_run(s, run_argv, &err);
+    status = tdb_cli_run(s, run_argv, &err);
     if (err.set)
         tdb_print_error(&err);
 
@@ -695,7 +695,7 @@ static int take_tour(const tdb_tour *tour, const char *python, int batch, const 
                          t.locations[k] ? t.locations[k] : tour->stops[k].target);
     }
     const char *stops = tour->n_stops - shown > 1 ? "stops" : "stop";
-    int ended = tdb_session_program_ended(s);
+    int ended = tdb_cli_program_ended(s);
     if (ended && shown == tour->n_stops) {
         tdb_buf_adds(&ending, tour->outro);
         tdb_buf out = TDB_BUF_INIT;
@@ -723,7 +723,7 @@ static int take_tour(const tdb_tour *tour, const char *python, int batch, const 
     tdb_buf_free(&ending);
     tdb_buf_free(&missed);
 cleanup:
-    tdb_session_free(s);
+    tdb_cli_free(s);
     if (t.locations)
         for (size_t k = 0; k < tour->n_stops; k++)
             free(t.locations[k]);

@@ -11,6 +11,7 @@
 
 #include <bfd.h>
 #include <elf.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -480,6 +481,118 @@ static int raw_lookup(const tdb_elf *e, const Elf64_Ehdr *eh, uint32_t type, con
         }
     }
     return -1;
+}
+
+/* The mangled-name prefixes of the C++ function NAME ("at::native::add"):
+ * "_ZN2at6native3addE" and its const-member form "_ZNK2at6native3addE", or
+ * "_Z3addE"-less "_Z3add" for a top-level function; 0 when NAME is not a
+ * plain qualified name (an operator, a template, a parameter list). */
+static int mangled_prefixes(const char *name, size_t len, tdb_buf *plain, tdb_buf *konst)
+{
+    tdb_buf parts = TDB_BUF_INIT;
+    int n = 0;
+    for (size_t i = 0; i < len;) {
+        size_t j = i;
+        while (j < len && (isalnum((unsigned char)name[j]) || name[j] == '_'))
+            j++;
+        if (j == i || isdigit((unsigned char)name[i]))
+            goto bad;
+        tdb_buf_addf(&parts, "%zu", j - i);
+        tdb_buf_add(&parts, name + i, j - i);
+        n++;
+        if (j == len)
+            break;
+        if (j + 1 >= len || name[j] != ':' || name[j + 1] != ':')
+            goto bad;
+        i = j + 2;
+        if (i == len)
+            goto bad;
+    }
+    if (!n)
+        goto bad;
+    if (n == 1) {
+        tdb_buf_addf(plain, "_Z%s", tdb_buf_str(&parts));
+    } else {
+        tdb_buf_addf(plain, "_ZN%sE", tdb_buf_str(&parts));
+        tdb_buf_addf(konst, "_ZNK%sE", tdb_buf_str(&parts));
+    }
+    tdb_buf_free(&parts);
+    return 1;
+bad:
+    tdb_buf_free(&parts);
+    return 0;
+}
+
+/* Does SNAME (a symbol's name) name function NAME: equal (C), or a
+ * mangled C++ name whose qualified name is NAME (any parameters). */
+static int names_function(const char *sname, const char *name, size_t len, const tdb_buf *plain,
+                          const tdb_buf *konst)
+{
+    if (strncmp(sname, name, len) == 0 && (sname[len] == '\0' || sname[len] == '@'))
+        return 1;
+    if (plain->len && strncmp(sname, plain->s, plain->len) == 0) {
+        /* _Z3add must be followed by the parameters, not more name:
+         * "_Z3addi" yes, "_Z3add2" (a longer name "add2"?) cannot happen
+         * since lengths prefix names; for N...E forms E ends the name. */
+        return 1;
+    }
+    return konst->len && strncmp(sname, konst->s, konst->len) == 0;
+}
+
+int tdb_elf_functions_named(tdb_elf *e, const char *name, uint64_t **out_values, size_t *out_n,
+                            tdb_error *err)
+{
+    const Elf64_Ehdr *eh = raw_header(e, err);
+    if (!eh)
+        return -1;
+    size_t len = strcspn(name, "(");
+    while (len && name[len - 1] == ' ')
+        len--;
+    tdb_buf plain = TDB_BUF_INIT, konst = TDB_BUF_INIT;
+    if (!mangled_prefixes(name, len, &plain, &konst))
+        tdb_buf_reset(&plain);
+    uint64_t *v = NULL;
+    size_t n = 0, cap = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        uint32_t type = pass == 0 ? SHT_DYNSYM : SHT_SYMTAB;
+        for (size_t i = 0; i < eh->e_shnum; i++) {
+            const Elf64_Shdr *sh = raw_section(e, eh, i);
+            if (!sh)
+                break;
+            if (sh->sh_type != type || sh->sh_entsize != sizeof(Elf64_Sym) ||
+                !in_map(e, sh->sh_offset, sh->sh_size))
+                continue;
+            const Elf64_Shdr *strsh = raw_section(e, eh, sh->sh_link);
+            if (!strsh || !in_map(e, strsh->sh_offset, strsh->sh_size) || !strsh->sh_size)
+                continue;
+            const char *strtab = (const char *)e->map + strsh->sh_offset;
+            if (strtab[strsh->sh_size - 1] != '\0')
+                continue;
+            const Elf64_Sym *syms = (const Elf64_Sym *)(e->map + sh->sh_offset);
+            size_t count = sh->sh_size / sizeof(Elf64_Sym);
+            for (size_t k = 0; k < count; k++) {
+                const Elf64_Sym *sym = &syms[k];
+                int t = ELF64_ST_TYPE(sym->st_info);
+                if (sym->st_shndx == SHN_UNDEF || sym->st_name >= strsh->sh_size ||
+                    (t != STT_FUNC && t != STT_GNU_IFUNC) || !sym->st_value)
+                    continue;
+                if (!names_function(strtab + sym->st_name, name, len, &plain, &konst))
+                    continue;
+                int seen = 0;
+                for (size_t m = 0; m < n && !seen; m++)
+                    seen = v[m] == sym->st_value;
+                if (!seen) {
+                    TDB_GROW(v, n, cap);
+                    v[n++] = sym->st_value;
+                }
+            }
+        }
+    }
+    tdb_buf_free(&plain);
+    tdb_buf_free(&konst);
+    *out_values = v;
+    *out_n = n;
+    return 0;
 }
 
 int tdb_elf_find_symbol(tdb_elf *e, const char *name, uint64_t *out_value, uint64_t *out_size,

@@ -95,6 +95,15 @@ int tdb_elf_dynsym_value(const char *path, const char *name, uint64_t *out_value
 int tdb_elf_find_symbol(tdb_elf *elf, const char *name, uint64_t *out_value, uint64_t *out_size,
                         tdb_error *err);
 
+/* The link-time values of the functions called NAME: a C function's
+ * exact name, or a C++ qualified name ("at::native::add", overloads and
+ * const members all match; a parameter list in NAME is ignored), from the
+ * dynamic symbol table and .symtab, each address once.  Returns 0 with a
+ * new array in *OUT_VALUES (may be empty: *OUT_N 0), or -1 with ERR set.
+ * Works on tdb_elf_open_tables() objects. */
+int tdb_elf_functions_named(tdb_elf *elf, const char *name, uint64_t **out_values, size_t *out_n,
+                            tdb_error *err);
+
 /* The load bias of ELF in a process (the runtime address minus the
  * link-time address), from the mapping of it that starts at address
  * MAP_START with file offset MAP_OFFSET (a line of /proc/PID/maps) and the

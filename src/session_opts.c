@@ -58,6 +58,13 @@ int tdb_session_option(const char *cmd, int c, char *arg, tdb_session_options *o
     case 'v':
         opts->verbose = 1;
         return 1;
+    case 'x':
+        if (!*arg) {
+            tdb_usage_error(cmd, "--commands needs a file of commands, one a line");
+            return -TDB_EXIT_USAGE;
+        }
+        opts->commands = arg;
+        return 1;
     default:
         return 0;
     }

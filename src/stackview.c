@@ -178,3 +178,70 @@ void tdb_stackview_render(tdb_buf *b, const tdb_stackview *v, unsigned flags)
     if (v->t.py && v->t.py->partial)
         tdb_buf_addf(b, "note: the Python stack is incomplete: %s\n", v->t.py->partial);
 }
+
+/* ---- the frames a user selects ---- */
+
+size_t tdb_stackview_count(const tdb_stackview *v, unsigned flags)
+{
+    const tdb_merged_stack *m = &v->t.merged;
+    if (m->status == TDB_MERGE_MISMATCH)
+        return v->t.n_native;
+    size_t n = 0;
+    for (size_t i = 0; i < m->n; i++)
+        if (!m->frames[i].plumbing || (flags & TDB_STACK_RAW))
+            n++;
+    return n;
+}
+
+int tdb_stackview_frame_at(const tdb_stackview *v, unsigned flags, size_t i, tdb_view_frame *out)
+{
+    const tdb_merged_stack *m = &v->t.merged;
+    memset(out, 0, sizeof(*out));
+    out->level = -1;
+    if (m->status == TDB_MERGE_MISMATCH) {
+        if (i >= v->t.n_native)
+            return -1;
+        out->kind = TDB_FRAME_NATIVE;
+        out->native = &v->t.native[i];
+        out->level = (int)i;
+        out->mi = mi_frame(v, i);
+        return 0;
+    }
+    size_t k = 0;
+    for (size_t j = 0; j < m->n; j++) {
+        const tdb_frame *f = &m->frames[j];
+        if (f->plumbing && !(flags & TDB_STACK_RAW))
+            continue;
+        if (k++ != i)
+            continue;
+        out->kind = f->kind;
+        if (f->kind == TDB_FRAME_PYTHON) {
+            out->py = f->py;
+        } else {
+            out->native = f->native;
+            out->level = (int)level_of(v, f->native);
+            out->mi = mi_frame(v, (size_t)out->level);
+        }
+        return 0;
+    }
+    return -1;
+}
+
+int tdb_stackview_index_of_level(const tdb_stackview *v, unsigned flags, int level)
+{
+    size_t n = tdb_stackview_count(v, flags);
+    tdb_view_frame f;
+    for (size_t i = 0; i < n; i++)
+        if (tdb_stackview_frame_at(v, flags, i, &f) == 0 && f.kind == TDB_FRAME_NATIVE &&
+            f.level == level)
+            return (int)i;
+    return -1;
+}
+
+void tdb_stackview_render_frame(tdb_buf *b, const tdb_stackview *v, const tdb_view_frame *f)
+{
+    if (f->kind == TDB_FRAME_PYTHON)
+        render_python(b, f->py);
+    else
+        render_native(b, v, (size_t)f->level);
+}

@@ -235,7 +235,7 @@ static void print_stop(tdb_cli *c, const tdb_stop_info *st)
     }
     tdb_buf b = TDB_BUF_INIT;
     tdb_buf_addf(&b, "tdebug: %s\n", st->message);
-    if (st->where && (st->compact || st->source_line))
+    if (st->where && !st->compact && st->source_line)
         tdb_buf_addf(&b, "%s\n", st->where);
     if (st->source_line)
         tdb_buf_addf(&b, "%s\n", st->source_line);
@@ -318,9 +318,12 @@ static char *read_command(tdb_cli *c, tdb_error *err)
         size_t cap = 0;
         ssize_t n = getline(&line, &cap, c->commands);
         if (n < 0) {
+            /* The file is done: the session goes on as --batch would. */
             free(line);
             fclose(c->commands);
             c->commands = NULL;
+            if (c->opts.output == TDB_OUTPUT_INTERACTIVE)
+                c->opts.output = TDB_OUTPUT_BATCH;
             return NULL;
         }
         while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
@@ -445,7 +448,9 @@ static int command_loop(tdb_cli *c, tdb_error *err)
             return tdb_session_resume(c->s, TDB_RESUME_CONTINUE, err) < 0 ? -1 : 1;
         char *line = read_command(c, err);
         if (!line) {
-            if (c->fatal_signal || c->gdb_died || !tdb_session_stop(c->s))
+            if (c->gdb_died)
+                return -1; /* err says how */
+            if (c->fatal_signal || !tdb_session_stop(c->s))
                 return 0;
             if (from_file)
                 continue; /* the file ended: go on as --batch */

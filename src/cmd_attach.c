@@ -60,8 +60,8 @@ const char cmd_attach_usage[] =
     "  (default)                a (tdebug) prompt, stopped where it was\n"
     "  --raw                    keep CPython's plumbing frames in stacks\n"
     "  --cpython-symbols        let gdb read CPython's debug info too (slower)\n"
-    "  --raw                    keep CPython's plumbing frames in stacks\n"
-    "  --cpython-symbols        let gdb read CPython's debug info too (slower)\n"
+    "  -x, --commands FILE      at each stop run the next line of FILE as if typed\n"
+    "                           at the prompt; when FILE is done, go on as --batch\n"
     "  -v, --verbose            show gdb's own messages\n"
     "  -h, --help               this text\n"
     "\n"
@@ -206,7 +206,7 @@ int cmd_attach(int argc, char **argv)
     long pid = 0;
 
     optind = 1;
-    while ((c = tdb_session_getopt("attach", argc, argv, "+:b:vhwt:", longopts, &opts, &status)) !=
+    while ((c = tdb_session_getopt("attach", argc, argv, "+:b:x:vhwt:", longopts, &opts, &status)) !=
            -1) {
         if (c == TDB_GETOPT_DONE)
             goto cleanup;

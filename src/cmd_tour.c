@@ -27,7 +27,8 @@
 #define PROBE_TIMEOUT_MS 60000 /* the interpreter's check */
 
 const char cmd_tour_usage[] =
-    "usage: tdebug tour [NAME] [--python PYTHON] [--batch] [--markdown FILE]\n"
+    "usage: tdebug tour [NAME] [--python PYTHON] [--batch] [--markdown FILE] [-b LOCATION]\n"
+    "                   [-x FILE]\n"
     "\n"
     "A guided tour from a Python line down into PyTorch's C/C++ core: runs a\n"
     "two-line program under gdb and stops where the interesting things happen,\n"
@@ -49,6 +50,10 @@ const char cmd_tour_usage[] =
     "  --batch          print every stop and run to the end (what 'make demo' does)\n"
     "  --markdown FILE  also write the session as a handout (Markdown); an\n"
     "                   existing FILE is kept as FILE.~N~ (N = 1, 2...)\n"
+    "  -b, --break LOCATION  a breakpoint of your own beside the tour's stops\n"
+    "                   (as 'tdebug run --break'; repeatable)\n"
+    "  -x, --commands FILE   at each stop the next line of FILE runs as if typed\n"
+    "                   at the prompt; then the tour goes on as --batch\n"
     "  -h, --help       this text\n"
     "\n"
     "At each stop: Enter goes on to the next stop, q quits (the program is\n"
@@ -560,7 +565,16 @@ static int handout_writable(const char *path)
 
 /* ---- the command ---- */
 
-static int take_tour(const tdb_tour *tour, const char *python, int batch, const char *markdown);
+/* What the command line asks of a tour. */
+typedef struct tour_args {
+    const char *python, *markdown, *commands;
+    int batch;
+    char **breaks; /* the user's own breakpoints, beside the tour's */
+    size_t n_breaks;
+} tour_args;
+
+static int take_tour(const tdb_tour *tour, const tour_args *a);
+static int tour_command(int argc, char **argv, tour_args *a);
 
 int cmd_tour(int argc, char **argv)
 {
@@ -569,24 +583,47 @@ int cmd_tour(int argc, char **argv)
         {"python", required_argument, NULL, OPT_PYTHON},
         {"batch", no_argument, NULL, OPT_BATCH},
         {"markdown", required_argument, NULL, OPT_MARKDOWN},
+        {"break", required_argument, NULL, 'b'},
+        {"commands", required_argument, NULL, 'x'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    const char *python = NULL, *markdown = NULL;
-    int batch = 0, c;
+    tour_args a = {0};
+    int c, status = -1;
 
     opterr = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+    while (status < 0 && (c = getopt_long(argc, argv, ":hb:x:", longopts, NULL)) != -1) {
         switch (c) {
-        case OPT_PYTHON: python = optarg; break;
-        case OPT_BATCH: batch = 1; break;
-        case OPT_MARKDOWN: markdown = optarg; break;
-        case 'h': return tdb_print_usage("tour");
-        case ':': return tdb_usage_error("tour", "option '%s' needs a value", argv[optind - 1]);
-        default: return tdb_usage_error("tour", "unknown option '%s'", argv[optind - 1]);
+        case OPT_PYTHON: a.python = optarg; break;
+        case OPT_BATCH: a.batch = 1; break;
+        case OPT_MARKDOWN: a.markdown = optarg; break;
+        case 'b':
+            if (*optarg)
+                tdb_ptrs_push(&a.breaks, &a.n_breaks, optarg);
+            else
+                status = tdb_usage_error("tour", "--break needs a location");
+            break;
+        case 'x':
+            if (*optarg)
+                a.commands = optarg;
+            else
+                status = tdb_usage_error("tour", "--commands needs a file of commands, one a line");
+            break;
+        case 'h': status = tdb_print_usage("tour"); break;
+        case ':': status = tdb_usage_error("tour", "option '%s' needs a value", argv[optind - 1]); break;
+        default: status = tdb_usage_error("tour", "unknown option '%s'", argv[optind - 1]); break;
         }
     }
+    if (status < 0)
+        status = tour_command(argc, argv, &a);
+    free(a.breaks);
+    return status;
+}
+
+static int tour_command(int argc, char **argv, tour_args *a)
+{
+    const char *python = a->python, *markdown = a->markdown;
     if (argc - optind > 1)
         return tdb_usage_error("tour", "one tour at a time ('%s' is one too many)", argv[optind + 1]);
     const char *name = optind < argc ? argv[optind] : tdb_tours[0].name;
@@ -605,16 +642,20 @@ int cmd_tour(int argc, char **argv)
     if (markdown && (!*markdown || !handout_writable(markdown)))
         return *markdown ? TDB_EXIT_FAIL
                          : tdb_usage_error("tour", "--markdown needs a file name");
-    return take_tour(tour, python, batch, markdown);
+    a->python = python;
+    return take_tour(tour, a);
 }
 
-static int take_tour(const tdb_tour *tour, const char *python, int batch, const char *markdown)
+static int take_tour(const tdb_tour *tour, const tour_args *a)
 {
+    const char *python = a->python, *markdown = a->markdown;
+    int batch = a->batch;
     tour_state t = {.tour = tour, .interactive = !batch, .current = -1};
     tdb_session_options opts = {
         .output = batch ? TDB_OUTPUT_BATCH : TDB_OUTPUT_INTERACTIVE,
         .prompt = "(tour) ",
         .empty_continues = 1,
+        .commands = a->commands,
     };
     char *package = NULL, *exe = NULL, *symbols = NULL;
     tdb_cli *s = NULL;
@@ -638,7 +679,7 @@ static int take_tour(const tdb_tour *tour, const char *python, int batch, const 
         free(package);
         free(exe);
         if (instead && !batch && offer(instead->name))
-            return take_tour(instead, python, batch, markdown);
+            return take_tour(instead, a);
         return TDB_EXIT_FAIL;
     }
     if (status != 0)
@@ -656,6 +697,8 @@ static int take_tour(const tdb_tour *tour, const char *python, int batch, const 
         else if ((t.locations[k] = stop_location(ts, package)))
             tdb_ptrs_push(&opts.breaks, &opts.n_breaks, t.locations[k]);
     }
+    for (size_t k = 0; k < a->n_breaks; k++)
+        tdb_ptrs_push(&opts.breaks, &opts.n_breaks, a->breaks[k]);
     if (tour->symbols) {
         symbols = tdb_xstrdup(tour->symbols);
         tdb_ptrs_push(&opts.symbols, &opts.n_symbols, symbols);

@@ -191,11 +191,21 @@ static bp_info *add_bp(tdb_session *s, int number, bp_kind kind, const char *loc
     return b;
 }
 
+static void free_locs(bp_info *b)
+{
+    for (size_t i = 0; i < b->n_locs; i++)
+        free(b->locs[i].what);
+    free(b->locs);
+    b->locs = NULL;
+    b->n_locs = 0;
+}
+
 static void free_bp(bp_info *b)
 {
     free(b->location);
     free(b->module);
     free(b->where);
+    free_locs(b);
 }
 
 void tdb_session_bp_delete(tdb_session *s, bp_info *b)
@@ -208,21 +218,47 @@ void tdb_session_bp_delete(tdb_session *s, bp_info *b)
     s->n_bps--;
 }
 
+static lib_info *lib_at(tdb_session *s, unsigned long addr)
+{
+    for (size_t i = 0; i < s->n_libs; i++)
+        if (addr >= s->libs[i].lo && addr < s->libs[i].hi)
+            return &s->libs[i];
+    return NULL;
+}
+
 /* A location gdb reports, as a user reads it: "func at file:line",
- * "func in /lib/x.so", or its address. */
-static void describe_location(const json_t *loc, tdb_buf *out)
+ * "func in libx.so", or its address.  gdb names a location of a library
+ * without debug info only in AT ("<at::native::add(...)+4>"). */
+static void describe_location(tdb_session *s, const json_t *loc, tdb_buf *out)
 {
     const char *func = tdb_mi_str(loc, "func"), *file = tdb_mi_str(loc, "file");
     const char *line = tdb_mi_str(loc, "line"), *from = tdb_mi_str(loc, "from");
-    const char *addr = tdb_mi_str(loc, "addr");
-    if (func)
+    const char *addr = tdb_mi_str(loc, "addr"), *at = tdb_mi_str(loc, "at");
+    if (func) {
         tdb_buf_adds(out, func);
-    else
+    } else if (at && at[0] == '<') {
+        size_t n = strlen(at + 1);
+        if (n && at[n] == '>')
+            n--;
+        tdb_buf_add(out, at + 1, n);
+    } else {
         tdb_buf_adds(out, addr ? addr : "?");
-    if (file && line)
+    }
+    if (file && line) {
         tdb_buf_addf(out, " at %s:%s", file, line);
-    else if (from)
+    } else if (from) {
         tdb_buf_addf(out, " in %s", tdb_base_name(from));
+    } else {
+        lib_info *l = lib_at(s, parse_addr(addr));
+        if (l)
+            tdb_buf_addf(out, " in %s", tdb_base_name(l->path));
+    }
+}
+
+static void add_loc(bp_info *b, unsigned long addr, const char *what)
+{
+    b->locs = tdb_xrealloc(b->locs, (b->n_locs + 1) * sizeof(*b->locs));
+    b->locs[b->n_locs++] = (bp_loc){.addr = addr, .what = tdb_xstrdup(what)};
 }
 
 /* Update a breakpoint from a bkpt={...} tuple (MI3).  A function called
@@ -243,27 +279,46 @@ static void update_bp(tdb_session *s, const json_t *bkpt)
         b->hits = atoi(times);
 
     json_t *locations = json_object_get(bkpt, "locations");
-    tdb_buf where = TDB_BUF_INIT;
+    tdb_buf where = TDB_BUF_INIT, one = TDB_BUF_INIT;
     if (!json_is_array(locations)) {
-        if (!b->pending)
-            describe_location(bkpt, &where);
+        if (!b->pending) {
+            describe_location(s, bkpt, &where);
+            if (!b->n_locs)
+                add_loc(b, parse_addr(tdb_mi_str(bkpt, "addr")), tdb_buf_str(&where));
+        }
     } else {
+        /* Keep the hits counted per location across updates. */
+        bp_loc *old = b->locs;
+        size_t n_old = b->n_locs;
+        b->locs = NULL;
+        b->n_locs = 0;
         size_t i;
         json_t *loc;
         json_array_foreach(locations, i, loc)
         {
             if (ends_with(tdb_mi_str(loc, "at"), "@plt>") && !strstr(b->location, "@plt"))
                 continue;
+            tdb_buf_reset(&one);
+            describe_location(s, loc, &one);
             if (where.len)
                 tdb_buf_adds(&where, "; ");
-            describe_location(loc, &where);
+            tdb_buf_adds(&where, tdb_buf_str(&one));
+            unsigned long a = parse_addr(tdb_mi_str(loc, "addr"));
+            add_loc(b, a, tdb_buf_str(&one));
+            for (size_t k = 0; k < n_old; k++)
+                if (old[k].addr == a)
+                    b->locs[b->n_locs - 1].hits = old[k].hits;
         }
+        for (size_t k = 0; k < n_old; k++)
+            free(old[k].what);
+        free(old);
     }
     if (where.len) {
         free(b->where);
         b->where = tdb_buf_detach(&where);
     }
     tdb_buf_free(&where);
+    tdb_buf_free(&one);
 
     if (!json_is_array(locations) || b->kind == BP_IMPORT || strstr(b->location, "@plt"))
         return;
@@ -595,6 +650,8 @@ static void describe_stop(tdb_session *s, const tdb_stop_info *st, tdb_buf *b)
     else if (strcmp(st->reason, "breakpoint") == 0)
         tdb_buf_addf(b, "stopped at breakpoint %d (%s)", st->bp_number,
                      st->bp_location ? st->bp_location : "?");
+    else if (strcmp(st->reason, "throw") == 0)
+        tdb_buf_addf(b, "C++ exception thrown (catchpoint %d)", st->bp_number);
     else if (strcmp(st->reason, "signal") == 0) {
         tdb_buf_addf(b, "program received %s (%s)", st->signal_name ? st->signal_name : "a signal",
                      st->signal_meaning ? st->signal_meaning : "?");
@@ -624,9 +681,11 @@ static void describe_stop(tdb_session *s, const tdb_stop_info *st, tdb_buf *b)
 
 /* "func (a=1, b=2) at file.c:3", or "0x... in func () from lib.so", the
  * way gdb names a stop's frame, from the *stopped record's frame. */
-static void describe_frame(const json_t *frame, tdb_buf *out)
+static void describe_frame(const json_t *frame, const char *named, tdb_buf *out)
 {
     const char *func = tdb_mi_str(frame, "func"), *file = tdb_mi_str(frame, "file");
+    if ((!func || strcmp(func, "??") == 0) && named)
+        func = named; /* tdebug's own name for what gdb could not name */
     const char *line = tdb_mi_str(frame, "line"), *from = tdb_mi_str(frame, "from");
     const char *addr = tdb_mi_str(frame, "addr");
     if (!(file && line) && addr)
@@ -736,8 +795,25 @@ static int record_stop(tdb_session *s, const tdb_stop_info *st, const json_t *fr
         json_array_append_new(libs, json_string(s->libs[i].path));
     out->libraries = libs;
     tdb_buf b = TDB_BUF_INIT;
+    json_t *fresh = NULL;
+    const json_t *top_mi = json_array_get(s->stop_view.mi, 0);
+    if (frame && !tdb_mi_str(frame, "line") && top_mi && tdb_mi_str(top_mi, "line")) {
+        /* The library's symbols were read for the stack after gdb reported
+         * the stop: its frame now has a source line, and arguments. */
+        json_t *res = NULL;
+        fresh = json_deep_copy(top_mi);
+        if (tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, &res, NULL, "-stack-list-arguments 2 0 0") == 0) {
+            json_t *f0 = json_array_get(json_object_get(res, "stack-args"), 0);
+            json_t *args = json_object_get(f0, "args");
+            if (args)
+                json_object_set(fresh, "args", args);
+        }
+        json_decref(res);
+        frame = fresh;
+    }
     if (frame) {
-        describe_frame(frame, &b);
+        const tdb_native_frame *top = s->stop_view.t.n_native ? &s->stop_view.t.native[0] : NULL;
+        describe_frame(frame, top ? top->function : NULL, &b);
         out->where = stop_keep(s, tdb_buf_str(&b));
         const char *full = tdb_mi_str(frame, "fullname"), *line = tdb_mi_str(frame, "line");
         tdb_buf_reset(&b);
@@ -748,6 +824,7 @@ static int record_stop(tdb_session *s, const tdb_stop_info *st, const json_t *fr
     describe_stop(s, out, &b);
     out->message = stop_keep(s, tdb_buf_str(&b));
     tdb_buf_free(&b);
+    json_decref(fresh);
     return 0;
 }
 
@@ -772,6 +849,9 @@ static int handle_stopped(tdb_session *s, const tdb_mi_record *r, tdb_error *err
                     : last == TDB_RESUME_STEP ? "step"
                     : last == TDB_RESUME_NEXT ? "next"
                     : last == TDB_RESUME_FINISH ? "finish" : "stopped";
+        /* gdb 13 gives a finish no reason when it returns into a function
+         * it has no symbol for (a static one of the stripped interpreter). */
+        st.compact = !s->interrupt_sent && last >= TDB_RESUME_STEP;
     } else if (strcmp(reason, "exited-normally") == 0 || strcmp(reason, "exited") == 0) {
         const char *code = tdb_mi_str(res, "exit-code");
         s->exit_status = code ? (int)strtol(code, NULL, 8) : 0;
@@ -817,12 +897,15 @@ static int handle_stopped(tdb_session *s, const tdb_mi_record *r, tdb_error *err
                         st.library = s->mods[k].library;
                 }
         } else {
-            st.reason = "breakpoint";
+            unsigned long pc = parse_addr(frame ? tdb_mi_str(frame, "addr") : NULL);
+            for (size_t k = 0; b && k < b->n_locs; k++)
+                if (b->locs[k].addr == pc)
+                    b->locs[k].hits++;
+            st.reason = b && b->kind == BP_CATCH ? "throw" : "breakpoint";
             st.bp_number = b ? b->id : (num ? atoi(num) : 0);
             st.bp_location = b ? b->location : NULL;
         }
-        if (b)
-            b->hits++;
+        /* Hits are counted by gdb: =breakpoint-modified times="N". */
     } else if (strcmp(reason, "signal-received") == 0) {
         const char *sig = tdb_mi_str(res, "signal-name");
         if (sig && strcmp(sig, "SIGINT") == 0 && s->interrupt_sent) {
@@ -992,6 +1075,8 @@ static void libraries_defining(tdb_session *s, const char *location, char ***out
  * (the load catchpoint's regex), for a breakpoint whose library is not
  * mapped yet. */
 static int widen_interest(tdb_session *s, tdb_error *err);
+static int set_interest(tdb_session *s, char *re, tdb_error *err);
+static int place_load_catchpoint(tdb_session *s, tdb_error *err);
 
 int tdb_session_break(tdb_session *s, const char *location, int temporary, tdb_reply *r,
                       tdb_error *err)
@@ -1052,13 +1137,74 @@ cleanup:
     return rc;
 }
 
+/* 'catch throw [TYPE]': stop where C++ throws (TYPE: a regex of the
+ * exception's type).  gdb's catchpoint needs libstdc++'s symbols, which
+ * tdebug reads itself, now when it is mapped, else when it loads. */
+int tdb_session_catch_throw(tdb_session *s, const char *type, tdb_reply *r, tdb_error *err)
+{
+    static const char stdcxx[] = "/libstdc++\\.so[^/]*$";
+    json_t *res = NULL;
+    int mapped = 0;
+    for (size_t i = 0; i < s->n_libs; i++)
+        mapped |= strstr(s->libs[i].path, "/libstdc++.so") != NULL;
+    if (mapped && !s->opts.all_symbols && tdb_session_load_symbols(s, stdcxx, err) < 0)
+        return -1;
+    if (!mapped && !s->opts.all_symbols && !s->stdcxx_interest) {
+        /* Read libstdc++'s symbols when it loads. */
+        tdb_buf re = TDB_BUF_INIT;
+        tdb_buf_addf(&re, "%s%s%s", s->interest ? s->interest : "", s->interest ? "\\|" : "",
+                     stdcxx);
+        if (set_interest(s, tdb_buf_detach(&re), err) < 0 || place_load_catchpoint(s, err) < 0)
+            return -1;
+        s->stdcxx_interest = 1;
+    }
+    tdb_buf cmd = TDB_BUF_INIT;
+    tdb_buf_adds(&cmd, "-catch-throw");
+    if (type && *type) {
+        tdb_buf_adds(&cmd, " -r ");
+        tdb_mi_quote(&cmd, type);
+    }
+    tdb_error local = {0};
+    int rc = tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, &res, &local, "%s", tdb_buf_str(&cmd));
+    tdb_buf_free(&cmd);
+    if (rc < 0) {
+        json_decref(res);
+        if (!tdb_gdb_alive(s->gdb)) {
+            tdb_error_set(err, local.code, "%s", local.msg);
+            return -1;
+        }
+        r->error = 1;
+        tdb_buf_addf(&r->text, "tdebug: cannot catch C++ throws: %s\n", local.msg);
+        r->event = json_pack("{s:s, s:s, s:s}", "event", "error", "command", "catch throw",
+                             "message", local.msg);
+        return 0;
+    }
+    const char *num = tdb_mi_str(json_object_get(res, "bkpt"), "number");
+    tdb_buf what = TDB_BUF_INIT;
+    tdb_buf_addf(&what, "throw%s%s", type && *type ? " " : "", type && *type ? type : "");
+    bp_info *b = add_bp(s, num ? atoi(num) : 0, BP_CATCH, tdb_buf_str(&what), NULL);
+    tdb_buf_free(&what);
+    b->where = tdb_xstrdup(mapped ? "__cxa_throw in libstdc++" : "libstdc++, when it loads");
+    tdb_buf_addf(&r->text, "Catchpoint %d (throw%s%s)\n", b->id, type && *type ? " " : "",
+                 type && *type ? type : "");
+    r->event = json_pack("{s:s, s:i, s:s, s:s?}", "event", "breakpoint", "number", b->id,
+                         "location", b->location, "type", type);
+    json_decref(res);
+    return 0;
+}
+
 void tdb_session_bp_describe(tdb_session *s, const bp_info *b, tdb_buf *out)
 {
     (void)s;
+    size_t n = strlen(b->location);
     if (b->pending)
         tdb_buf_addf(out, "%s (pending: it binds when a library defining it loads)", b->location);
+    else if (b->where && strncmp(b->where, b->location, n) == 0 && strchr(" (", b->where[n]))
+        tdb_buf_adds(out, b->where); /* "f at x.c:3" says all of "f" */
+    else if (b->where)
+        tdb_buf_addf(out, "%s: %s", b->location, b->where);
     else
-        tdb_buf_addf(out, "%s%s%s", b->location, b->where ? " at " : "", b->where ? b->where : "");
+        tdb_buf_adds(out, b->location);
 }
 
 /* ---- setting up ---- */
@@ -1276,8 +1422,29 @@ static int report_missed(tdb_session *s)
     }
     for (size_t i = 0; i < s->n_bps; i++) {
         bp_info *b = &s->bps[i];
+        if (b->kind == BP_NATIVE && b->hits && b->n_locs > 1) {
+            /* Overloads: which were called, which not. */
+            tdb_buf hit = TDB_BUF_INIT, not_hit = TDB_BUF_INIT;
+            for (size_t k = 0; k < b->n_locs; k++) {
+                tdb_buf *to = b->locs[k].hits ? &hit : &not_hit;
+                if (to->len)
+                    tdb_buf_adds(to, "; ");
+                tdb_buf_adds(to, b->locs[k].what);
+                if (b->locs[k].hits)
+                    tdb_buf_addf(to, " (%d time%s)", b->locs[k].hits, b->locs[k].hits > 1 ? "s" : "");
+            }
+            if (not_hit.len)
+                say(s, "note", "breakpoint '%s' bound to %zu locations; hit: %s; never hit: %s",
+                    b->location, b->n_locs, tdb_buf_str(&hit), tdb_buf_str(&not_hit));
+            tdb_buf_free(&hit);
+            tdb_buf_free(&not_hit);
+        }
         if (b->kind == BP_IMPORT || b->hits)
             continue;
+        if (b->kind == BP_CATCH) {
+            say(s, "note", "catchpoint %d (%s) caught nothing", b->id, b->location);
+            continue;
+        }
         missed = 1;
         if (b->pending)
             say(s, "warning", "breakpoint '%s' never bound: no library the program loaded "

@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+static int gdb_console(tdb_session *s, const char *cmd, tdb_reply *r, tdb_error *err);
+
 typedef int (*cmd_fn)(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err);
 
 typedef struct command {
@@ -255,12 +257,17 @@ static int cmd_info_threads(tdb_session *s, const char *args, tdb_reply *r, tdb_
         const char *id = tdb_mi_str(t, "id"), *target = tdb_mi_str(t, "target-id");
         const char *name = tdb_mi_str(t, "name");
         json_t *frame = json_object_get(t, "frame");
-        tdb_native_frame nf = {.pc = strtoull(tdb_mi_str(frame, "addr") ? tdb_mi_str(frame, "addr") : "0", NULL, 0)};
-        const char *func = tdb_mi_str(frame, "func");
+        int is_current = current && id && !strcmp(current, id);
+        const char *addr = tdb_mi_str(frame, "addr"), *func = tdb_mi_str(frame, "func");
+        tdb_native_frame nf = {.pc = strtoull(addr ? addr : "0", NULL, 0)};
+        if (is_current && s->have_stop_view && s->stop_view.t.n_native) {
+            /* gdb shows the selected frame; the thread is where its top is */
+            nf.pc = s->stop_view.t.native[0].pc;
+            func = s->stop_view.t.native[0].function;
+        }
         nf.function = func && strcmp(func, "??") ? tdb_xstrdup(func) : NULL;
         if (!nf.function && s->sym)
             tdb_symbolizer_name(s->sym, &nf, 1);
-        int is_current = current && id && !strcmp(current, id);
         tdb_buf_addf(&r->text, "%s %-4s %s%s%s%s in %s ()\n", is_current ? "*" : " ", id ? id : "?",
                      target ? target : "?", name ? " \"" : "", name ? name : "", name ? "\"" : "",
                      nf.function ? nf.function : "??");
@@ -322,6 +329,22 @@ static int cmd_tbreak(tdb_session *s, const char *args, tdb_reply *r, tdb_error 
     return tdb_session_break(s, args, 1, r, err);
 }
 
+static int cmd_catch(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err)
+{
+    const char *type = "";
+    if (strncmp(args, "throw", 5) == 0 && (!args[5] || isspace((unsigned char)args[5]))) {
+        type = args + 5;
+        while (isspace((unsigned char)*type))
+            type++;
+        return tdb_session_catch_throw(s, type, r, err);
+    }
+    tdb_buf cmd = TDB_BUF_INIT;
+    tdb_buf_addf(&cmd, "catch %s", args);
+    int rc = gdb_console(s, tdb_buf_str(&cmd), r, err);
+    tdb_buf_free(&cmd);
+    return rc;
+}
+
 static int cmd_info_breakpoints(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err)
 {
     (void)args;
@@ -337,11 +360,13 @@ static int cmd_info_breakpoints(tdb_session *s, const char *args, tdb_reply *r, 
         any = 1;
         tdb_buf where = TDB_BUF_INIT;
         tdb_session_bp_describe(s, b, &where);
-        tdb_buf_addf(&r->text, "%-4d %-11s %-4s %-5d %s\n", b->id,
-                     b->temporary ? "tbreakpoint" : "breakpoint", b->enabled ? "y" : "n", b->hits,
-                     tdb_buf_str(&where));
+        const char *type = b->kind == BP_CATCH ? "catchpoint"
+                           : b->temporary ? "tbreakpoint" : "breakpoint";
+        tdb_buf_addf(&r->text, "%-4d %-11s %-4s %-5d %s\n", b->id, type, b->enabled ? "y" : "n",
+                     b->hits, tdb_buf_str(&where));
         json_array_append_new(list, json_pack("{s:i, s:s, s:s, s:b, s:b, s:i, s:b, s:s?}", "number",
-                                              b->id, "type", "native", "location", b->location,
+                                              b->id, "type", b->kind == BP_CATCH ? "catch" : "native",
+                                              "location", b->location,
                                               "enabled", b->enabled, "temporary", b->temporary,
                                               "hits", b->hits, "pending", b->pending, "where",
                                               b->where));
@@ -453,8 +478,6 @@ static int list_file(const char *file, long from, long to, long mark, tdb_buf *o
     return 0;
 }
 
-static int gdb_console(tdb_session *s, const char *cmd, tdb_reply *r, tdb_error *err);
-
 static int cmd_list(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err)
 {
     if (*args || !s->have_stop) {
@@ -539,6 +562,7 @@ static const command commands[] = {
     {"thread", NULL, cmd_thread, "N: switch to thread N and show its frame"},
     {"break", "b", cmd_break, "LOCATION: a breakpoint (FUNCTION, FILE:LINE, *ADDRESS)"},
     {"tbreak", NULL, cmd_tbreak, "LOCATION: a breakpoint that stops once"},
+    {"catch", NULL, cmd_catch, "throw [TYPE]: stop where C++ throws (libstdc++'s symbols read)"},
     {"info breakpoints", "i b", cmd_info_breakpoints, "the breakpoints, with hit counts"},
     {"delete", "d", cmd_delete, "[N...]: delete breakpoints (all without N)"},
     {"disable", NULL, cmd_disable, "[N...]: disable breakpoints"},

@@ -31,8 +31,16 @@ typedef struct lib_info {
 
 typedef enum bp_kind {
     BP_NATIVE,  /* a gdb breakpoint the user asked for */
-    BP_IMPORT   /* internal: a --stop-at-import module's PyInit */
+    BP_IMPORT,  /* internal: a --stop-at-import module's PyInit */
+    BP_CATCH    /* catch throw [TYPE]: where C++ throws */
 } bp_kind;
+
+/* One place a breakpoint bound (an overload, an inlined copy). */
+typedef struct bp_loc {
+    unsigned long addr;
+    char *what;      /* "at::native::add(...) in libtorch_cpu.so.1.13", "f at x.c:3" */
+    int hits;        /* stops at it */
+} bp_loc;
 
 typedef struct bp_info {
     int id;          /* tdebug's number, shown to the user; 0: internal */
@@ -46,6 +54,8 @@ typedef struct bp_info {
     int temporary;
     char *where;     /* where it bound, as gdb says ("at::native::add in
                       * libtorch_cpu.so", "x.c:3"), for 'never hit' */
+    bp_loc *locs;    /* the places it bound (PLT stubs left out) */
+    size_t n_locs;
 } bp_info;
 
 typedef struct module_watch {
@@ -78,6 +88,7 @@ struct tdb_session {
     bp_info *bps;
     size_t n_bps, cap_bps;
     int next_bp_id;
+    int stdcxx_interest; /* libstdc++'s symbols are read when it loads */
     module_watch *mods;
     size_t n_mods;
     int base_symbols;    /* libc and ld.so symbols loaded */
@@ -127,6 +138,7 @@ bp_info *tdb_session_find_bp_id(tdb_session *s, int id);
 int tdb_session_break(tdb_session *s, const char *location, int temporary, tdb_reply *r,
                       tdb_error *err);
 void tdb_session_bp_delete(tdb_session *s, bp_info *b);
+int tdb_session_catch_throw(tdb_session *s, const char *type, tdb_reply *r, tdb_error *err);
 void tdb_session_bp_describe(tdb_session *s, const bp_info *b, tdb_buf *out);
 void tdb_session_note_running(tdb_session *s);
 

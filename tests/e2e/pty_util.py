@@ -78,3 +78,4 @@ class Terminal:
                 pass
             self.proc.wait(timeout=30)
         os.close(self.master)
+

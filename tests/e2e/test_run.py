@@ -7,25 +7,9 @@ import uuid
 
 import pytest
 
-from conftest import PYTHON, SLOW, clean_env, parent_of, run, wait_until
-from pty_util import Terminal
+from conftest import PYTHON, SLOW, clean_env, parent_of, processes_with, run, wait_until
 
 TORCH_C_SUFFIX = "/torch/_C.cpython-311-x86_64-linux-gnu.so"
-
-
-def processes_with(marker):
-    """PIDs whose command line contains MARKER."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                if marker.encode() in f.read():
-                    found.append(int(entry))
-        except OSError:
-            pass
-    return found
 
 
 def json_events(stdout):
@@ -272,19 +256,6 @@ def test_tdebug_killed_outright_takes_its_program_along(tdebug, procs):
     p.kill()
     p.wait()
     wait_until(lambda: not processes_with(marker), what="the program to be gone")
-
-
-@pytest.fixture
-def terminal():
-    terms = []
-
-    def start(args):
-        t = Terminal(args)
-        terms.append(t)
-        return t
-    yield start
-    for t in terms:
-        t.close()
 
 
 def test_interactive_prompt(tdebug, terminal, torch_available):

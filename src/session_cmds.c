@@ -16,6 +16,7 @@
 #include <string.h>
 
 static int gdb_console(tdb_session *s, const char *cmd, tdb_reply *r, tdb_error *err);
+static int list_file(const char *file, long from, long to, long mark, tdb_buf *out);
 
 typedef int (*cmd_fn)(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err);
 
@@ -165,6 +166,8 @@ static int select_frame(tdb_session *s, long index, const char *cmd, tdb_reply *
     }
     s->selected = (int)index;
     frame_line(s, (size_t)index, &r->text);
+    if (f.kind == TDB_FRAME_PYTHON && f.py->line > 0)
+        list_file(f.py->filename, f.py->line, f.py->line, -1, &r->text);
     if (f.kind == TDB_FRAME_NATIVE && f.mi) {
         const char *full = tdb_mi_str(f.mi, "fullname"), *line = tdb_mi_str(f.mi, "line");
         if (full && line) {
@@ -236,6 +239,109 @@ static int cmd_up(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err
 static int cmd_down(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err)
 {
     return move_frame(s, args, -1, "down", r, err);
+}
+
+/* ---- Python frames (read from memory: no python3-dbg needed) ---- */
+
+/* The index of the Python frame nearest the selection: the selected frame
+ * when it is Python, else the first Python frame below it (its caller,
+ * the line that called into native code); -1 when there is none. */
+static int nearest_python(tdb_session *s, int from, int dir)
+{
+    unsigned flags = tdb_session_stack_flags(s);
+    tdb_view_frame f;
+    for (int i = from; i >= 0 && tdb_stackview_frame_at(&s->stop_view, flags, (size_t)i, &f) == 0;
+         i += dir)
+        if (f.kind == TDB_FRAME_PYTHON)
+            return i;
+    return -1;
+}
+
+static int cmd_py_bt(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err)
+{
+    (void)args;
+    (void)err;
+    if (!need_stop(s, r, "py-bt"))
+        return 0;
+    const tdb_py_thread *t = s->stop_view.t.py;
+    if (!t)
+        return fail(r, "py-bt", "thread %d runs no Python code%s", s->stop.thread,
+                    s->py_state < 0 ? " (tdebug cannot read this interpreter: see the warning "
+                                      "above)" : "");
+    tdb_buf_adds(&r->text, "Traceback (most recent call first):\n");
+    for (size_t i = 0; i < t->n_frames; i++) {
+        const tdb_py_frame *f = &t->frames[i];
+        if (f->line >= 0)
+            tdb_buf_addf(&r->text, "  File \"%s\", line %d, in %s\n", f->filename, f->line,
+                         f->qualname);
+        else
+            tdb_buf_addf(&r->text, "  File \"%s\", line ?, in %s\n", f->filename, f->qualname);
+    }
+    r->event = json_pack("{s:s, s:o}", "event", "py-bt", "python_frames",
+                         tdb_stackview_python_json(&s->stop_view));
+    return 0;
+}
+
+static int py_move(tdb_session *s, const char *cmd, int dir, tdb_reply *r, tdb_error *err)
+{
+    if (!need_stop(s, r, cmd))
+        return 0;
+    int at = nearest_python(s, s->selected, +1);
+    int to = at < 0 ? -1 : at == s->selected || dir < 0 ? nearest_python(s, s->selected + dir, dir)
+                                                        : at;
+    if (to < 0)
+        return fail(r, cmd, dir > 0 ? "Unable to find an older Python frame"
+                                    : "Unable to find a newer Python frame");
+    return select_frame(s, to, cmd, r, err);
+}
+
+static int cmd_py_up(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err)
+{
+    (void)args;
+    return py_move(s, "py-up", +1, r, err);
+}
+
+static int cmd_py_down(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err)
+{
+    (void)args;
+    return py_move(s, "py-down", -1, r, err);
+}
+
+static int cmd_py_list(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err)
+{
+    (void)err;
+    if (!need_stop(s, r, "py-list"))
+        return 0;
+    int i = nearest_python(s, s->selected, +1);
+    tdb_view_frame f;
+    if (i < 0 || tdb_stackview_frame_at(&s->stop_view, tdb_session_stack_flags(s), (size_t)i, &f) < 0)
+        return fail(r, "py-list", "no Python frame at or below the selected frame");
+    long from = f.py->line - 5, to = f.py->line + 5;
+    if (*args) {
+        long a, b;
+        char tail;
+        int n = sscanf(args, "%ld,%ld%c", &a, &b, &tail);
+        if (n == 2) {
+            from = a;
+            to = b;
+        } else if (sscanf(args, "%ld%c", &a, &tail) == 1) {
+            from = a - 5;
+            to = a + 5;
+        } else {
+            return fail(r, "py-list", "py-list takes LINE or START,END, not '%s'", args);
+        }
+    }
+    if (from < 1)
+        from = 1;
+    if (f.py->line < 0 && !*args)
+        return fail(r, "py-list", "the line of %s in '%s' is unknown", f.py->qualname,
+                    f.py->filename);
+    if (list_file(f.py->filename, from, to, f.py->line, &r->text) < 0)
+        return fail(r, "py-list", "cannot read '%s': %s%s", f.py->filename, strerror(errno),
+                    f.py->filename[0] == '<' ? " (frozen or generated code has no file)" : "");
+    r->event = json_pack("{s:s, s:s, s:i, s:i, s:i}", "event", "list", "file", f.py->filename,
+                         "line", f.py->line, "from", (int)from, "to", (int)to);
+    return 0;
 }
 
 /* ---- threads ---- */
@@ -568,6 +674,10 @@ static const command commands[] = {
     {"disable", NULL, cmd_disable, "[N...]: disable breakpoints"},
     {"enable", NULL, cmd_enable, "[N...]: enable breakpoints"},
     {"list", "l", cmd_list, "the source around the selected frame (then gdb's list)"},
+    {"py-bt", NULL, cmd_py_bt, "this thread's Python stack, read from memory (no python3-dbg)"},
+    {"py-up", NULL, cmd_py_up, "select the next older Python frame"},
+    {"py-down", NULL, cmd_py_down, "select the next newer Python frame"},
+    {"py-list", NULL, cmd_py_list, "[LINE|START,END]: the source around the selected Python frame"},
     {"symbols", NULL, cmd_symbols, "REGEX: read the symbols of matching libraries (basic regex)"},
     {"kill", NULL, cmd_kill, "end a program tdebug started (refused after an attach)"},
     {"detach", NULL, cmd_quit, "leave an attached process running and end"},

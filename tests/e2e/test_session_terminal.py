@@ -341,3 +341,43 @@ def test_commands_file_missing_is_a_usage_error(tdebug, tmp_path):
     r = run([tdebug, "run", "-x", str(tmp_path / "nope"), "-c", "pass"])
     assert r.returncode == 2
     assert "cannot read commands from" in r.stderr
+
+
+def test_py_commands_read_python_frames_from_memory(tdebug, tmp_path):
+    # No python3-dbg involved: tdebug hides CPython's debug info from gdb.
+    cmds = tmp_path / "cmds"
+    cmds.write_text("py-bt\npy-up\npy-up\npy-list\npy-down\npy-down\npy-down\n")
+    r = run([tdebug, "run", "-x", str(cmds), "--", PYTHON, CRASH])
+    out = r.stdout
+    assert ("(tdebug) py-bt\nTraceback (most recent call first):\n"
+            f'  File "{CRASH}", line 33, in shift\n'
+            f'  File "{CRASH}", line 41, in main\n'
+            f'  File "{CRASH}", line 44, in <module>\n') in out
+    assert f'(tdebug) py-up\n    File "{CRASH}", line 33, in shift\n33\t' in out
+    assert f'(tdebug) py-up\n    File "{CRASH}", line 41, in main\n41\t' in out
+    assert ">41\t    print(shift(batch, offsets))" in out
+    assert "(tdebug) py-down\nUnable to find a newer Python frame" in out
+
+
+@pytest.mark.parametrize("delay", [0.0, 0.05, 0.1, 0.15, 0.2, 0.3, "traced"])
+def test_target_dying_while_attaching_is_noticed_at_once(tdebug, procs, delay):
+    # Whenever the target dies (before gdb attaches, between attaching and
+    # the stop gdb reports, or after), tdebug says so promptly and ends:
+    # it never waits out gdb's timeout.
+    p = procs.start([PYTHON, "-c", SLEEPER], stdout=subprocess.PIPE, text=True)
+    assert p.stdout.readline().strip() == "ready"
+    t = procs.start([tdebug, "attach", "--batch", str(p.pid)], stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE, text=True)
+    if delay == "traced":  # the moment gdb attached, before it reports the stop
+        wait_until(lambda: tracer_of(p.pid) != 0 or t.poll() is not None, interval=0.001,
+                   what="gdb to attach")
+    else:
+        time.sleep(delay)
+    p.kill()
+    p.wait()
+    out, err = t.communicate(timeout=30)
+    assert t.returncode in (0, 1), (t.returncode, out, err)
+    if t.returncode == 1:
+        assert (f"pid {p.pid}" in err and
+                ("exited while tdebug was attaching" in err or "no such process" in err.lower()
+                 or "exited" in err)), err

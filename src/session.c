@@ -31,6 +31,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -1700,38 +1701,65 @@ cleanup:
     return rc;
 }
 
-/* Wait for the *stopped that follows -target-attach, watching the target:
- * one that dies meanwhile is noticed at once (its pidfd), and CANCEL (the
- * front-end's fd) ends the wait. */
-static int wait_attach_stop(tdb_session *s, int cancel, tdb_error *err)
+/* An fd for gdb's waits during an attach: readable when the target dies
+ * (its pidfd) or the front-end's cancel fd is (Ctrl-C).  -1 when it cannot
+ * be made (then only the cancel fd is watched). */
+static int attach_watch_new(tdb_session *s, int *out_pidfd)
+{
+    *out_pidfd = (int)syscall(SYS_pidfd_open, s->pid, 0);
+    int ep = epoll_create1(EPOLL_CLOEXEC);
+    if (ep < 0)
+        return -1;
+    int fds[2] = {*out_pidfd, s->cancel_fd};
+    for (int i = 0; i < 2; i++) {
+        struct epoll_event ev = {.events = EPOLLIN, .data.fd = fds[i]};
+        if (fds[i] >= 0)
+            epoll_ctl(ep, EPOLL_CTL_ADD, fds[i], &ev);
+    }
+    return ep;
+}
+
+/* Is the target gone (exited or killed, a zombie included)? */
+static int target_gone(tdb_session *s, int pidfd)
+{
+    struct pollfd p = {pidfd, POLLIN, 0};
+    if (pidfd >= 0)
+        return poll(&p, 1, 0) == 1;
+    char st = process_state(s->pid);
+    return !st || st == 'Z' || st == 'X';
+}
+
+/* A wait during an attach ended early (ECANCELED): the target died, or
+ * the user interrupted.  Sets ERR. */
+static void attach_cancelled(tdb_session *s, int pidfd, tdb_error *err)
+{
+    if (target_gone(s, pidfd)) {
+        tdb_error_set_exit(err, TDB_EXIT_FAIL, ESRCH,
+                           "pid %d exited while tdebug was attaching to it", (int)s->pid);
+        s->state = EXITED;
+    } else {
+        tdb_error_set_exit(err, 130, ECANCELED, "interrupted while attaching to pid %d",
+                           (int)s->pid);
+    }
+}
+
+/* Wait for the *stopped that follows -target-attach, watching the target
+ * and the user through WATCH (attach_watch_new()). */
+static int wait_attach_stop(tdb_session *s, int watch, int pidfd, tdb_error *err)
 {
     int64_t deadline = tdb_now_ms() + CMD_TIMEOUT_MS;
-    int pidfd = (int)syscall(SYS_pidfd_open, s->pid, 0);
-    int rc = -1;
+    tdb_gdb_set_cancel_fd(s->gdb, watch >= 0 ? watch : s->cancel_fd);
     while (tdb_now_ms() < deadline) {
-        struct pollfd fds[3] = {{tdb_gdb_fd(s->gdb), POLLIN, 0}, {pidfd, POLLIN, 0},
-                                {cancel, POLLIN, 0}};
-        tdb_mi_record *r = tdb_gdb_next_event(s->gdb, 0, NULL);
+        tdb_error local = {0};
+        tdb_mi_record *r = tdb_gdb_next_event(s->gdb, 1000, &local);
         if (!r) {
-            if (!tdb_gdb_alive(s->gdb)) {
-                tdb_error_set(err, EPIPE, "%s", tdb_gdb_death(s->gdb) ? tdb_gdb_death(s->gdb)
-                                                                      : "gdb exited");
-                goto done;
+            if (local.code == ECANCELED) {
+                attach_cancelled(s, pidfd, err);
+                return -1;
             }
-            if (poll(fds, 3, 1000) < 0 && errno != EINTR) {
-                tdb_error_errno(err, "poll");
-                goto done;
-            }
-            if (fds[1].revents & POLLIN) {
-                tdb_error_set_exit(err, TDB_EXIT_FAIL, ESRCH,
-                                   "pid %d exited while tdebug was attaching to it", (int)s->pid);
-                s->state = EXITED;
-                goto done;
-            }
-            if (fds[2].revents & POLLIN) {
-                tdb_error_set_exit(err, 130, ECANCELED, "interrupted while attaching to pid %d",
-                                   (int)s->pid);
-                goto done;
+            if (local.set) {
+                tdb_error_set(err, local.code, "%s", local.msg);
+                return -1;
             }
             continue;
         }
@@ -1741,16 +1769,12 @@ static int wait_attach_stop(tdb_session *s, int cancel, tdb_error *err)
         tdb_mi_record_free(r);
         if (stopped) {
             s->state = STOPPED;
-            rc = 0;
-            goto done;
+            return 0;
         }
     }
     tdb_error_set(err, ETIMEDOUT, "gdb attached to pid %d but never reported it stopped",
                   (int)s->pid);
-done:
-    if (pidfd >= 0)
-        close(pidfd);
-    return rc;
+    return -1;
 }
 
 /* ---- a paused process ----
@@ -1885,9 +1909,42 @@ int tdb_session_attach(tdb_session *s, pid_t pid, const json_t *announcement,
     if (setup_symbols(s, err) < 0)
         return -1;
     hide_cpython_debuginfo(s);
+    int pidfd = -1, watch = attach_watch_new(s, &pidfd);
+    tdb_gdb_set_cancel_fd(s->gdb, watch >= 0 ? watch : s->cancel_fd);
     int attached = tdb_gdb_cmd(s->gdb, SYMBOLS_TIMEOUT_MS, NULL, err, "-target-attach %d", (int)pid);
+    if (attached == 0)
+        attached = wait_attach_stop(s, watch, pidfd, err);
+    else if (err->code == ECANCELED) {
+        tdb_error_clear(err);
+        attach_cancelled(s, pidfd, err);
+    } else if (tdb_gdb_alive(s->gdb) && target_gone(s, pidfd)) {
+        /* gdb's words for it vary ("Unable to attach: program terminated
+         * with signal SIGKILL", "Couldn't get registers: No such process"). */
+        tdb_error local = *err;
+        tdb_error_clear(err);
+        for (char *nl; (nl = strchr(local.msg, '\n'));)
+            *nl = nl[1] ? ' ' : '\0';
+        tdb_error_set_exit(err, TDB_EXIT_FAIL, ESRCH,
+                           "pid %d exited while tdebug was attaching to it (gdb: %s)", (int)pid,
+                           local.msg);
+        s->state = EXITED;
+    }
+    tdb_gdb_set_cancel_fd(s->gdb, s->cancel_fd);
+    if (watch >= 0)
+        close(watch);
+    if (pidfd >= 0)
+        close(pidfd);
     restore_debuginfo(s);
-    if (attached < 0) {
+    if (attached < 0 && (err->code == ESRCH || err->code == ECANCELED)) {
+        /* gdb may be stuck in its attach of a process that died: it goes,
+         * and with it its hold on the zombie, which its parent reaps. */
+        if (err->code == ESRCH) {
+            tdb_gdb_close(s->gdb, 500);
+            s->gdb = NULL;
+        }
+        return -1;
+    }
+    if (attached < 0 && s->state != STOPPED) {
         tdb_error local = *err;
         tdb_error_clear(err);
         if (!tdb_gdb_alive(s->gdb)) {
@@ -1905,8 +1962,7 @@ int tdb_session_attach(tdb_session *s, pid_t pid, const json_t *announcement,
                            "cannot attach to pid %d: %s (see 'tdebug doctor')", (int)pid, local.msg);
         return -1;
     }
-    s->state = STOPPED;
-    if (wait_attach_stop(s, s->cancel_fd, err) < 0)
+    if (attached < 0)
         return -1;
     drain_notifications(s);
     if (s->paused)

@@ -10,6 +10,9 @@
 #   make bench       benchmarks against plain python/gdb, printing ratios
 #   make install     PREFIX=/usr/local (DESTDIR for staging)
 #   make asan        AddressSanitizer + UBSan build in build-asan/, unit tests
+#   make pyhook-all  the Python breakpoint library for every pyenv CPython
+#                    3.8-3.13 present (build/pyhook/pyenv-3.X.Y/), besides
+#                    the one 'make' builds for $(PYTHON) (build/pyhook/)
 #
 # Knobs (make VAR=value):
 #   PYTHON=/usr/bin/python3  the interpreter tdebug targets and builds its
@@ -112,11 +115,20 @@ EXECHELP := $(B)/tdebug-exec
 PYEXT    := $(B)/python/tdebug/_tdebug$(PY_EXT)
 PYPKG_SRC := $(wildcard python/tdebug/*.py)
 PYPKG    := $(patsubst python/%,$(B)/python/%,$(PYPKG_SRC))
+# The library tdebug loads into a Python process for Python breakpoints and
+# stepping (lib/pyhook/, contract lib/tdebug_pyhook.h): one per CPython
+# version, built against that version's internal headers, linked against no
+# libpython (its Py* symbols resolve in the process).
+PYHOOK   := $(B)/pyhook/libtdebug-pyhook-cpython-$(subst .,,$(PY_VERSION)).so
+PYHOOK_SRC := lib/pyhook/pyhook.c
+PYHOOK_CFLAGS = -std=gnu11 $(WARN) -Wno-missing-prototypes -D_GNU_SOURCE -Ilib -O2 -g \
+            -fPIC -fvisibility=hidden -fno-strict-aliasing
+PYENV_ROOT ?= $(shell pyenv root 2>/dev/null || echo $$HOME/.pyenv)
 
-.PHONY: all deps test unit e2e demo bench install uninstall asan clean samples
+.PHONY: all deps test unit e2e demo bench install uninstall asan clean samples pyhook-all
 
 all: $(TDEBUG) $(EXECHELP) $(if $(PRELOAD_SRC),$(PRELOAD)) \
-     $(if $(wildcard python/_tdebug.c),$(PYEXT)) $(PYPKG) samples
+     $(if $(wildcard python/_tdebug.c),$(PYEXT)) $(PYPKG) $(PYHOOK) samples
 
 $(B)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -161,6 +173,25 @@ $(PYEXT): python/_tdebug.c lib/preload_announce.c
 	$(quiet) PYEXT $@
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) $(PY_CFLAGS) -fPIC -fvisibility=hidden -shared \
 	    -MF $(B)/obj/python/_tdebug.d -o $@ $(filter %.c,$^)
+
+$(PYHOOK): $(PYHOOK_SRC) lib/tdebug_pyhook.h
+	@mkdir -p $(dir $@)
+	$(quiet) PYHOOK $@
+	$(Q)$(CC) $(PYHOOK_CFLAGS) $(PY_CORE_CFLAGS) -shared -o $@ $(PYHOOK_SRC)
+
+# Every pyenv CPython 3.8+ with headers: build/pyhook/pyenv-3.X.Y/...-3X.so
+pyhook-all: $(PYHOOK)
+	$(Q)for v in $(wildcard $(PYENV_ROOT)/versions/3.*); do \
+	    inc=$$(ls -d $$v/include/python3.* 2>/dev/null | head -1); \
+	    [ -n "$$inc" ] || continue; \
+	    x=$${inc##*/python}; case $$x in 3.[0-7]|3.[0-7]m) continue;; esac; \
+	    out=$(B)/pyhook/pyenv-$${v##*/}/libtdebug-pyhook-cpython-$$(echo $$x | tr -d .).so; \
+	    if [ ! -e $$out ] || [ $(PYHOOK_SRC) -nt $$out ] || [ lib/tdebug_pyhook.h -nt $$out ]; then \
+	        mkdir -p $$(dirname $$out); printf '  %-7s %s\n' PYHOOK $$out; \
+	        $(CC) $(PYHOOK_CFLAGS) -I$$inc -I$$inc/internal -DPy_BUILD_CORE -shared \
+	            -o $$out $(PYHOOK_SRC) || exit 1; \
+	    fi; \
+	done
 
 $(B)/python/%.py: python/%.py
 	@mkdir -p $(dir $@)

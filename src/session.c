@@ -177,8 +177,8 @@ bp_info *tdb_session_find_bp_id(tdb_session *s, int id)
     return NULL;
 }
 
-static bp_info *add_bp(tdb_session *s, int number, bp_kind kind, const char *location,
-                       const char *module)
+bp_info *tdb_session_add_bp(tdb_session *s, int number, bp_kind kind, const char *location,
+                           const char *module)
 {
     TDB_GROW(s->bps, s->n_bps, s->cap_bps);
     bp_info *b = &s->bps[s->n_bps++];
@@ -186,6 +186,7 @@ static bp_info *add_bp(tdb_session *s, int number, bp_kind kind, const char *loc
     b->number = number;
     b->kind = kind;
     b->enabled = 1;
+    b->slot = -1;
     b->id = kind == BP_IMPORT ? 0 : ++s->next_bp_id;
     b->location = tdb_xstrdup(location);
     b->module = module ? tdb_xstrdup(module) : NULL;
@@ -203,6 +204,8 @@ static void free_locs(bp_info *b)
 
 static void free_bp(bp_info *b)
 {
+    free(b->py_file);
+    free(b->py_function);
     free(b->location);
     free(b->module);
     free(b->where);
@@ -211,6 +214,8 @@ static void free_bp(bp_info *b)
 
 void tdb_session_bp_delete(tdb_session *s, bp_info *b)
 {
+    if (b->kind == BP_PYTHON)
+        tdb_session_python_bp_changed(s, b, 1);
     if (b->number > 0 && s->gdb && tdb_gdb_alive(s->gdb))
         tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, NULL, "-break-delete %d", b->number);
     free_bp(b);
@@ -455,6 +460,8 @@ void tdb_session_note_running(tdb_session *s)
     s->stop_strs = NULL;
     s->n_stop_strs = 0;
     s->selected = 0;
+    s->hook.stop_is_hook = 0;
+    s->python_top = -1;
     if (s->paused)
         s->paused_released = 1; /* running lets even wait_for_debugger() go */
 }
@@ -488,6 +495,17 @@ int tdb_session_resume(tdb_session *s, tdb_resume how, tdb_error *err)
         tdb_error_set(err, 0, s->state == EXITED ? "the program is not being run"
                                                  : "the program is running");
         return -1;
+    }
+    s->hook.native_what[0] = '\0'; /* a step into native code says what it implements */
+    int py = tdb_session_python_resume(s, how, err);
+    if (py < 0)
+        return -1;
+    if (py == 1) {
+        /* The hook steps in Python; the program just goes on. */
+        if (resume_mi(s, "-exec-continue", err) < 0)
+            return -1;
+        s->last_resume = (int)how;
+        return 0;
     }
     tdb_buf cmd = TDB_BUF_INIT;
     tdb_buf_adds(&cmd, mi[how]);
@@ -532,6 +550,11 @@ static void handle_notify(tdb_session *s, const tdb_mi_record *r)
             l->lo = parse_addr(tdb_mi_str(first, "from"));
             l->hi = parse_addr(tdb_mi_str(first, "to"));
         }
+    } else if (strcmp(r->klass, "breakpoint-created") == 0) {
+        json_t *bkpt = json_object_get(r->results, "bkpt");
+        const char *type = tdb_mi_str(bkpt, "catch-type");
+        if (type && strcmp(type, "load") == 0 && tdb_mi_str(bkpt, "number"))
+            s->catch_load_bp = atoi(tdb_mi_str(bkpt, "number"));
     } else if (strcmp(r->klass, "breakpoint-modified") == 0) {
         json_t *bkpt = json_object_get(r->results, "bkpt");
         if (json_is_object(bkpt))
@@ -596,7 +619,7 @@ static int arm_import_stop(tdb_session *s, module_watch *m, const char *lib, tdb
                 tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, NULL, "-break-disable %s", locno);
         }
     }
-    bp_info *b = add_bp(s, atoi(num), BP_IMPORT, tdb_buf_str(&name), m->name);
+    bp_info *b = tdb_session_add_bp(s, atoi(num), BP_IMPORT, tdb_buf_str(&name), m->name);
     b->temporary = 1;
     rc = 0;
 cleanup:
@@ -651,6 +674,9 @@ static void describe_stop(tdb_session *s, const tdb_stop_info *st, tdb_buf *b)
     else if (strcmp(st->reason, "breakpoint") == 0)
         tdb_buf_addf(b, "stopped at breakpoint %d (%s)", st->bp_number,
                      st->bp_location ? st->bp_location : "?");
+    else if (strcmp(st->reason, "python-breakpoint") == 0)
+        tdb_buf_addf(b, "stopped at Python breakpoint %d (%s)", st->bp_number,
+                     st->bp_location ? st->bp_location : "?");
     else if (strcmp(st->reason, "throw") == 0)
         tdb_buf_addf(b, "C++ exception thrown (catchpoint %d)", st->bp_number);
     else if (strcmp(st->reason, "signal") == 0) {
@@ -674,6 +700,9 @@ static void describe_stop(tdb_session *s, const tdb_stop_info *st, tdb_buf *b)
         tdb_buf_addf(b, "attached to pid %d", (int)s->pid);
     else if (st->compact && strcmp(st->reason, "finish") == 0)
         tdb_buf_addf(b, "finish: returned to %s", st->where ? st->where : "the caller");
+    else if (st->compact && strcmp(st->reason, "step") == 0 && s->hook.native_what[0] &&
+             st->where && strncmp(st->where, "File ", 5) != 0)
+        tdb_buf_addf(b, "step: into the native code of %s: %s", s->hook.native_what, st->where);
     else if (st->compact)
         tdb_buf_addf(b, "%s: %s", st->reason, st->where ? st->where : "done");
     else
@@ -767,7 +796,9 @@ static const char *stop_keep(tdb_session *s, const char *str)
 static int record_stop(tdb_session *s, const tdb_stop_info *st, const json_t *frame,
                        tdb_error *err)
 {
+    int hook_stop = s->hook.stop_is_hook;
     tdb_session_note_running(s); /* drop any earlier stop's state */
+    s->hook.stop_is_hook = hook_stop;
     s->state = STOPPED;
     s->selected = 0;
     tdb_stop_info *out = &s->stop;
@@ -788,6 +819,14 @@ static int record_stop(tdb_session *s, const tdb_stop_info *st, const json_t *fr
     s->have_stop_view = 1;
     s->have_stop = 1;
     out->view = &s->stop_view;
+    tdb_session_python_describe(s, out);
+    if (s->python_top > 0 && (st->compact || s->hook.stop_is_hook)) {
+        /* A step or finish back into CPython (slot_nb_add, PyNumber_Add
+         * over the Python line): that machinery is plumbing too; the stop
+         * is the Python line. */
+        tdb_stackview_fold_above(&s->stop_view, tdb_session_stack_flags(s), (size_t)s->python_top);
+        s->python_top = 0;
+    }
     out->frames = tdb_stackview_native_json(&s->stop_view);
     out->python_frames = tdb_session_view_python(s, &s->stop_view);
     out->stack = tdb_stackview_json(&s->stop_view, tdb_session_stack_flags(s));
@@ -797,6 +836,21 @@ static int record_stop(tdb_session *s, const tdb_stop_info *st, const json_t *fr
     out->libraries = libs;
     tdb_buf b = TDB_BUF_INIT;
     json_t *fresh = NULL;
+    if (s->python_top >= 0 && (st->compact || s->hook.stop_is_hook)) {
+        /* A stop whose top is Python reads as a Python line. */
+        tdb_view_frame f;
+        tdb_stackview_frame_at(&s->stop_view, tdb_session_stack_flags(s), (size_t)s->python_top,
+                               &f);
+        tdb_buf_addf(&b, "File \"%s\", line %d, in %s", f.py->filename, f.py->line,
+                     f.py->qualname);
+        out->where = stop_keep(s, tdb_buf_str(&b));
+        tdb_buf_reset(&b);
+        if (source_line(f.py->filename, f.py->line, &b))
+            out->source_line = stop_keep(s, tdb_buf_str(&b));
+        tdb_buf_reset(&b);
+        s->selected = s->python_top;
+        frame = NULL;
+    }
     const json_t *top_mi = json_array_get(s->stop_view.mi, 0);
     if (frame && !tdb_mi_str(frame, "line") && top_mi && tdb_mi_str(top_mi, "line")) {
         /* The library's symbols were read for the stack after gdb reported
@@ -886,8 +940,19 @@ static int handle_stopped(tdb_session *s, const tdb_mi_record *r, tdb_error *err
         }
     } else if (strcmp(reason, "breakpoint-hit") == 0) {
         const char *num = tdb_mi_str(res, "bkptno");
-        bp_info *b = num ? find_bp(s, atoi(num)) : NULL;
-        if (b && b->kind == BP_IMPORT) {
+        int py = tdb_session_python_stopped(s, num ? atoi(num) : 0, res, &st, err);
+        if (py < 0)
+            return -1;
+        if (py == 3)
+            return 0; /* the core let it run */
+        if (py == 1 && !s->interrupt_sent)
+            return resume_mi(s, "-exec-continue", err) < 0 ? -1 : 0;
+        if (py == 1)
+            st.reason = "interrupt";
+        bp_info *b = py ? NULL : num ? find_bp(s, atoi(num)) : NULL;
+        if (py) {
+            /* the hook's stop, filled in */
+        } else if (b && b->kind == BP_IMPORT) {
             st.reason = "import";
             st.module = b->module;
             st.library = frame ? tdb_mi_str(frame, "from") : NULL;
@@ -919,6 +984,10 @@ static int handle_stopped(tdb_session *s, const tdb_mi_record *r, tdb_error *err
     } else if (strcmp(reason, "end-stepping-range") == 0) {
         st.reason = last == TDB_RESUME_NEXT ? "next" : last == TDB_RESUME_STEPI ? "stepi"
                     : last == TDB_RESUME_NEXTI ? "nexti" : "step";
+        if (s->hook.native_prologue) {
+            s->hook.native_prologue = 0; /* a Python step into native code */
+            st.reason = "step";
+        }
         st.compact = 1;
     } else if (strcmp(reason, "function-finished") == 0) {
         st.reason = "finish";
@@ -942,6 +1011,11 @@ static int handle_stopped(tdb_session *s, const tdb_mi_record *r, tdb_error *err
     int rc = record_stop(s, &st, frame, err);
     tdb_buf_free(&ret);
     tdb_buf_free(&fault);
+    if (rc == 0 && strcmp(s->stop.reason, "python-breakpoint") == 0) {
+        bp_info *pb = tdb_session_find_bp_id(s, s->stop.bp_number);
+        if (pb && pb->temporary)
+            tdb_session_bp_delete(s, pb); /* tbreak: once */
+    }
     if (strcmp(reason ? reason : "", "breakpoint-hit") == 0) {
         /* gdb deleted a temporary breakpoint it hit: so do we, except the
          * import stops, whose hit is how a missed stop is told. */
@@ -1088,6 +1162,8 @@ int tdb_session_break(tdb_session *s, const char *location, int temporary, tdb_r
     size_t n_libs = 0;
     int rc = -1;
 
+    if (tdb_is_python_location(location))
+        return tdb_session_python_break(s, location, temporary, r, err);
     /* A function in a library that is mapped but whose symbols gdb has
      * not read: read them first, so the breakpoint binds now. */
     int is_function = !strchr(location, ':') || strstr(location, "::");
@@ -1118,7 +1194,7 @@ int tdb_session_break(tdb_session *s, const char *location, int temporary, tdb_r
         tdb_error_set(err, 0, "gdb gave no breakpoint number for '%s'", location);
         goto cleanup;
     }
-    bp_info *b = add_bp(s, atoi(num), BP_NATIVE, location, NULL);
+    bp_info *b = tdb_session_add_bp(s, atoi(num), BP_NATIVE, location, NULL);
     b->temporary = temporary;
     update_bp(s, bkpt);
     if (b->pending && s->state != NOT_STARTED && widen_interest(s, err) < 0)
@@ -1183,7 +1259,7 @@ int tdb_session_catch_throw(tdb_session *s, const char *type, tdb_reply *r, tdb_
     const char *num = tdb_mi_str(json_object_get(res, "bkpt"), "number");
     tdb_buf what = TDB_BUF_INIT;
     tdb_buf_addf(&what, "throw%s%s", type && *type ? " " : "", type && *type ? type : "");
-    bp_info *b = add_bp(s, num ? atoi(num) : 0, BP_CATCH, tdb_buf_str(&what), NULL);
+    bp_info *b = tdb_session_add_bp(s, num ? atoi(num) : 0, BP_CATCH, tdb_buf_str(&what), NULL);
     tdb_buf_free(&what);
     b->where = tdb_xstrdup(mapped ? "__cxa_throw in libstdc++" : "libstdc++, when it loads");
     tdb_buf_addf(&r->text, "Catchpoint %d (throw%s%s)\n", b->id, type && *type ? " " : "",
@@ -1198,7 +1274,11 @@ void tdb_session_bp_describe(tdb_session *s, const bp_info *b, tdb_buf *out)
 {
     (void)s;
     size_t n = strlen(b->location);
-    if (b->pending)
+    if (b->kind == BP_PYTHON && b->py_line > 0)
+        tdb_buf_addf(out, "%s:%d", b->py_file, b->py_line);
+    else if (b->kind == BP_PYTHON)
+        tdb_buf_addf(out, "%s in %s", b->py_function, *b->py_file ? b->py_file : "any file");
+    else if (b->pending)
         tdb_buf_addf(out, "%s (pending: it binds when a library defining it loads)", b->location);
     else if (b->where && strncmp(b->where, b->location, n) == 0 && strchr(" (", b->where[n]))
         tdb_buf_adds(out, b->where); /* "f at x.c:3" says all of "f" */
@@ -1330,8 +1410,6 @@ static int set_interest(tdb_session *s, char *re, tdb_error *err)
     return 0;
 }
 
-static int catch_number = -1;
-
 /* (Re)place the load catchpoint for the watched modules and the
  * interesting libraries. */
 static int place_load_catchpoint(tdb_session *s, tdb_error *err)
@@ -1349,7 +1427,11 @@ static int place_load_catchpoint(tdb_session *s, tdb_error *err)
             tdb_buf_adds(&re, "\\|");
         tdb_buf_adds(&re, s->interest);
     }
-    (void)catch_number;
+    if (s->catch_load_bp > 0) {
+        /* one catchpoint, the widest regex: the old one goes */
+        tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, NULL, "-break-delete %d", s->catch_load_bp);
+        s->catch_load_bp = 0;
+    }
     if (re.len) {
         tdb_buf cmd = TDB_BUF_INIT;
         tdb_buf_addf(&cmd, "catch load %s", tdb_buf_str(&re));
@@ -1357,10 +1439,22 @@ static int place_load_catchpoint(tdb_session *s, tdb_error *err)
         tdb_buf_free(&cmd);
         rc = out ? 0 : -1;
         free(out);
+        drain_notifications(s); /* its number: =breakpoint-created */
     }
     json_decref(res);
     tdb_buf_free(&re);
     return rc;
+}
+
+int tdb_session_add_interest(tdb_session *s, const char *regex, tdb_error *err)
+{
+    if (s->opts.all_symbols || (s->interest && strstr(s->interest, regex)))
+        return 0;
+    tdb_buf re = TDB_BUF_INIT;
+    tdb_buf_addf(&re, "%s%s%s", s->interest ? s->interest : "", s->interest ? "\\|" : "", regex);
+    if (set_interest(s, tdb_buf_detach(&re), err) < 0)
+        return -1;
+    return s->state == NOT_STARTED ? 0 : place_load_catchpoint(s, err);
 }
 
 static int widen_interest(tdb_session *s, tdb_error *err)
@@ -1393,7 +1487,9 @@ static int arm(tdb_session *s, const char *script_dir, tdb_error *err)
         }
         if (r.error) {
             const char *msg = json_string_value(json_object_get(r.event, "message"));
-            tdb_error_set_exit(err, TDB_EXIT_USAGE, 0, "gdb rejects --break '%s': %s",
+            tdb_error_set_exit(err, TDB_EXIT_USAGE, 0, "%s --break '%s': %s",
+                               tdb_is_python_location(s->opts.breaks[i]) ? "cannot place"
+                                                                         : "gdb rejects",
                                s->opts.breaks[i], msg ? msg : "?");
             tdb_reply_clear(&r);
             return -1;
@@ -1444,6 +1540,15 @@ static int report_missed(tdb_session *s)
             continue;
         if (b->kind == BP_CATCH) {
             say(s, "note", "catchpoint %d (%s) caught nothing", b->id, b->location);
+            continue;
+        }
+        if (b->kind == BP_PYTHON) {
+            missed = 1;
+            say(s, "warning", "Python breakpoint '%s' was never hit%s", b->location,
+                s->hook.failed ? ": Python breakpoints could not work in this process (see "
+                                 "the warning above)"
+                : b->py_line ? " (the program never ran that line of that file)"
+                             : " (the program never called that function)");
             continue;
         }
         missed = 1;
@@ -1539,6 +1644,8 @@ int tdb_session_end(tdb_session *s, tdb_end how)
             if (tdb_gdb_cmd(s->gdb, 10000, NULL, &err, "-exec-interrupt") == 0)
                 wait_stopped(s, 10000);
         }
+        if (s->state == STOPPED)
+            tdb_session_python_end(s); /* no hook left in the process */
         if (s->state != EXITED) {
             /* Python breakpoints and hooks are undone before the process
              * goes on without tdebug. */
@@ -1687,6 +1794,8 @@ int tdb_session_launch(tdb_session *s, char *const argv[], tdb_error *err)
     if (console(s, CMD_TIMEOUT_MS, err, "%s", tdb_buf_str(&cmd)) < 0)
         goto cleanup;
     if (arm(s, script_dir, err) < 0)
+        goto cleanup;
+    if (tdb_session_python_launch(s, err) < 0)
         goto cleanup;
     s->state = STOPPED; /* resume_mi() wants a target it may run */
     if (resume_mi(s, "-exec-run", err) < 0) {
@@ -2109,6 +2218,8 @@ void tdb_session_free(tdb_session *s)
     tdb_py_close(s->py);
     tdb_symcache_free(s->symcache);
     free(s->hidden_debug_dir);
+    free(s->hook.lib);
+    free(s->hook.failed);
     tdb_gdb_close(s->gdb, 5000);
     for (size_t i = 0; i < s->n_libs; i++)
         free(s->libs[i].path);

@@ -64,6 +64,11 @@ static int resume_cmd(tdb_session *s, tdb_resume how, const char *name, tdb_repl
             tdb_error_set(err, local.code, "%s", local.msg);
             return -1;
         }
+        if (strstr(local.msg, "Cannot find bounds of current function"))
+            return fail(r, name, "%s: no line information here (no debug info for this function): "
+                                 "'finish' returns to its caller (the Python line when that is "
+                                 "Python), 'stepi' steps one instruction",
+                        name);
         return fail(r, name, "%s", local.msg);
     }
     r->resumed = 1;
@@ -467,14 +472,17 @@ static int cmd_info_breakpoints(tdb_session *s, const char *args, tdb_reply *r, 
         tdb_buf where = TDB_BUF_INIT;
         tdb_session_bp_describe(s, b, &where);
         const char *type = b->kind == BP_CATCH ? "catchpoint"
+                           : b->kind == BP_PYTHON ? (b->temporary ? "tpython" : "python")
                            : b->temporary ? "tbreakpoint" : "breakpoint";
-        tdb_buf_addf(&r->text, "%-4d %-11s %-4s %-5d %s\n", b->id, type, b->enabled ? "y" : "n",
-                     b->hits, tdb_buf_str(&where));
+        long hits = b->hits;
+        tdb_buf_addf(&r->text, "%-4d %-11s %-4s %-5ld %s\n", b->id, type, b->enabled ? "y" : "n",
+                     hits, tdb_buf_str(&where));
         json_array_append_new(list, json_pack("{s:i, s:s, s:s, s:b, s:b, s:i, s:b, s:s?}", "number",
-                                              b->id, "type", b->kind == BP_CATCH ? "catch" : "native",
+                                              b->id, "type", b->kind == BP_CATCH ? "catch"
+                                                             : b->kind == BP_PYTHON ? "python" : "native",
                                               "location", b->location,
                                               "enabled", b->enabled, "temporary", b->temporary,
-                                              "hits", b->hits, "pending", b->pending, "where",
+                                              "hits", (int)hits, "pending", b->pending, "where",
                                               b->where));
         tdb_buf_free(&where);
     }
@@ -522,6 +530,8 @@ static int set_enabled(tdb_session *s, bp_info *b, tdb_reply *r, int on)
         tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, NULL, "-break-%s %d", on ? "enable" : "disable",
                     b->number);
     b->enabled = on;
+    if (b->kind == BP_PYTHON)
+        tdb_session_python_bp_changed(s, b, 0);
     tdb_buf_addf(&r->text, "Breakpoint %d %s\n", b->id, on ? "enabled" : "disabled");
     return 0;
 }

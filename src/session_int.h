@@ -32,7 +32,8 @@ typedef struct lib_info {
 typedef enum bp_kind {
     BP_NATIVE,  /* a gdb breakpoint the user asked for */
     BP_IMPORT,  /* internal: a --stop-at-import module's PyInit */
-    BP_CATCH    /* catch throw [TYPE]: where C++ throws */
+    BP_CATCH,   /* catch throw [TYPE]: where C++ throws */
+    BP_PYTHON   /* FILE.py:LINE or FILE.py:FUNCTION, in the process's hook */
 } bp_kind;
 
 /* One place a breakpoint bound (an overload, an inlined copy). */
@@ -56,7 +57,36 @@ typedef struct bp_info {
                       * libtorch_cpu.so", "x.c:3"), for 'never hit' */
     bp_loc *locs;    /* the places it bound (PLT stubs left out) */
     size_t n_locs;
+    /* BP_PYTHON: what the hook matches (lib/tdebug_pyhook.h) */
+    char *py_file;   /* absolute path, or a tail ("pkg/mod.py") */
+    int py_line;     /* > 0: a line breakpoint */
+    char *py_function; /* else: a function name */
+    int slot;        /* its slot in the hook's table, -1 before it has one */
 } bp_info;
+
+/* Python breakpoints and stepping: the library tdebug loads into the
+ * process (session_python.c). */
+typedef struct pyhook_state {
+    int state;           /* PYHOOK_* */
+    int safe_bps[2];     /* gdb's numbers of the safe-point breakpoints */
+    int stop_bp;         /* gdb's number of the breakpoint on tdebug_pyhook_stop */
+    int native_bp;       /* a step into native code: its temporary breakpoint */
+    int native_thread;
+    uint64_t control;    /* &tdebug_pyhook_control in the process */
+    uint64_t generation;
+    int n_slots;         /* slots of the table in use */
+    int stop_is_hook;    /* the current stop is in tdebug_pyhook_stop */
+    int step_pending;    /* a Python step the hook runs */
+    char *lib;           /* the library's path in the process */
+    int loaded;          /* dlopen'ed (install may still be refused) */
+    int native_prologue; /* a step into native code goes past its prologue */
+    char native_what[128]; /* what the native function implements */
+    int retries;         /* installs refused: not a safe point yet */
+    char *failed;        /* why Python breakpoints cannot work here */
+    unsigned char report[1024]; /* the last tdb_pyhook_report read */
+} pyhook_state;
+
+enum { PYHOOK_NONE, PYHOOK_ARMING, PYHOOK_READY, PYHOOK_FAILED };
 
 typedef struct module_watch {
     const char *name; /* "torch._C" */
@@ -89,6 +119,10 @@ struct tdb_session {
     size_t n_bps, cap_bps;
     int next_bp_id;
     int stdcxx_interest; /* libstdc++'s symbols are read when it loads */
+    int catch_load_bp;   /* gdb's number of the load catchpoint, 0 none */
+    pyhook_state hook;
+    int python_top;      /* the stop's top frame a user sees is Python: the
+                          * index of it among the visible frames, else -1 */
     module_watch *mods;
     size_t n_mods;
     int base_symbols;    /* libc and ld.so symbols loaded */
@@ -135,12 +169,45 @@ lib_info *tdb_session_note_lib(tdb_session *s, const char *path);
 int tdb_session_load_library_symbols(tdb_session *s, const char *path, tdb_error *err);
 int tdb_session_ensure_base_symbols(tdb_session *s, tdb_error *err);
 bp_info *tdb_session_find_bp_id(tdb_session *s, int id);
+bp_info *tdb_session_add_bp(tdb_session *s, int number, bp_kind kind, const char *location,
+                           const char *module);
+int tdb_session_add_interest(tdb_session *s, const char *regex, tdb_error *err);
 int tdb_session_break(tdb_session *s, const char *location, int temporary, tdb_reply *r,
                       tdb_error *err);
 void tdb_session_bp_delete(tdb_session *s, bp_info *b);
 int tdb_session_catch_throw(tdb_session *s, const char *type, tdb_reply *r, tdb_error *err);
 void tdb_session_bp_describe(tdb_session *s, const bp_info *b, tdb_buf *out);
 void tdb_session_note_running(tdb_session *s);
+
+/* session_python.c */
+int tdb_is_python_location(const char *location);
+int tdb_session_python_break(tdb_session *s, const char *location, int temporary, tdb_reply *r,
+                             tdb_error *err);
+/* A *stopped at gdb breakpoint BKPTNO: 0 not the hook's, 1 handled (let
+ * the program run again), 2 a stop to present (*ST filled), 3 handled and
+ * the program already runs, -1 error. */
+int tdb_session_python_stopped(tdb_session *s, int bkptno, const json_t *res, tdb_stop_info *st,
+                               tdb_error *err);
+/* A step/next/finish at a stop whose top is Python: 1 started, 0 not a
+ * Python step (gdb's applies), -1 error. */
+int tdb_session_python_resume(tdb_session *s, tdb_resume how, tdb_error *err);
+/* The breakpoint's slot in the hook: written, cleared (B deleted), or its
+ * enabled flag. */
+void tdb_session_python_bp_changed(tdb_session *s, bp_info *b, int deleted);
+/* Before the program starts: with Python breakpoints asked for, the safe
+ * point where the hook is loaded (the first Python call). */
+int tdb_session_python_launch(tdb_session *s, tdb_error *err);
+/* Before the process goes on without tdebug: no hook left. */
+void tdb_session_python_end(tdb_session *s);
+/* Frames of the hook library at the top of a hook stop's stack: how many
+ * leading frames of MI_STACK to leave out. */
+size_t tdb_session_python_hidden_frames(tdb_session *s, int thread, const json_t *mi_stack);
+/* The hook's frames in V (its evaluation function, deeper in a stack)
+ * are plumbing. */
+void tdb_session_python_fold(tdb_session *s, tdb_stackview *v);
+/* After a stop is recorded: is its top Python (s->python_top), and its
+ * where/source for a Python top. */
+void tdb_session_python_describe(tdb_session *s, tdb_stop_info *out);
 
 /* session_stack.c */
 void tdb_session_drop_stop_readers(tdb_session *s);

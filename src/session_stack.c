@@ -176,9 +176,15 @@ int tdb_session_collect_view(tdb_session *s, int thread, tdb_stackview *v, tdb_e
     json_t *raw = tdb_session_stack_frames(s, thread, err);
     if (!raw)
         return -1;
+    /* At a Python breakpoint the hook's own frames are on top: the stop
+     * is the Python line it reports. */
+    if (thread == 0 || thread == s->stop.thread)
+        for (size_t n = tdb_session_python_hidden_frames(s, thread, raw); n > 0; n--)
+            json_array_remove(raw, 0);
     tdb_session_make_stop_readers(s);
     tdb_stackview_init(v, s->pid, tdb_session_thread_lwp(s, thread), raw,
                        s->have_maps ? &s->maps : NULL, s->sym, s->py, s->snap);
+    tdb_session_python_fold(s, v);
     json_decref(raw);
     return 0;
 }

@@ -77,6 +77,13 @@ size_t tdb_stackview_count(const tdb_stackview *v, unsigned flags);
 int tdb_stackview_frame_at(const tdb_stackview *v, unsigned flags, size_t i, tdb_view_frame *out);
 /* The index among those of gdb's native frame LEVEL, or -1 (folded). */
 int tdb_stackview_index_of_level(const tdb_stackview *v, unsigned flags, int level);
+/* Count the native frames in [LO, HI) as CPython's plumbing (a library
+ * tdebug loaded into the process, whose frames are the interpreter's
+ * business, not the user's) and merge again. */
+void tdb_stackview_fold_range(tdb_stackview *v, uint64_t lo, uint64_t hi);
+/* Fold the native frames among the first INDEX visible ones (CPython's
+ * machinery above a Python frame a step came back to). */
+void tdb_stackview_fold_above(tdb_stackview *v, unsigned flags, size_t index);
 /* One frame as tdb_stackview_render() shows it, a line. */
 void tdb_stackview_render_frame(tdb_buf *b, const tdb_stackview *v, const tdb_view_frame *f);
 

@@ -7,6 +7,7 @@
 #include "cmd.h"
 #include "common.h"
 #include "debugger.h"
+#include "inspect.h"
 #include "proc.h"
 #include "paused.h"
 #include "preload.h"
@@ -28,7 +29,8 @@ const char cmd_run_usage[] =
     "\n"
     "Run a Python program under gdb, loading only the symbols that matter, and\n"
     "stop in its native code.  PYTHON defaults to the interpreter tdebug was\n"
-    "built for; Python options (-u, -X opt, ...) may come before SCRIPT.\n"
+    "built for; Python options (-u, -X opt, ...) may come before SCRIPT.  A\n"
+    "PYTHON that is a script (a pyenv shim) runs the interpreter it execs.\n"
     "\n"
     "Stops:\n"
     "  --stop-at-import MODULE  stop in MODULE's PyInit_<name> before its init\n"
@@ -109,6 +111,31 @@ static int check_python(const char *python)
                  S_ISDIR(st.st_mode) ? "it is a directory" : "it is not executable");
         return TDB_EXIT_NOEXEC;
     }
+    return 0;
+}
+
+/* PYTHON is a script rather than the interpreter (a pyenv shim, a
+ * wrapper that execs python): gdb can only run an executable, so ask it
+ * for the interpreter it runs (sys.executable), as 'tdebug tour' does.
+ * Returns 0 with *PYTHON replaced (when it was a script), or an exit
+ * status after saying why it cannot be used. */
+static int resolve_script_python(char **python)
+{
+    char magic[4] = "";
+    FILE *f = fopen(*python, "rb");
+    size_t n = f ? fread(magic, 1, sizeof(magic), f) : 0;
+    if (f)
+        fclose(f);
+    if (n == sizeof(magic) && !memcmp(magic, "\177ELF", 4))
+        return 0;
+    tdb_error err = {0};
+    char *exe = NULL;
+    if (tdb_py_executable(*python, NULL, 60000, &exe, NULL, &err) < 0) {
+        tdb_fail("%s (give the interpreter's path, e.g. /usr/bin/python3)", err.msg);
+        return err.exit_code ? err.exit_code : TDB_EXIT_NOEXEC;
+    }
+    free(*python);
+    *python = exe;
     return 0;
 }
 
@@ -399,7 +426,7 @@ int cmd_run(int argc, char **argv)
         status = TDB_EXIT_NOTFOUND;
         goto cleanup;
     }
-    tdb_ptrs_push(&args, &n_args, python);
+    tdb_ptrs_push(&args, &n_args, NULL); /* the interpreter, once checked */
     int have_program = 0;
     for (; i < argc && !have_program; i++) {
         const char *a = argv[i];
@@ -439,8 +466,9 @@ int cmd_run(int argc, char **argv)
         tdb_ptrs_push(&args, &n_args, argv[i]);
     tdb_ptrs_push(&args, &n_args, NULL);
 
-    if ((status = check_python(python)) != 0)
+    if ((status = check_python(python)) != 0 || (status = resolve_script_python(&python)) != 0)
         goto cleanup;
+    args[0] = python;
     if (preload) {
         status = run_preloaded(&opts, args);
         goto cleanup;

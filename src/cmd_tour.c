@@ -11,7 +11,7 @@
 #include "debugger.h"
 #include "dwsource.h"
 #include "session_opts.h"
-#include "spawn.h"
+#include "inspect.h"
 #include "tour.h"
 
 #include <errno.h>
@@ -382,44 +382,20 @@ static tdb_hook_action tour_hook(tdb_session *s, tdb_hook_phase phase, const tdb
 
 /* ---- before the tour: the interpreter, the module, the breakpoints ---- */
 
-/* Run PYTHON to check it can import MODULE; *OUT_EXE gets the interpreter's
- * own path (sys.executable: a pyenv shim resolves to the real python, which
- * is what gdb must run).  Returns 0 when it can, 1 when MODULE is missing,
- * or an exit status after printing why PYTHON cannot be run. */
+/* Check PYTHON can import MODULE; *OUT_EXE gets the interpreter's own
+ * path (a pyenv shim resolves to the real python, which is what gdb must
+ * run).  Returns 0 when it can, 1 when MODULE is missing, or an exit status
+ * after printing why PYTHON cannot be run. */
 static int check_python(const char *python, const char *module, char **out_exe)
 {
-    static const char probe[] =
-        "import importlib.util, sys\n"
-        "print(sys.executable)\n"
-        "try:\n"
-        "    found = importlib.util.find_spec(sys.argv[1]) is not None\n"
-        "except Exception:\n"
-        "    found = False\n"
-        "sys.exit(0 if found else 3)\n";
-    char *argv[] = {(char *)python, "-c", (char *)probe, (char *)module, NULL};
-    tdb_spawn_result r = TDB_SPAWN_RESULT_INIT;
     tdb_error err = {0};
-    char *exe = NULL;
-    int rc;
+    int has_module = 0;
 
-    if (tdb_spawn_capture(argv, NULL, PROBE_TIMEOUT_MS, &r, &err) < 0) {
+    if (tdb_py_executable(python, module, PROBE_TIMEOUT_MS, out_exe, &has_module, &err) < 0) {
         tdb_fail("%s (give --python the interpreter's path, e.g. /usr/bin/python3)", err.msg);
         return err.exit_code ? err.exit_code : TDB_EXIT_TOOL;
     }
-    exe = tdb_first_line(r.out);
-    if (r.timed_out || (r.status != 0 && r.status != 3) || !*exe) {
-        tdb_fail("cannot run '%s': it does not work as a Python interpreter (give --python the "
-                 "interpreter's path, e.g. /usr/bin/python3)",
-                 python);
-        rc = TDB_EXIT_NOEXEC;
-    } else {
-        rc = r.status == 0 ? 0 : 1;
-        *out_exe = exe;
-        exe = NULL;
-    }
-    free(exe);
-    tdb_spawn_result_free(&r);
-    return rc;
+    return has_module ? 0 : 1;
 }
 
 /* Where the tour's package (a built sample) is; puts it first on

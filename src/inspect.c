@@ -86,6 +86,44 @@ cleanup:
     return rc;
 }
 
+int tdb_py_executable(const char *python, const char *module, int timeout_ms, char **out_exe,
+                      int *out_has_module, tdb_error *err)
+{
+    /* Bytes, not text: a path that is not UTF-8 must come out whole. */
+    static const char probe[] =
+        "import importlib.util, os, sys\n"
+        "sys.stdout.buffer.write(os.fsencode(sys.executable) + b'\\n')\n"
+        "sys.stdout.flush()\n"
+        "try:\n"
+        "    found = len(sys.argv) < 2 or importlib.util.find_spec(sys.argv[1]) is not None\n"
+        "except Exception:\n"
+        "    found = False\n"
+        "sys.exit(0 if found else 3)\n";
+    char *argv[] = {(char *)python, "-c", (char *)probe, (char *)module, NULL};
+    tdb_spawn_result r = TDB_SPAWN_RESULT_INIT;
+    char *exe = NULL;
+    int rc = -1;
+
+    if (tdb_spawn_capture(argv, NULL, timeout_ms, &r, err) < 0)
+        return -1;
+    exe = tdb_first_line(r.out);
+    if (r.timed_out || (r.status != 0 && r.status != 3) || exe[0] != '/') {
+        tdb_error_set_exit(err, TDB_EXIT_NOEXEC, 0, "cannot run '%s': it does not work as a "
+                           "Python interpreter%s", python,
+                           r.timed_out ? " (it did not answer in time)" : "");
+        goto cleanup;
+    }
+    if (out_has_module)
+        *out_has_module = r.status == 0;
+    *out_exe = exe;
+    exe = NULL;
+    rc = 0;
+cleanup:
+    free(exe);
+    tdb_spawn_result_free(&r);
+    return rc;
+}
+
 /* Walk the dotted name down with PathFinder, which reads directories but
  * runs no package __init__; fall back to importlib.util.find_spec (which
  * imports the parents) for namespace tricks and custom finders. */

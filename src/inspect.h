@@ -22,6 +22,18 @@ int tdb_looks_like_module(const char *arg);
 int tdb_py_json(const char *python, const char *code, char *const args[], int timeout_ms,
                 json_t **out, tdb_error *err);
 
+/* PYTHON's own executable (sys.executable): the interpreter itself when
+ * PYTHON is a pyenv shim or another script that execs it, which is what
+ * gdb must run.  When MODULE is not NULL, *OUT_HAS_MODULE (if given) says
+ * whether PYTHON finds MODULE (importlib.util.find_spec, which imports its
+ * parent packages but not MODULE).  TIMEOUT_MS kills a PYTHON that does not
+ * answer.  Returns 0 with *OUT_EXE (new string); -1 with ERR set when
+ * PYTHON cannot be started (exit code TDB_EXIT_NOTFOUND or
+ * TDB_EXIT_NOEXEC) or does not answer as a Python interpreter
+ * (TDB_EXIT_NOEXEC). */
+int tdb_py_executable(const char *python, const char *module, int timeout_ms, char **out_exe,
+                      int *out_has_module, tdb_error *err);
+
 /* The file PYTHON would load native extension MODULE from.  Finds parent
  * packages without importing them when it can (so 'torch._C' takes
  * milliseconds, not an 'import torch').  Returns a new string, or NULL

@@ -207,6 +207,57 @@ def test_python_missing(tdebug, tmp_path):
     assert "No such file or directory" in r.stderr
 
 
+def write_shim(path, target):
+    """A pyenv-style shim: a shell script that execs the interpreter."""
+    path.write_text(f'#!/bin/sh\nexec "{target}" "$@"\n')
+    path.chmod(0o755)
+    return path
+
+
+@pytest.mark.parametrize("how", ["path", "on PATH", "--python", "--preload"])
+def test_python_that_is_a_shim_runs_the_interpreter_it_execs(tdebug, tmp_path, how):
+    bindir = tmp_path / "shims"
+    bindir.mkdir()
+    shim = write_shim(bindir / "python3", PYTHON)
+    code = "import sys; print('exe', sys.executable)"
+    env = clean_env(PATH=f"{bindir}:{os.environ['PATH']}")
+    args = {"path": ["--", str(shim), "-c", code],
+            "on PATH": ["--", "python3", "-c", code],
+            "--python": ["--python", str(shim), "-c", code],
+            "--preload": ["--preload", "--", "python3", "-c", code]}[how]
+    r = run([tdebug, "run", "--batch", *args], env=env)
+    assert r.returncode == 0, r.stderr
+    real = os.path.realpath(PYTHON)
+    exe = [l for l in r.stdout.splitlines() if l.startswith("exe ")][0][4:]
+    assert os.path.realpath(exe) == real
+    assert "not in executable format" not in r.stderr
+
+
+def test_pyenv_shim_on_path(tdebug):
+    """The shim users actually have: pyenv's own python3 (skipped where
+    pyenv is not installed)."""
+    shim = subprocess.run(["sh", "-c", "command -v python3"], capture_output=True, text=True,
+                          env={k: v for k, v in os.environ.items() if k != "TDEBUG_PYTHON"}
+                          ).stdout.strip()
+    if "/shims/" not in shim:
+        pytest.skip(f"python3 on PATH is not a pyenv shim ({shim or 'none'})")
+    r = run([tdebug, "run", "--batch", "--", "python3", "-c",
+             "import sys; print('exe', sys.executable)"])
+    assert r.returncode == 0, r.stderr
+    exe = [l for l in r.stdout.splitlines() if l.startswith("exe ")][0][4:]
+    assert "/shims/" not in exe and os.path.isabs(exe)
+
+
+def test_script_that_is_not_python_is_refused(tdebug, tmp_path):
+    fake = tmp_path / "python3"
+    fake.write_text("#!/bin/sh\necho not python\n")
+    fake.chmod(0o755)
+    r = run([tdebug, "run", "--batch", "--python", str(fake), "-c", "pass"])
+    assert r.returncode == 126
+    assert r.stderr == (f"tdebug: cannot run '{fake}': it does not work as a Python interpreter "
+                        "(give the interpreter's path, e.g. /usr/bin/python3)\n")
+
+
 def test_gdb_missing(tdebug, tmp_path):
     r = run([tdebug, "run", "--batch", "-c", "pass"],
             env=clean_env(TDEBUG_GDB=str(tmp_path / "gdb")))

@@ -52,6 +52,7 @@ const char cmd_attach_usage[] =
     "                           process paused at (torch._C)\n"
     "  --stop-at-load MODULE    stop when the process maps MODULE's file\n"
     "  -b, --break LOCATION     a gdb breakpoint: FUNCTION, FILE:LINE, *ADDRESS\n"
+    "                           (native code, as with 'tdebug run')\n"
     "  --symbols REGEX          also read libraries matching REGEX (basic regex)\n"
     "  --all-symbols            let gdb read every library (its slow default)\n"
     "  --batch                  print stops and backtraces; with no stops asked\n"

@@ -36,6 +36,18 @@ enum {
     {"cpython-symbols", no_argument, NULL, TDB_OPT_CPYTHON_SYMBOLS},      \
     {"verbose", no_argument, NULL, 'v'}
 
+/* What a --break LOCATION names. */
+typedef enum tdb_break_kind {
+    TDB_BREAK_NATIVE,      /* gdb's own: FUNCTION, FILE:LINE, *ADDRESS, ... */
+    TDB_BREAK_PYTHON_FILE, /* a line or function of Python code: FILE.py:LINE,
+                            * FILE.py:FUNCTION */
+    TDB_BREAK_PYTHON_NAME  /* a dotted Python name: torch.add, torch.nn.functional.relu
+                            * (not a GCC clone such as foo.cold or foo.part.0) */
+} tdb_break_kind;
+
+/* Classify LOCATION as given to -b/--break (or typed at the prompt). */
+tdb_break_kind tdb_break_location_kind(const char *location);
+
 /* Apply option C (with ARG) to OPTS.  Returns 1 when C was one of the
  * shared options, 0 when it is not (the command handles it), or
  * TDB_EXIT_USAGE (negated: -2) after printing a usage error for CMD. */

@@ -121,6 +121,10 @@ def test_usage_errors(tdebug, tmp_path):
         (["--wait", "1", "2"], "tdebug attach: one PID only"),
         ([], "tdebug attach: which process? give its PID ('tdebug ps' lists Python processes), "
              "or --wait"),
+        (["-b", "train.py:12", "1"],
+         "tdebug attach: --break 'train.py:12' is a place in Python code, and this tdebug stops "
+         "only in native code; break in the C/C++ that line runs (for torch.add: -b "
+         "at::_ops::add_Tensor::call)"),
     ]
     for args, message in cases:
         r = run([tdebug, "attach", *args], env=tdebug_env(tmp_path))

@@ -163,6 +163,13 @@ def test_break_that_never_binds_is_reported(tdebug):
     assert "tdebug: program exited with status 0" in r.stdout
 
 
+def test_gcc_clone_names_go_to_gdb(tdebug):
+    """foo.cold is a symbol GCC makes, not a Python name: gdb gets it."""
+    r = run([tdebug, "run", "--batch", "--break", "no_such_function.cold", "-c", "pass"])
+    assert r.returncode == 1
+    assert "tdebug: warning: breakpoint 'no_such_function.cold' never bound" in r.stderr
+
+
 def test_module_never_imported_is_reported(tdebug):
     r = run([tdebug, "run", "--batch", "--stop-at-import", "nosuch._C", "-c", "pass"])
     assert r.returncode == 1
@@ -179,6 +186,12 @@ def test_module_never_imported_is_reported(tdebug):
     (["--frobnicate", "-c", "pass"], "tdebug run: unknown option '--frobnicate'"),
     (["--batch"], "tdebug run: no program: give SCRIPT, -c CODE or -m MODULE"),
     (["-c"], "tdebug run: -c needs CODE"),
+    # Python locations get their own answer, not the advice for C names.
+    (["-b", "add.py:4", "-c", "pass"], "tdebug run: --break 'add.py:4' is a place in Python code"),
+    (["-b", "torch.add", "-c", "pass"],
+     "tdebug run: --break 'torch.add' is a Python name, and gdb breaks in native code: give the "
+     "C/C++ function it runs (torch's operators enter C++ at at::_ops::NAME_OVERLOAD::call: "
+     "torch.add at at::_ops::add_Tensor::call"),
 ])
 def test_garbage_options_are_usage_errors(tdebug, args, message):
     r = run([tdebug, "run"] + args)

@@ -18,13 +18,16 @@
 #include <unistd.h>
 
 const char cmd_ps_usage[] =
-    "usage: tdebug ps [--all] [--json]\n"
+    "usage: tdebug ps [--all] [--wide] [--json]\n"
     "   or: tdebug ps --check PID [--json]\n"
     "\n"
     "List the Python processes you can attach to: pid, parent, user, their part\n"
     "in a debugpy session, whether torch._C is loaded, whether tdebug can attach\n"
     "and who already traces them, and the command line (debugpy's path shown as\n"
-    ".../debugpy, access tokens elided, cut to the terminal's width).\n"
+    ".../debugpy, access tokens elided).  On a terminal each line fits its\n"
+    "width: the interpreter's directory, its options, debugpy's options, then\n"
+    "the program's arguments are shortened to '...', never the script's name;\n"
+    "with --wide, or when stdout is not a terminal, lines are whole.\n"
     "\n"
     "Roles (ROLE column):\n"
     "  adapter    debugpy's adapter: speaks DAP to the editor, runs no user code\n"
@@ -40,6 +43,7 @@ const char cmd_ps_usage[] =
     "Options:\n"
     "  -a, --all        also other users' Python processes, zombies, and ones\n"
     "                   tdebug cannot attach to (the ATTACH column says why)\n"
+    "  -w, --wide       whole command lines, however wide the terminal\n"
     "  -c, --check PID  say whether 'tdebug attach PID' can work: which process it\n"
     "                   would attach to, or why the kernel would refuse and what\n"
     "                   to do (exit 1)\n"
@@ -202,11 +206,13 @@ static char *role_text(const row *r)
     return tdb_xstrdup(name);
 }
 
+/* The width lines must fit: the terminal's when stdout is one (its window
+ * size, else $COLUMNS, else 80); 0 (whole lines) for a pipe or a file. */
 static size_t terminal_width(void)
 {
     struct winsize ws;
     if (!isatty(STDOUT_FILENO))
-        return 0; /* a pipe gets whole command lines */
+        return 0;
     if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
         return ws.ws_col;
     const char *cols = getenv("COLUMNS");
@@ -214,28 +220,59 @@ static size_t terminal_width(void)
     return cols && tdb_parse_long(cols, 20, 10000, &n) == 0 ? (size_t)n : 80;
 }
 
-static void print_table(row *rows, size_t n)
+enum { COL_PID, COL_PPID, COL_USER, COL_ROLE, COL_TORCH, COL_ATTACH, COL_TRACER, N_COLS };
+
+/* The cells of a row but its command (new strings). */
+static void row_cells(const row *r, char *cell[N_COLS])
 {
-    size_t width = terminal_width();
-    printf("%7s %7s %-10s %-16s %-5s %-13s %-14s %s\n", "PID", "PPID", "USER", "ROLE", "TORCH",
-           "ATTACH", "TRACER", "COMMAND");
+    const tdb_proc *p = r->p;
+    cell[COL_PID] = tdb_xasprintf("%d", (int)p->pid);
+    cell[COL_PPID] = tdb_xasprintf("%d", (int)p->ppid);
+    cell[COL_USER] = tdb_xstrdup(p->user ? p->user : "?");
+    cell[COL_ROLE] = role_text(r);
+    cell[COL_TORCH] = tdb_xstrdup(tristate_text(p->torch));
+    cell[COL_ATTACH] =
+        tdb_xstrdup(r->refusal == TDB_REFUSAL_NONE ? "yes" : tdb_refusal_name(r->refusal));
+    cell[COL_TRACER] = p->tracer_pid ? tdb_xasprintf("%d(%s)", (int)p->tracer_pid,
+                                                     p->tracer_comm ? p->tracer_comm : "?")
+                                     : tdb_xstrdup("-");
+}
+
+/* The table, each column as wide as its widest cell, the command in what
+ * is left of WIDTH (0: whole): shortened by tdb_proc_short_command(), which
+ * never cuts the script's name. */
+static void print_table(row *rows, size_t n, size_t width)
+{
+    static const char *const heads[N_COLS] = {"PID", "PPID", "USER", "ROLE", "TORCH", "ATTACH",
+                                              "TRACER"};
+    char *(*cells)[N_COLS] = tdb_xcalloc(n ? n : 1, sizeof(*cells));
+    int w[N_COLS];
+    size_t used = 0;
+
+    for (int c = 0; c < N_COLS; c++)
+        w[c] = (int)strlen(heads[c]);
     for (size_t i = 0; i < n; i++) {
-        const tdb_proc *p = rows[i].p;
-        char *role = role_text(&rows[i]);
-        char tracer[64] = "-";
-        if (p->tracer_pid)
-            snprintf(tracer, sizeof(tracer), "%d(%s)", (int)p->tracer_pid,
-                     p->tracer_comm ? p->tracer_comm : "?");
-        const char *attach =
-            rows[i].refusal == TDB_REFUSAL_NONE ? "yes" : tdb_refusal_name(rows[i].refusal);
-        int used = printf("%7d %7d %-10.10s %-16s %-5s %-13s %-14s ", (int)p->pid, (int)p->ppid,
-                          p->user, role, tristate_text(p->torch), attach, tracer);
-        size_t left = width && used > 0 && (size_t)used + 10 < width ? width - (size_t)used : 0;
-        char *cmd = tdb_proc_short_command(p, width ? (left ? left : 10) : 0);
-        printf("%s\n", cmd);
-        free(cmd);
-        free(role);
+        row_cells(&rows[i], cells[i]);
+        for (int c = 0; c < N_COLS; c++)
+            if ((int)strlen(cells[i][c]) > w[c])
+                w[c] = (int)strlen(cells[i][c]);
     }
+    for (int c = 0; c < N_COLS; c++)
+        used += (size_t)w[c] + 2;
+    printf("%*s  %*s  %-*s  %-*s  %-*s  %-*s  %-*s  COMMAND\n", w[0], heads[0], w[1], heads[1],
+           w[2], heads[2], w[3], heads[3], w[4], heads[4], w[5], heads[5], w[6], heads[6]);
+    for (size_t i = 0; i < n; i++) {
+        char **cell = cells[i];
+        /* At least 20 columns for the command, even if the line wraps. */
+        char *cmd = tdb_proc_short_command(rows[i].p, !width ? 0 : width > used + 20 ? width - used
+                                                                                   : 20);
+        printf("%*s  %*s  %-*s  %-*s  %-*s  %-*s  %-*s  %s\n", w[0], cell[0], w[1], cell[1], w[2],
+               cell[2], w[3], cell[3], w[4], cell[4], w[5], cell[5], w[6], cell[6], cmd);
+        free(cmd);
+        for (int c = 0; c < N_COLS; c++)
+            free(cell[c]);
+    }
+    free(cells);
 }
 
 /* Say once, on stderr, when the system keeps tdebug from attaching to
@@ -255,7 +292,7 @@ static void warn_environment(const tdb_tracer *tr)
                  strerror(tr->probe_errno));
 }
 
-static int list(tdb_proc_table *t, const tdb_tracer *tr, int all, int json)
+static int list(tdb_proc_table *t, const tdb_tracer *tr, int all, int json, int wide)
 {
     row *rows = tdb_xcalloc(t->n ? t->n : 1, sizeof(*rows));
     size_t n = 0;
@@ -285,7 +322,7 @@ static int list(tdb_proc_table *t, const tdb_tracer *tr, int all, int json)
         json_t *top = json_pack("{s:o}", "processes", arr);
         tdb_print_json(top);
     } else if (n) {
-        print_table(rows, n);
+        print_table(rows, n, wide ? 0 : terminal_width());
     } else {
         fprintf(stderr, "tdebug: no Python process you can attach to%s\n",
                 all ? "" : " ('tdebug ps --all' lists other users' too)");
@@ -346,12 +383,13 @@ int cmd_ps(int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"all", no_argument, NULL, 'a'},
+        {"wide", no_argument, NULL, 'w'},
         {"check", required_argument, NULL, 'c'},
         {"json", no_argument, NULL, OPT_JSON},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    int all = 0, json = 0, opt;
+    int all = 0, json = 0, wide = 0, opt;
     long check_pid = 0;
     tdb_proc_table *t = NULL;
     tdb_tracer tr;
@@ -360,10 +398,13 @@ int cmd_ps(int argc, char **argv)
 
     optind = 1;
     opterr = 0;
-    while ((opt = getopt_long(argc, argv, "ac:h", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "awc:h", longopts, NULL)) != -1) {
         switch (opt) {
         case 'a':
             all = 1;
+            break;
+        case 'w':
+            wide = 1;
             break;
         case 'c':
             if (tdb_parse_long(optarg, 1, 0x7fffffff, &check_pid) < 0)
@@ -398,7 +439,7 @@ int cmd_ps(int argc, char **argv)
         return tdb_error_exit(&err);
     }
     tdb_tracer_probe(&tr);
-    rc = check_pid ? check(t, &tr, (pid_t)check_pid, json) : list(t, &tr, all, json);
+    rc = check_pid ? check(t, &tr, (pid_t)check_pid, json) : list(t, &tr, all, json, wide);
     tdb_tracer_release(&tr);
     tdb_proc_table_free(t);
     return rc;

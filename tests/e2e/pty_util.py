@@ -4,6 +4,7 @@ import os
 import pty
 import select
 import signal
+import struct
 import subprocess
 import termios
 import time
@@ -15,8 +16,10 @@ class Terminal:
     """ARGS running with a pty as its controlling terminal (a new session),
     with helpers to wait for text and type lines."""
 
-    def __init__(self, args, env=None):
+    def __init__(self, args, env=None, cols=None, rows=24):
         self.master, slave = pty.openpty()
+        if cols:  # the window size the program sees (TIOCGWINSZ)
+            fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
 
         def make_controlling_tty():
             fcntl.ioctl(0, termios.TIOCSCTTY, 0)

@@ -176,9 +176,17 @@ int cmd_env(int argc, char **argv)
                               (unsigned long)getuid()))
         announce[0] = '\0';
     if (json) {
-        json_t *out = json_pack("{s:O,s:O,s:s?}", "set", env, "unset", stale, "announce",
-                                announce[0] ? announce : NULL);
-        tdb_print_json(out);
+        /* The values are bytes: escaped by the one convention when they
+         * are not UTF-8 (NAME_escaped beside NAME). */
+        json_t *set = json_object(), *out = json_object();
+        const char *name;
+        json_t *v;
+        json_object_foreach(env, name, v)
+            tdb_json_set_str(set, name, json_string_value(v));
+        json_object_set_new(out, "set", set);
+        json_object_set(out, "unset", stale);
+        tdb_json_set_str(out, "announce", announce[0] ? announce : NULL);
+        tdb_print_json(tdb_json_versioned(out));
     } else {
         print_shell(env, stale, announce[0] ? announce : NULL);
     }

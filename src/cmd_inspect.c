@@ -95,7 +95,7 @@ int cmd_inspect(int argc, char **argv)
         }
         if (json) {
             json_t *o = tdb_elf_report_json(r);
-            json_object_set_new(o, "target", json_string(t[i].label));
+            tdb_json_set_str(o, "target", t[i].label);
             json_array_append_new(objects, o);
         } else {
             tdb_buf_reset(&text);
@@ -109,8 +109,8 @@ int cmd_inspect(int argc, char **argv)
         tdb_elf_report_free(r);
     }
     if (json) {
-        tdb_print_json(json_pack("{s:i, s:o, s:o}", "version", 1, "objects", objects,
-                                 "errors", errors));
+        tdb_print_json(tdb_json_versioned(json_pack("{s:o, s:o}", "objects", objects,
+                                                    "errors", errors)));
     } else {
         tdb_print_errors(errors);
         json_decref(objects);

@@ -16,8 +16,8 @@
 
 const char cmd_profile_usage[] =
     "usage: tdebug profile --torch[=MODE] [--torch-src DIR] [--debinfo FILES]\n"
-    "                      [--jobs N] [--cuda] [--full] [--format sh|json]\n"
-    "       tdebug profile --setuptools [--format sh|json]\n"
+    "                      [--jobs N] [--cuda] [--full] [--json]\n"
+    "       tdebug profile --setuptools [--json]\n"
     "       tdebug profile --check [--json] [--python PYTHON] [--debug-dir DIRS]\n"
     "                      [--pid PID] [TARGET...]\n"
     "\n"
@@ -37,12 +37,13 @@ const char cmd_profile_usage[] =
     "  --full             keep the optional components (tests, distributed, ...)\n"
     "  --setuptools       any C/C++ extension: CFLAGS, CXXFLAGS, LDFLAGS for\n"
     "                     -O0 -g3 -fno-omit-frame-pointer and a gdb index\n"
-    "  --format sh|json   shell exports (default) or one JSON document\n"
+    "  --json             one JSON document instead of shell exports\n"
+    "  --format sh|json   the same choice by its older name (sh: the default)\n"
     "\n"
     "  --check            inspect each TARGET (an ELF file, a module name like\n"
     "                     torch._C, or --pid PID's objects) and say whether it is\n"
     "                     really debuggable: DWARF present, unoptimised, indexed\n"
-    "  --json             with --check: JSON instead of text\n"
+    "  --json             with --check too: JSON instead of text\n"
     "  --python PYTHON    with --check: resolves module names (default:\n"
     "                     $TDEBUG_PYTHON, else " TDB_PYTHON ")\n"
     "  --debug-dir DIRS   with --check: where separate debug files live\n"
@@ -212,13 +213,19 @@ static int run_check(int argc, char **argv, int first, const char *python, const
             status = TDB_EXIT_FAIL;
         if (json) {
             json_t *checks = json_array();
-            for (int k = 0; k < 3; k++)
-                json_array_append_new(checks, json_pack("{s:s, s:s, s:s, s:o}", "check",
-                    lines[k].what, "status", lines[k].status, "detail", lines[k].detail,
-                    "remedy", lines[k].remedy ? json_string(lines[k].remedy) : json_null()));
-            json_array_append_new(objects, json_pack("{s:s, s:s, s:b, s:o}", "target", label,
-                                                     "path", r->realpath, "debuggable", pass,
-                                                     "checks", checks));
+            for (int k = 0; k < 3; k++) {
+                json_t *c = json_pack("{s:s, s:s}", "check", lines[k].what, "status",
+                                      lines[k].status);
+                tdb_json_set_str(c, "detail", lines[k].detail);
+                tdb_json_set_str(c, "remedy", lines[k].remedy);
+                json_array_append_new(checks, c);
+            }
+            json_t *o = json_object();
+            tdb_json_set_str(o, "target", label);
+            tdb_json_set_str(o, "path", r->realpath);
+            json_object_set_new(o, "debuggable", json_boolean(pass));
+            json_object_set_new(o, "checks", checks);
+            json_array_append_new(objects, o);
         } else {
             if (strcmp(label, r->realpath))
                 printf("%s (%s)\n", label, r->realpath);
@@ -238,9 +245,9 @@ static int run_check(int argc, char **argv, int first, const char *python, const
         tdb_elf_report_free(r);
     }
     if (json) {
-        json_t *doc = json_pack("{s:i, s:o, s:o, s:b}", "version", 1, "objects", objects,
-                                "errors", errors, "debuggable", status == TDB_EXIT_OK);
-        tdb_print_json(doc);
+        tdb_print_json(tdb_json_versioned(json_pack("{s:o, s:o, s:b}", "objects", objects,
+                                                    "errors", errors, "debuggable",
+                                                    status == TDB_EXIT_OK)));
     } else {
         tdb_print_errors(errors);
         json_decref(objects);
@@ -344,16 +351,20 @@ int cmd_profile(int argc, char **argv)
                             argv[optind]);
         goto cleanup;
     }
-    if (json_out || pid || dirs) {
-        tdb_usage_error("profile", "--json, --pid and --debug-dir go with --check (for the "
-                                   "profile itself: --format json)");
+    if (pid || dirs) {
+        tdb_usage_error("profile", "--pid and --debug-dir go with --check");
         goto cleanup;
     }
     if (format && strcmp(format, "sh") && strcmp(format, "json")) {
         tdb_usage_error("profile", "--format is sh or json, not '%s'", format);
         goto cleanup;
     }
-    format_json = format && !strcmp(format, "json");
+    if (json_out && format && !strcmp(format, "sh")) {
+        tdb_usage_error("profile", "choose one: --json or --format sh");
+        goto cleanup;
+    }
+    /* --json as every command has it; --format json is the older name. */
+    format_json = json_out || (format && !strcmp(format, "json"));
     if (debinfo && !torch)
         torch = 1;
     if (torch && o.setuptools) {

@@ -127,72 +127,56 @@ static json_t *pid_array(const pid_t *v, size_t n)
     return a;
 }
 
-/* A JSON string for S (new reference), never NULL: command lines and
- * process names are bytes, and a byte that is not UTF-8 becomes U+FFFD
- * rather than losing the whole string. */
-static json_t *str_json(const char *s)
-{
-    if (!s)
-        return json_null();
-    json_t *v = json_string(s);
-    if (v)
-        return v;
-    tdb_buf b = TDB_BUF_INIT;
-    const unsigned char *p = (const unsigned char *)s;
-    while (*p) {
-        size_t n = *p < 0x80 ? 1 : (*p & 0xE0) == 0xC0 ? 2 : (*p & 0xF0) == 0xE0 ? 3
-                                 : (*p & 0xF8) == 0xF0 ? 4 : 0;
-        size_t k = 1;
-        while (n && k < n && (p[k] & 0xC0) == 0x80)
-            k++;
-        if (n && k == n) {
-            tdb_buf_add(&b, (const char *)p, n);
-            p += n;
-        } else {
-            tdb_buf_adds(&b, "\xef\xbf\xbd"); /* U+FFFD */
-            p++;
-        }
-    }
-    v = json_string(tdb_buf_str(&b));
-    tdb_buf_free(&b);
-    return v ? v : json_string("\xef\xbf\xbd"); /* overlong forms, surrogates */
-}
-
-/* New reference. */
+/* New reference.  Strings that are not UTF-8 (command lines, names, paths
+ * are bytes) are kept escaped, flagged KEY_escaped (tdb_json_set_str). */
 static json_t *row_json(const row *r)
 {
     const tdb_proc *p = r->p;
-    json_t *argv = json_array();
-    for (size_t i = 0; i < p->argc; i++)
-        json_array_append_new(argv, str_json(p->argv[i]));
     json_t *o = json_object();
     char state[2] = {p->state, '\0'};
     json_object_set_new(o, "pid", json_integer(p->pid));
     json_object_set_new(o, "ppid", json_integer(p->ppid));
     json_object_set_new(o, "uid", json_integer(p->uid));
-    json_object_set_new(o, "user", str_json(p->user));
-    json_object_set_new(o, "state", str_json(state));
-    json_object_set_new(o, "comm", str_json(p->comm));
-    json_object_set_new(o, "exe", str_json(p->exe));
-    json_object_set_new(o, "command", argv);
+    tdb_json_set_str(o, "user", p->user);
+    tdb_json_set_str(o, "state", state);
+    tdb_json_set_str(o, "comm", p->comm);
+    tdb_json_set_str(o, "exe", p->exe);
+    tdb_json_set_strv(o, "command", p->argv, p->argc);
     json_object_set_new(o, "role", json_string(tdb_role_name(p->role)));
-    json_object_set_new(o, "endpoint", str_json(p->endpoint));
+    tdb_json_set_str(o, "endpoint", p->endpoint);
     json_object_set_new(o, "debuggee",
                         r->resolved == 0 ? json_integer(r->res.pid) : json_null());
     if (r->resolved == 1)
         json_object_set_new(o, "candidates", pid_array(r->res.candidates, r->res.ncandidates));
     json_object_set_new(o, "torch", tristate_json(p->torch));
     json_object_set_new(o, "debugpy_loaded", tristate_json(p->pydevd));
-    json_object_set_new(o, "tracer",
-                        p->tracer_pid ? json_pack("{s:i, s:o}", "pid", (int)p->tracer_pid,
-                                                  "comm", str_json(p->tracer_comm))
-                                      : json_null());
+    json_t *tracer = json_null();
+    if (p->tracer_pid) {
+        tracer = json_pack("{s:i}", "pid", (int)p->tracer_pid);
+        tdb_json_set_str(tracer, "comm", p->tracer_comm);
+    }
+    json_object_set_new(o, "tracer", tracer);
     json_t *attach = json_pack("{s:b}", "ok", r->refusal == TDB_REFUSAL_NONE);
     if (r->refusal != TDB_REFUSAL_NONE) {
         json_object_set_new(attach, "reason", json_string(tdb_refusal_name(r->refusal)));
-        json_object_set_new(attach, "message", str_json(r->message));
+        tdb_json_set_str(attach, "message", r->message);
     }
     json_object_set_new(o, "attach", attach);
+    return o;
+}
+
+/* A process ps cannot tell is Python or not (its executable and maps are
+ * hidden, its names say nothing): an entry of "errors", so none is left
+ * out in silence.  New reference. */
+static json_t *unknown_json(const tdb_proc *p)
+{
+    json_t *o = json_pack("{s:i}", "pid", (int)p->pid);
+    tdb_json_set_str(o, "comm", p->comm);
+    char *msg = tdb_xasprintf("cannot tell whether pid %d is a Python process: its executable "
+                              "and memory maps cannot be read (%s)",
+                              (int)p->pid, p->exe_errno ? strerror(p->exe_errno) : "gone");
+    tdb_json_set_str(o, "error", msg);
+    free(msg);
     return o;
 }
 
@@ -296,6 +280,7 @@ static int list(tdb_proc_table *t, const tdb_tracer *tr, int all, int json, int 
 {
     row *rows = tdb_xcalloc(t->n ? t->n : 1, sizeof(*rows));
     size_t n = 0;
+    json_t *errors = json_array();
 
     /* Snapshot the pointers first: resolving an adapter may add a process
      * to the table. */
@@ -304,6 +289,9 @@ static int list(tdb_proc_table *t, const tdb_tracer *tr, int all, int json, int 
     memcpy(procs, t->procs, count * sizeof(*procs));
     for (size_t i = 0; i < count; i++) {
         tdb_proc *p = procs[i];
+        if (p->python == TDB_UNKNOWN && !p->kernel_thread && p->tgid == p->pid &&
+            (all || p->uid == tr->uid))
+            json_array_append_new(errors, unknown_json(p));
         if (p->python != TDB_YES || p->kernel_thread || p->pid == tr->pid)
             continue;
         if (p->tgid != p->pid)
@@ -319,16 +307,23 @@ static int list(tdb_proc_table *t, const tdb_tracer *tr, int all, int json, int 
         json_t *arr = json_array();
         for (size_t i = 0; i < n; i++)
             json_array_append_new(arr, row_json(&rows[i]));
-        json_t *top = json_pack("{s:o}", "processes", arr);
-        tdb_print_json(top);
+        tdb_print_json(tdb_json_versioned(json_pack("{s:o, s:O}", "processes", arr, "errors",
+                                                    errors)));
     } else if (n) {
         print_table(rows, n, wide ? 0 : terminal_width());
     } else {
         fprintf(stderr, "tdebug: no Python process you can attach to%s\n",
                 all ? "" : " ('tdebug ps --all' lists other users' too)");
     }
+    if (!json && json_array_size(errors))
+        tdb_warn("cannot tell whether %zu process%s %s Python: %s executable and memory maps "
+                 "cannot be read ('tdebug ps --json' lists them under \"errors\")",
+                 json_array_size(errors), json_array_size(errors) == 1 ? "" : "es",
+                 json_array_size(errors) == 1 ? "is" : "are",
+                 json_array_size(errors) == 1 ? "its" : "their");
     if (!json)
         warn_environment(tr);
+    json_decref(errors);
     for (size_t i = 0; i < n; i++)
         row_release(&rows[i]);
     free(rows);
@@ -347,18 +342,18 @@ static int check(tdb_proc_table *t, const tdb_tracer *tr, pid_t pid, int json)
     if (json) {
         json_t *o = json_pack("{s:i, s:b}", "pid", (int)pid, "ok", rc == 0);
         json_object_set_new(o, "attach_pid", res.pid ? json_integer(res.pid) : json_null());
-        json_object_set_new(o, "note", str_json(res.note));
+        tdb_json_set_str(o, "note", res.note);
         if (rc == 1)
             json_object_set_new(o, "candidates", pid_array(res.candidates, res.ncandidates));
         json_object_set_new(o, "reason",
                             rc == 0 ? json_null() : json_string(tdb_refusal_name(refusal)));
-        json_object_set_new(o, "message", rc == 0 ? json_null() : str_json(err.msg));
+        tdb_json_set_str(o, "message", rc == 0 ? NULL : err.msg);
         if (target) {
             json_object_set_new(o, "role", json_string(tdb_role_name(target->role)));
             json_object_set_new(o, "torch", tristate_json(target->torch));
             json_object_set_new(o, "stopped", json_boolean(target->state == 'T'));
         }
-        tdb_print_json(o);
+        tdb_print_json(tdb_json_versioned(o));
     } else {
         if (res.note)
             printf("%s\n", res.note);

@@ -1066,25 +1066,23 @@ void tdb_elf_get_verdict(const tdb_elf_report *r, tdb_elf_verdict *out)
 
 /* --- JSON ---------------------------------------------------------------- */
 
-static json_t *str_or_null(const char *s)
+/* Every string of a report comes from the file or its paths: bytes, kept
+ * whole by tdb_json_set_str() (escaped and flagged when not UTF-8). */
+static void set_strv(json_t *o, const char *key, char *const *v)
 {
-    return s ? json_string(s) : json_null();
-}
-
-static json_t *strv_json(char *const *v)
-{
-    json_t *a = json_array();
-    for (char *const *p = v; p && *p; p++)
-        json_array_append_new(a, json_string(*p));
-    return a;
+    size_t n = 0;
+    while (v && v[n])
+        n++;
+    tdb_json_set_strv(o, key, v, n);
 }
 
 static json_t *section_json(const tdb_elf_section *s)
 {
     if (!s->present)
         return json_null();
-    return json_pack("{s:I, s:o}", "size", (json_int_t)s->size, "compression",
-                     str_or_null(s->compression));
+    json_t *o = json_pack("{s:I}", "size", (json_int_t)s->size);
+    tdb_json_set_str(o, "compression", s->compression);
+    return o;
 }
 
 json_t *tdb_elf_report_json(const tdb_elf_report *r)
@@ -1093,19 +1091,21 @@ json_t *tdb_elf_report_json(const tdb_elf_report *r)
     tdb_elf_get_verdict(r, &v);
 
     json_t *o = json_object();
-    json_object_set_new(o, "path", json_string(r->path));
-    json_object_set_new(o, "realpath", json_string(r->realpath));
-    json_object_set_new(o, "format", json_string(r->format));
+    tdb_json_set_str(o, "path", r->path);
+    tdb_json_set_str(o, "realpath", r->realpath);
+    tdb_json_set_str(o, "format", r->format);
     json_object_set_new(o, "kind", json_string(tdb_elf_kind_name(r->kind)));
-    json_object_set_new(o, "build_id", str_or_null(r->build_id));
+    tdb_json_set_str(o, "build_id", r->build_id);
     json_object_set_new(o, "stripped", json_boolean(!r->has_symtab));
     json_object_set_new(o, "dynamic_symbols", json_integer(r->dynamic_symbols));
     json_t *pyinit = json_array();
     for (size_t i = 0; i < r->n_pyinit; i++) {
         char value[32];
         snprintf(value, sizeof(value), "0x%llx", (unsigned long long)r->pyinit_values[i]);
-        json_array_append_new(pyinit, json_pack("{s:s, s:s}", "name", r->pyinit[i], "value",
-                                                value));
+        json_t *e = json_object();
+        tdb_json_set_str(e, "name", r->pyinit[i]);
+        json_object_set_new(e, "value", json_string(value));
+        json_array_append_new(pyinit, e);
     }
     json_object_set_new(o, "pyinit", pyinit);
 
@@ -1113,15 +1113,20 @@ json_t *tdb_elf_report_json(const tdb_elf_report *r)
     if (r->debuglink) {
         char crc[16];
         snprintf(crc, sizeof(crc), "0x%08x", r->debuglink_crc);
-        link = json_pack("{s:s, s:s}", "name", r->debuglink, "crc", crc);
+        link = json_object();
+        tdb_json_set_str(link, "name", r->debuglink);
+        json_object_set_new(link, "crc", json_string(crc));
     }
     json_object_set_new(o, "debuglink", link);
     json_t *df = json_null();
-    if (r->debug_file)
-        df = json_pack("{s:s, s:s}", "path", r->debug_file, "found_by", r->debug_file_via);
+    if (r->debug_file) {
+        df = json_object();
+        tdb_json_set_str(df, "path", r->debug_file);
+        json_object_set_new(df, "found_by", json_string(r->debug_file_via));
+    }
     json_object_set_new(o, "debug_file", df);
-    json_object_set_new(o, "debug_file_searched", strv_json(r->searched));
-    json_object_set_new(o, "debug_file_rejected", strv_json(r->rejected));
+    set_strv(o, "debug_file_searched", r->searched);
+    set_strv(o, "debug_file_rejected", r->rejected);
 
     json_t *dw = json_null();
     if (r->dwarf_in) {
@@ -1132,17 +1137,19 @@ json_t *tdb_elf_report_json(const tdb_elf_report *r)
         json_t *producers = json_array();
         for (size_t i = 0; i < r->n_producers; i++) {
             const tdb_elf_producer *p = &r->producers[i];
-            json_array_append_new(producers,
-                json_pack("{s:s, s:I, s:s, s:o}", "producer", p->producer, "units",
-                          (json_int_t)p->units, "optimisation", tdb_opt_name(p->opt),
-                          "flag", str_or_null(p->flag)));
+            json_t *e = json_object();
+            tdb_json_set_str(e, "producer", p->producer);
+            json_object_set_new(e, "units", json_integer((json_int_t)p->units));
+            json_object_set_new(e, "optimisation", json_string(tdb_opt_name(p->opt)));
+            tdb_json_set_str(e, "flag", p->flag);
+            json_array_append_new(producers, e);
         }
-        json_t *examples = json_array();
-        for (size_t i = 0; i < r->n_optimised_examples; i++)
-            json_array_append_new(examples, json_string(r->optimised_examples[i]));
         json_t *alt = json_null();
-        if (r->altlink)
-            alt = json_pack("{s:s, s:o}", "name", r->altlink, "path", str_or_null(r->alt_file));
+        if (r->altlink) {
+            alt = json_object();
+            tdb_json_set_str(alt, "name", r->altlink);
+            tdb_json_set_str(alt, "path", r->alt_file);
+        }
         dw = json_object();
         json_object_set_new(dw, "in", json_string(r->dwarf_in));
         json_object_set_new(dw, "debug_info", section_json(&r->debug_info));
@@ -1157,9 +1164,10 @@ json_t *tdb_elf_report_json(const tdb_elf_report *r)
         json_object_set_new(dw, "line_tables_only", json_integer((json_int_t)r->line_tables_only));
         json_object_set_new(dw, "producers", producers);
         json_object_set_new(dw, "more_producers", json_integer((json_int_t)r->more_producers));
-        json_object_set_new(dw, "optimised_examples", examples);
+        tdb_json_set_strv(dw, "optimised_examples", (char *const *)r->optimised_examples,
+                          r->n_optimised_examples);
         json_object_set_new(dw, "dwz", alt);
-        json_object_set_new(dw, "error", str_or_null(r->dwarf_error));
+        tdb_json_set_str(dw, "error", r->dwarf_error);
     }
     json_object_set_new(o, "dwarf", dw);
 
@@ -1169,7 +1177,7 @@ json_t *tdb_elf_report_json(const tdb_elf_report *r)
         json_object_set_new(ix, "section", json_string(r->index_section));
         json_object_set_new(ix, "in", json_string(r->index_in));
         if (r->index_error) {
-            json_object_set_new(ix, "error", json_string(r->index_error));
+            tdb_json_set_str(ix, "error", r->index_error);
         } else {
             json_object_set_new(ix, "version", json_integer(r->index.version));
             json_object_set_new(ix, "units", json_integer(r->index.units));

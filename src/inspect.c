@@ -343,8 +343,10 @@ tdb_elf_report *tdb_target_inspect(tdb_target *t, const tdb_elf_options *opt, js
     tdb_elf_report *r = t->path ? tdb_elf_inspect(t->path, opt, &t->err) : NULL;
     if (r)
         return r;
-    json_array_append_new(errors, json_pack("{s:s, s:s}", "target", t->label, "error",
-                                            t->err.msg));
+    json_t *e = json_object();
+    tdb_json_set_str(e, "target", t->label);
+    tdb_json_set_str(e, "error", t->err.msg);
+    json_array_append_new(errors, e);
     return NULL;
 }
 

@@ -431,18 +431,27 @@ void tdb_profile_format_sh(const tdb_profile *p, tdb_buf *b)
         tdb_buf_addf(b, "# after the build: %s\n", *c);
 }
 
+static size_t strv_len(char *const *v)
+{
+    size_t n = 0;
+    while (v && v[n])
+        n++;
+    return n;
+}
+
 json_t *tdb_profile_json(const tdb_profile *p)
 {
-    json_t *vars = json_array(), *notes = json_array(), *post = json_array();
+    json_t *vars = json_array();
     for (size_t i = 0; i < p->n_vars; i++) {
         const tdb_profile_var *v = &p->vars[i];
-        json_array_append_new(vars, json_pack("{s:s, s:s, s:b, s:s}", "name", v->name, "value",
-                                              v->value, "append", v->append, "why", v->why));
+        json_t *o = json_pack("{s:s}", "name", v->name);
+        tdb_json_set_str(o, "value", v->value); /* paths, file names: bytes */
+        json_object_set_new(o, "append", json_boolean(v->append));
+        tdb_json_set_str(o, "why", v->why);
+        json_array_append_new(vars, o);
     }
-    for (char **n = p->notes; n && *n; n++)
-        json_array_append_new(notes, json_string(*n));
-    for (char **c = p->post_build; c && *c; c++)
-        json_array_append_new(post, json_string(*c));
-    return json_pack("{s:i, s:s, s:o, s:o, s:o}", "version", 1, "kind", p->kind, "variables",
-                     vars, "notes", notes, "post_build", post);
+    json_t *doc = json_pack("{s:s, s:o}", "kind", p->kind, "variables", vars);
+    tdb_json_set_strv(doc, "notes", p->notes, strv_len(p->notes));
+    tdb_json_set_strv(doc, "post_build", p->post_build, strv_len(p->post_build));
+    return tdb_json_versioned(doc);
 }

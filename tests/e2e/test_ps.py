@@ -361,7 +361,10 @@ def test_json_survives_bytes_that_are_not_utf8(tdebug, procs, tmp_path):
                     stdout=subprocess.PIPE, text=True)
     assert p.stdout.readline().strip() == "ready"
     row = ps_json(tdebug)[p.pid]
-    assert row["command"][2:] == ["caf\u00e9", "\ufffd\ufffdend"]
+    # Kept, escaped by tdebug's convention (tdebug(1), JSON OUTPUT): one
+    # argument that is not UTF-8 escapes the whole list, and says so.
+    assert row["command"][2:] == ["caf\u00e9", "\\xff\\xfeend"]
+    assert row["command_escaped"] is True
 
 
 # --- the command line

@@ -18,11 +18,14 @@ const char cmd_profile_usage[] =
     "usage: tdebug profile --torch[=MODE] [--torch-src DIR] [--debinfo FILES]\n"
     "                      [--jobs N] [--cuda] [--full] [--json]\n"
     "       tdebug profile --setuptools [--json]\n"
-    "       tdebug profile --check [--json] [--python PYTHON] [--debug-dir DIRS]\n"
-    "                      [--pid PID] [TARGET...]\n"
+    "       tdebug profile --check [--json] [--no-deps] [--python PYTHON]\n"
+    "                      [--debug-dir DIRS] [--pid PID] [TARGET...]\n"
     "\n"
     "Print the environment for a debuggable build, one 'export' a line, each\n"
     "with a comment saying why; load it with eval \"$(tdebug profile ...)\".\n"
+    "For PyTorch it also says what the build costs (sources, disk, time: from\n"
+    "published measurements, named, scaled to MAX_JOBS) and whether the\n"
+    "checkout (--torch-src, or the current directory) has its git submodules.\n"
     "\n"
     "  --torch[=MODE]     building PyTorch from source (variables its setup.py\n"
     "                     reads; PyTorch 2.1 or newer).  MODE is one of\n"
@@ -41,8 +44,11 @@ const char cmd_profile_usage[] =
     "  --format sh|json   the same choice by its older name (sh: the default)\n"
     "\n"
     "  --check            inspect each TARGET (an ELF file, a module name like\n"
-    "                     torch._C, or --pid PID's objects) and say whether it is\n"
-    "                     really debuggable: DWARF present, unoptimised, indexed\n"
+    "                     torch._C, a library name, or --pid PID's objects), and\n"
+    "                     the libraries it loads, as 'tdebug inspect' does, and\n"
+    "                     say whether each is really debuggable: DWARF present,\n"
+    "                     unoptimised, indexed\n"
+    "  --no-deps          with --check: only the objects named\n"
     "  --json             with --check too: JSON instead of text\n"
     "  --python PYTHON    with --check: resolves module names (default:\n"
     "                     $TDEBUG_PYTHON, else " TDB_PYTHON ")\n"
@@ -53,7 +59,8 @@ const char cmd_profile_usage[] =
     "1 a target is not debuggable (or cannot be inspected); 2 usage error.\n";
 
 enum { OPT_TORCH = 256, OPT_TORCH_SRC, OPT_DEBINFO, OPT_JOBS, OPT_CUDA, OPT_FULL,
-       OPT_SETUPTOOLS, OPT_FORMAT, OPT_CHECK, OPT_JSON, OPT_PYTHON, OPT_DEBUG_DIR, OPT_PID };
+       OPT_SETUPTOOLS, OPT_FORMAT, OPT_CHECK, OPT_JSON, OPT_PYTHON, OPT_DEBUG_DIR, OPT_PID,
+       OPT_NO_DEPS };
 
 static const struct option options[] = {
     {"torch", optional_argument, NULL, OPT_TORCH},
@@ -69,6 +76,7 @@ static const struct option options[] = {
     {"python", required_argument, NULL, OPT_PYTHON},
     {"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
     {"pid", required_argument, NULL, OPT_PID},
+    {"no-deps", no_argument, NULL, OPT_NO_DEPS},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -191,14 +199,15 @@ static int judge(const tdb_elf_report *r, check_line out[3])
 }
 
 static int run_check(int argc, char **argv, int first, const char *python, const char *dirs,
-                     long pid, int json)
+                     long pid, int json, int no_deps)
 {
     int status = TDB_EXIT_OK;
     json_t *objects = json_array(), *errors = json_array();
     tdb_elf_options opt = {.debug_dirs = dirs};
     size_t n = 0;
     tdb_target *t = tdb_resolve_targets(argv + first, (size_t)(argc - first), python,
-                                        (pid_t)(pid > 0 ? pid : 0), TDB_PID_MATTERS, &n);
+                                        (pid_t)(pid > 0 ? pid : 0), TDB_PID_MATTERS,
+                                        no_deps ? 0 : TDB_TARGETS_NEEDED, &n);
 
     for (size_t i = 0; i < n; i++) {
         tdb_elf_report *r = tdb_target_inspect(&t[i], &opt, errors);
@@ -221,7 +230,9 @@ static int run_check(int argc, char **argv, int first, const char *python, const
                 json_array_append_new(checks, c);
             }
             json_t *o = json_object();
-            tdb_json_set_str(o, "target", label);
+            tdb_target_json(&t[i], o);
+            if (!strncmp(t[i].label, "pid ", 4))
+                tdb_json_set_str(o, "target", label);
             tdb_json_set_str(o, "path", r->realpath);
             json_object_set_new(o, "debuggable", json_boolean(pass));
             json_object_set_new(o, "checks", checks);
@@ -279,7 +290,7 @@ static void split_debinfo(const char *arg, char ***list, size_t *n)
 int cmd_profile(int argc, char **argv)
 {
     tdb_profile_options o = {0};
-    int torch = 0, mode_given = 0, check = 0, json_out = 0, format_json = 0, c;
+    int torch = 0, mode_given = 0, check = 0, json_out = 0, format_json = 0, no_deps = 0, c;
     const char *python = NULL, *dirs = NULL, *format = NULL;
     char **debinfo = NULL;
     size_t n_debinfo = 0;
@@ -317,6 +328,7 @@ int cmd_profile(int argc, char **argv)
         case OPT_JSON: json_out = 1; break;
         case OPT_PYTHON: python = optarg; break;
         case OPT_DEBUG_DIR: dirs = optarg; break;
+        case OPT_NO_DEPS: no_deps = 1; break;
         case OPT_PID:
             if (tdb_parse_long(optarg, 1, 0x7fffffff, &pid) < 0) {
                 tdb_usage_error("profile", "--pid wants a process id, not '%s'", optarg);
@@ -339,7 +351,8 @@ int cmd_profile(int argc, char **argv)
                                        "or --pid PID");
             goto cleanup;
         }
-        status = run_check(argc, argv, optind, tdb_target_python(python), dirs, pid, json_out);
+        status = run_check(argc, argv, optind, tdb_target_python(python), dirs, pid, json_out,
+                           no_deps);
         goto cleanup;
     }
     if (optind < argc) {
@@ -351,8 +364,8 @@ int cmd_profile(int argc, char **argv)
                             argv[optind]);
         goto cleanup;
     }
-    if (pid || dirs) {
-        tdb_usage_error("profile", "--pid and --debug-dir go with --check");
+    if (pid || dirs || no_deps) {
+        tdb_usage_error("profile", "--pid, --debug-dir and --no-deps go with --check");
         goto cleanup;
     }
     if (format && strcmp(format, "sh") && strcmp(format, "json")) {

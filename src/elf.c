@@ -500,23 +500,33 @@ int tdb_elf_find_symbol(tdb_elf *e, const char *name, uint64_t *out_value, uint6
     return 0;
 }
 
-int tdb_elf_load_bias(tdb_elf *e, uint64_t map_start, uint64_t map_offset, uint64_t *out_bias,
-                      tdb_error *err)
+/* The program headers of E (*OUT_N of them), or NULL with ERR set. */
+static const Elf64_Phdr *raw_phdrs(const tdb_elf *e, size_t *out_n, tdb_error *err)
 {
     const Elf64_Ehdr *eh = raw_header(e, err);
     if (!eh)
-        return -1;
+        return NULL;
     if (eh->e_phentsize != sizeof(Elf64_Phdr) ||
         !in_map(e, eh->e_phoff, (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr))) {
         tdb_error_set(err, ENOEXEC, "cannot read the program headers of '%s'", e->path);
-        return -1;
+        return NULL;
     }
-    const Elf64_Phdr *ph = (const Elf64_Phdr *)(e->map + eh->e_phoff);
+    *out_n = eh->e_phnum;
+    return (const Elf64_Phdr *)(e->map + eh->e_phoff);
+}
+
+int tdb_elf_load_bias(tdb_elf *e, uint64_t map_start, uint64_t map_offset, uint64_t *out_bias,
+                      tdb_error *err)
+{
+    size_t n_ph;
+    const Elf64_Phdr *ph = raw_phdrs(e, &n_ph, err);
+    if (!ph)
+        return -1;
     uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
     /* The segment whose file bytes the mapping starts in; the kernel maps
      * segments at page granularity, so compare page-aligned offsets
      * (p_offset and p_vaddr agree modulo the page size). */
-    for (size_t j = 0; j < eh->e_phnum; j++) {
+    for (size_t j = 0; j < n_ph; j++) {
         if (ph[j].p_type != PT_LOAD)
             continue;
         uint64_t seg_off = ph[j].p_offset & ~(page - 1);
@@ -530,6 +540,110 @@ int tdb_elf_load_bias(tdb_elf *e, uint64_t map_start, uint64_t map_offset, uint6
     tdb_error_set(err, ENOEXEC, "'%s' has no loadable segment at file offset %#llx", e->path,
                   (unsigned long long)map_offset);
     return -1;
+}
+
+/* --- The dynamic section ------------------------------------------------- */
+
+/* The file offset of link-time address ADDR, through the PT_LOAD segments;
+ * -1 when no segment's file bytes hold it. */
+static int64_t vaddr_offset(const Elf64_Phdr *ph, size_t n, uint64_t addr)
+{
+    for (size_t i = 0; i < n; i++)
+        if (ph[i].p_type == PT_LOAD && addr >= ph[i].p_vaddr &&
+            addr - ph[i].p_vaddr < ph[i].p_filesz)
+            return (int64_t)(addr - ph[i].p_vaddr + ph[i].p_offset);
+    return -1;
+}
+
+/* A copy of the NUL-terminated string at OFF of the string table [STR, STR
+ * + SIZE) in the mapping, or NULL when it runs out of the table. */
+static char *table_string(const tdb_elf *e, uint64_t str, uint64_t size, uint64_t off)
+{
+    if (off >= size || !in_map(e, str, size))
+        return NULL;
+    const char *s = (const char *)e->map + str + off;
+    const char *end = memchr(s, '\0', size - off);
+    return end ? tdb_xstrndup(s, (size_t)(end - s)) : NULL;
+}
+
+int tdb_elf_read_dynamic(tdb_elf *e, tdb_elf_dynamic *out, tdb_error *err)
+{
+    tdb_elf_dynamic d = {0};
+    const Elf64_Dyn *dyn = NULL;
+    size_t n_dyn = 0, n_ph;
+    uint64_t strtab = 0, strsz = 0;
+    int have_strtab = 0;
+    const Elf64_Phdr *ph = raw_phdrs(e, &n_ph, err);
+
+    if (!ph)
+        return -1;
+    for (size_t i = 0; i < n_ph; i++) {
+        if (ph[i].p_type == PT_INTERP && in_map(e, ph[i].p_offset, ph[i].p_filesz) &&
+            ph[i].p_filesz > 1)
+            d.interp = tdb_xstrndup((const char *)e->map + ph[i].p_offset,
+                                    strnlen((const char *)e->map + ph[i].p_offset,
+                                            ph[i].p_filesz));
+        if (ph[i].p_type == PT_DYNAMIC) {
+            if (!in_map(e, ph[i].p_offset, ph[i].p_filesz)) {
+                tdb_error_set(err, ENOEXEC, "the dynamic section of '%s' lies past its end "
+                              "(a truncated file?)", e->path);
+                goto fail;
+            }
+            dyn = (const Elf64_Dyn *)(e->map + ph[i].p_offset);
+            n_dyn = ph[i].p_filesz / sizeof(Elf64_Dyn);
+        }
+    }
+    for (size_t i = 0; i < n_dyn && dyn[i].d_tag != DT_NULL; i++) {
+        if (dyn[i].d_tag == DT_STRTAB) {
+            int64_t off = vaddr_offset(ph, n_ph, dyn[i].d_un.d_ptr);
+            have_strtab = off >= 0;
+            strtab = have_strtab ? (uint64_t)off : 0;
+        } else if (dyn[i].d_tag == DT_STRSZ) {
+            strsz = dyn[i].d_un.d_val;
+        }
+    }
+    if (n_dyn && !have_strtab) {
+        tdb_error_set(err, ENOEXEC, "the dynamic section of '%s' has no string table the file "
+                      "holds", e->path);
+        goto fail;
+    }
+    d.needed = tdb_xcalloc(1, sizeof(char *));
+    for (size_t i = 0; i < n_dyn && dyn[i].d_tag != DT_NULL; i++) {
+        int64_t tag = dyn[i].d_tag;
+        if (tag != DT_NEEDED && tag != DT_SONAME && tag != DT_RUNPATH && tag != DT_RPATH)
+            continue;
+        char *str = table_string(e, strtab, strsz, dyn[i].d_un.d_val);
+        if (!str) {
+            tdb_error_set(err, ENOEXEC, "a name in the dynamic section of '%s' lies outside "
+                          "its string table (a damaged file?)", e->path);
+            goto fail;
+        }
+        char **slot = tag == DT_SONAME ? &d.soname : tag == DT_RUNPATH ? &d.runpath
+                    : tag == DT_RPATH ? &d.rpath : NULL;
+        if (slot) {
+            free(*slot);
+            *slot = str;
+        } else {
+            tdb_ptrs_push(&d.needed, &d.n_needed, str);
+        }
+    }
+    if (!d.needed)
+        d.needed = tdb_xcalloc(1, sizeof(char *));
+    *out = d;
+    return 0;
+fail:
+    tdb_elf_dynamic_release(&d);
+    return -1;
+}
+
+void tdb_elf_dynamic_release(tdb_elf_dynamic *d)
+{
+    tdb_strv_free(d->needed);
+    free(d->soname);
+    free(d->runpath);
+    free(d->rpath);
+    free(d->interp);
+    memset(d, 0, sizeof(*d));
 }
 
 /* --- Section bytes ------------------------------------------------------- */

@@ -187,7 +187,7 @@ def test_selective_mode_checks_files(tdebug, tmp_path):
     (["--torch", "--format", "yaml"], "--format is sh or json"),
     (["--check"], "--check what?"),
     (["--check", "--torch", "x"], "--check inspects a build"),
-    (["--pid", "1", "--torch"], "--pid and --debug-dir go with --check"),
+    (["--pid", "1", "--torch"], "--pid, --debug-dir and --no-deps go with --check"),
     (["--json", "--format", "sh", "--torch"], "choose one: --json or --format sh"),
 ])
 def test_usage_errors(tdebug, args, msg):

@@ -13,7 +13,15 @@ typedef struct tdb_command {
     int (*fn)(int argc, char **argv);
     const char *summary; /* one line for 'tdebug --help' */
     const char *usage;   /* the whole 'tdebug NAME --help' text */
+    int checks_usage;    /* honours tdb_check_usage_only */
 } tdb_command;
+
+/* Set by 'tdebug --check-usage COMMAND ARGS...': the command parses and
+ * checks its arguments as it always does (a usage error prints and exits
+ * 2), then returns TDB_EXIT_OK instead of doing anything: no program is
+ * run, no file looked at, nothing written.  Tests run every command the
+ * tours and the docs recommend through it. */
+extern int tdb_check_usage_only;
 
 /* Look a command up by name; NULL when there is none. */
 const tdb_command *tdb_find_command(const char *name);

@@ -61,8 +61,6 @@ const char cmd_attach_usage[] =
     "  (default)                a (tdebug) prompt, stopped where it was\n"
     "  --raw                    keep CPython's plumbing frames in stacks\n"
     "  --cpython-symbols        let gdb read CPython's debug info too (slower)\n"
-    "  --raw                    keep CPython's plumbing frames in stacks\n"
-    "  --cpython-symbols        let gdb read CPython's debug info too (slower)\n"
     "  -v, --verbose            show gdb's own messages\n"
     "  -h, --help               this text\n"
     "\n"
@@ -233,6 +231,10 @@ int cmd_attach(int argc, char **argv)
     }
     if (optind < argc && tdb_parse_long(argv[optind], 1, 4194304, &pid) < 0) {
         status = tdb_usage_error("attach", "'%s' is not a process id", argv[optind]);
+        goto cleanup;
+    }
+    if (tdb_check_usage_only) {
+        status = TDB_EXIT_OK;
         goto cleanup;
     }
     if (wait) {

@@ -85,6 +85,8 @@ int cmd_doctor(int argc, char **argv)
     }
     if (optind < argc)
         return tdb_usage_error("doctor", "unexpected argument '%s'", argv[optind]);
+    if (tdb_check_usage_only)
+        return TDB_EXIT_OK;
     if (!python && pid > 0)
         python = pid_python = python_of_pid(pid);
     opt.python = tdb_target_python(python);

@@ -163,6 +163,8 @@ int cmd_env(int argc, char **argv)
                                                       &err) < 0)
             return tdb_usage_error("env", "invalid %s '%s': %s", checks[i].option,
                                    *checks[i].value, err.msg);
+    if (tdb_check_usage_only)
+        return TDB_EXIT_OK;
 
     library = tdb_preload_library(&err);
     if (!library) {

@@ -86,6 +86,8 @@ int cmd_inspect(int argc, char **argv)
                                           "name or --pid PID");
     if (all && pid < 0)
         return tdb_usage_error("inspect", "--all goes with --pid");
+    if (tdb_check_usage_only)
+        return TDB_EXIT_OK;
 
     size_t n = 0;
     tdb_target *t = tdb_resolve_targets(argv + optind, (size_t)(argc - optind),

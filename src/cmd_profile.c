@@ -40,7 +40,8 @@ const char cmd_profile_usage[] =
     "  --full             keep the optional components (tests, distributed, ...)\n"
     "  --setuptools       any C/C++ extension: CFLAGS, CXXFLAGS, LDFLAGS for\n"
     "                     -O0 -g3 -fno-omit-frame-pointer and a gdb index\n"
-    "  --json             one JSON document instead of shell exports\n"
+    "  --json             one JSON document instead of shell exports (with\n"
+    "                     --check: instead of text)\n"
     "  --format sh|json   the same choice by its older name (sh: the default)\n"
     "\n"
     "  --check            inspect each TARGET (an ELF file, a module name like\n"
@@ -49,7 +50,6 @@ const char cmd_profile_usage[] =
     "                     say whether each is really debuggable: DWARF present,\n"
     "                     unoptimised, indexed\n"
     "  --no-deps          with --check: only the objects named\n"
-    "  --json             with --check too: JSON instead of text\n"
     "  --python PYTHON    with --check: resolves module names (default:\n"
     "                     $TDEBUG_PYTHON, else " TDB_PYTHON ")\n"
     "  --debug-dir DIRS   with --check: where separate debug files live\n"
@@ -351,8 +351,9 @@ int cmd_profile(int argc, char **argv)
                                        "or --pid PID");
             goto cleanup;
         }
-        status = run_check(argc, argv, optind, tdb_target_python(python), dirs, pid, json_out,
-                           no_deps);
+        status = tdb_check_usage_only ? TDB_EXIT_OK
+                                      : run_check(argc, argv, optind, tdb_target_python(python),
+                                                  dirs, pid, json_out, no_deps);
         goto cleanup;
     }
     if (optind < argc) {
@@ -407,6 +408,10 @@ int cmd_profile(int argc, char **argv)
         goto cleanup;
     }
     o.debinfo = debinfo;
+    if (tdb_check_usage_only) {
+        status = TDB_EXIT_OK;
+        goto cleanup;
+    }
 
     tdb_machine m;
     tdb_machine_probe("", &m);

@@ -425,6 +425,8 @@ int cmd_ps(int argc, char **argv)
                                argv[optind], argv[optind]);
     if (check_pid && all)
         return tdb_usage_error("ps", "--check and --all do not go together");
+    if (tdb_check_usage_only)
+        return TDB_EXIT_OK;
 
     t = tdb_proc_table_read("/proc", &err);
     if (!t)

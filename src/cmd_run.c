@@ -423,7 +423,7 @@ int cmd_run(int argc, char **argv)
     if (i < argc && !python_opt && argv[i][0] != '-' && looks_like_python(argv[i]))
         python_opt = argv[i++];
     python = tdb_which(tdb_target_python(python_opt));
-    if (!python) {
+    if (!python && !tdb_check_usage_only) {
         tdb_fail("cannot find '%s' on PATH (give the interpreter's path)", python_opt);
         status = TDB_EXIT_NOTFOUND;
         goto cleanup;
@@ -444,6 +444,9 @@ int cmd_run(int argc, char **argv)
             tdb_ptrs_push(&args, &n_args, argv[i]); /* a Python option */
             if ((!strcmp(a, "-X") || !strcmp(a, "-W")) && i + 1 < argc)
                 tdb_ptrs_push(&args, &n_args, argv[++i]);
+        } else if (tdb_check_usage_only) {
+            tdb_ptrs_push(&args, &n_args, argv[i]); /* a SCRIPT: looked at only when run */
+            have_program = 1;
         } else {
             struct stat st;
             if (stat(a, &st) < 0) {
@@ -467,6 +470,10 @@ int cmd_run(int argc, char **argv)
     for (; i < argc; i++)
         tdb_ptrs_push(&args, &n_args, argv[i]);
     tdb_ptrs_push(&args, &n_args, NULL);
+    if (tdb_check_usage_only) {
+        status = TDB_EXIT_OK;
+        goto cleanup;
+    }
 
     if ((status = check_python(python)) != 0 || (status = resolve_script_python(&python)) != 0)
         goto cleanup;

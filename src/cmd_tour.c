@@ -578,9 +578,12 @@ int cmd_tour(int argc, char **argv)
     python = tdb_target_python(python);
     if (!*python)
         return tdb_usage_error("tour", "--python needs the interpreter's path");
-    if (markdown && (!*markdown || !handout_writable(markdown)))
-        return *markdown ? TDB_EXIT_FAIL
-                         : tdb_usage_error("tour", "--markdown needs a file name");
+    if (markdown && !*markdown)
+        return tdb_usage_error("tour", "--markdown needs a file name");
+    if (tdb_check_usage_only)
+        return TDB_EXIT_OK;
+    if (markdown && !handout_writable(markdown))
+        return TDB_EXIT_FAIL;
     return take_tour(tour, python, batch, markdown);
 }
 

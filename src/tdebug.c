@@ -18,26 +18,32 @@
 
 /* The one table: 'tdebug --help' is printed from it, in this order. */
 static const tdb_command commands[] = {
-    {"run", cmd_run, "run a Python program under gdb and stop in its native code", cmd_run_usage},
+    {"run", cmd_run, "run a Python program under gdb and stop in its native code", cmd_run_usage,
+     1},
     {"attach", cmd_attach, "attach gdb to a running Python process, fast, and detach safely",
-     cmd_attach_usage},
-    {"ps", cmd_ps, "list Python processes: debugpy roles, torch, tracer; --check PID", cmd_ps_usage},
-    {"env", cmd_env, "print the environment that pauses programs at torch._C", cmd_env_usage},
-    {"tour", cmd_tour, "a guided tour from 'import torch' down into its C++ core", cmd_tour_usage},
-    {"vscode", cmd_vscode, "write .vscode/launch.json for mixed Python/C++ debugging", cmd_vscode_usage},
-    {"wait-port", cmd_wait_port, "wait until a TCP port listens, without connecting", cmd_wait_port_usage},
+     cmd_attach_usage, 1},
+    {"ps", cmd_ps, "list Python processes: debugpy roles, torch, tracer; --check PID", cmd_ps_usage,
+     1},
+    {"env", cmd_env, "print the environment that pauses programs at torch._C", cmd_env_usage, 1},
+    {"tour", cmd_tour, "a guided tour from 'import torch' down into its C++ core", cmd_tour_usage,
+     1},
+    {"vscode", cmd_vscode, "write .vscode/launch.json for mixed Python/C++ debugging",
+     cmd_vscode_usage, 0},
+    {"wait-port", cmd_wait_port, "wait until a TCP port listens, without connecting",
+     cmd_wait_port_usage, 1},
     {"doctor", cmd_doctor, "check gdb, ptrace, CPython debug info, debugpy, torch, preloading",
-     cmd_doctor_usage},
+     cmd_doctor_usage, 1},
     {"inspect", cmd_inspect, "what gdb will find in an object: symbols, debug files, DWARF, -O",
-     cmd_inspect_usage},
+     cmd_inspect_usage, 1},
     {"profile", cmd_profile, "environment for a debuggable torch/extension build; --check one",
-     cmd_profile_usage},
-    {"stacks", cmd_stacks, "merged Python and native stacks of running processes", cmd_stacks_usage},
-    {NULL, NULL, NULL, NULL},
+     cmd_profile_usage, 1},
+    {"stacks", cmd_stacks, "merged Python and native stacks of running processes",
+     cmd_stacks_usage, 0},
+    {NULL, NULL, NULL, NULL, 0},
 };
 
 static const char overview_head[] =
-    "usage: tdebug [--version] [--help] COMMAND [ARGS...]\n"
+    "usage: tdebug [--version] [--help] [--check-usage] COMMAND [ARGS...]\n"
     "\n"
     "Follow a Python program down into PyTorch's C/C++ core (torch._C, ATen,\n"
     "c10) under gdb, and back.\n"
@@ -47,6 +53,8 @@ static const char overview_head[] =
 static const char overview_tail[] =
     "\n"
     "'tdebug COMMAND --help' (or 'tdebug help COMMAND') shows a command's options.\n"
+    "'tdebug --check-usage COMMAND ARGS...' only checks ARGS as COMMAND would: exit\n"
+    "0 when they are valid, 2 with the reason when not; nothing is run.\n"
     "\n"
     "Exit status:\n"
     "  0    success ('run' passes the program's own status through; killed by\n"
@@ -59,6 +67,8 @@ static const char overview_tail[] =
     "  127  the program or script does not exist\n"
     "\n"
     "See tdebug(1) for the whole manual.\n";
+
+int tdb_check_usage_only;
 
 const tdb_command *tdb_find_command(const char *name)
 {
@@ -141,10 +151,24 @@ int main(int argc, char **argv)
         }
         return tdb_print_usage(argv[2]);
     }
+    if (!strcmp(name, "--check-usage")) {
+        if (argc < 3) {
+            tdb_fail("--check-usage needs a command: tdebug --check-usage COMMAND [ARGS...]");
+            return TDB_EXIT_USAGE;
+        }
+        tdb_check_usage_only = 1;
+        argc--;
+        argv++;
+        name = argv[1];
+    }
     const tdb_command *c = tdb_find_command(name);
     if (!c) {
         tdb_fail("'%s' is not a tdebug command; see 'tdebug --help'", name);
         return TDB_EXIT_USAGE;
+    }
+    if (tdb_check_usage_only && !c->checks_usage) {
+        tdb_fail("--check-usage cannot check the arguments of 'tdebug %s' yet", name);
+        return TDB_EXIT_TOOL;
     }
     return c->fn(argc - 1, argv + 1);
 }

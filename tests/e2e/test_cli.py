@@ -51,3 +51,13 @@ def test_version(tdebug):
     r = run([tdebug, "--version"])
     assert r.returncode == 0
     assert re.fullmatch(r"tdebug \d+\.\d+\.\d+\n", r.stdout)
+
+
+def test_no_help_lists_an_option_twice(tdebug):
+    names = commands_from_help(run([tdebug, "--help"]).stdout)
+    for name in names:
+        text = run([tdebug, name, "--help"]).stdout
+        options = re.findall(r"^  (?:-\w, )?(--[a-z][\w-]*)", text, re.M)
+        assert options, name
+        twice = sorted({o for o in options if options.count(o) > 1})
+        assert not twice, f"'tdebug {name} --help' lists {twice} twice"

@@ -30,8 +30,11 @@ const tdb_command *tdb_find_command(const char *name);
  * returns TDB_EXIT_USAGE. */
 int tdb_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-/* Print the command's usage text on stdout; returns TDB_EXIT_OK. */
+/* Print the command's usage text on stdout, then the exit status table;
+ * returns TDB_EXIT_OK. */
 int tdb_print_usage(const char *cmd);
+/* The exit status table every --help ends with (tdebug(1): EXIT STATUS). */
+extern const char tdb_exit_status_help[];
 /* Print DOC (a reference the call steals) on stdout as indented JSON,
  * keys in insertion order: every command's --json output. */
 struct json_t;

@@ -60,7 +60,8 @@ const char cmd_env_usage[] =
     "Release a waiting process by hand in gdb:\n"
     "    gdb -p PID -ex 'set var tdebug_preload_release = 1' -ex continue\n"
     "\n"
-    "Exit status: 0 printed, 2 bad option, 125 the library is not built.\n";
+    "Exit status: 0 printed; 125 the preloaded library is not built or\n"
+    "installed.\n";
 
 static void print_shell(const json_t *env, const json_t *stale, const char *announce)
 {

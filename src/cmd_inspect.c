@@ -45,7 +45,8 @@ const char cmd_inspect_usage[] =
     "  -h, --help         show this help\n"
     "\n"
     "Exit status: 0 every target was inspected; 1 a target could not be\n"
-    "(missing, not ELF, unreadable, unknown module or process); 2 usage error.\n";
+    "(missing, not ELF, unreadable, an unknown module, library or process; the\n"
+    "others are still reported).\n";
 
 static const struct option options[] = {
     {"json", no_argument, NULL, 'j'},

@@ -56,7 +56,7 @@ const char cmd_profile_usage[] =
     "  -h, --help         show this help\n"
     "\n"
     "Exit status: 0 the profile was printed, or every target is debuggable;\n"
-    "1 a target is not debuggable (or cannot be inspected); 2 usage error.\n";
+    "1 a target is not debuggable (or cannot be inspected).\n";
 
 enum { OPT_TORCH = 256, OPT_TORCH_SRC, OPT_DEBINFO, OPT_JOBS, OPT_CUDA, OPT_FULL,
        OPT_SETUPTOOLS, OPT_FORMAT, OPT_CHECK, OPT_JSON, OPT_PYTHON, OPT_DEBUG_DIR, OPT_PID,

@@ -53,8 +53,8 @@ const char cmd_ps_usage[] =
     "                   object: {\"pid\", \"attach_pid\", \"ok\", \"reason\", \"message\", ...}\n"
     "  -h, --help       this text\n"
     "\n"
-    "Exit status: 0 listed (or PID can be attached); 1 PID cannot be attached;\n"
-    "2 usage; 125 /proc could not be read.\n"
+    "Exit status: 0 listed (or PID can be attached); 1 PID cannot be attached,\n"
+    "or /proc cannot be read.\n"
     "\n"
     "Examples:\n"
     "  tdebug ps\n"
@@ -429,11 +429,14 @@ int cmd_ps(int argc, char **argv)
         return TDB_EXIT_OK;
 
     t = tdb_proc_table_read("/proc", &err);
-    if (!t)
-        return tdb_error_exit(&err);
+    if (!t) {
+        tdb_print_error(&err);
+        return TDB_EXIT_FAIL;
+    }
     if (tdb_tracer_read(&tr, "/proc", NULL, &err) < 0) {
         tdb_proc_table_free(t);
-        return tdb_error_exit(&err);
+        tdb_print_error(&err);
+        return TDB_EXIT_FAIL;
     }
     tdb_tracer_probe(&tr);
     rc = check_pid ? check(t, &tr, (pid_t)check_pid, json) : list(t, &tr, all, json, wide);

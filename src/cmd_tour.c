@@ -57,8 +57,8 @@ const char cmd_tour_usage[] =
     "Exit status: 0 when the tour was shown to its end or you quit; 1 when a stop\n"
     "was missed, the interpreter cannot import the tour's module (tdebug then\n"
     "offers the tinytensor tour) or the handout cannot be written; the program's\n"
-    "own status if it failed; 2 usage; 125 gdb failed; 126/127 the interpreter\n"
-    "or the tinytensor sample cannot be run / does not exist; 130 interrupted.\n";
+    "own status if it failed; 126/127 when the interpreter or the tinytensor\n"
+    "sample cannot be run / does not exist.\n";
 
 typedef struct tour_state {
     const tdb_tour *tour;

@@ -27,7 +27,7 @@ const char cmd_wait_port_usage[] =
     "  --timeout S   give up after S seconds (default 60; 0 checks once)\n"
     "  -q, --quiet   print nothing when the port listens\n"
     "\n"
-    "Exit status: 0 listening, 1 nothing listened in time, 2 usage error.\n";
+    "Exit status: 0 listening; 1 nothing listened in time.\n";
 
 int cmd_wait_port(int argc, char **argv)
 {

@@ -16,14 +16,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Exit statuses, documented in 'tdebug --help' and tdebug(1). */
+/* Exit statuses: the one table, tdb_exit_status_help (src/tdebug.c), which
+ * 'tdebug --help', every command's --help and tdebug(1) print. */
 enum {
-    TDB_EXIT_OK = 0,
-    TDB_EXIT_FAIL = 1,      /* the command ran and the answer is "no" */
+    TDB_EXIT_OK = 0,        /* success ('run': the program's own status) */
+    TDB_EXIT_FAIL = 1,      /* failed: refused, not found, a requested stop
+                             * never happened, a check failed */
     TDB_EXIT_USAGE = 2,     /* bad option or argument */
-    TDB_EXIT_TOOL = 125,    /* tdebug itself could not do its job */
-    TDB_EXIT_NOEXEC = 126,  /* the program exists but cannot be executed */
-    TDB_EXIT_NOTFOUND = 127 /* the program or script does not exist */
+    TDB_EXIT_TOOL = 125,    /* gdb, or another tool tdebug needs, is missing,
+                             * failed or died */
+    TDB_EXIT_NOEXEC = 126,  /* the program cannot be executed */
+    TDB_EXIT_NOTFOUND = 127 /* the program does not exist */
+    /* 128+N: told to stop by signal N (129 SIGHUP, 130 SIGINT, 143 SIGTERM) */
 };
 
 typedef struct tdb_error {

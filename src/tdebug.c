@@ -54,19 +54,28 @@ static const char overview_tail[] =
     "\n"
     "'tdebug COMMAND --help' (or 'tdebug help COMMAND') shows a command's options.\n"
     "'tdebug --check-usage COMMAND ARGS...' only checks ARGS as COMMAND would: exit\n"
-    "0 when they are valid, 2 with the reason when not; nothing is run.\n"
-    "\n"
-    "Exit status:\n"
-    "  0    success ('run' passes the program's own status through; killed by\n"
-    "       signal N gives 128+N)\n"
-    "  1    the command ran and found a problem (a check failed, a process was\n"
-    "       refused, a breakpoint never bound)\n"
+    "0 when they are valid, 2 with the reason when not; nothing is run.\n";
+
+/* The one table of exit statuses: 'tdebug --help' and every command's
+ * --help end with it, tdebug(1) has it under EXIT STATUS, and
+ * tests/e2e/test_cli.py holds all of them to the same rows. */
+const char tdb_exit_status_help[] =
+    "Exit status (every command):\n"
+    "  0    success; 'run' passes the program's own status through (128+N when\n"
+    "       the program was killed by signal N)\n"
+    "  1    failed: refused, not found, a requested stop never happened, a check\n"
+    "       failed\n"
     "  2    usage error: an unknown option or a bad value\n"
-    "  125  tdebug itself failed (gdb missing or crashed, ...)\n"
-    "  126  the program exists but cannot be executed\n"
-    "  127  the program or script does not exist\n"
-    "\n"
-    "See tdebug(1) for the whole manual.\n";
+    "  125  gdb, or another tool tdebug needs, is missing, failed or died\n"
+    "  126  the program cannot be executed\n"
+    "  127  the program does not exist\n"
+    "  129  hung up (SIGHUP): tdebug was told to stop\n"
+    "  130  interrupted (Ctrl-C, SIGINT): tdebug was told to stop\n"
+    "  143  terminated (SIGTERM): tdebug was told to stop\n"
+    "Told to stop, tdebug kills a program it started and detaches from one it\n"
+    "attached to, which goes on running.  In a 'run' or 'attach' session, 'quit'\n"
+    "(or the end of commands piped in) exits 0 the same way: a program tdebug\n"
+    "started is killed, an attached one is detached and left running.\n";
 
 int tdb_check_usage_only;
 
@@ -93,7 +102,7 @@ int tdb_print_usage(const char *cmd)
 {
     const tdb_command *c = tdb_find_command(cmd);
     if (c)
-        fputs(c->usage, stdout);
+        printf("%s\n%s", c->usage, tdb_exit_status_help);
     return TDB_EXIT_OK;
 }
 
@@ -120,6 +129,7 @@ static void print_overview(FILE *out)
     for (const tdb_command *c = commands; c->name; c++)
         fprintf(out, "  %-10s %s\n", c->name, c->summary);
     fputs(overview_tail, out);
+    fprintf(out, "\n%s\nSee tdebug(1) for the whole manual.\n", tdb_exit_status_help);
 }
 
 int main(int argc, char **argv)
@@ -168,7 +178,7 @@ int main(int argc, char **argv)
     }
     if (tdb_check_usage_only && !c->checks_usage) {
         tdb_fail("--check-usage cannot check the arguments of 'tdebug %s' yet", name);
-        return TDB_EXIT_TOOL;
+        return TDB_EXIT_FAIL;
     }
     return c->fn(argc - 1, argv + 1);
 }

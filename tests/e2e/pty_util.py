@@ -71,6 +71,16 @@ class Terminal:
                     self.seen += os.read(self.master, 65536)
                 except OSError:
                     pass
+        # What it wrote just before exiting is still in the pty: read it all
+        # (the end is EIO, or nothing more, once every writer is gone).
+        while select.select([self.master], [], [], 0.2)[0]:
+            try:
+                data = os.read(self.master, 65536)
+            except OSError:
+                break
+            if not data:
+                break
+            self.seen += data
         return self.proc.returncode
 
     def close(self):

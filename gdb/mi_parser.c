@@ -53,25 +53,8 @@ static json_t *json_bytes(const char *s, size_t n)
     size_t i = 0;
 
     while (i < n) {
-        unsigned char ch = (unsigned char)s[i];
-        size_t need = ch < 0x80 ? 1 : (ch & 0xe0) == 0xc0 ? 2 : (ch & 0xf0) == 0xe0 ? 3
-                      : (ch & 0xf8) == 0xf0 ? 4 : 0;
-        int ok = need > 0 && i + need <= n;
-        for (size_t k = 1; ok && k < need; k++)
-            ok = ((unsigned char)s[i + k] & 0xc0) == 0x80;
-        if (ok && need == 2 && ch < 0xc2)
-            ok = 0; /* overlong */
-        if (ok && need == 3) {
-            unsigned char c1 = (unsigned char)s[i + 1];
-            if ((ch == 0xe0 && c1 < 0xa0) || (ch == 0xed && c1 >= 0xa0))
-                ok = 0; /* overlong or surrogate */
-        }
-        if (ok && need == 4) {
-            unsigned char c1 = (unsigned char)s[i + 1];
-            if ((ch == 0xf0 && c1 < 0x90) || ch > 0xf4 || (ch == 0xf4 && c1 >= 0x90))
-                ok = 0;
-        }
-        if (ok) {
+        size_t need = tdb_utf8_seq_len(s + i, n - i);
+        if (need) {
             tdb_buf_add(&b, s + i, need);
             i += need;
         } else {
@@ -365,7 +348,11 @@ tdb_mi_record *tdb_mi_parse_line(const char *line, size_t len)
             fail(&c, "token too long");
             return error_record(line, len, &c);
         }
-        token = strtol(line + start, NULL, 10);
+        /* By hand: LINE need not be NUL-terminated at LEN (strtol would
+         * read on past an all-digit line), and 18 digits fit a long. */
+        token = 0;
+        for (size_t i = start; i < c.pos; i++)
+            token = token * 10 + (line[i] - '0');
     }
 
     int ch = peek(&c);

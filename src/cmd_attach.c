@@ -52,6 +52,7 @@ const char cmd_attach_usage[] =
     "                           process paused at (torch._C)\n"
     "  --stop-at-load MODULE    stop when the process maps MODULE's file\n"
     "  -b, --break LOCATION     a gdb breakpoint: FUNCTION, FILE:LINE, *ADDRESS\n"
+    "                           (native code, as with 'tdebug run')\n"
     "  --symbols REGEX          also read libraries matching REGEX (basic regex)\n"
     "  --all-symbols            let gdb read every library (its slow default)\n"
     "  --batch                  print stops and backtraces; with no stops asked\n"
@@ -65,9 +66,9 @@ const char cmd_attach_usage[] =
     "  -v, --verbose            show gdb's own messages\n"
     "  -h, --help               this text\n"
     "\n"
-    "Exit status: 0 done and detached; 1 refused (the reason is printed), a\n"
-    "requested stop cannot happen, or --timeout passed; 2 usage; 125 gdb\n"
-    "failed; 130 interrupted (also while waiting).  A paused process tdebug\n"
+    "Exit status: 0 once detached (after 'quit', the end of piped commands, or\n"
+    "--batch); 1 when the process is refused (the reason is printed), a\n"
+    "requested stop cannot happen, or --timeout passed.  A paused process tdebug\n"
     "cannot attach to goes on by itself after its own timeout (tdebug env -t).\n"
     "\n"
     "Examples:\n"
@@ -232,6 +233,10 @@ int cmd_attach(int argc, char **argv)
     }
     if (optind < argc && tdb_parse_long(argv[optind], 1, 4194304, &pid) < 0) {
         status = tdb_usage_error("attach", "'%s' is not a process id", argv[optind]);
+        goto cleanup;
+    }
+    if (tdb_check_usage_only) {
+        status = TDB_EXIT_OK;
         goto cleanup;
     }
     if (wait) {

@@ -11,7 +11,7 @@
 #include "cli.h"
 #include "dwsource.h"
 #include "session_opts.h"
-#include "spawn.h"
+#include "inspect.h"
 #include "tour.h"
 
 #include <errno.h>
@@ -62,8 +62,8 @@ const char cmd_tour_usage[] =
     "Exit status: 0 when the tour was shown to its end or you quit; 1 when a stop\n"
     "was missed, the interpreter cannot import the tour's module (tdebug then\n"
     "offers the tinytensor tour) or the handout cannot be written; the program's\n"
-    "own status if it failed; 2 usage; 125 gdb failed; 126/127 the interpreter\n"
-    "or the tinytensor sample cannot be run / does not exist; 130 interrupted.\n";
+    "own status if it failed; 126/127 when the interpreter or the tinytensor\n"
+    "sample cannot be run / does not exist.\n";
 
 typedef struct tour_state {
     const tdb_tour *tour;
@@ -387,44 +387,20 @@ static tdb_hook_action tour_hook(tdb_session *s, tdb_hook_phase phase, const tdb
 
 /* ---- before the tour: the interpreter, the module, the breakpoints ---- */
 
-/* Run PYTHON to check it can import MODULE; *OUT_EXE gets the interpreter's
- * own path (sys.executable: a pyenv shim resolves to the real python, which
- * is what gdb must run).  Returns 0 when it can, 1 when MODULE is missing,
- * or an exit status after printing why PYTHON cannot be run. */
+/* Check PYTHON can import MODULE; *OUT_EXE gets the interpreter's own
+ * path (a pyenv shim resolves to the real python, which is what gdb must
+ * run).  Returns 0 when it can, 1 when MODULE is missing, or an exit status
+ * after printing why PYTHON cannot be run. */
 static int check_python(const char *python, const char *module, char **out_exe)
 {
-    static const char probe[] =
-        "import importlib.util, sys\n"
-        "print(sys.executable)\n"
-        "try:\n"
-        "    found = importlib.util.find_spec(sys.argv[1]) is not None\n"
-        "except Exception:\n"
-        "    found = False\n"
-        "sys.exit(0 if found else 3)\n";
-    char *argv[] = {(char *)python, "-c", (char *)probe, (char *)module, NULL};
-    tdb_spawn_result r = TDB_SPAWN_RESULT_INIT;
     tdb_error err = {0};
-    char *exe = NULL;
-    int rc;
+    int has_module = 0;
 
-    if (tdb_spawn_capture(argv, NULL, PROBE_TIMEOUT_MS, &r, &err) < 0) {
+    if (tdb_py_executable(python, module, PROBE_TIMEOUT_MS, out_exe, &has_module, &err) < 0) {
         tdb_fail("%s (give --python the interpreter's path, e.g. /usr/bin/python3)", err.msg);
         return err.exit_code ? err.exit_code : TDB_EXIT_TOOL;
     }
-    exe = tdb_first_line(r.out);
-    if (r.timed_out || (r.status != 0 && r.status != 3) || !*exe) {
-        tdb_fail("cannot run '%s': it does not work as a Python interpreter (give --python the "
-                 "interpreter's path, e.g. /usr/bin/python3)",
-                 python);
-        rc = TDB_EXIT_NOEXEC;
-    } else {
-        rc = r.status == 0 ? 0 : 1;
-        *out_exe = exe;
-        exe = NULL;
-    }
-    free(exe);
-    tdb_spawn_result_free(&r);
-    return rc;
+    return has_module ? 0 : 1;
 }
 
 /* Where the tour's package (a built sample) is; puts it first on
@@ -639,9 +615,12 @@ static int tour_command(int argc, char **argv, tour_args *a)
     python = tdb_target_python(python);
     if (!*python)
         return tdb_usage_error("tour", "--python needs the interpreter's path");
-    if (markdown && (!*markdown || !handout_writable(markdown)))
-        return *markdown ? TDB_EXIT_FAIL
-                         : tdb_usage_error("tour", "--markdown needs a file name");
+    if (markdown && !*markdown)
+        return tdb_usage_error("tour", "--markdown needs a file name");
+    if (tdb_check_usage_only)
+        return TDB_EXIT_OK;
+    if (markdown && !handout_writable(markdown))
+        return TDB_EXIT_FAIL;
     a->python = python;
     return take_tour(tour, a);
 }

@@ -112,6 +112,26 @@ int tdb_elf_functions_named(tdb_elf *elf, const char *name, uint64_t **out_value
 int tdb_elf_load_bias(tdb_elf *elf, uint64_t map_start, uint64_t map_offset, uint64_t *out_bias,
                       tdb_error *err);
 
+/* What the dynamic loader reads of an object: its dynamic section and
+ * program interpreter. */
+typedef struct tdb_elf_dynamic {
+    char **needed;    /* DT_NEEDED names in order, NULL-terminated (never NULL) */
+    size_t n_needed;
+    char *soname;     /* DT_SONAME, or NULL */
+    char *runpath;    /* DT_RUNPATH, or NULL */
+    char *rpath;      /* DT_RPATH, or NULL */
+    char *interp;     /* PT_INTERP ("/lib64/ld-linux-x86-64.so.2"), or NULL */
+} tdb_elf_dynamic;
+
+/* Read ELF's dynamic section (through PT_DYNAMIC, as the loader does, so a
+ * stripped object or one without section headers works) into *OUT.  Works
+ * on an object from tdb_elf_open_tables() too.  An object with no dynamic
+ * section (static, relocatable) gives an empty *OUT.  Returns 0, or -1 with
+ * ERR set for an object that is not 64-bit little-endian ELF or whose
+ * dynamic section is damaged.  Release with tdb_elf_dynamic_release(). */
+int tdb_elf_read_dynamic(tdb_elf *elf, tdb_elf_dynamic *out, tdb_error *err);
+void tdb_elf_dynamic_release(tdb_elf_dynamic *d);
+
 /* The names of the defined global dynamic symbols starting with PREFIX
  * ("PyInit_"), each once, in table order: a new NULL-terminated array
  * (free with tdb_strv_free), *OUT_N its length.  NULL with ERR set when the

@@ -1162,7 +1162,16 @@ int tdb_session_break(tdb_session *s, const char *location, int temporary, tdb_r
     size_t n_libs = 0;
     int rc = -1;
 
-    if (tdb_is_python_location(location))
+    tdb_buf why = TDB_BUF_INIT;
+    if (tdb_break_refusal(location, &why)) {
+        r->error = 1;
+        tdb_buf_addf(&r->text, "tdebug: %s\n", tdb_buf_str(&why));
+        r->event = json_pack("{s:s, s:s, s:s}", "event", "error", "command", "break", "message",
+                             tdb_buf_str(&why));
+        tdb_buf_free(&why);
+        return 0;
+    }
+    if (tdb_break_location_kind(location) == TDB_BREAK_PYTHON_FILE)
         return tdb_session_python_break(s, location, temporary, r, err);
     /* A function in a library that is mapped but whose symbols gdb has
      * not read: read them first, so the breakpoint binds now. */
@@ -1488,7 +1497,7 @@ static int arm(tdb_session *s, const char *script_dir, tdb_error *err)
         if (r.error) {
             const char *msg = json_string_value(json_object_get(r.event, "message"));
             tdb_error_set_exit(err, TDB_EXIT_USAGE, 0, "%s --break '%s': %s",
-                               tdb_is_python_location(s->opts.breaks[i]) ? "cannot place"
+                               tdb_break_location_kind(s->opts.breaks[i]) == TDB_BREAK_PYTHON_FILE ? "cannot place"
                                                                          : "gdb rejects",
                                s->opts.breaks[i], msg ? msg : "?");
             tdb_reply_clear(&r);

@@ -134,6 +134,23 @@ void tdb_say_killed(tdb_output output, int sig);
  * was said when it happened). */
 void tdb_say_exited(tdb_output output, int status, int signalled);
 
+/* What a --break LOCATION names. */
+typedef enum tdb_break_kind {
+    TDB_BREAK_NATIVE,      /* gdb's own: FUNCTION, FILE:LINE, *ADDRESS, ... */
+    TDB_BREAK_PYTHON_FILE, /* a line or function of Python code: FILE.py:LINE,
+                            * FILE.py:FUNCTION */
+    TDB_BREAK_PYTHON_NAME  /* a dotted Python name: torch.add, torch.nn.functional.relu
+                            * (not a GCC clone such as foo.cold or foo.part.0) */
+} tdb_break_kind;
+
+/* Classify LOCATION as given to -b/--break (or typed at the prompt). */
+tdb_break_kind tdb_break_location_kind(const char *location);
+
+/* Is LOCATION something --break cannot take (a Python name such as
+ * torch.add, a .py file without LINE or FUNCTION)?  1 and WHY (may be
+ * NULL) says what to give instead; 0 when it is a location. */
+int tdb_break_refusal(const char *location, tdb_buf *why);
+
 /* Check that NAME is a dotted Python module name ("torch._C"). */
 int tdb_valid_module_name(const char *name);
 

@@ -180,7 +180,6 @@ void tdb_session_bp_describe(tdb_session *s, const bp_info *b, tdb_buf *out);
 void tdb_session_note_running(tdb_session *s);
 
 /* session_python.c */
-int tdb_is_python_location(const char *location);
 int tdb_session_python_break(tdb_session *s, const char *location, int temporary, tdb_reply *r,
                              tdb_error *err);
 /* A *stopped at gdb breakpoint BKPTNO: 0 not the hook's, 1 handled (let

@@ -32,14 +32,75 @@
 
 /* ---- locations ---- */
 
-int tdb_is_python_location(const char *location)
+/* The suffixes GCC gives the clones of a function (foo.cold,
+ * foo.part.0, foo.constprop.0.isra.0): symbols gdb can break on. */
+static int is_clone_suffix(const char *s, size_t n)
 {
-    const char *colon = strrchr(location, ':');
-    if (!colon || colon == location || !colon[1] || strstr(location, "::"))
+    static const char *const suffixes[] = {"cold",  "hot",   "part",     "constprop", "isra",
+                                           "clone", "lto_priv", "localalias", "specialized"};
+    for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++)
+        if (strlen(suffixes[i]) == n && !strncmp(s, suffixes[i], n))
+            return 1;
+    return 0;
+}
+
+tdb_break_kind tdb_break_location_kind(const char *loc)
+{
+    const char *colon = strrchr(loc, ':');
+    const char *file_end = colon ? colon : loc + strlen(loc);
+    if (file_end - loc >= 4 && !strncmp(file_end - 3, ".py", 3) && (!colon || colon[-1] != ':'))
+        return TDB_BREAK_PYTHON_FILE;
+    if (colon || loc[0] == '*')
+        return TDB_BREAK_NATIVE;
+    /* identifier(.identifier)+, none of them a clone suffix, the last not
+     * a C/C++ source file's extension. */
+    static const char *const sources[] = {"c", "cc", "cpp", "cxx", "cu", "h", "hpp", "S", "s"};
+    const char *p = loc;
+    size_t parts = 0;
+    for (;;) {
+        const char *start = p;
+        if (!(isalpha((unsigned char)*p) || *p == '_'))
+            return TDB_BREAK_NATIVE;
+        while (isalnum((unsigned char)*p) || *p == '_')
+            p++;
+        size_t n = (size_t)(p - start);
+        if (parts && is_clone_suffix(start, n))
+            return TDB_BREAK_NATIVE;
+        parts++;
+        if (!*p) {
+            for (size_t i = 0; i < sizeof(sources) / sizeof(sources[0]); i++)
+                if (strlen(sources[i]) == n && !strncmp(start, sources[i], n))
+                    return TDB_BREAK_NATIVE;
+            return parts >= 2 ? TDB_BREAK_PYTHON_NAME : TDB_BREAK_NATIVE;
+        }
+        if (*p++ != '.')
+            return TDB_BREAK_NATIVE;
+    }
+}
+
+int tdb_break_refusal(const char *loc, tdb_buf *why)
+{
+    tdb_break_kind kind = tdb_break_location_kind(loc);
+    const char *colon = strrchr(loc, ':');
+    if (kind == TDB_BREAK_NATIVE || (kind == TDB_BREAK_PYTHON_FILE && colon && colon[1]))
         return 0;
-    size_t n = (size_t)(colon - location);
-    return (n > 3 && strncmp(colon - 3, ".py", 3) == 0) ||
-           (n > 4 && strncmp(colon - 4, ".pyw", 4) == 0);
+    if (!why)
+        return 1;
+    if (kind == TDB_BREAK_PYTHON_FILE)
+        tdb_buf_addf(why, "--break '%s' names a Python file but no place in it: give "
+                          "FILE.py:LINE or FILE.py:FUNCTION (train.py:42, train.py:Model.forward)",
+                     loc);
+    else
+        tdb_buf_addf(why, "--break '%s' is a Python name, not a place: give a place in Python "
+                          "code as FILE.py:FUNCTION or FILE.py:LINE, or the C/C++ function it "
+                          "runs (%s)",
+                     loc, strncmp(loc, "torch.", 6) == 0
+                              ? "torch's operators enter C++ at at::_ops::NAME_OVERLOAD::call: "
+                                "torch.add at at::_ops::add_Tensor::call; 'tdebug tour' walks "
+                                "that path"
+                              : "its symbol, as 'info functions REGEX' at the (tdebug) prompt "
+                                "lists them");
+    return 1;
 }
 
 /* Is LINE of TEXT code a breakpoint can stop at: not blank, not a comment

@@ -14,6 +14,17 @@ from conftest import BUILD, PYTHON, ROOT, SLOW, proc_state, run, tracer_of, wait
 from tinytensor_util import tt_env
 
 WALKTHROUGH = str(ROOT / "samples" / "tinytensor_walkthrough.py")
+
+
+def line_of(path, text):
+    """The 1-based number of the line of PATH that starts with TEXT."""
+    lines = open(path).read().splitlines()
+    hits = [i + 1 for i, line in enumerate(lines) if line.startswith(text)]
+    assert len(hits) == 1, (path, text, hits)
+    return hits[0]
+
+
+ADD_LINE = line_of(WALKTHROUGH, "x = tinytensor.ones(2) + 1")
 HOOK = BUILD / "pyhook" / "libtdebug-pyhook-cpython-311.so"
 
 
@@ -95,18 +106,20 @@ def test_next_over_a_line_that_calls_into_torch(tdebug, tmp_path, torch_script):
 
 def test_tinytensor_steps_at_source_level_from_python_into_c(tdebug, tmp_path):
     r, evs = session(tdebug, tmp_path, ["step", "step", "finish", "finish", "next"],
-                     "-b", f"{WALKTHROUGH}:40", "--", PYTHON, WALKTHROUGH, env=tt_env())
+                     "-b", f"{WALKTHROUGH}:{ADD_LINE}", "--", PYTHON, WALKTHROUGH, env=tt_env())
     assert r.returncode == 0, r.stderr
     s = stops(evs)
-    assert top(s[0])["line"] == 40 and s[0]["source_line"].startswith("40\tx = tinytensor.ones(2)")
+    assert top(s[0])["line"] == ADD_LINE
+    assert s[0]["source_line"].startswith(f"{ADD_LINE}\tx = tinytensor.ones(2)")
     # into the binding, at its first line (past the prologue: arguments set)
     assert top(s[1])["function"] == "tt_python_ones"
     assert top(s[1])["file"].endswith("csrc/python/tt_python_module.c")
     assert "args=(2,)" in s[1]["where"]
     assert top(s[2])["function"] == "ones_or_zeros"  # and on into the core
     assert top(s[3])["function"] == "tt_python_ones" and s[3]["reason"] == "finish"
-    assert top(s[4]) == {"kind": "python", "function": "<module>", "file": WALKTHROUGH, "line": 40}
-    assert s[5]["reason"] == "next" and top(s[5])["line"] == 41
+    assert top(s[4]) == {"kind": "python", "function": "<module>", "file": WALKTHROUGH,
+                         "line": ADD_LINE}
+    assert s[5]["reason"] == "next" and top(s[5])["line"] == ADD_LINE + 1
 
 
 def test_breakpoint_in_a_module_imported_later(tdebug, tmp_path):

@@ -349,13 +349,17 @@ def test_py_commands_read_python_frames_from_memory(tdebug, tmp_path):
     cmds.write_text("py-bt\npy-up\npy-up\npy-list\npy-down\npy-down\npy-down\n")
     r = run([tdebug, "run", "-x", str(cmds), "--", PYTHON, CRASH])
     out = r.stdout
+    lines = open(CRASH).read().splitlines()
+    shift = [i + 1 for i, s in enumerate(lines) if s.startswith("    return batch + offsets")][0]
+    call = [i + 1 for i, s in enumerate(lines) if "print(shift(batch, offsets))" in s][0]
+    main = [i + 1 for i, s in enumerate(lines) if s == "main()"][0]
     assert ("(tdebug) py-bt\nTraceback (most recent call first):\n"
-            f'  File "{CRASH}", line 33, in shift\n'
-            f'  File "{CRASH}", line 41, in main\n'
-            f'  File "{CRASH}", line 44, in <module>\n') in out
-    assert f'(tdebug) py-up\n    File "{CRASH}", line 33, in shift\n33\t' in out
-    assert f'(tdebug) py-up\n    File "{CRASH}", line 41, in main\n41\t' in out
-    assert ">41\t    print(shift(batch, offsets))" in out
+            f'  File "{CRASH}", line {shift}, in shift\n'
+            f'  File "{CRASH}", line {call}, in main\n'
+            f'  File "{CRASH}", line {main}, in <module>\n') in out
+    assert f'(tdebug) py-up\n    File "{CRASH}", line {shift}, in shift\n{shift}\t' in out
+    assert f'(tdebug) py-up\n    File "{CRASH}", line {call}, in main\n{call}\t' in out
+    assert f">{call}\t    print(shift(batch, offsets))" in out
     assert "(tdebug) py-down\nUnable to find a newer Python frame" in out
 
 

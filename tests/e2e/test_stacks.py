@@ -12,8 +12,8 @@ import time
 import pytest
 
 from conftest import PYTHON, SLOW, clean_env, proc_state, run, tracer_of, wait_until
-from stacks_util import (build_stackfix, kinds_and_names, stacks_json, start_ready,
-                         thread_with)
+from stacks_util import (build_stackfix, kinds_and_names, pyenv_python, stacks_json,
+                         start_ready, thread_with)
 
 
 @pytest.fixture(scope="module")
@@ -368,38 +368,35 @@ def test_permission_refused(tdebug, procs, as_nobody):
                         f"stacks {p.pid}')\n")
 
 
-def other_python(version):
-    path = os.path.expanduser("~/.pyenv/versions")
-    if not os.path.isdir(path):
-        return None
-    for v in sorted(os.listdir(path)):
-        if v.startswith(version + "."):
-            exe = os.path.join(path, v, "bin", "python3")
-            if os.access(exe, os.X_OK):
-                return exe
-    return None
-
-
-def test_other_python_version_is_refused(tdebug, procs):
-    exe = other_python("3.12")
+def test_unreadable_version_gets_native_stacks_and_working_advice(tdebug, procs):
+    """A CPython older than tdebug reads (3.7): native stacks, a note naming
+    the version, and advice that works: the gdb command the note gives
+    prints the Python stack."""
+    exe = pyenv_python("3.7")
     if not exe:
-        pytest.skip("no Python 3.12 interpreter (pyenv) on this machine to test a mismatch")
-    p = start_ready(procs, [exe, "-c", "import time; print('ready', flush=True); time.sleep(1000)"])
+        pytest.skip("no CPython 3.7 (pyenv) on this machine to test an unreadable version")
+    code = "import time\ndef nap():\n    print('ready', flush=True)\n    time.sleep(1000)\nnap()\n"
+    p = start_ready(procs, [exe, "-c", code])
     doc, _ = stacks_json(tdebug, p.pid)
     proc = only_process(doc)
     assert proc["python"] is None
-    assert re.fullmatch(r"cannot read the Python stacks of pid \d+: it runs Python 3\.12\.\d+ and "
-                        r"tdebug was built for Python 3\.11 \(rebuild tdebug with "
-                        r"'make PYTHON=python3\.12'\)", proc["notes"][0]), proc["notes"]
+    note = proc["notes"][0]
+    m = re.fullmatch(r"cannot read the Python stacks of pid \d+: it runs Python 3\.7[.\d]*, older "
+                     r"than tdebug knows \(tdebug reads CPython 3\.8 to 3\.14; native stacks only; "
+                     r"gdb reads its Python stacks with CPython's own helpers: (gdb -p \d+ -batch "
+                     r"-ex 'source [^']+' -ex 'thread apply all py-bt')\)", note)
+    assert m, note
     assert proc["threads"][0]["frames"], "native stacks are still shown"
     r = run([tdebug, "stacks", "--python", str(p.pid)])
-    assert r.returncode == 1 and "it runs Python 3.12" in r.stderr
+    assert r.returncode == 1 and "it runs Python 3.7" in r.stderr
+    advice = run(["sh", "-c", m.group(1)])
+    assert 'File "<string>", line 4, in nap' in advice.stdout, advice.stdout + advice.stderr
 
 
 def test_shared_libpython_interpreter(tdebug, procs):
     """An interpreter whose runtime lives in libpython3.11.so (pyenv, conda,
     uv builds) rather than in the executable."""
-    exe = other_python("3.11")
+    exe = pyenv_python("3.11")
     if not exe:
         pytest.skip("no pyenv Python 3.11 with a shared libpython on this machine")
     code = "import time\ndef nap():\n    print('ready', flush=True)\n    time.sleep(1000)\nnap()\n"

@@ -191,10 +191,17 @@ int cmd_stacks(int argc, char **argv)
             else
                 tdb_print_error(&err);
             failed |= !vanished;
-            if (doc)
-                json_array_append_new(json_object_get(doc, "errors"),
-                                      json_pack("{s:i, s:s}", "pid", (int)t->pid, "error",
-                                                err.msg));
+            if (doc) {
+                /* Nothing is left out silently: a descendant that exited
+                 * is an error entry too (it does not fail the command). */
+                json_t *e = json_object();
+                json_object_set_new(e, "pid", json_integer(t->pid));
+                tdb_json_set_bytes(e, "error", vanished ? "exited before its stacks were read"
+                                                        : err.msg);
+                if (vanished)
+                    json_object_set_new(e, "exited", json_true());
+                json_array_append_new(json_object_get(doc, "errors"), e);
+            }
             continue;
         }
         if (verbose) {

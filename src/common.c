@@ -2,6 +2,7 @@
 #include "common.h"
 
 #include <dirent.h>
+#include <jansson.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -604,4 +605,94 @@ cleanup:
     free(dircopy);
     free(real);
     return rc;
+}
+
+/* --- JSON that never drops data ------------------------------------------ */
+
+/* The length of the valid UTF-8 sequence at S (at most LEN bytes), or 0. */
+static size_t utf8_seq(const unsigned char *s, size_t len)
+{
+    unsigned c = s[0];
+    size_t n;
+    unsigned min;
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xc2 && c <= 0xdf) {
+        n = 2;
+        min = 0x80;
+    } else if (c >= 0xe0 && c <= 0xef) {
+        n = 3;
+        min = 0x800;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        n = 4;
+        min = 0x10000;
+    } else {
+        return 0;
+    }
+    if (n > len)
+        return 0;
+    unsigned v = c & (0x3f >> (n - 1));
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        v = (v << 6) | (s[i] & 0x3f);
+    }
+    if (v < min || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff))
+        return 0;
+    return n;
+}
+
+int tdb_utf8_valid(const char *s, size_t len)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    for (size_t i = 0; i < len;) {
+        size_t n = utf8_seq(u + i, len - i);
+        if (!n || (u[i] == 0))
+            return 0;
+        i += n;
+    }
+    return 1;
+}
+
+json_t *tdb_json_string_bytes(const char *s, size_t len, int *escaped)
+{
+    if (tdb_utf8_valid(s, len)) {
+        if (escaped)
+            *escaped = 0;
+        return json_stringn(s, len);
+    }
+    const unsigned char *u = (const unsigned char *)s;
+    tdb_buf b = TDB_BUF_INIT;
+    for (size_t i = 0; i < len;) {
+        size_t n = u[i] ? utf8_seq(u + i, len - i) : 0;
+        if (n == 1 && u[i] == '\\') {
+            tdb_buf_adds(&b, "\\\\");
+        } else if (n) {
+            tdb_buf_add(&b, s + i, n);
+        } else {
+            tdb_buf_addf(&b, "\\x%02x", u[i]);
+            n = 1;
+        }
+        i += n;
+    }
+    if (escaped)
+        *escaped = 1;
+    json_t *j = json_stringn(tdb_buf_str(&b), b.len);
+    tdb_buf_free(&b);
+    return j;
+}
+
+void tdb_json_set_bytes(json_t *obj, const char *key, const char *s)
+{
+    if (!s) {
+        json_object_set_new(obj, key, json_null());
+        return;
+    }
+    int escaped = 0;
+    json_object_set_new(obj, key, tdb_json_string_bytes(s, strlen(s), &escaped));
+    if (escaped) {
+        char *k = tdb_xasprintf("%s_escaped", key);
+        json_object_set_new(obj, k, json_true());
+        free(k);
+    }
 }

@@ -133,6 +133,26 @@ const char *tdb_target_python(const char *given);
  * tdb_target_python()'s rule; commands use tdb_target_python(). */
 const char *tdb_default_python(void);
 
+/* --- JSON that never drops data ---------------------------------------
+ * jansson refuses strings that are not valid UTF-8 (json_string() gives
+ * NULL, and the value silently disappears from a json_pack()).  Process
+ * command lines, thread names and file paths are bytes, not text.  The
+ * convention of every tdebug --json output (tdebug(1), "JSON OUTPUT"): a
+ * string that is valid UTF-8 is emitted as it is; one that is not is
+ * emitted with each invalid byte as the four characters \xNN and each
+ * backslash doubled, and its object gets a sibling key "KEY_escaped":
+ * true, so the bytes can be recovered exactly. */
+typedef struct json_t json_t;
+/* Is S[0..LEN) valid UTF-8 (no overlong forms, no surrogates)? */
+int tdb_utf8_valid(const char *s, size_t len);
+/* A new JSON string for the bytes S[0..LEN), escaped as above when they
+ * are not valid UTF-8 (then *ESCAPED, if given, is set to 1, else 0).
+ * New reference, never NULL. */
+json_t *tdb_json_string_bytes(const char *s, size_t len, int *escaped);
+/* OBJ[KEY] = the string S (NUL-terminated) by that convention, adding
+ * KEY_escaped when needed; S NULL sets null. */
+void tdb_json_set_bytes(json_t *obj, const char *key, const char *s);
+
 /* Read a whole (small, e.g. /proc) file into a new NUL-terminated string.
  * Returns NULL with ERR set on failure; *OUT_LEN gets the length if given. */
 char *tdb_read_file(const char *path, size_t *out_len, tdb_error *err);

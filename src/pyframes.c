@@ -261,6 +261,12 @@ static const char *keep(struct tdb_py_strings *st, char *s)
 
 static void add_utf8(tdb_buf *b, uint32_t c, int raw)
 {
+    /* Python keeps the undecodable bytes of file names and arguments as
+     * lone surrogates U+DC80..U+DCFF (surrogateescape): give the bytes back. */
+    if (c >= 0xdc80 && c <= 0xdcff) {
+        tdb_buf_addc(b, (char)(c - 0xdc00));
+        return;
+    }
     /* Surrogates and out-of-range values (a corrupt string, or a lone
      * surrogate Python allows) become U+FFFD so the output stays UTF-8. */
     if ((c >= 0xd800 && c <= 0xdfff) || c > 0x10ffff)
@@ -533,7 +539,7 @@ uint64_t tdb_py_instance_attr(tdb_py_process *p, uint64_t obj, const char *name)
         if (tdb_py_rd(p, obj + (int64_t)TDB_PY_OFF(p, managed_dict_offset), &slot, 8) < 0)
             return 0;
         if (p->minor == 12 && (slot & 1)) {
-            values = slot - 1; /* _PyDictOrValues: a tagged values pointer */
+            values = slot + 1; /* _PyDictOrValues: the values pointer minus one */
         } else if (slot) {
             dict = slot;
         } else if (p->minor == 11) {
@@ -1500,7 +1506,7 @@ static int name_cb(tdb_py_process *p, uint64_t key, uint64_t thread, void *arg)
         if (t->thread_id != idv)
             continue;
         if (!t->name) {
-            char *s = tdb_py_str(p, name, 256, 0, NULL, NULL);
+            char *s = tdb_py_str(p, name, 0, 0, NULL, NULL);
             if (s)
                 t->name = keep(c->s->strings, s);
         }

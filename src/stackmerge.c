@@ -212,21 +212,27 @@ void tdb_merged_stack_free(tdb_merged_stack *m)
 
 static json_t *py_frame_json(const tdb_py_frame *f)
 {
-    return json_pack("{s:s, s:s, s:s, s:s, s:o, s:i}", "kind", "python", "function",
-                     f->qualname, "name", f->name, "file", f->filename, "line",
-                     f->line >= 0 ? json_integer(f->line) : json_null(), "first_line",
-                     f->first_line);
+    json_t *o = json_object();
+    json_object_set_new(o, "kind", json_string("python"));
+    tdb_json_set_bytes(o, "function", f->qualname);
+    tdb_json_set_bytes(o, "name", f->name);
+    tdb_json_set_bytes(o, "file", f->filename);
+    json_object_set_new(o, "line", f->line >= 0 ? json_integer(f->line) : json_null());
+    json_object_set_new(o, "first_line", json_integer(f->first_line));
+    return o;
 }
 
 static json_t *native_frame_json(const tdb_native_frame *f, int plumbing)
 {
     char pc[32];
     snprintf(pc, sizeof(pc), "0x%016llx", (unsigned long long)f->pc);
-    json_t *o = json_pack("{s:s, s:s, s:o}", "kind", "native", "pc", pc, "function",
-                          f->function ? json_string(f->function) : json_null());
+    json_t *o = json_object();
+    json_object_set_new(o, "kind", json_string("native"));
+    json_object_set_new(o, "pc", json_string(pc));
+    tdb_json_set_bytes(o, "function", f->function);
     if (f->function)
         json_object_set_new(o, "offset", json_integer((json_int_t)f->offset));
-    json_object_set_new(o, "library", f->library ? json_string(f->library) : json_null());
+    tdb_json_set_bytes(o, "library", f->library);
     if (plumbing)
         json_object_set_new(o, "plumbing", json_true());
     return o;

@@ -126,8 +126,12 @@ def test_threads_and_the_gil(tdebug, procs, stackfix):
     assert words.index("py:sleeper") > 0 and words[0].startswith("c:"), words
 
     text = run([tdebug, "stacks", str(p.pid)]).stdout
-    assert re.search(r'^Thread %d "[^"]*" \(holds the GIL\):$' % main["tid"], text, re.M), text
-    assert re.search(r'^Thread %d "[^"]*" \(waiting for the GIL\):$' % waiter["tid"], text, re.M)
+    assert re.search(r'^Thread %d "[^"]*", threading "MainThread" \(holds the GIL\):$'
+                     % main["tid"], text, re.M), text
+    assert re.search(r'^Thread %d "[^"]*", threading "Thread-\d+[^"]*" \(waiting for the GIL\):$'
+                     % waiter["tid"], text, re.M), text
+    assert main["python_name"] == "MainThread" and main["gc"] is False
+    assert sleeper["python_name"].startswith("Thread-") and sleeper["in_signal"] is False
     # --python shows Python frames only; --native native ones only.
     py, _ = stacks_json(tdebug, "--python", p.pid)
     assert all(f["kind"] == "python" for t in only_process(py)["threads"] for f in t["frames"])
@@ -551,3 +555,42 @@ def test_python_frames_without_interpreter_debug_info(tdebug, tmp_path, torch_av
     if theirs is None:  # run alone: take the reference now
         theirs = py_bt_frames(stop_at_pyinit(tdebug, tmp_path, hide_debug_info=False)["py_bt"])
     assert_same_frames(ours, theirs)
+
+
+HOSTILE = r"""
+import ctypes, os, sys, threading, time
+libc = ctypes.CDLL(None)
+def named():
+    # The OS name of this thread: bytes that are not UTF-8 (PR_SET_NAME).
+    libc.prctl(15, b"w\xff\xfe-\"q\\", 0, 0, 0)
+    time.sleep(1000)
+threading.Thread(target=named, name="py-\"quoted\"\\" + "x" * 300, daemon=True).start()
+exec(compile("def in_odd_file():\n    print('ready', flush=True)\n    time.sleep(1000)\n",
+             os.fsdecode(b"/tmp/odd-\xff\xfe.py"), "exec"))
+in_odd_file()
+"""
+
+
+def test_json_keeps_bytes_that_are_not_utf8(tdebug, procs):
+    """A command line, an OS thread name and a Python file name that are
+    not UTF-8, a threading name with quotes and backslashes, 300 bytes long:
+    all in the JSON, escaped and flagged, none dropped."""
+    args = [PYTHON, "-c", HOSTILE, b"arg-\xff\xfe".decode("utf-8", "surrogateescape")]
+    p = start_ready(procs, args)
+
+    def named():
+        doc, _ = stacks_json(tdebug, p.pid)
+        proc = only_process(doc)
+        t = next((t for t in proc["threads"] if t["name"] and t["name"].startswith("w\\x")), None)
+        return (proc, t) if t and thread_with(proc, "in_odd_file") else None
+    proc, t = wait_until(named, what="the thread to rename itself")
+    assert proc["command"].endswith("arg-\\xff\\xfe") and proc["command_escaped"] is True
+    assert t["name"] == 'w\\xff\\xfe-"q\\\\' and t["name_escaped"] is True
+    assert t["python_name"] == 'py-"quoted"\\' + "x" * 300 and "python_name_escaped" not in t
+    main = thread_with(proc, "in_odd_file")
+    f = next(f for f in main["frames"] if f.get("name") == "in_odd_file")
+    assert f["file"] == "/tmp/odd-\\xff\\xfe.py" and f["file_escaped"] is True
+    # The text output prints the bytes as they are.
+    text = subprocess.run([tdebug, "stacks", str(p.pid)], capture_output=True).stdout
+    assert b'File "/tmp/odd-\xff\xfe.py", line 3, in in_odd_file' in text
+    assert b' "w\xff\xfe-"q\\"' in text

@@ -1149,7 +1149,9 @@ static int add_text_ranges(tdb_py_process *p, const tdb_maps *maps)
 {
     for (size_t i = 0; i < maps->n; i++) {
         const tdb_map *m = &maps->v[i];
-        if (!m->path || strcmp(m->path, p->module) != 0 || m->perms[2] != 'x')
+        /* A core's map has no permissions for what it did not dump (code):
+         * any range of the file then (a pc is never in its data anyway). */
+        if (!m->path || strcmp(m->path, p->module) != 0 || (m->perms[2] != 'x' && !p->is_core))
             continue;
         p->text = tdb_xrealloc(p->text, (p->ntext + 1) * 2 * sizeof(*p->text));
         p->text[2 * p->ntext] = m->start;

@@ -1,6 +1,7 @@
 /* stacks.c: pause, copy, let go, then unwind and merge: one process. */
 #include "stacks.h"
 
+#include "core.h"
 #include "pause.h"
 #include "procfs.h"
 #include "ptrace_check.h"
@@ -27,8 +28,31 @@ static tdb_thread_stacks *add_thread(tdb_process_stacks *s, size_t *cap, pid_t t
     tdb_thread_stacks *t = &s->threads[s->n++];
     memset(t, 0, sizeof(*t));
     t->tid = tid;
-    t->name = tid > 0 ? tdb_proc_comm(s->pid, tid) : NULL;
+    /* A core has no thread names (and its pid may be another process's
+     * now). */
+    t->name = tid > 0 && !s->core ? tdb_proc_comm(s->pid, tid) : NULL;
     return t;
+}
+
+/* Thread states whose thread we did not see (no native id, or a thread
+ * that just exited) are shown on their own: none is left out. */
+static void add_orphans(tdb_process_stacks *s, size_t *cap)
+{
+    for (size_t i = 0; s->snapshot && i < s->snapshot->n_threads; i++) {
+        const tdb_py_thread *pt = &s->snapshot->threads[i];
+        int owned = 0;
+        for (size_t j = 0; j < s->n && !owned; j++)
+            owned = pt->tid > 0 && s->threads[j].tid == pt->tid;
+        if (owned)
+            continue;
+        tdb_thread_stacks *t = add_thread(s, cap, 0);
+        t->py = pt;
+        t->n_states = 1;
+        t->python_name = pt->name;
+        t->python_process = 1;
+        tdb_stack_merge(NULL, 0, pt->frames, pt->n_frames, &t->merged);
+        tdb_thread_stacks_marks(t);
+    }
 }
 
 /* Say why we may not look at PID, from the errno of a refused read. */
@@ -187,23 +211,7 @@ int tdb_stacks_take(pid_t pid, const tdb_stacks_options *o, tdb_process_stacks *
         t->python_process = s->snapshot != NULL;
         tdb_thread_stacks_attach(t, s->snapshot);
     }
-    /* Thread states whose thread we did not see (no native id, or a
-     * thread that just exited) are shown on their own: none is left out. */
-    for (size_t i = 0; s->snapshot && i < s->snapshot->n_threads; i++) {
-        const tdb_py_thread *pt = &s->snapshot->threads[i];
-        int owned = 0;
-        for (size_t j = 0; j < s->n && !owned; j++)
-            owned = pt->tid > 0 && s->threads[j].tid == pt->tid;
-        if (owned)
-            continue;
-        tdb_thread_stacks *t = add_thread(s, &tcap, 0);
-        t->py = pt;
-        t->n_states = 1;
-        t->python_name = pt->name;
-        t->python_process = 1;
-        tdb_stack_merge(NULL, 0, pt->frames, pt->n_frames, &t->merged);
-        tdb_thread_stacks_marks(t);
-    }
+    add_orphans(s, &tcap);
     if (cap)
         s->stack_bytes = tdb_capture_bytes(cap);
     s->unwind_ms = (double)(tdb_now_ms() - t0);
@@ -220,6 +228,85 @@ cleanup:
     return rc;
 }
 
+int tdb_stacks_take_core(tdb_core *core, const tdb_stacks_options *o, tdb_process_stacks **out,
+                         tdb_error *err)
+{
+    unsigned flags = o->flags;
+    int want_native = !(flags & TDB_STACK_PYTHON_ONLY);
+    int want_python = !(flags & TDB_STACK_NATIVE_ONLY);
+    size_t max_frames = o->max_frames ? o->max_frames : DEFAULT_MAX_FRAMES;
+    tdb_py_process *py = NULL;
+    tdb_capture *cap = NULL;
+    tdb_error e = {0};
+    tdb_process_stacks *s = tdb_xcalloc(1, sizeof(*s));
+    int rc = -1;
+
+    s->pid = tdb_core_pid(core);
+    s->core = tdb_xstrdup(tdb_core_path(core));
+    s->signal = tdb_core_signal(core);
+    s->cmdline = tdb_core_cmdline(core) ? tdb_xstrdup(tdb_core_cmdline(core)) : NULL;
+    size_t nextra = 0;
+    for (char *const *pr = tdb_core_problems(core); pr && *pr; pr++)
+        tdb_ptrs_push(&s->extra_notes, &nextra, tdb_xstrdup(*pr));
+    if (want_python) {
+        int r = tdb_py_open_core(core, &py, &e);
+        if (r == 1)
+            s->python_note = tdb_xstrdup("not a Python process (no _PyRuntime in its executable "
+                                         "or a libpython): native stacks only");
+        else if (r < 0)
+            s->python_note = tdb_xstrdup(e.msg);
+        else
+            s->python_version = tdb_xstrdup(tdb_py_version(py));
+        if (!py && !want_native) {
+            if (r == 1)
+                tdb_error_set(err, ENOENT,
+                              "cannot read the Python stacks of the core '%s': its process did "
+                              "not run Python (leave out --python to see its native stacks)",
+                              tdb_core_path(core));
+            else
+                tdb_error_set(err, e.code, "%s", e.msg);
+            goto cleanup;
+        }
+        if (py) {
+            tdb_error_clear(&e);
+            s->snapshot = tdb_py_read(py, &e);
+            if (!s->snapshot)
+                s->python_note = tdb_xstrdup(e.msg);
+            s->mem_reads = tdb_py_reads(py);
+        }
+    }
+    tdb_error_clear(&e);
+    if (want_native && !(cap = tdb_capture_from_core(core, &e)))
+        s->native_note = tdb_xasprintf("native stacks unavailable: %s", e.msg);
+    int64_t t0 = tdb_now_ms();
+    size_t tcap = 0;
+    for (size_t i = 0; i < tdb_core_n_threads(core); i++) {
+        tdb_thread_stacks *t = add_thread(s, &tcap, tdb_core_thread_at(core, i)->tid);
+        if (cap) {
+            tdb_error ue = {0};
+            if (tdb_capture_unwind(cap, t->tid, max_frames, o->symbols, &t->native,
+                                   &t->n_native, &t->native_note, &ue) < 0) {
+                t->native_note = tdb_xstrdup(ue.msg);
+            } else {
+                tdb_native_frames_fill_libraries(t->native, t->n_native, tdb_core_maps(core));
+                tdb_native_frames_classify(t->native, t->n_native, py);
+            }
+        }
+        t->python_process = s->snapshot != NULL;
+        tdb_thread_stacks_attach(t, s->snapshot);
+    }
+    add_orphans(s, &tcap);
+    s->unwind_ms = (double)(tdb_now_ms() - t0);
+    *out = s;
+    s = NULL;
+    rc = 0;
+cleanup:
+    tdb_capture_free(cap);
+    tdb_py_close(py);
+    tdb_process_stacks_free(s);
+    return rc;
+}
+
 void tdb_process_stacks_free(tdb_process_stacks *s)
 {
     if (!s)
@@ -232,6 +319,7 @@ void tdb_process_stacks_free(tdb_process_stacks *s)
     free(s->python_note);
     free(s->native_note);
     tdb_strv_free(s->extra_notes);
+    free(s->core);
     tdb_py_snapshot_free(s->snapshot);
     free(s);
 }
@@ -465,6 +553,10 @@ json_t *tdb_process_stacks_json(const tdb_process_stacks *s, unsigned flags)
             json_array_append_new(threads, tdb_thread_stacks_json(&s->threads[i], flags));
     json_t *o = json_object();
     json_object_set_new(o, "pid", json_integer(s->pid));
+    if (s->core) {
+        tdb_json_set_bytes(o, "core", s->core);
+        json_object_set_new(o, "signal", json_integer(s->signal));
+    }
     tdb_json_set_bytes(o, "command", s->cmdline);
     json_object_set_new(o, "python", s->python_version ? json_string(s->python_version)
                                                        : json_null());
@@ -479,7 +571,12 @@ json_t *tdb_process_stacks_json(const tdb_process_stacks *s, unsigned flags)
 
 void tdb_process_stacks_render(tdb_buf *b, const tdb_process_stacks *s, unsigned flags)
 {
-    tdb_buf_addf(b, "Process %d", (int)s->pid);
+    if (s->core)
+        tdb_buf_addf(b, "Core %s of process %d", s->core, (int)s->pid);
+    else
+        tdb_buf_addf(b, "Process %d", (int)s->pid);
+    if (s->core && s->signal)
+        tdb_buf_addf(b, " (killed by signal %d, %s)", s->signal, strsignal(s->signal));
     if (s->python_version)
         tdb_buf_addf(b, " (Python %s)", s->python_version);
     tdb_buf_addf(b, ": %s\n", s->cmdline ? s->cmdline : "?");

@@ -83,7 +83,8 @@ json_t *tdb_thread_stacks_json(const tdb_thread_stacks *t, unsigned flags);
 void tdb_thread_stacks_render(tdb_buf *b, const tdb_thread_stacks *t, unsigned flags);
 
 typedef struct tdb_process_stacks {
-    pid_t pid;
+    pid_t pid;               /* for a core: the process it was made of */
+    int signal;              /* a core's: the signal that made it, or 0 */
     char *cmdline;
     char *python_version;    /* "3.11.2", or NULL when no Python state was read */
     char *python_note;       /* why there are no Python stacks, or NULL */
@@ -110,6 +111,16 @@ typedef struct tdb_process_stacks {
 int tdb_stacks_take(pid_t pid, const tdb_stacks_options *o, tdb_process_stacks **out,
                     tdb_error *err);
 void tdb_process_stacks_free(tdb_process_stacks *s); /* accepts NULL */
+
+struct tdb_core;
+/* The same from a core file (src/core.h): every thread of the core, its
+ * native stack unwound from the core, its Python frames read from the
+ * core's memory; a note for each file of the core that changed since
+ * (whose frames are then left unnamed, never misread).  0 and *OUT, or -1
+ * with ERR set (--python asked of a core of a process without Python:
+ * ENOENT).  CORE must outlive *OUT. */
+int tdb_stacks_take_core(struct tdb_core *core, const tdb_stacks_options *o,
+                         tdb_process_stacks **out, tdb_error *err);
 
 /* The snapshot as JSON (new reference):
  *   {"pid", "command", "python": "3.11.2" or null, "notes": [...],

@@ -334,7 +334,7 @@ def test_not_python_missing_and_usage(tdebug, procs):
                               "error": f"cannot read the stacks of pid {dead.pid}: no such process"}]
 
     for args, msg in ((["abc"], "'abc' is not a process id"),
-                      ([], "no process given (PID... or --children PID)"),
+                      ([], "no process given (PID..., --children PID or --core CORE)"),
                       (["--native", "--python", "1"], "--native and --python exclude each other"),
                       (["--bogus", "1"], "unknown option '--bogus'")):
         r = run([tdebug, "stacks", *args])

@@ -56,9 +56,10 @@ def settled(tdebug, pid):
     sleeper = by_name.get("sleeper-\u00e9")
     if not (main and coro and sleeper):
         return None
-    names = [n for n, _ in python_frames(main)]
-    if not names or names[0] != "produce" or "coro_leaf" not in [n for n, _ in python_frames(coro)] \
-            or "named_sleeper" not in [n for n, _ in python_frames(sleeper)]:
+    # Each in its time.sleep (the main thread prints "ready" just before).
+    tops = [python_frames(t)[:1] for t in (main, coro, sleeper)]
+    if tops != [[("produce", 6)], [("coro_leaf", 17)], [("named_sleeper", 23)]] or \
+            not all(t["frames"][0]["kind"] == "native" for t in (main, coro, sleeper)):
         return None
     return proc, main, coro, sleeper
 

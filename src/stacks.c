@@ -55,6 +55,28 @@ static void add_orphans(tdb_process_stacks *s, size_t *cap)
     }
 }
 
+/* T's native frames (from CAP, named through SYMBOLS; libraries the
+ * unwinder could not name from MAPS when given), merged with its Python
+ * frames from S's snapshot. */
+static void fill_thread(tdb_process_stacks *s, tdb_thread_stacks *t, tdb_capture *cap,
+                        size_t max_frames, tdb_symcache *symbols, const tdb_py_process *py,
+                        const tdb_maps *maps)
+{
+    if (cap && t->tid > 0) {
+        tdb_error ue = {0};
+        if (tdb_capture_unwind(cap, t->tid, max_frames, symbols, &t->native, &t->n_native,
+                               &t->native_note, &ue) < 0) {
+            t->native_note = tdb_xstrdup(ue.msg);
+        } else {
+            if (maps)
+                tdb_native_frames_fill_libraries(t->native, t->n_native, maps);
+            tdb_native_frames_classify(t->native, t->n_native, py);
+        }
+    }
+    t->python_process = s->snapshot != NULL;
+    tdb_thread_stacks_attach(t, s->snapshot);
+}
+
 /* Say why we may not look at PID, from the errno of a refused read. */
 static void refused(tdb_error *err, pid_t pid, int code, const char *what)
 {
@@ -198,19 +220,8 @@ int tdb_stacks_take(pid_t pid, const tdb_stacks_options *o, tdb_process_stacks *
                 add_thread(s, &tcap, tids[i]);
         free(tids);
     }
-    for (size_t i = 0; i < s->n; i++) {
-        tdb_thread_stacks *t = &s->threads[i];
-        if (cap && t->tid > 0) {
-            tdb_error ue = {0};
-            if (tdb_capture_unwind(cap, t->tid, max_frames, o->symbols, &t->native,
-                                   &t->n_native, &t->native_note, &ue) < 0)
-                t->native_note = tdb_xstrdup(ue.msg);
-            else
-                tdb_native_frames_classify(t->native, t->n_native, py);
-        }
-        t->python_process = s->snapshot != NULL;
-        tdb_thread_stacks_attach(t, s->snapshot);
-    }
+    for (size_t i = 0; i < s->n; i++)
+        fill_thread(s, &s->threads[i], cap, max_frames, o->symbols, py, NULL);
     add_orphans(s, &tcap);
     if (cap)
         s->stack_bytes = tdb_capture_bytes(cap);
@@ -280,21 +291,10 @@ int tdb_stacks_take_core(tdb_core *core, const tdb_stacks_options *o, tdb_proces
         s->native_note = tdb_xasprintf("native stacks unavailable: %s", e.msg);
     int64_t t0 = tdb_now_ms();
     size_t tcap = 0;
-    for (size_t i = 0; i < tdb_core_n_threads(core); i++) {
-        tdb_thread_stacks *t = add_thread(s, &tcap, tdb_core_thread_at(core, i)->tid);
-        if (cap) {
-            tdb_error ue = {0};
-            if (tdb_capture_unwind(cap, t->tid, max_frames, o->symbols, &t->native,
-                                   &t->n_native, &t->native_note, &ue) < 0) {
-                t->native_note = tdb_xstrdup(ue.msg);
-            } else {
-                tdb_native_frames_fill_libraries(t->native, t->n_native, tdb_core_maps(core));
-                tdb_native_frames_classify(t->native, t->n_native, py);
-            }
-        }
-        t->python_process = s->snapshot != NULL;
-        tdb_thread_stacks_attach(t, s->snapshot);
-    }
+    for (size_t i = 0; i < tdb_core_n_threads(core); i++)
+        add_thread(s, &tcap, tdb_core_thread_at(core, i)->tid);
+    for (size_t i = 0; i < s->n; i++)
+        fill_thread(s, &s->threads[i], cap, max_frames, o->symbols, py, tdb_core_maps(core));
     add_orphans(s, &tcap);
     s->unwind_ms = (double)(tdb_now_ms() - t0);
     *out = s;

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 const char cmd_stacks_usage[] =
-    "usage: tdebug stacks [--json] [--native | --python] [--raw] [--verbose] PID...\n"
+    "usage: tdebug stacks [--json] [--native | --python] [--raw] [--locals] [--verbose] PID...\n"
     "   or: tdebug stacks [OPTIONS] --children PID\n"
     "   or: tdebug stacks [OPTIONS] --core CORE [--exe PATH]\n"
     "\n"
@@ -49,6 +49,10 @@ const char cmd_stacks_usage[] =
     "  --json          one JSON document: {\"processes\": [...], \"errors\": [...]};\n"
     "                  each frame has \"kind\": \"python\" or \"native\"; strings\n"
     "                  that are not UTF-8 are escaped (\\xNN) with KEY_escaped: true\n"
+    "  --locals        each Python frame's local variables under it (a module's\n"
+    "                  frame: its globals), read from memory while the process is\n"
+    "                  paused: int, float, str, bytes, tuple, list, dict (the\n"
+    "                  first 10 items), other objects as <Type object at 0x...>\n"
     "  --native        native frames only, all of them\n"
     "  --python        Python frames only, of the threads that run Python\n"
     "  --raw           keep CPython's own frames (_PyEval_EvalFrameDefault and the\n"
@@ -136,7 +140,7 @@ int cmd_stacks(int argc, char **argv)
         {"json", no_argument, NULL, 'j'},     {"native", no_argument, NULL, 'n'},
         {"python", no_argument, NULL, 'p'},   {"raw", no_argument, NULL, 'r'},
         {"children", required_argument, NULL, 'c'},
-        {"core", required_argument, NULL, 'C'},  {"exe", required_argument, NULL, 'E'},
+        {"core", required_argument, NULL, 'C'},  {"locals", no_argument, NULL, 'l'},  {"exe", required_argument, NULL, 'E'},
         {"verbose", no_argument, NULL, 'v'},  {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -159,6 +163,7 @@ int cmd_stacks(int argc, char **argv)
         case 'r': o.flags |= TDB_STACK_RAW; break;
         case 'v': verbose = 1; break;
         case 'C': core_path = optarg; break;
+        case 'l': o.flags |= TDB_STACK_LOCALS; break;
         case 'E': exe_path = optarg; break;
         case 'h':
             free(roots);

@@ -3,6 +3,7 @@
 
 #include "core.h"
 #include "pause.h"
+#include "pyvalues.h"
 #include "procfs.h"
 #include "ptrace_check.h"
 #include "unwind.h"
@@ -55,6 +56,58 @@ static void add_orphans(tdb_process_stacks *s, size_t *cap)
     }
 }
 
+/* Every Python frame's locals, while the process is still stopped. */
+static json_t *read_locals(tdb_py_process *py, const tdb_py_snapshot *snap)
+{
+    json_t *all = json_object();
+    tdb_py_value_opts o = TDB_PY_VALUE_OPTS_INIT;
+    for (size_t i = 0; snap && i < snap->n_threads; i++) {
+        const tdb_py_thread *t = &snap->threads[i];
+        for (size_t k = 0; k < t->n_frames; k++) {
+            char key[32];
+            json_t *v = NULL;
+            tdb_error e = {0};
+            snprintf(key, sizeof(key), "0x%llx", (unsigned long long)t->frames[k].addr);
+            if (tdb_py_frame_locals(py, &t->frames[k], &o, &v, &e) < 0)
+                v = json_pack("{s:s}", "error", e.msg);
+            json_object_set_new(all, key, v);
+        }
+    }
+    return all;
+}
+
+static json_t *frame_locals(const tdb_py_frame *f, void *ctx)
+{
+    char key[32];
+    snprintf(key, sizeof(key), "0x%llx", (unsigned long long)f->addr);
+    json_t *v = json_object_get((const json_t *)ctx, key);
+    return v ? json_incref(v) : NULL;
+}
+
+static void frame_locals_text(tdb_buf *b, const tdb_py_frame *f, const char *indent, void *ctx)
+{
+    json_t *v = frame_locals(f, ctx);
+    if (!v)
+        return;
+    if (json_is_object(v)) {
+        tdb_buf_addf(b, "%s    (locals unreadable: %s)\n", indent,
+                     json_string_value(json_object_get(v, "error")));
+    } else {
+        size_t i;
+        json_t *l;
+        json_array_foreach(v, i, l) {
+            const char *val = json_string_value(json_object_get(l, "value"));
+            const char *err = json_string_value(json_object_get(l, "error"));
+            tdb_buf_addf(b, "%s    %s = %s", indent,
+                         json_string_value(json_object_get(l, "name")), val ? val : "?");
+            if (err)
+                tdb_buf_addf(b, "  (%s)", err);
+            tdb_buf_addc(b, '\n');
+        }
+    }
+    json_decref(v);
+}
+
 /* T's native frames (from CAP, named through SYMBOLS; libraries the
  * unwinder could not name from MAPS when given), merged with its Python
  * frames from S's snapshot. */
@@ -74,6 +127,7 @@ static void fill_thread(tdb_process_stacks *s, tdb_thread_stacks *t, tdb_capture
         }
     }
     t->python_process = s->snapshot != NULL;
+    t->locals = s->locals;
     tdb_thread_stacks_attach(t, s->snapshot);
 }
 
@@ -190,6 +244,8 @@ int tdb_stacks_take(pid_t pid, const tdb_stacks_options *o, tdb_process_stacks *
         s->snapshot = tdb_py_read(py, &e);
         if (!s->snapshot)
             s->python_note = tdb_xstrdup(e.msg);
+        else if (flags & TDB_STACK_LOCALS)
+            s->locals = read_locals(py, s->snapshot);
         s->mem_reads = tdb_py_reads(py);
     }
     if (pause) {
@@ -283,6 +339,8 @@ int tdb_stacks_take_core(tdb_core *core, const tdb_stacks_options *o, tdb_proces
             s->snapshot = tdb_py_read(py, &e);
             if (!s->snapshot)
                 s->python_note = tdb_xstrdup(e.msg);
+            else if (flags & TDB_STACK_LOCALS)
+                s->locals = read_locals(py, s->snapshot);
             s->mem_reads = tdb_py_reads(py);
         }
     }
@@ -320,6 +378,7 @@ void tdb_process_stacks_free(tdb_process_stacks *s)
     free(s->native_note);
     tdb_strv_free(s->extra_notes);
     free(s->core);
+    json_decref(s->locals);
     tdb_py_snapshot_free(s->snapshot);
     free(s);
 }
@@ -462,7 +521,9 @@ json_t *tdb_thread_stacks_json(const tdb_thread_stacks *t, unsigned flags)
                             json_sprintf("%zu native evaluator frames, %zu Python entry frames",
                                          t->merged.n_eval, t->merged.n_entry));
     } else {
-        json_object_set_new(o, "frames", tdb_stack_json(&t->merged, flags));
+        tdb_py_frame_extra extra = {frame_locals, frame_locals_text, (void *)t->locals};
+        json_object_set_new(o, "frames",
+                            tdb_stack_json_ex(&t->merged, flags, t->locals ? &extra : NULL));
     }
     if (t->py && t->py->partial)
         tdb_json_set_bytes(o, "python_partial", t->py->partial);
@@ -498,7 +559,8 @@ void tdb_thread_stacks_render(tdb_buf *b, const tdb_thread_stacks *t, unsigned f
     for (size_t i = 0; i < nm; i++)
         tdb_buf_addf(b, "%s%s", i ? ", " : " (", marks[i]);
     tdb_buf_adds(b, nm ? "):\n" : ":\n");
-    tdb_stack_render(b, &t->merged, flags, "  ");
+    tdb_py_frame_extra extra = {frame_locals, frame_locals_text, (void *)t->locals};
+    tdb_stack_render_ex(b, &t->merged, flags, "  ", t->locals ? &extra : NULL);
     if (t->py && t->py->partial)
         tdb_buf_addf(b, "  (Python stack incomplete: %s)\n", t->py->partial);
     if (t->native_note && !(flags & TDB_STACK_PYTHON_ONLY))

@@ -19,7 +19,9 @@
 #include <sys/types.h>
 
 typedef struct tdb_stacks_options {
-    unsigned flags;    /* TDB_STACK_* (stackmerge.h): what to collect and show */
+    unsigned flags;    /* TDB_STACK_* (stackmerge.h): what to collect and show;
+                        * TDB_STACK_LOCALS reads each Python frame's locals
+                        * (src/pyvalues.h) while the process is paused */
     size_t stack_max;  /* stack bytes copied per thread; 0: TDB_STACK_COPY_MAX */
     size_t max_frames; /* native frames per thread; 0: 1024 */
     struct tdb_symcache *symbols; /* symbols shared across processes (unwind.h);
@@ -49,6 +51,8 @@ typedef struct tdb_thread_stacks {
                                  * (called from CPython's signal check) */
     tdb_gil_state gil;          /* from its thread state, else from its native
                                  * stack (waiting in take_gil) */
+    const json_t *locals;       /* with TDB_STACK_LOCALS: the process's locals
+                                 * by frame address (borrowed), else NULL */
     tdb_merged_stack merged;
 } tdb_thread_stacks;
 
@@ -101,6 +105,8 @@ typedef struct tdb_process_stacks {
     char **extra_notes;      /* NULL-terminated, or NULL: more notes (a core's
                               * files that changed) */
     char *core;              /* the core file read, or NULL for a process */
+    json_t *locals;          /* TDB_STACK_LOCALS: {"0xFRAME": [locals] or
+                              * {"error": ...}}, read while paused */
 } tdb_process_stacks;
 
 /* Snapshot PID.  0 and *OUT on success (possibly with notes: not Python,
@@ -129,7 +135,9 @@ int tdb_stacks_take_core(struct tdb_core *core, const tdb_stacks_options *o,
  *      "interpreter" (its interpreter's id), "python_name" (threading's name,
  *      or null), "gil": "held"|"waiting"|null, "gc": bool, "in_signal": bool,
  *      "merge": "ok"|"mismatch"|"native-only"|"python-only",
- *      "frames": [...] (see tdb_stack_json),
+ *      "frames": [...] (see tdb_stack_json; with TDB_STACK_LOCALS each
+ *      Python frame has "locals": [{name, kind, type, value, ...}] or
+ *      {"error": ...}),
  *      "python_frames"/"native_frames" when the merge is a mismatch,
  *      "python_partial"/"native_note" when incomplete}]}
  * Strings that are not UTF-8 follow tdb_json_set_bytes() (common.h). */

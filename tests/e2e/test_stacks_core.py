@@ -145,3 +145,21 @@ def test_core_usage_and_bad_files(tdebug, tmp_path):
                        "the process ids")):
         r = run([tdebug, "stacks", *args])
         assert r.returncode == 2 and r.stderr == f"tdebug stacks: {msg}\nsee 'tdebug stacks --help'\n"
+
+
+@pytest.mark.parametrize("version", ["3.9", "3.12"])
+def test_locals_from_a_core(tdebug, procs, tmp_path, version):
+    from test_stacks_versions import LOCALS, WANT_OUTER, locals_of
+    exe = python_or_skip(version)
+    p = start_ready(procs, [exe, "-c", LOCALS])
+
+    def sleeping():
+        doc, _ = stacks_json(tdebug, p.pid)
+        t = doc["processes"][0]["threads"][0]
+        return t["frames"][0]["kind"] == "native" and python_frames(t)[0] == ("inner", 17)
+    wait_until(sleeping, what="the program to sleep")
+    path = gcore(p.pid, tmp_path)
+    os.kill(p.pid, signal.SIGKILL)
+    doc, _ = core_json(tdebug, "--core", path, "--locals")
+    outer = locals_of(doc["processes"][0]["threads"][0]["frames"], "outer")
+    assert {n: outer[n]["value"] for n in WANT_OUTER} == WANT_OUTER

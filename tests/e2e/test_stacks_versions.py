@@ -159,3 +159,65 @@ def test_subinterpreter_merged_into_its_thread(tdebug, procs, version):
     assert "Python thread 0x" not in text
     assert re.search(r'^Thread %d "[^"]*", threading "host", interpreter \d+' % t["tid"], text,
                      re.M), text
+
+
+LOCALS = r"""
+import sys, time
+COUNT = 3
+class Thing:
+    pass
+def outer(a, b="x\n'q'", *args, **kw):
+    big = 2 ** 70
+    f = 0.1
+    s = "h\u00e9llo"
+    by = b"\x00\xffab"
+    d = {"k": [1, (2,)], 3: None}
+    obj = Thing()
+    cell = COUNT
+    def inner():
+        free = cell
+        print("ready", flush=True)
+        time.sleep(1000)
+    inner()
+outer(1, args=None)
+"""
+
+WANT_OUTER = {"a": "1", "b": "'x\\n\\'q\\''", "args": "()", "kw": "{'args': None}",
+              "big": "1180591620717411303424", "f": "0.1", "s": "'h\u00e9llo'",
+              "by": "b'\\x00\\xffab'", "d": "{'k': [1, (2,)], 3: None}", "cell": "3"}
+
+
+def locals_of(frames, name):
+    f = next(f for f in frames if f["kind"] == "python" and f["name"] == name)
+    return {v["name"]: v for v in f["locals"]}
+
+
+@pytest.mark.parametrize("version", PY_VERSIONS)
+def test_locals_on_every_version(tdebug, procs, version):
+    exe = python_or_skip(version)
+    p = start_ready(procs, [exe, "-c", LOCALS])
+
+    def sleeping():
+        doc, _ = stacks_json(tdebug, "--locals", p.pid)
+        t = doc["processes"][0]["threads"][0]
+        return t if t["frames"][0]["kind"] == "native" and \
+            python_frames(t)[0] == ("inner", 17) else None
+    t = wait_until(sleeping, what=f"the {version} program to sleep")
+    outer = locals_of(t["frames"], "outer")
+    for name, value in WANT_OUTER.items():
+        assert outer[name]["value"] == value, (name, outer[name])
+    assert outer["cell"]["kind"] == "cell" and outer["a"]["kind"] == "local"
+    assert outer["obj"]["type"] == "Thing"
+    assert re.fullmatch(r"<Thing object at 0x[0-9a-f]+>", outer["obj"]["value"])
+    assert outer["s"]["length"] == 5 and outer["d"]["length"] == 2
+    inner = locals_of(t["frames"], "inner")
+    assert inner["free"]["value"] == "3" and inner["free"]["kind"] == "local"
+    assert inner["cell"]["kind"] == "free" and inner["cell"]["value"] == "3"
+    module = locals_of(t["frames"], "<module>")
+    assert module["COUNT"] == {"name": "COUNT", "kind": "global", "type": "int", "value": "3",
+                               "address": module["COUNT"]["address"]}
+    assert module["Thing"]["value"] == "<class 'Thing'>" and "__name__" not in module
+    text = run([tdebug, "stacks", "--locals", "--python", str(p.pid)]).stdout
+    assert "  File \"<string>\", line 18, in outer\n" in text
+    assert "\n      big = 1180591620717411303424\n" in text
+    assert "\n      COUNT = 3\n" in text

@@ -286,6 +286,9 @@ int cmd_stacks(int argc, char **argv)
             continue;
         }
         if (verbose) {
+            if (s->python_layout)
+                fprintf(stderr, "tdebug: pid %d: Python %s, layout: %s\n", (int)s->pid,
+                        s->python_version, s->python_layout);
             if (s->paused)
                 fprintf(stderr,
                         "tdebug: pid %d: paused %.2f ms (%zu threads, %lu memory reads, %zu KiB "

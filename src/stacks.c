@@ -203,6 +203,7 @@ int tdb_stacks_take(pid_t pid, const tdb_stacks_options *o, tdb_process_stacks *
             s->python_note = tdb_xstrdup(e.msg);
         } else {
             s->python_version = tdb_xstrdup(tdb_py_version(py));
+            s->python_layout = tdb_xstrdup(tdb_py_layout_source(py));
         }
         if (!py && !want_native) {
             if (r == 1)
@@ -322,8 +323,10 @@ int tdb_stacks_take_core(tdb_core *core, const tdb_stacks_options *o, tdb_proces
                                          "or a libpython): native stacks only");
         else if (r < 0)
             s->python_note = tdb_xstrdup(e.msg);
-        else
+        else {
             s->python_version = tdb_xstrdup(tdb_py_version(py));
+            s->python_layout = tdb_xstrdup(tdb_py_layout_source(py));
+        }
         if (!py && !want_native) {
             if (r == 1)
                 tdb_error_set(err, ENOENT,
@@ -374,6 +377,7 @@ void tdb_process_stacks_free(tdb_process_stacks *s)
     free(s->threads);
     free(s->cmdline);
     free(s->python_version);
+    free(s->python_layout);
     free(s->python_note);
     free(s->native_note);
     tdb_strv_free(s->extra_notes);
@@ -442,12 +446,14 @@ void tdb_thread_stacks_marks(tdb_thread_stacks *t)
 {
     /* CPython's collector, its signal check that runs Python handlers,
      * and where a thread blocks for the GIL, across 3.8-3.13. */
-    static const char *const gc_fns[] = {"gc_collect_main", "collect", "collect_with_callback",
-                                         "gc_collect_with_callback", "gc_collect_region",
-                                         "gc_collect_full", "gc_collect_young",
-                                         "gc_collect_increment", NULL};
+    static const char *const gc_fns[] = {
+        "gc_collect_main", "collect", "collect_with_callback", "collect_generations",
+        "gc_collect_with_callback", "gc_collect_region", "gc_collect_full", "gc_collect_young",
+        "gc_collect_increment", "gc_collect", "gc_collect_impl", "invoke_gc_callback",
+        "_PyGC_Collect", "PyGC_Collect", "_PyGC_CollectNoFail", "_Py_RunGC", NULL};
     static const char *const sig_fns[] = {"__restore_rt", "_PyErr_CheckSignalsTstate",
-                                          "_PyErr_CheckSignals", "handle_signals", NULL};
+                                          "_PyErr_CheckSignals", "PyErr_CheckSignals",
+                                          "handle_signals", NULL};
     static const char *const gil_fns[] = {"take_gil", NULL};
     t->gil = t->py ? t->py->gil : TDB_GIL_NONE;
     t->gc = t->py && t->py->gc;

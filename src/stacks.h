@@ -91,6 +91,8 @@ typedef struct tdb_process_stacks {
     int signal;              /* a core's: the signal that made it, or 0 */
     char *cmdline;
     char *python_version;    /* "3.11.2", or NULL when no Python state was read */
+    char *python_layout;     /* where its struct layouts came from
+                              * (tdb_py_layout_source), or NULL */
     char *python_note;       /* why there are no Python stacks, or NULL */
     char *native_note;       /* why there are no native stacks at all, or NULL */
     int paused;              /* we held it (else: traced by someone else) */

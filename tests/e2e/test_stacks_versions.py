@@ -4,6 +4,7 @@ for: nested calls, deep recursion, a generator resumed from C, a coroutine,
 threads with their threading names, and a subinterpreter, each merged with
 the native stack.  A version missing from the machine is skipped, saying
 so."""
+import json
 import re
 
 import pytest
@@ -221,3 +222,65 @@ def test_locals_on_every_version(tdebug, procs, version):
     assert "  File \"<string>\", line 18, in outer\n" in text
     assert "\n      big = 1180591620717411303424\n" in text
     assert "\n      COUNT = 3\n" in text
+
+
+MARKS = r"""
+import gc, os, signal, threading, time
+def in_handler(signum, frame):
+    time.sleep(1000)
+def collecting(phase, info):
+    if phase == "start" and threading.current_thread().name == "collector":
+        time.sleep(1000)
+def collector():
+    gc.callbacks.append(collecting)
+    gc.collect()
+threading.Thread(target=collector, name="collector", daemon=True).start()
+signal.signal(signal.SIGUSR1, in_handler)
+print("ready", flush=True)
+os.kill(os.getpid(), signal.SIGUSR1)
+"""
+
+
+@pytest.mark.parametrize("version", PY_VERSIONS + ["debian"])
+def test_signal_handler_and_collector_marks(tdebug, procs, version):
+    exe = "/usr/bin/python3" if version == "debian" else python_or_skip(version)
+    p = start_ready(procs, [exe, "-c", MARKS])
+
+    def marked():
+        doc, _ = stacks_json(tdebug, p.pid)
+        ts = {t["python_name"]: t for t in doc["processes"][0]["threads"]}
+        main, coll = ts.get("MainThread"), ts.get("collector")
+        if main and coll and python_frames(main)[:1] == [("in_handler", 4)] and \
+                python_frames(coll)[:1] == [("collecting", 7)] and \
+                main["frames"][0]["kind"] == coll["frames"][0]["kind"] == "native":
+            return main, coll
+        return None
+    main, coll = wait_until(marked, what=f"the {version} handler and collector to sleep")
+    assert main["in_signal"] is True and main["gc"] is False
+    assert coll["gc"] is True and coll["in_signal"] is False
+    text = run([tdebug, "stacks", str(p.pid)]).stdout
+    assert re.search(r'^Thread \d+ "[^"]*", threading "MainThread" \(in a signal handler\):$',
+                     text, re.M), text
+    assert re.search(r'^Thread \d+ "[^"]*", threading "collector" \(collecting garbage\):$',
+                     text, re.M), text
+
+
+def test_313_reads_the_runtime_offsets_and_agrees_with_the_table(tdebug, procs):
+    """3.13 publishes its offsets (_Py_DebugOffsets): they are what tdebug
+    uses (so 3.14 is read the same way, with no table of its own), and the
+    table generated from the headers gives the same stacks."""
+    exe = python_or_skip("3.13")
+    p = start_ready(procs, [exe, "-c", PROGRAM])
+    wait_until(lambda: settled(tdebug, p.pid), what="the 3.13 program to settle")
+    r = run([tdebug, "stacks", "--verbose", "--json", str(p.pid)])
+    assert "layout: _Py_DebugOffsets of the process (headers of CPython 3.13.0), headers of " \
+           "CPython 3.13.0 for the rest" in r.stderr, r.stderr
+    from conftest import clean_env
+    table = run([tdebug, "stacks", "--verbose", "--json", str(p.pid)],
+                env=clean_env(TDEBUG_PY_OFFSETS="table"))
+    assert "layout: headers of CPython 3.13.0\n" in table.stderr, table.stderr
+
+    def frames(doc):
+        return {t["tid"]: (t["python_name"], python_frames(t)) for t in
+                json.loads(doc)["processes"][0]["threads"]}
+    assert frames(r.stdout) == frames(table.stdout)

@@ -37,8 +37,10 @@ static const char two_evals[] =
     "frame={level=\"4\",addr=\"0x0000000000400000\",func=\"main\"}]";
 
 static tdb_py_frame frames[] = {
-    {"inner", "Model.inner", "/app/model.py", 12, 10, 1, 0, 0x1000},
-    {"<module>", "<module>", "/app/train.py", 3, 1, 1, 0, 0x2000},
+    {.name = "inner", .qualname = "Model.inner", .filename = "/app/model.py", .line = 12,
+     .first_line = 10, .is_entry = 1, .addr = 0x1000},
+    {.name = "<module>", .qualname = "<module>", .filename = "/app/train.py", .line = 3,
+     .first_line = 1, .is_entry = 1, .addr = 0x2000},
 };
 
 static void snapshot(tdb_py_snapshot *snap, tdb_py_thread *thread, size_t n_frames)

@@ -72,7 +72,12 @@ void tdb_native_frames_classify(tdb_native_frame *frames, size_t n, const tdb_py
         tdb_native_frame *f = &frames[i];
         /* Callers' pcs are return addresses: test the call instruction. */
         uint64_t at = i > 0 && f->pc ? f->pc - 1 : f->pc;
-        f->is_eval = is_eval_name(f->function) || (py && tdb_py_is_eval_pc(py, at));
+        /* By address only when the frame has no name: with debug info gdb
+         * lists the functions inlined into the evaluator (call_function,
+         * _PyEval_EvalFrame...) as frames of their own at the same pc, and
+         * only the one named _PyEval_EvalFrameDefault is the call. */
+        f->is_eval = is_eval_name(f->function) ||
+                     (!f->function && py && tdb_py_is_eval_pc(py, at));
         f->in_interp = f->is_eval || (py && tdb_py_owns_pc(py, at));
     }
 }

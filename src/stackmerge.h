@@ -51,9 +51,10 @@ void tdb_native_frames_free(tdb_native_frame *frames, size_t n); /* accepts NULL
  * demangler.  Accepts NULL. */
 void tdb_native_name_clean(char *name);
 
-/* Set is_eval and in_interp: from the interpreter's address ranges when PY
- * is given, and from the function names in any case
- * ("_PyEval_EvalFrameDefault" and its ".cold" part). */
+/* Set is_eval and in_interp: from the function names
+ * ("_PyEval_EvalFrameDefault" and its ".cold" part), and for frames
+ * without a name from the interpreter's address ranges when PY is given
+ * (an inlined frame gdb lists at the evaluator's pc is not the call). */
 void tdb_native_frames_classify(tdb_native_frame *frames, size_t n, const tdb_py_process *py);
 
 /* Convert the value of gdb's -stack-list-frames "stack" result (an array

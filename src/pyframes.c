@@ -510,6 +510,14 @@ typedef struct find_ctx {
 static int find_cb(tdb_py_process *p, uint64_t key, uint64_t value, void *ctx)
 {
     find_ctx *f = ctx;
+    /* One read of the key's header first: most keys differ in length (a
+     * torch process's sys.modules has a thousand). */
+    uint8_t hdr[64];
+    int32_t asize = TDB_PY_OFF(p, unicode_ascii_size);
+    if (asize <= 0 || asize > (int32_t)sizeof(hdr) || tdb_py_rd(p, key, hdr, (size_t)asize) < 0 ||
+        get_u64(hdr, TDB_PY_OFF(p, object_type)) != p->t.unicode ||
+        get_u64(hdr, TDB_PY_OFF(p, unicode_length)) != strlen(f->name))
+        return 0;
     char *s = tdb_py_str(p, key, strlen(f->name) + 1, 1, NULL, NULL);
     int hit = s && strcmp(s, f->name) == 0;
     free(s);
@@ -1518,17 +1526,35 @@ static int name_cb(tdb_py_process *p, uint64_t key, uint64_t thread, void *arg)
     return 0;
 }
 
-/* threading._active of interpreter INTERP: the Thread objects by ident. */
+/* threading._active of interpreter INTERP: the Thread objects by ident.
+ * The dict is found once per interpreter (sys.modules is big) and kept:
+ * threading never replaces it. */
 static void thread_names(tdb_py_process *p, tdb_py_snapshot *s, uint64_t interp, size_t first)
 {
-    uint64_t modules = 0;
-    if (first == s->n_threads || tdb_py_ptr(p, interp, TDB_PYO_interp_modules, &modules) < 0)
+    if (first == s->n_threads)
         return;
-    uint64_t threading = tdb_py_dict_get(p, modules, "threading");
-    uint64_t dict = 0;
-    if (!threading || tdb_py_ptr(p, threading, TDB_PYO_module_dict, &dict) < 0)
-        return;
-    uint64_t active = tdb_py_dict_get(p, dict, "_active");
+    uint64_t active = 0;
+    size_t slot = 0;
+    for (; slot < p->n_active; slot++)
+        if (p->active[slot].interp == interp)
+            break;
+    if (slot < p->n_active && tdb_py_type_of(p, p->active[slot].dict) == p->t.dict) {
+        active = p->active[slot].dict;
+    } else {
+        uint64_t modules = 0, dict = 0;
+        if (tdb_py_ptr(p, interp, TDB_PYO_interp_modules, &modules) < 0)
+            return;
+        uint64_t threading = tdb_py_dict_get(p, modules, "threading");
+        if (!threading || tdb_py_ptr(p, threading, TDB_PYO_module_dict, &dict) < 0)
+            return;
+        active = tdb_py_dict_get(p, dict, "_active");
+        if (active && slot == p->n_active && p->n_active < TDB_PY_MAX_ACTIVE)
+            p->n_active++;
+        if (active && slot < p->n_active) {
+            p->active[slot].interp = interp;
+            p->active[slot].dict = active;
+        }
+    }
     name_ctx c = {s, first, s->n_threads, 0};
     if (active)
         tdb_py_dict_walk(p, active, MAX_THREAD_NAMES, name_cb, &c);

@@ -19,6 +19,7 @@
 #define TDB_PY_MAX_STR 4096        /* code points of a string read */
 #define TDB_PY_MAX_BYTES (4u << 20) /* bytes of a bytes object read */
 #define TDB_PY_MAX_DICT 100000     /* entries of a dict walked */
+#define TDB_PY_MAX_ACTIVE 8        /* interpreters whose threading._active is kept */
 
 /* The interpreter's type objects and singletons, by address. */
 typedef struct tdb_py_types {
@@ -41,6 +42,10 @@ struct tdb_py_process {
     uint64_t *text;      /* [lo, hi) pairs of the interpreter's code */
     size_t ntext;
     int32_t pthread_tid; /* offset of the TID in glibc's struct pthread, or -1 */
+    struct {
+        uint64_t interp, dict;
+    } active[8];         /* threading._active of each interpreter, once found */
+    size_t n_active;
 };
 
 /* The field F of the layout, or TDB_PYO_NONE. */

@@ -5,6 +5,7 @@ import json
 import os
 import re
 import select
+import shutil
 import signal
 import subprocess
 import time
@@ -594,3 +595,26 @@ def test_json_keeps_bytes_that_are_not_utf8(tdebug, procs):
     text = subprocess.run([tdebug, "stacks", str(p.pid)], capture_output=True).stdout
     assert b'File "/tmp/odd-\xff\xfe.py", line 3, in in_odd_file' in text
     assert b' "w\xff\xfe-"q\\"' in text
+
+
+def test_json_keeps_a_library_path_that_is_not_utf8(tdebug, procs, stackfix, tmp_path):
+    """A C extension loaded from a directory whose name is not UTF-8: its
+    native frame's library is kept in the JSON, escaped and flagged."""
+    odd = os.path.join(os.fsencode(str(tmp_path)), b"lib-\xff")
+    os.mkdir(odd)
+    for name in os.listdir(stackfix):
+        if name.startswith("stackfix"):
+            shutil.copy(os.path.join(stackfix, name), os.path.join(odd, os.fsencode(name)))
+    code = ("import os, sys, stackfix\nr, w = os.pipe()\nprint('ready', flush=True)\n"
+            "stackfix.block(r)\n")
+    p = start_ready(procs, [PYTHON, "-c", code], env=clean_env(PYTHONPATH=os.fsdecode(odd)))
+
+    def blocked():
+        doc, _ = stacks_json(tdebug, p.pid)
+        frames = only_process(doc)["threads"][0]["frames"]
+        return next((f for f in frames if f.get("function") == "stackfix_block"), None)
+    f = wait_until(blocked, what="the C call to block")
+    assert f["library"].startswith(str(tmp_path) + "/lib-\\xff/stackfix"), f
+    assert f["library_escaped"] is True
+    text = subprocess.run([tdebug, "stacks", str(p.pid)], capture_output=True).stdout
+    assert re.search(rb"^  0x[0-9a-f]{16} stackfix_block\+0x[0-9a-f]+ \(stackfix\.", text, re.M)

@@ -63,10 +63,9 @@ PY_LIBPC     := $(word 2,$(PY_INFO))
 PY_EXT       := $(word 3,$(PY_INFO))
 PY_PC        := PKG_CONFIG_PATH=$(PY_LIBPC) pkg-config
 PY_CFLAGS    := $(shell $(PY_PC) --cflags python-$(PY_VERSION) 2>/dev/null)
+# CPython's internal headers: only the Python breakpoint library, which runs
+# inside the interpreter, compiles against them (lib/pyhook/).
 PY_INCDIR    := $(patsubst -I%,%,$(firstword $(filter -I%,$(PY_CFLAGS))))
-# CPython's internal headers, for reading interpreter state from memory with
-# the target's own struct layouts (src/pyframes.c).
-PY_CORE_CFLAGS := $(PY_CFLAGS) -I$(PY_INCDIR)/internal -DPy_BUILD_CORE
 
 JANSSON_CFLAGS := $(shell pkg-config --cflags jansson 2>/dev/null)
 JANSSON_LIBS   := $(shell pkg-config --libs jansson 2>/dev/null)
@@ -137,9 +136,9 @@ $(B)/obj/%.o: %.c
 	$(quiet) CC $<
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
-# Only the CPython memory reader sees the interpreter's internal headers.
-$(B)/obj/src/pyframes.o: ALL_CFLAGS += $(PY_CORE_CFLAGS)
-$(B)/obj/src/unwind.o: ALL_CFLAGS += $(DW_CFLAGS)
+# No CPython header is needed to read CPython: src/pyframes.c takes every
+# layout from src/pyoffsets_table.c (tools/pyoffsets/generate.sh).
+$(B)/obj/src/unwind.o $(B)/obj/src/core.o: ALL_CFLAGS += $(DW_CFLAGS)
 
 $(B)/libtdebug.a: $(CORE_OBJ)
 	$(quiet) AR $@
@@ -179,7 +178,8 @@ $(PYEXT): python/_tdebug.c lib/preload_announce.c
 $(PYHOOK): $(PYHOOK_SRC) lib/tdebug_pyhook.h
 	@mkdir -p $(dir $@)
 	$(quiet) PYHOOK $@
-	$(Q)$(CC) $(PYHOOK_CFLAGS) $(PY_CORE_CFLAGS) -shared -o $@ $(PYHOOK_SRC)
+	$(Q)$(CC) $(PYHOOK_CFLAGS) $(PY_CFLAGS) -I$(PY_INCDIR)/internal -DPy_BUILD_CORE -shared \
+	    -o $@ $(PYHOOK_SRC)
 
 # Every pyenv CPython 3.8+ with headers: build/pyhook/pyenv-3.X.Y/...-3X.so
 pyhook-all: $(PYHOOK)

@@ -2,6 +2,7 @@
 #include "common.h"
 
 #include <dirent.h>
+#include <jansson.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>

@@ -166,6 +166,8 @@ int tdb_write_file_keeping(const char *path, const char *name, const char *old, 
                            const char *data, size_t len, char **out_backup, int *out_changed,
                            tdb_error *err);
 
+typedef struct json_t json_t;
+
 /* ---- JSON output that never drops data ----
  *
  * jansson refuses a string that is not valid UTF-8, and a command line, a

@@ -64,15 +64,16 @@ static json_t *native_json(const tdb_stackview *v, size_t i, int with_kind)
         json_object_set_new(o, "kind", json_string("native"));
     json_object_set_new(o, "level", json_integer(gdb_level(v, i)));
     json_object_set_new(o, "address", json_sprintf("0x%016llx", (unsigned long long)f->pc));
-    json_object_set_new(o, "function", f->function ? json_string(f->function) : json_null());
-    json_object_set_new(o, "library", f->library ? json_string(f->library) : json_null());
-    json_object_set_new(o, "file", file ? json_string(file) : json_null());
+    /* Paths are bytes: tdb_json_set_str keeps those that are not UTF-8. */
+    tdb_json_set_str(o, "function", f->function);
+    tdb_json_set_str(o, "library", f->library);
+    tdb_json_set_str(o, "file", file);
     json_object_set_new(o, "line", line ? json_integer(atoi(line)) : json_null());
     /* The file as the debug info names it ("../Python/ceval.c",
      * "csrc/stub.c"): what gdb prints, shorter than FILE. */
     const char *source = m ? tdb_mi_str(m, "file") : NULL;
     if (source)
-        json_object_set_new(o, "source", json_string(source));
+        tdb_json_set_str(o, "source", source);
     return o;
 }
 
@@ -81,8 +82,8 @@ static json_t *python_json(const tdb_py_frame *f, int with_kind)
     json_t *o = json_object();
     if (with_kind)
         json_object_set_new(o, "kind", json_string("python"));
-    json_object_set_new(o, "function", json_string(f->qualname));
-    json_object_set_new(o, "file", json_string(f->filename));
+    tdb_json_set_str(o, "function", f->qualname);
+    tdb_json_set_str(o, "file", f->filename);
     json_object_set_new(o, "line", f->line >= 0 ? json_integer(f->line) : json_null());
     return o;
 }

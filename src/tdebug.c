@@ -38,7 +38,7 @@ static const tdb_command commands[] = {
     {"profile", cmd_profile, "environment for a debuggable torch/extension build; --check one",
      cmd_profile_usage, 1},
     {"stacks", cmd_stacks, "merged Python and native stacks of running processes",
-     cmd_stacks_usage, 0},
+     cmd_stacks_usage, 1},
     {NULL, NULL, NULL, NULL, 0},
 };
 

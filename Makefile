@@ -217,14 +217,14 @@ deps:
 unit: $(UNIT_BIN)
 	$(Q)B=$(B) tests/run-unit $(UNIT_BIN)
 
-e2e: all
+e2e: all pyhook-all
 	$(Q)B=$(abspath $(B)) TDEBUG_PYTHON=$(PYTHON) $(PYTHON) -m pytest -ra \
 	    -p no:cacheprovider tests/e2e $(PYTEST_ARGS)
 
 # 'make test' is what CI runs: install what is missing, build with -Werror,
 # run everything, and end with one summary line.
 test: deps
-	$(Q)$(MAKE) --no-print-directory all $(UNIT_BIN)
+	$(Q)$(MAKE) --no-print-directory all pyhook-all $(UNIT_BIN)
 	$(Q)B=$(B) PYTHON=$(PYTHON) PYTEST_ARGS="$(PYTEST_ARGS)" tests/run-all $(UNIT_BIN)
 
 demo: deps

@@ -244,6 +244,8 @@ install: all
 	install -m 755 $(TDEBUG) "$(DESTDIR)$(BINDIR)/tdebug"
 	install -m 755 $(EXECHELP) "$(DESTDIR)$(LIBDIR)/tdebug-exec"
 	install -m 644 $(PRELOAD) "$(DESTDIR)$(LIBDIR)/libtdebug-preload.so"
+	cd $(B)/pyhook && for f in $$(find . -name 'libtdebug-pyhook-*.so'); do \
+	    install -D -m 644 $$f "$(DESTDIR)$(LIBDIR)/pyhook/$$f" || exit 1; done
 	install -m 644 doc/tdebug.1 "$(DESTDIR)$(MANDIR)/tdebug.1"
 	$(if $(wildcard $(B)/python/tdebug),mkdir -p "$(DESTDIR)$(LIBDIR)/tdebug" && \
 	    cp $(B)/python/tdebug/*.py $(B)/python/tdebug/*.so "$(DESTDIR)$(LIBDIR)/tdebug/" && \

@@ -219,14 +219,14 @@ deps:
 unit: $(UNIT_BIN)
 	$(Q)B=$(B) tests/run-unit $(UNIT_BIN)
 
-e2e: all
+e2e: all pyhook-all
 	$(Q)B=$(abspath $(B)) TDEBUG_PYTHON=$(PYTHON) $(PYTHON) -m pytest -ra \
 	    -p no:cacheprovider tests/e2e $(PYTEST_ARGS)
 
 # 'make test' is what CI runs: install what is missing, build with -Werror,
 # run everything, and end with one summary line.
 test: deps
-	$(Q)$(MAKE) --no-print-directory all $(UNIT_BIN)
+	$(Q)$(MAKE) --no-print-directory all pyhook-all $(UNIT_BIN)
 	$(Q)B=$(B) PYTHON=$(PYTHON) PYTEST_ARGS="$(PYTEST_ARGS)" tests/run-all $(UNIT_BIN)
 
 demo: deps
@@ -259,6 +259,8 @@ install: all
 	install -m 755 $(TDEBUG) "$(DESTDIR)$(BINDIR)/tdebug"
 	install -m 755 $(EXECHELP) "$(DESTDIR)$(LIBDIR)/tdebug-exec"
 	install -m 644 $(PRELOAD) "$(DESTDIR)$(LIBDIR)/libtdebug-preload.so"
+	cd $(B)/pyhook && for f in $$(find . -name 'libtdebug-pyhook-*.so'); do \
+	    install -D -m 644 $$f "$(DESTDIR)$(LIBDIR)/pyhook/$$f" || exit 1; done
 	install -m 644 doc/tdebug.1 "$(DESTDIR)$(MANDIR)/tdebug.1"
 	$(if $(wildcard $(B)/python/tdebug),mkdir -p "$(DESTDIR)$(LIBDIR)/tdebug" && \
 	    cp $(B)/python/tdebug/*.py $(B)/python/tdebug/*.so "$(DESTDIR)$(LIBDIR)/tdebug/" && \

@@ -13,15 +13,24 @@
  * with fixed-size fields, so that the session can share it.
  *
  * Loading and installing (tdebug, once per process):
- *   1. Safe point: a gdb breakpoint at the exact entry of
- *      _PyEval_EvalFrameDefault (`break *ADDRESS`; the symbol is in the
- *      dynamic symbol table of Debian's python3.11 and of every
- *      libpython3.X.so), continue until a thread hits it, delete it.
+ *   1. Reach a safe point (below): `call (int) Py_AddPendingCall(
+ *      PyErr_CheckSignals, 0)` first (any stopped thread: it takes only
+ *      CPython's pending-calls lock, no GIL, no malloc), then gdb breakpoints
+ *      at the exact entries `break *_PyEval_EvalFrameDefault` and `break
+ *      *PyErr_CheckSignals` (both in the dynamic symbol table of Debian's
+ *      python3.11 and of every libpython3.X.so), continue until a thread hits
+ *      one, delete both.  The evaluator's entry alone is not enough: 3.11+
+ *      inline Python-to-Python calls, so a loop of pure Python never enters
+ *      it again; the pending call makes the main thread run
+ *      PyErr_CheckSignals (harmless, returns 0) at its next instruction
+ *      boundary, with the GIL.  The call comes before the breakpoints
+ *      because gdb lets other threads run during a call and one of them
+ *      reaching a breakpoint would abandon it.
  *   2. `call (void *) dlopen("/path/libtdebug-pyhook-cpython-3X.so", 2)`
  *      (RTLD_NOW); NULL means it failed (`call (char *) dlerror()`).
- *   3. Check tdebug_pyhook_control.magic and .abi, write the breakpoint
- *      table (below), then `call (int) tdebug_pyhook_install()`:
- *      0 installed, -1 refused (the reason is in .error).
+ *   3. Check tdebug_pyhook_control.magic, .abi and .size, write the
+ *      breakpoint table (below), bump .generation, then `call (int)
+ *      tdebug_pyhook_install()`: 0 installed, -1 refused (.error says why).
  *   4. `break tdebug_pyhook_stop` and continue.
  *
  * Safe points: the library calls into CPython, so every gdb `call` of it
@@ -169,11 +178,10 @@ typedef struct tdb_pyhook_control {
     int32_t mechanism;            /* TDB_PYHOOK_MECH_* in use */
     uint64_t generation;          /* tdebug bumps it after editing bp[] */
     uint64_t applied_generation;  /* the library: the generation in force */
-    /* When nonzero (3.12+, where no hook runs at every call): to have an
-     * edit applied without a safe-point call, tdebug writes the pointer
-     * value sync_eval_frame at the address sync_slot (the interpreter's
-     * eval_frame); the next Python call in any thread then runs the
-     * library, which applies it and puts the slot back. */
+    /* Reserved for 3.12+ (0 in this version): where no hook runs at every
+     * call, tdebug would write the pointer sync_eval_frame at sync_slot
+     * (the interpreter's eval_frame) to have an edit applied at the next
+     * Python call in any thread. */
     uint64_t sync_slot;
     uint64_t sync_eval_frame;
     int32_t foreign_tracers;      /* threads where another sys.settrace

@@ -175,6 +175,7 @@ static uint64_t g_gen = (uint64_t)-1; /* generation applied */
 static int g_installed;
 static int g_active;     /* some enabled breakpoint, or a step: look at frames */
 static int g_busy;       /* inside the library: let frames through */
+static unsigned g_epoch; /* +1 whenever what frames want may change */
 static eval_fn g_prev_eval; /* what the hook chains to */
 static void *g_interp_base; /* load address of the interpreter's image */
 
@@ -377,14 +378,20 @@ static code_info *code_compute(PyCodeObject *co)
     return ci;
 }
 
+/* co_extra's layout (Objects/codeobject.c, the same in 3.6-3.11): read
+ * inline, since this runs at every call. */
+typedef struct {
+    Py_ssize_t ce_size;
+    void *ce_extras[1];
+} code_extra;
+
 /* The breakpoints of CO for the current generation, NULL when none. */
 static inline code_info *code_lookup(PyCodeObject *co)
 {
     void *x = NULL;
-    if (UNLIKELY(_PyCode_GetExtra((PyObject *)co, g_extra_index, &x) < 0)) {
-        PyErr_Clear();
-        return NULL;
-    }
+    code_extra *ce = co->co_extra;
+    if (LIKELY(ce && ce->ce_size > g_extra_index))
+        x = ce->ce_extras[g_extra_index];
     if ((uintptr_t)x & 1) {
         if (((uintptr_t)x >> 1) == (uintptr_t)((g_gen << 1) >> 1))
             return NULL;
@@ -562,6 +569,7 @@ static void count_traced(PyThreadState *ts)
 
 static void do_sync(void)
 {
+    g_epoch++;
     g_gen = C.generation;
     g_nkeep = 0;
     C.foreign_tracers = 0;
@@ -618,6 +626,7 @@ static void step_want_opcodes(PyFrameObject *f)
 static void step_end(void)
 {
     PyThreadState *ts = g_step.ts;
+    g_epoch++;
     step_clear_opcodes();
     memset(&g_step, 0, sizeof g_step);
     C.step.mode = TDB_PYHOOK_STEP_NONE;
@@ -689,6 +698,7 @@ static int step_take(PyFrameObject *f)
         return -1;
     }
     step_clear_opcodes();
+    g_epoch++;
     g_step.mode = C.step.mode;
     g_step.ts = ts;
     g_step.frame = fr;
@@ -1156,6 +1166,7 @@ static void on_return(PyThreadState *ts, PyFrameObject *f)
         return;
     /* Stop at the caller's next instruction, right after the call. */
     g_step.returned = 1;
+    g_epoch++;
     step_clear_opcodes();
 #if PY_VERSION_HEX >= 0x03090000
     PyFrameObject *back = PyFrame_GetBack(f);
@@ -1196,6 +1207,28 @@ static int trace_func(PyObject *obj, PyFrameObject *f, int what, PyObject *arg)
 /* ------------------------------------------------------------------ */
 /* The frame evaluation hook                                           */
 
+/* Back in the caller's evaluator call (segment): its line events. */
+static void recompute_caller(PyThreadState *ts)
+{
+    if (g_installed && owns_tracing(ts)) {
+        iframe *caller = thread_frame(ts);
+        int cw = stepping(ts) || (caller && segment_wants(caller));
+        set_tracing(ts, current_cframe(ts), cw);
+    }
+}
+
+/* Does the caller's evaluator call (the current segment) have line events? */
+static inline int caller_traced(PyThreadState *ts)
+{
+#if PY311
+    return ts->cframe->use_tracing != 0;
+#elif PY310
+    return ts->cframe->use_tracing != 0;
+#else
+    return ts->c_tracefunc != NULL;
+#endif
+}
+
 #if PY_VERSION_HEX >= 0x03090000
 #define CALL_PREV(ts, fr, thr) g_prev_eval(ts, fr, thr)
 static PyObject *hook_eval(PyThreadState *ts, iframe *fr, int throwflag)
@@ -1235,14 +1268,23 @@ static PyObject *hook_eval(iframe *fr, int throwflag)
     }
     if (want)
         C.stats_traced++;
+    else if (!caller_traced(ts)) {
+        /* The common case: neither this frame nor its caller has line
+         * events.  Unless something changed meanwhile (a sync, a step, a
+         * stop: the epoch), the caller's state after the call is the one
+         * it had: no lookup of the caller's code. */
+        unsigned epoch = g_epoch;
+        PyObject *res = CALL_PREV(ts, fr, throwflag);
+        if (LIKELY(epoch == g_epoch && g_installed)) {
+            set_tracing(ts, current_cframe(ts), 0);
+            return res;
+        }
+        recompute_caller(ts);
+        return res;
+    }
     set_tracing(ts, current_cframe(ts), want);
     PyObject *res = CALL_PREV(ts, fr, throwflag);
-    /* Back in the caller's evaluator call (segment). */
-    if (g_installed && owns_tracing(ts)) {
-        iframe *caller = thread_frame(ts);
-        int cw = stepping(ts) || (caller && segment_wants(caller));
-        set_tracing(ts, current_cframe(ts), cw);
-    }
+    recompute_caller(ts);
     return res;
 }
 

@@ -139,6 +139,11 @@ json_t *tdb_cxx_exception(tdb_mem *m, uint64_t obj, uint64_t tinfo, tdb_error *e
     return out;
 }
 
+int tdb_cxx_exception_is(tdb_mem *m, uint64_t obj, uint64_t tinfo, const char *type, tdb_error *err)
+{
+    return tdb_rtti_find_base_named(m, tinfo, type, obj, NULL, err);
+}
+
 char *tdb_cxx_exception_text(const json_t *exc)
 {
     const char *type = json_string_value(json_object_get(exc, "type"));

@@ -40,6 +40,12 @@
  * __cxa_throw's arguments). */
 json_t *tdb_cxx_exception(tdb_mem *m, uint64_t obj, uint64_t tinfo, tdb_error *err);
 
+/* Is the exception of type TINFO a TYPE (demangled: "c10::Error"), or of
+ * a class derived from it?  What 'catch throw TYPE' filters on: a
+ * c10::IndexError is a c10::Error.  1 yes, 0 no, -1 with ERR set when
+ * TINFO is no type information. */
+int tdb_cxx_exception_is(tdb_mem *m, uint64_t obj, uint64_t tinfo, const char *type, tdb_error *err);
+
 /* One line for the text front-end, from tdb_cxx_exception()'s result:
  * "C++ exception 'c10::Error': mat1 and mat2 shapes cannot be ..." or
  * "C++ exception 'std::bad_alloc' (cannot read ...)".  New string. */

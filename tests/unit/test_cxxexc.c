@@ -116,6 +116,20 @@ static void test_c10_error_without_strings(void **state)
     json_decref(e);
 }
 
+static void test_type_filter(void **state)
+{
+    /* 'catch throw c10::Error' stops for its subclasses too. */
+    uint64_t obj = fake_c10_error(t_index, "index 5", NULL, 0);
+    assert_int_equal(tdb_cxx_exception_is(&mem, obj, t_index, "c10::Error", NULL), 1);
+    assert_int_equal(tdb_cxx_exception_is(&mem, obj, t_index, "c10::IndexError", NULL), 1);
+    assert_int_equal(tdb_cxx_exception_is(&mem, obj, t_index, "std::exception", NULL), 1);
+    assert_int_equal(tdb_cxx_exception_is(&mem, obj, t_error, "c10::IndexError", NULL), 0);
+    assert_int_equal(tdb_cxx_exception_is(&mem, obj, t_index, "std::runtime_error", NULL), 0);
+    tdb_error e = {0};
+    assert_int_equal(tdb_cxx_exception_is(&mem, obj, obj, "c10::Error", &e), -1);
+    assert_true(e.set);
+}
+
 static void test_std_exceptions(void **state)
 {
     uint64_t logic = fake_si_class("St11logic_error", t_exception);
@@ -205,6 +219,7 @@ int main(void)
         cmocka_unit_test(test_c10_error),
         cmocka_unit_test(test_subclass_other_layout_and_context),
         cmocka_unit_test(test_c10_error_without_strings),
+        cmocka_unit_test(test_type_filter),
         cmocka_unit_test(test_std_exceptions),
         cmocka_unit_test(test_cannot_read),
         cmocka_unit_test(test_hostile_messages),

@@ -1223,3 +1223,52 @@ json_t *tdb_args_from_gdb(tdb_mem *m, const char *function, const json_t *frame_
     json_object_set_new(out, "args", args);
     return out;
 }
+
+/* --- text --------------------------------------------------------------- */
+
+static void add_value_text(tdb_buf *b, const json_t *v)
+{
+    if (json_is_object(v) && (json_object_get(v, "sizes") || json_object_get(v, "defined"))) {
+        char *t = tdb_tensor_text(v);
+        tdb_buf_adds(b, t);
+        free(t);
+    } else if (json_is_null(v)) {
+        tdb_buf_adds(b, "?");
+    } else if (json_is_string(v)) {
+        tdb_buf_adds(b, json_string_value(v));
+    } else if (json_is_array(v)) {
+        size_t i;
+        json_t *e;
+        tdb_buf_addc(b, '[');
+        json_array_foreach(v, i, e) {
+            if (i)
+                tdb_buf_adds(b, ", ");
+            add_value_text(b, e);
+        }
+        tdb_buf_addc(b, ']');
+    } else {
+        char *d = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+        tdb_buf_adds(b, d ? d : "?");
+        free(d);
+    }
+}
+
+char *tdb_cxx_args_text(const json_t *args, const char *indent)
+{
+    tdb_buf b = TDB_BUF_INIT;
+    size_t i;
+    json_t *a;
+    const char *conv = json_string_value(json_object_get(args, "convention"));
+    const char *note = json_string_value(json_object_get(args, "note"));
+    if (conv)
+        tdb_buf_addf(&b, "%s(read as %s)\n", indent, conv);
+    json_array_foreach(json_object_get(args, "args"), i, a) {
+        tdb_buf_addf(&b, "%s%s (%s) = ", indent, json_string_value(json_object_get(a, "name")),
+                     json_string_value(json_object_get(a, "type")));
+        add_value_text(&b, json_object_get(a, "value"));
+        tdb_buf_addc(&b, '\n');
+    }
+    if (note)
+        tdb_buf_addf(&b, "%s(%s)\n", indent, note);
+    return tdb_buf_detach(&b);
+}

@@ -121,6 +121,12 @@ json_t *tdb_args_from_gdb(tdb_mem *m, const char *function, const json_t *frame_
                           tdb_eval_int_fn eval, void *ctx, const tdb_tensor_layout *torch_layout,
                           int max_values);
 
+/* The text front-end's lines for tdb_cxx_args()'s or
+ * tdb_args_from_gdb()'s result: "arg1 (at::Tensor const&) = float32 [2, 3]
+ * strides [3, 1] cpu values [...]", one per argument, INDENT before each,
+ * then the note when there is one.  New string. */
+char *tdb_cxx_args_text(const json_t *args, const char *indent);
+
 /* The value of one object of C++ type TYPE (as spelled in a demangled
  * signature: "at::Tensor", "c10::optional<c10::Scalar>", "long", ...)
  * kept in memory at ADDR: what 'tensor EXPR' and the arguments passed by

@@ -231,6 +231,12 @@ static void test_add_tensor(void **state)
     assert_true(json_real_value(json_array_get(json_object_get(arg(out, 0), "values"), 1)) == 2.0);
     assert_true(json_real_value(json_array_get(json_object_get(arg(out, 1), "values"), 0)) == 10.0);
     assert_true(json_real_value(arg(out, 2)) == 2.5);
+    char *text = tdb_cxx_args_text(out, "  ");
+    assert_string_equal(text, "  (read as a function, returning its result in memory (a hidden pointer before the arguments))\n"
+                              "  arg1 (at::Tensor const&) = float32 [2] strides [1] cpu values [1, 2]\n"
+                              "  arg2 (at::Tensor const&) = float32 [2] strides [1] cpu values [10, 11]\n"
+                              "  arg3 (c10::Scalar const&) = 2.5\n");
+    free(text);
     json_decref(out);
 
     /* Without torch's layout the tensors are still told apart from other
@@ -361,6 +367,10 @@ static void test_not_at_entry_and_unknown_types(void **state)
     assert_int_equal(json_array_size(json_object_get(out, "args")), 3);
     assert_true(json_is_null(arg(out, 0)));
     assert_non_null(strstr(json_string_value(json_object_get(out, "note")), "run past the start"));
+    char *text = tdb_cxx_args_text(out, "");
+    assert_non_null(strstr(text, "arg1 (at::Tensor const&) = ?\n"));
+    assert_non_null(strstr(text, "(the program has run past the start of the function)\n"));
+    free(text);
     json_decref(out);
 
     r.gpr[0] = addr_of(fake_alloc(8));

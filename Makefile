@@ -103,6 +103,9 @@ CORE_SRC := $(sort $(wildcard gdb/*.c vscode/*.c) lib/preload_config.c \
 PRELOAD_SRC := $(sort $(wildcard lib/*.c))
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
+# Test drivers the end-to-end tests run (tests/tools/NAME.c -> $(B)/tests/tools/NAME).
+TOOL_SRC := $(sort $(wildcard tests/tools/*.c))
+TOOL_BIN := $(patsubst tests/tools/%.c,$(B)/tests/tools/%,$(TOOL_SRC))
 
 obj = $(patsubst %.c,$(B)/obj/%.o,$(1))
 CORE_OBJ := $(call obj,$(CORE_SRC))
@@ -213,27 +216,32 @@ $(B)/tests/%: tests/unit/%.c $(B)/libtdebug.a
 	$(Q)$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) -Itests/unit -o $@ $< \
 	    $(B)/libtdebug.a $(LIBS) $(READLINE_LIBS) $(CMOCKA_LIBS) $(ALL_LDFLAGS)
 
+$(B)/tests/tools/%: tests/tools/%.c $(B)/libtdebug.a
+	@mkdir -p $(dir $@)
+	$(quiet) TOOL $@
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libtdebug.a $(LIBS) $(ALL_LDFLAGS)
+
 deps:
 	$(Q)tools/deps.sh
 
 unit: $(UNIT_BIN)
 	$(Q)B=$(B) tests/run-unit $(UNIT_BIN)
 
-e2e: all pyhook-all
+e2e: all pyhook-all $(TOOL_BIN)
 	$(Q)B=$(abspath $(B)) TDEBUG_PYTHON=$(PYTHON) $(PYTHON) -m pytest -ra \
 	    -p no:cacheprovider tests/e2e $(PYTEST_ARGS)
 
 # 'make test' is what CI runs: install what is missing, build with -Werror,
 # run everything, and end with one summary line.
 test: deps
-	$(Q)$(MAKE) --no-print-directory all pyhook-all $(UNIT_BIN)
+	$(Q)$(MAKE) --no-print-directory all pyhook-all $(UNIT_BIN) $(TOOL_BIN)
 	$(Q)B=$(B) PYTHON=$(PYTHON) PYTEST_ARGS="$(PYTEST_ARGS)" tests/run-all $(UNIT_BIN)
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(TDEBUG) tour --batch
 
-bench: all
+bench: all $(TOOL_BIN)
 	$(Q)for s in $(sort $(wildcard bench/*.py)); do case $$s in */benchlib.py) continue;; esac; B=$(abspath $(B)) PYTHON=$(PYTHON) $(PYTHON) $$s || exit 1; done
 	$(Q)for s in $(sort $(wildcard bench/*.sh)); do B=$(abspath $(B)) PYTHON=$(PYTHON) $$s || exit 1; done
 

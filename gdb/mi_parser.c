@@ -45,9 +45,7 @@ static int peek(const cursor *c)
     return c->pos < c->len ? (unsigned char)c->s[c->pos] : -1;
 }
 
-/* Make a JSON string of arbitrary bytes, replacing each byte that is not
- * part of valid UTF-8 with U+FFFD, so every record can be serialised. */
-static json_t *json_bytes(const char *s, size_t n)
+json_t *tdb_mi_json_bytes(const char *s, size_t n)
 {
     tdb_buf b = TDB_BUF_INIT;
     size_t i = 0;
@@ -133,7 +131,7 @@ static json_t *parse_cstring(cursor *c)
     json_t *v = NULL;
 
     if (parse_cstring_raw(c, &b) == 0)
-        v = json_bytes(tdb_buf_str(&b), b.len);
+        v = tdb_mi_json_bytes(tdb_buf_str(&b), b.len);
     tdb_buf_free(&b);
     return v;
 }
@@ -536,10 +534,10 @@ json_t *tdb_mi_record_to_json(const tdb_mi_record *r)
     case TDB_MI_CONSOLE:
     case TDB_MI_TARGET:
     case TDB_MI_LOG:
-        json_object_set_new(o, "text", json_bytes(r->text, r->text_len));
+        json_object_set_new(o, "text", tdb_mi_json_bytes(r->text, r->text_len));
         break;
     case TDB_MI_ERROR:
-        json_object_set_new(o, "line", json_bytes(r->line, strlen(r->line)));
+        json_object_set_new(o, "line", tdb_mi_json_bytes(r->line, strlen(r->line)));
         json_object_set_new(o, "message", json_string(r->text));
         break;
     case TDB_MI_PROMPT:

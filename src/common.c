@@ -332,6 +332,29 @@ char *tdb_companion_path(const char *name)
     return NULL;
 }
 
+char *tdb_user_cache_dir(const char *sub, tdb_error *err)
+{
+    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    char *dir = xdg && *xdg ? tdb_xasprintf("%s/tdebug/%s", xdg, sub)
+                : home && *home ? tdb_xasprintf("%s/.cache/tdebug/%s", home, sub) : NULL;
+    if (!dir) {
+        tdb_error_set(err, ENOENT, "no cache directory: neither XDG_CACHE_HOME nor HOME is set");
+        return NULL;
+    }
+    for (char *p = dir + 1; *p; p++)
+        if (*p == '/') {
+            *p = '\0';
+            mkdir(dir, 0700);
+            *p = '/';
+        }
+    if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+        tdb_error_errno(err, "cannot make the cache directory '%s': mkdir", dir);
+        free(dir);
+        return NULL;
+    }
+    return dir;
+}
+
 char *tdb_which(const char *name)
 {
     if (strchr(name, '/'))

@@ -124,6 +124,12 @@ void tdb_shell_quote(tdb_buf *b, const char *arg);
  * when NAME is in none of them. */
 char *tdb_companion_path(const char *name);
 
+/* tdebug's directory SUB ("gdb-index", "torch-layout") in the user's
+ * cache: $XDG_CACHE_HOME/tdebug/SUB, else $HOME/.cache/tdebug/SUB, made
+ * (mode 0700, parents too) when missing.  New string, or NULL with ERR
+ * set when neither variable is set or the directory cannot be made. */
+char *tdb_user_cache_dir(const char *sub, tdb_error *err);
+
 /* NAME as execvp() would find it: itself when it has a slash, else the
  * first executable NAME in $PATH (default /usr/local/bin:/usr/bin:/bin).
  * New string, or NULL when there is none. */

@@ -24,6 +24,9 @@
 #define DMGL_PARAMS (1 << 0)
 #define DMGL_ANSI (1 << 1)
 #endif
+#ifndef DMGL_TYPES
+#define DMGL_TYPES (1 << 4)
+#endif
 
 /* The System V x86-64 ABI keeps 128 bytes below the stack pointer (the red
  * zone) that a leaf function may use: copy them too. */
@@ -82,6 +85,11 @@ char *tdb_demangle(const char *name)
             return d;
     }
     return tdb_xstrdup(name);
+}
+
+char *tdb_demangle_type(const char *mangled)
+{
+    return bfd_demangle(NULL, mangled, DMGL_PARAMS | DMGL_ANSI | DMGL_TYPES);
 }
 
 tdb_capture *tdb_capture_take(tdb_pause *p, const tdb_maps *maps, size_t stack_max,

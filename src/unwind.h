@@ -84,5 +84,9 @@ void tdb_capture_free(tdb_capture *c); /* accepts NULL */
 /* Demangle a C++ symbol ("_ZN2at6native3addE..." -> "at::native::add(...)")
  * as a new string; a copy of NAME when it is not a mangled name. */
 char *tdb_demangle(const char *name);
+/* Demangle a mangled type as type_info::name() gives it ("N3c105ErrorE"
+ * -> "c10::Error", "PKc" -> "char const*") as a new string; NULL when it
+ * does not demangle. */
+char *tdb_demangle_type(const char *mangled);
 
 #endif

@@ -1684,25 +1684,15 @@ static int setup_symbols(tdb_session *s, tdb_error *err)
     if (!s->opts.all_symbols &&
         tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, err, "-gdb-set auto-solib-add off") < 0)
         return -1;
-    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-    char *dir = xdg && *xdg ? tdb_xasprintf("%s/tdebug/gdb-index", xdg)
-                : home && *home ? tdb_xasprintf("%s/.cache/tdebug/gdb-index", home) : NULL;
+    /* Best effort: an unwritable cache only costs time. */
+    char *dir = tdb_user_cache_dir("gdb-index", NULL);
     if (dir) {
-        /* Best effort: an unwritable cache only costs time. */
-        for (char *p = dir + 1; *p; p++)
-            if (*p == '/') {
-                *p = '\0';
-                mkdir(dir, 0700);
-                *p = '/';
-            }
-        if (mkdir(dir, 0700) == 0 || errno == EEXIST) {
-            tdb_buf cmd = TDB_BUF_INIT;
-            tdb_buf_adds(&cmd, "set index-cache directory ");
-            tdb_buf_adds(&cmd, dir);
-            if (console(s, CMD_TIMEOUT_MS, NULL, "%s", tdb_buf_str(&cmd)) == 0)
-                console(s, CMD_TIMEOUT_MS, NULL, "set index-cache enabled on");
-            tdb_buf_free(&cmd);
-        }
+        tdb_buf cmd = TDB_BUF_INIT;
+        tdb_buf_adds(&cmd, "set index-cache directory ");
+        tdb_buf_adds(&cmd, dir);
+        if (console(s, CMD_TIMEOUT_MS, NULL, "%s", tdb_buf_str(&cmd)) == 0)
+            console(s, CMD_TIMEOUT_MS, NULL, "set index-cache enabled on");
+        tdb_buf_free(&cmd);
         free(dir);
     }
     return 0;

@@ -15,8 +15,8 @@ import pytest
 from conftest import PYTHON, ROOT, free_port, run, wait_until
 from debugpy_util import LaunchLayout, ListenLayout, PlainProgram
 from proc_util import held_with_ptrace
-from vscode_util import (Workspace, kill_adapters, load_jsonc, sample_workspace, schema_for,
-                         schemas_dir, strip_jsonc)
+from vscode_util import (SCHEMAS, Workspace, kill_adapters, load_jsonc, sample_workspace,
+                         schema_for, strip_jsonc)
 
 FIXTURES = ROOT / "tests" / "fixtures" / "vscode"
 HELPER = pathlib.Path("/usr/share/gdb/auto-load") / (os.path.realpath(PYTHON).lstrip("/") + "-gdb.py")
@@ -30,11 +30,8 @@ def ws(tmp_path):
 
 @pytest.fixture(scope="session")
 def schemas():
-    d = schemas_dir()
-    if d is None:
-        pytest.fail("VS Code's schemas are missing: expected ../shared/vscode-schemas beside the "
-                    "checkout or /work/shared/vscode-schemas")
-    return d
+    assert (SCHEMAS / "launch.schema.json").exists(), f"VS Code's schemas are missing from {SCHEMAS}"
+    return SCHEMAS
 
 
 def vscode(tdebug, *args, cwd=None, check=True):

@@ -519,13 +519,9 @@ def sample_breakpoints(ws, script):
             [(c_file, marked_line(C_BREAKPOINT[0], C_BREAKPOINT[1]))])
 
 
-def schemas_dir():
-    """VS Code's JSON Schemas, beside the checkout (ROOT/../shared) or in
-    /work/shared; None when absent."""
-    for d in (ROOT.parent / "shared" / "vscode-schemas", pathlib.Path("/work/shared/vscode-schemas")):
-        if (d / "launch.schema.json").exists():
-            return d
-    return None
+# VS Code's JSON Schemas for launch.json, kept in the checkout (their
+# provenance is in the README beside them).
+SCHEMAS = ROOT / "tests" / "fixtures" / "schemas" / "vscode"
 
 
 def schema_for(config, directory):

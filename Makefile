@@ -9,7 +9,8 @@
 #   make demo        the guided tour of 'import torch' (tdebug tour --batch)
 #   make bench       benchmarks against plain python/gdb, printing ratios
 #   make install     PREFIX=/usr/local (DESTDIR for staging)
-#   make asan        AddressSanitizer + UBSan build in build-asan/, unit tests
+#   make asan        AddressSanitizer + UBSan build in build-asan/: unit tests,
+#                    then every fuzz target for FUZZ_SECONDS each (make fuzz)
 #
 # Knobs (make VAR=value):
 #   PYTHON=/usr/bin/python3  the interpreter tdebug targets and builds its
@@ -20,6 +21,7 @@
 #   WERROR=1                 treat warnings as errors (.ci/run sets it)
 #   B=build                  build directory
 #   PYTEST_ARGS=...          extra pytest arguments, e.g. -k attach
+#   FUZZ_SECONDS=20          how long each fuzz target runs (make fuzz, asan)
 
 PYTHON   ?= /usr/bin/python3
 PREFIX   ?= /usr/local
@@ -113,7 +115,7 @@ PYEXT    := $(B)/python/tdebug/_tdebug$(PY_EXT)
 PYPKG_SRC := $(wildcard python/tdebug/*.py)
 PYPKG    := $(patsubst python/%,$(B)/python/%,$(PYPKG_SRC))
 
-.PHONY: all deps test unit e2e demo bench install uninstall asan clean samples
+.PHONY: all deps test unit e2e demo bench install uninstall asan fuzz clean samples
 
 all: $(TDEBUG) $(EXECHELP) $(if $(PRELOAD_SRC),$(PRELOAD)) \
      $(if $(wildcard python/_tdebug.c),$(PYEXT)) $(PYPKG) samples
@@ -207,6 +209,19 @@ bench: all
 asan:
 	$(MAKE) B=build-asan SAN_CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer" \
 	    CFLAGS="-O1 -g" unit
+	$(MAKE) --no-print-directory B=build-asan fuzz
+
+# Fuzz targets: tests/fuzz/fuzz_NAME.c, each naming its own sources and
+# seeds (tests/fuzz/fuzz.h), built with sanitizers and run for FUZZ_SECONDS
+# by tests/run-fuzz: under clang's libFuzzer when it is installed, else a
+# deterministic loop of mutations.
+FUZZ_SRC     := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_SECONDS ?= 20
+FUZZ_CC      ?= $(firstword $(shell command -v clang-14 clang 2>/dev/null))
+fuzz:
+	$(Q)B=$(B) CC="$(CC)" FUZZ_CC="$(FUZZ_CC)" FUZZ_SECONDS=$(FUZZ_SECONDS) \
+	    FUZZ_CFLAGS="-std=gnu11 -D_GNU_SOURCE -iquote src -Igdb -Ivscode -Ilib $(JANSSON_CFLAGS)" \
+	    FUZZ_LIBS="$(JANSSON_LIBS)" tests/run-fuzz $(FUZZ_SRC)
 
 install: all
 	install -d "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(LIBDIR)" "$(DESTDIR)$(MANDIR)"

@@ -30,6 +30,8 @@ libdw-dev         elfutils' unwinder, for native stacks without gdb
 iproute2          ss, to see listening ports without connecting
 util-linux        setpriv, to test refusals as an unprivileged user
 libcap2-bin       setcap, to test gdb given CAP_SYS_PTRACE as a file capability
+clang-14          builds the fuzz targets with libFuzzer (make asan)
+libclang-rt-14-dev libFuzzer and the sanitizer runtimes clang links
 "
 
 missing=""

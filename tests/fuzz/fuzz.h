@@ -1,0 +1,33 @@
+/*
+ * fuzz.h: what every tests/fuzz/fuzz_NAME.c target shares.
+ *
+ * A target defines LLVMFuzzerTestOneInput() and names, in its header
+ * comment, the sources it links (a line "FUZZ_SOURCES: a.c b.c") and the
+ * seed files it starts from ("FUZZ_SEEDS: DIR PATTERN": a directory and a
+ * shell pattern, "tests/fixtures/mi *.mi").  'make fuzz' (run by 'make asan') builds each target and runs it for
+ * FUZZ_SECONDS: with clang's libFuzzer when it is installed (clang-14,
+ * libclang-rt-14-dev), else with tests/fuzz/driver.c, a deterministic loop
+ * of mutations of the seeds under the same sanitizers.  Either way each
+ * input sits in a heap block of exactly its size.
+ */
+#ifndef TDB_FUZZ_H
+#define TDB_FUZZ_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* A property that must hold for every input: abort (a crash the fuzzer
+ * records, with its input) when it does not. */
+#define TDB_FUZZ_CHECK(cond, what)                                           \
+    do {                                                                     \
+        if (!(cond)) {                                                       \
+            fprintf(stderr, "fuzz: %s (%s:%d)\n", what, __FILE__, __LINE__); \
+            abort();                                                         \
+        }                                                                    \
+    } while (0)
+
+#endif

@@ -45,7 +45,8 @@ const char cmd_vscode_usage[] =
     "every other configuration, compound, input, task and comment stays as it\n"
     "was, byte for byte.  A changed file's previous text is kept as\n"
     "launch.json.~N~ (tasks.json.~N~); running the command again changes\n"
-    "nothing.  A file that does not parse is left alone.\n"
+    "nothing; runs at the same time take turns.  A file that does not parse, or\n"
+    "is not a regular file (a FIFO, a device), is left alone.\n"
     "\n"
     "  --workspace DIR   the folder opened in VS Code (default: .)\n"
     "  --program SCRIPT  the Python script to run (a relative path is the\n"
@@ -285,6 +286,13 @@ static int parse_options(int argc, char **argv, options *o)
     return 0;
 }
 
+static void say_waiting(void *workspace)
+{
+    const char *ws = workspace;
+    fprintf(stderr, "tdebug: another 'tdebug vscode' is writing '%s%s': waiting for it\n",
+            strcmp(ws, ".") ? ws : "", strcmp(ws, ".") ? "/.vscode" : ".vscode");
+}
+
 static void report(const tdb_vscode_written *w)
 {
     if (!w->path)
@@ -474,7 +482,8 @@ int cmd_vscode(int argc, char **argv)
 
     tdb_vscode_entries(&spec, &configurations, &compounds, &tasks);
     if (tdb_vscode_write(ws_real, o.workspace, configurations, compounds, tasks,
-                         tdb_vscode_stale_names(&spec), written, &err) < 0) {
+                         tdb_vscode_stale_names(&spec), say_waiting, (void *)o.workspace, written,
+                         &err) < 0) {
         rc = tdb_error_exit(&err);
         goto cleanup;
     }

@@ -634,14 +634,15 @@ tdb_jsonc_doc *tdb_jsonc_load(const char *path, const char *name, tdb_error *err
 {
     size_t len = 0;
     tdb_error local = {0};
-    char *text = tdb_read_file(path, &len, &local);
     tdb_jsonc_doc *doc;
 
     if (!name)
         name = path;
+    char *text = tdb_read_regular_file(path, name, &len, &local);
     if (!text) {
         if (local.code != ENOENT) {
-            tdb_error_set(err, local.code, "cannot read '%s': %s", name, strerror(local.code));
+            if (err && !err->set)
+                *err = local;
             return NULL;
         }
         doc = tdb_jsonc_parse("", 0, name, err);

@@ -64,8 +64,10 @@ typedef struct tdb_jsonc_doc tdb_jsonc_doc;
  * TDB_EXIT_FAIL). */
 tdb_jsonc_doc *tdb_jsonc_parse(const char *text, size_t len, const char *name,
                                tdb_error *err);
-/* Read and parse the file at PATH; a missing file is an empty document.
- * NAME is used in messages (NULL: PATH). */
+/* Read and parse the file at PATH; a missing file is an empty document,
+ * anything but a regular file (a FIFO, a device, also behind a symbolic
+ * link) an error, without waiting on it or opening it
+ * (tdb_read_regular_file()).  NAME is used in messages (NULL: PATH). */
 tdb_jsonc_doc *tdb_jsonc_load(const char *path, const char *name, tdb_error *err);
 void tdb_jsonc_doc_free(tdb_jsonc_doc *doc);
 

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -438,9 +439,26 @@ int tdb_vscode_existing_port(const char *workspace, const char *name)
     return port;
 }
 
+/* Hold WORKSPACE's .vscode directory (DFD) for this process: one 'tdebug
+ * vscode' at a time reads, edits and replaces its files, so that two runs
+ * for two programs both keep their entries.  flock() on the directory
+ * itself leaves no lock file behind.  Where the filesystem has no flock on
+ * directories (NFS), the runs are not serialised and tdb_write_file_keeping()
+ * still refuses to replace a file that changed since it was read. */
+static void lock_dir(int dfd, tdb_vscode_wait_fn on_wait, void *arg)
+{
+    if (flock(dfd, LOCK_EX | LOCK_NB) == 0 || errno != EWOULDBLOCK)
+        return;
+    if (on_wait)
+        on_wait(arg);
+    while (flock(dfd, LOCK_EX) < 0 && errno == EINTR)
+        ;
+}
+
 int tdb_vscode_write(const char *workspace, const char *shown, json_t *configurations,
                      json_t *compounds, json_t *tasks, const char *const *stale,
-                     tdb_vscode_written out[2], tdb_error *err)
+                     tdb_vscode_wait_fn on_wait, void *wait_arg, tdb_vscode_written out[2],
+                     tdb_error *err)
 {
     static const char *const files[2] = {"launch.json", "tasks.json"};
     char *dir = tdb_xasprintf("%s/.vscode", workspace);
@@ -449,9 +467,29 @@ int tdb_vscode_write(const char *workspace, const char *shown, json_t *configura
     size_t lens[2] = {0, 0};
     tdb_jsonc_doc *docs[2] = {NULL, NULL};
     json_t *launch_version = json_string("0.2.0"), *tasks_version = json_string("2.0.0");
-    int rc = -1;
+    struct stat ws_st, dir_st;
+    int rc = -1, dfd = -1;
 
     memset(out, 0, 2 * sizeof(*out));
+    int made_dir = mkdir(dir, 0777) == 0;
+    if (!made_dir && errno != EEXIST) {
+        tdb_error_errno(err, "cannot create '%s'", !strcmp(shown, ".") ? ".vscode" : dir);
+        goto cleanup;
+    }
+    /* root writing into a user's workspace (sudo): what tdebug creates
+     * belongs to the folder's owner, as if the user had made it. */
+    int give_away = geteuid() == 0 && stat(workspace, &ws_st) == 0 && ws_st.st_uid != 0;
+    if (give_away && made_dir)
+        (void)!chown(dir, ws_st.st_uid, ws_st.st_gid);
+    if (give_away && stat(dir, &dir_st) < 0)
+        give_away = 0;
+    dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0) {
+        tdb_error_errno(err, "cannot open '%s'", !strcmp(shown, ".") ? ".vscode" : dir);
+        goto cleanup;
+    }
+    lock_dir(dfd, on_wait, wait_arg);
+
     for (int i = 0; i < 2; i++) {
         paths[i] = tdb_xasprintf("%s/%s", dir, files[i]);
         names[i] = !strcmp(shown, ".") ? tdb_xasprintf(".vscode/%s", files[i])
@@ -473,19 +511,6 @@ int tdb_vscode_write(const char *workspace, const char *shown, json_t *configura
     for (int i = 0; i < 2; i++)
         texts[i] = tdb_jsonc_render(docs[i], &lens[i]);
 
-    struct stat ws_st, dir_st;
-    int made_dir = mkdir(dir, 0777) == 0;
-    if (!made_dir && errno != EEXIST) {
-        tdb_error_errno(err, "cannot create '%s'", !strcmp(shown, ".") ? ".vscode" : dir);
-        goto cleanup;
-    }
-    /* root writing into a user's workspace (sudo): what tdebug creates
-     * belongs to the folder's owner, as if the user had made it. */
-    int give_away = geteuid() == 0 && stat(workspace, &ws_st) == 0 && ws_st.st_uid != 0;
-    if (give_away && made_dir)
-        (void)!chown(dir, ws_st.st_uid, ws_st.st_gid);
-    if (give_away && stat(dir, &dir_st) < 0)
-        give_away = 0;
     /* tasks.json first: a task nobody uses yet is harmless, an entry whose
      * task is missing is not. */
     for (int i = 1; i >= 0; i--) {
@@ -510,6 +535,8 @@ int tdb_vscode_write(const char *workspace, const char *shown, json_t *configura
     }
     rc = 0;
 cleanup:
+    if (dfd >= 0)
+        close(dfd); /* and so unlocked */
     for (int i = 0; i < 2; i++) {
         free(paths[i]);
         free(names[i]);

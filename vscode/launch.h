@@ -108,14 +108,22 @@ typedef struct tdb_vscode_written {
     char *backup;  /* the numbered backup made, or NULL */
 } tdb_vscode_written;
 
+/* Called when another process holds the workspace's .vscode (ARG is the
+ * caller's), before waiting for it. */
+typedef void (*tdb_vscode_wait_fn)(void *arg);
+
 /* Read WORKSPACE/.vscode/launch.json and tasks.json, apply the entries and
  * write both (creating .vscode).  Neither file is written unless both
- * parse and take the edits.  SHOWN is the workspace as messages name it
+ * parse and take the edits; anything but a regular file there is refused
+ * untouched.  One process at a time does this for a workspace (a lock on
+ * the .vscode directory): ON_WAIT(WAIT_ARG), when not NULL, is called
+ * before waiting for another.  SHOWN is the workspace as messages name it
  * ("." for the current directory).  Returns 0 with OUT[0] (launch.json)
  * and OUT[1] (tasks.json) filled, or -1 with ERR set. */
 int tdb_vscode_write(const char *workspace, const char *shown, json_t *configurations,
                      json_t *compounds, json_t *tasks, const char *const *stale,
-                     tdb_vscode_written out[2], tdb_error *err);
+                     tdb_vscode_wait_fn on_wait, void *wait_arg, tdb_vscode_written out[2],
+                     tdb_error *err);
 void tdb_vscode_written_clear(tdb_vscode_written *w);
 
 /* The port of the existing configuration NAME in WORKSPACE's launch.json

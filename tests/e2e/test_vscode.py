@@ -1,18 +1,20 @@
 """'tdebug vscode': what it writes, that it validates against the schemas VS
 Code applies, that the user's files lose nothing, and the refusals.  The
 runs of the written configurations are in test_vscode_e2e.py."""
+import fcntl
 import json
 import os
 import pathlib
 import re
 import socket
 import stat
+import subprocess
 import tempfile
 
 import jsonschema
 import pytest
 
-from conftest import PYTHON, ROOT, free_port, run, wait_until
+from conftest import PYTHON, ROOT, SLOW, free_port, run, wait_until
 from debugpy_util import LaunchLayout, ListenLayout, PlainProgram
 from proc_util import held_with_ptrace
 from vscode_util import (SCHEMAS, Workspace, kill_adapters, load_jsonc, sample_workspace,
@@ -565,3 +567,78 @@ def test_root_gives_new_files_to_the_workspace_owner(tdebug, ws, as_nobody):
     vscode(tdebug, "--workspace", str(ws), "--program", "main.py")
     for p in (ws / ".vscode", ws / ".vscode" / "launch.json", ws / ".vscode" / "tasks.json"):
         assert (os.stat(p).st_uid, os.stat(p).st_gid) == (65534, 65534), p
+
+
+# ---------------------------------------------------------------------------
+# Files that are not files, and writers at the same time
+
+@pytest.mark.parametrize("which", ["launch.json", "tasks.json"])
+def test_a_fifo_is_refused_without_waiting_on_it(tdebug, ws, which):
+    vs = ws / ".vscode"
+    vs.mkdir()
+    os.mkfifo(vs / which)
+    r = vscode(tdebug, "--workspace", str(ws), "--program", "main.py", check=False)
+    assert r.returncode == 1
+    assert r.stderr == (f"tdebug: cannot update '{ws}/.vscode/{which}': it is a FIFO, not a "
+                        "regular file (tdebug writes only regular files: move it away and run the "
+                        "command again)\n")
+    assert r.stdout == ""
+    assert stat.S_ISFIFO(os.lstat(vs / which).st_mode)
+    assert sorted(p.name for p in vs.iterdir()) == [which]  # the other file is not written either
+
+
+@pytest.mark.parametrize("target", ["/dev/null", "fifo"])
+def test_a_link_to_a_device_or_fifo_is_refused(tdebug, ws, tmp_path, target):
+    vs = ws / ".vscode"
+    vs.mkdir()
+    if target == "fifo":
+        target = str(tmp_path / "a-fifo")
+        os.mkfifo(target)
+    before = os.stat(target)
+    (vs / "launch.json").symlink_to(target)
+    r = vscode(tdebug, "--program", "main.py", cwd=ws, check=False)
+    assert r.returncode == 1
+    kind = "a character device" if target == "/dev/null" else "a FIFO"
+    assert r.stderr == (f"tdebug: cannot update '.vscode/launch.json': it links to '{target}', "
+                        f"which is {kind}, not a regular file (tdebug writes only regular files: "
+                        "move it away and run the command again)\n")
+    after = os.stat(target)
+    assert (after.st_mode, after.st_rdev, after.st_ino) == (before.st_mode, before.st_rdev, before.st_ino)
+    assert os.readlink(vs / "launch.json") == target
+
+
+def test_a_second_writer_waits_for_the_first(tdebug, ws, procs):
+    """While another 'tdebug vscode' holds the workspace's .vscode, a run
+    says it waits and writes nothing; it writes once that one is done."""
+    vs = ws / ".vscode"
+    vs.mkdir()
+    fd = os.open(vs, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # as a run in progress holds it
+        p = procs.start([tdebug, "vscode", "--program", "main.py"], cwd=str(ws),
+                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert p.stderr.readline() == ("tdebug: another 'tdebug vscode' is writing '.vscode': "
+                                       "waiting for it\n")
+        assert list(vs.iterdir()) == [] and p.poll() is None
+    finally:
+        os.close(fd)
+    out, err = p.communicate(timeout=SLOW)
+    assert (p.returncode, err) == (0, "")
+    assert out.startswith("wrote .vscode/launch.json\nwrote .vscode/tasks.json\n")
+
+
+def test_writers_at_the_same_time_keep_each_others_entries(tdebug, ws, procs):
+    programs = [f"prog{i}.py" for i in range(6)]
+    for name in programs:
+        (ws / name).write_text("print(1)\n")
+    runs = [procs.start([tdebug, "vscode", "--workspace", str(ws), "--program", name],
+                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for name in programs]
+    for p in runs:
+        out, err = p.communicate(timeout=SLOW)
+        assert p.returncode == 0, err
+        assert "wrote" in out
+    w = Workspace(ws)
+    assert sorted(c["name"] for c in own(w.launch["compounds"])) == sorted(
+        f"tdebug: {name} (Python + C++)" for name in programs)
+    assert len(own(w.tasks["tasks"], "label")) == len(programs)

@@ -17,7 +17,8 @@ import pytest
 from conftest import PYTHON, ROOT, SLOW, free_port, run, wait_until
 from debugpy_util import LaunchLayout, ListenLayout, PlainProgram
 from proc_util import held_with_ptrace
-from vscode_util import (SCHEMAS, Workspace, kill_adapters, load_jsonc, sample_workspace,
+from tinytensor_util import TT_SRC
+from vscode_util import (RUNNER, SCHEMAS, Workspace, kill_adapters, load_jsonc, sample_workspace,
                          schema_for, strip_jsonc)
 
 FIXTURES = ROOT / "tests" / "fixtures" / "vscode"
@@ -50,7 +51,8 @@ def validate(launch, schemas):
 
 
 def listen_port(args):
-    return int(args[args.index("--listen") + 1].rsplit(":", 1)[1])
+    """debugpy's port: the runner's first argument."""
+    return int(args[args.index(str(RUNNER)) + 1].rsplit(":", 1)[1])
 
 
 def own(items, key="name"):
@@ -64,7 +66,9 @@ def test_program_entries(tdebug, ws):
     r = vscode(tdebug, "--workspace", str(ws), "--program", "main.py", "--args", "--lr", "0.1", "a b")
     assert r.stdout == ("wrote %s/.vscode/launch.json\nwrote %s/.vscode/tasks.json\n"
                         "In VS Code: Run and Debug, pick \"tdebug: main.py (Python + C++)\", press F5.\n"
-                        % (ws, ws))
+                        "gdb reads the symbols of every shared object under %s as it loads; for one "
+                        "built elsewhere, add --lib NAME and run this again (or type '-exec "
+                        "sharedlibrary NAME' in the Debug Console).\n" % (ws, ws, ws))
     launch = load_jsonc(ws / ".vscode" / "launch.json")
     tasks = load_jsonc(ws / ".vscode" / "tasks.json")
     assert launch["version"] == "0.2.0" and tasks["version"] == "2.0.0"
@@ -77,14 +81,15 @@ def test_program_entries(tdebug, ws):
     gdb, py = launch["configurations"]
     assert (gdb["type"], gdb["request"], gdb["program"]) == ("cppdbg", "launch", PYTHON)
     port = listen_port(gdb["args"])
-    assert gdb["args"] == ["-Xfrozen_modules=off", "-m", "debugpy", "--listen", f"127.0.0.1:{port}",
-                           "--wait-for-client", "${workspaceFolder}/main.py", "--lr", "0.1", "a b"]
+    assert gdb["args"] == ["-Xfrozen_modules=off", str(RUNNER), f"127.0.0.1:{port}", "60",
+                           '"${workspaceFolder}/main.py"', "--lr", "0.1", '"a b"']
     assert gdb["cwd"] == "${workspaceFolder}"
     assert gdb["MIMode"] == "gdb" and os.path.isabs(gdb["miDebuggerPath"])
     info = gdb["symbolLoadInfo"]
     assert info["loadAll"] is False
     listed = info["exceptionList"].split(";")
     for pattern in ("libc.so.6", "ld-linux*.so*", "libtorch*.so*", "libc10*.so*", "_C.cpython*.so",
+                    "libstdc++.so*", "libgcc_s.so*", "libgomp*.so*", "libffi.so*",
                     "libtt_core.so", "libtt_python.so"):
         assert pattern in listed
     assert "libpython3.%d*.so*" % int(run([PYTHON, "-c", "import sys; print(sys.version_info[1])"]).stdout) in listed
@@ -93,7 +98,11 @@ def test_program_entries(tdebug, ws):
     assert "skip -rfu ^std::" in texts and "skip -rfu ^pybind11::" in texts
     if HELPER.exists():
         assert f"source {HELPER}" in texts
-    assert "sourceFileMap" not in gdb  # only with --torch-src
+    assert not any("debuginfod" in x for x in texts)  # MIEngine sends it
+    # the workspace and tinytensor's sources (its libraries' DWARF) map to
+    # themselves: breakpoints there go by full path
+    assert gdb["sourceFileMap"] == {"${workspaceFolder}": "${workspaceFolder}",
+                                    str(TT_SRC): str(TT_SRC)}
 
     assert (py["type"], py["request"]) == ("debugpy", "attach")
     assert py["connect"] == {"host": "127.0.0.1", "port": port}
@@ -101,7 +110,8 @@ def test_program_entries(tdebug, ws):
     assert py["preLaunchTask"] == "tdebug: wait for debugpy (main.py)"
     assert tasks["tasks"] == [{"label": "tdebug: wait for debugpy (main.py)", "type": "process",
                                "command": tdebug,
-                               "args": ["wait-port", f"127.0.0.1:{port}", "--timeout", "120"],
+                               "args": ["wait-port", f"127.0.0.1:{port}", "--timeout", "120",
+                                        "--started-within", "30"],
                                "problemMatcher": [], "presentation": {"reveal": "silent"}}]
 
 
@@ -109,7 +119,7 @@ def test_module_and_script_outside_workspace(tdebug, ws, tmp_path):
     vscode(tdebug, "--workspace", str(ws), "--module", "pkg.main", "--args", "x")
     w = Workspace(ws)
     args = w.config("tdebug: -m pkg.main (C++, gdb)")["args"]
-    assert args[-4:] == ["--wait-for-client", "-m", "pkg.main", "x"]
+    assert args[-4:] == ["60", "-m", "pkg.main", "x"]
     assert w.task("tdebug: wait for debugpy (-m pkg.main)")
 
     elsewhere = tmp_path / "other" / "run.py"
@@ -118,7 +128,7 @@ def test_module_and_script_outside_workspace(tdebug, ws, tmp_path):
     vscode(tdebug, "--workspace", str(ws), "--program", str(elsewhere))
     w = Workspace(ws)
     conf = w.config(f"tdebug: {elsewhere} (C++, gdb)")
-    assert conf["args"][-1] == str(elsewhere)
+    assert conf["args"][-1] == str(elsewhere)  # no quotes needed
     # both programs' entries live side by side
     assert len(own(w.launch["compounds"])) == 2
 
@@ -162,7 +172,8 @@ def test_torch_src_maps_where_torch_was_built(tdebug, ws, tmp_path):
     data = pathlib.Path(torch_dir, "lib", "libc10.so").read_bytes()
     m = re.search(rb'([^\0" ]*)c10/core/\w+\.cpp', data)
     root = m.group(1).decode().rstrip("/") or "/"
-    assert conf["sourceFileMap"] == {root if root else ".": str(src)}
+    assert conf["sourceFileMap"] == {str(ws): str(ws), str(TT_SRC): str(TT_SRC),
+                                     root if root else ".": str(src)}
 
 
 # ---------------------------------------------------------------------------
@@ -402,7 +413,7 @@ def test_attach_asks_the_interpreter_as_the_process_named_it(tdebug, ws, procs, 
     assert "(torch is not installed)" in r.stderr, r.stderr
     conf = Workspace(ws).config("tdebug: attach (C++, gdb)")
     assert conf["program"] == os.readlink(f"/proc/{target.pid}/exe")
-    assert "sourceFileMap" not in conf
+    assert str(src) not in conf["sourceFileMap"].values()  # no build root to map from
 
 
 def test_attach_to_a_launcher_or_adapter_writes_the_debuggee(tdebug, ws, procs, tmp_path):

@@ -80,8 +80,8 @@ const char cmd_vscode_usage[] =
     "\n"
     "gdb loads the symbols of only the interpreter, libc, libm and the loader,\n"
     "torch/c10, what torch's stacks pass through (libstdc++, libgcc_s, libgomp,\n"
-    "libffi, BLAS, ...), the shared objects under the workspace (also ones built\n"
-    "later) and --lib; breakpoints in the workspace and your extensions' sources\n"
+    "libffi, BLAS, ...), every Python extension module, the shared objects under\n"
+    "the workspace (also ones built later) and --lib; breakpoints in the workspace and your extensions' sources\n"
     "go by full path; it steps over std:: and pybind11::, and loads CPython's gdb\n"
     "helpers (py-bt) when installed.  The launched program waits up to 60 s for\n"
     "the Python side, then runs without it.\n"
@@ -265,9 +265,15 @@ static json_t *library_patterns(const options *o, const tdb_python_info *py, con
                                 const char *script_dir, json_t *paths)
 {
     json_t *libs = json_array();
-    char *libpython = tdb_xasprintf("libpython%s*.so*", py && py->version ? py->version : "3");
+    const char *version = py && py->version ? py->version : "3";
+    char *libpython = tdb_xasprintf("libpython%s*.so*", version);
+    /* every extension module of this Python, wherever it is: the user's
+     * own, also one built or installed later ("3.11" gives
+     * "*.cpython-311-*.so") */
+    char *extensions = tdb_xasprintf("*.cpython-%.*s%s-*.so", (int)strcspn(version, "."), version,
+                                     strchr(version, '.') ? strchr(version, '.') + 1 : "*");
     const char *fixed[] = {
-        "libc.so.6", "ld-linux*.so*", "libm.so.6", libpython,
+        "libc.so.6", "ld-linux*.so*", "libm.so.6", libpython, extensions, "*.abi3.so",
         "libtorch*.so*", "libc10*.so*", "libshm.so*", "_C.cpython*.so", "_C_flatbuffer*.so",
         /* C++: exceptions and std:: (its pretty-printers load with it) */
         "libstdc++.so*", "libgcc_s.so*",
@@ -283,6 +289,7 @@ static json_t *library_patterns(const options *o, const tdb_python_info *py, con
     if (script_dir)
         tdb_vscode_find_libraries(script_dir, 0, libs, paths);
     free(libpython);
+    free(extensions);
     return libs;
 }
 
@@ -647,9 +654,10 @@ int cmd_vscode(int argc, char **argv)
                port ? "Python + C++" : "C++, gdb");
     else
         printf("In VS Code: Run and Debug, pick \"tdebug: %s (Python + C++)\", press F5.\n", label);
-    printf("gdb reads the symbols of every shared object under %s as it loads; for one built "
-           "elsewhere, add --lib NAME and run this again (or type '-exec sharedlibrary NAME' in the "
-           "Debug Console).\n", !strcmp(o.workspace, ".") ? "this folder" : o.workspace);
+    printf("gdb reads the symbols of every shared object under %s and of every Python extension "
+           "module as they load; for another library, add --lib NAME and run this again (or type "
+           "'-exec sharedlibrary NAME' in the Debug Console).\n",
+           !strcmp(o.workspace, ".") ? "this folder" : o.workspace);
     rc = TDB_EXIT_OK;
 cleanup:
     tdb_vscode_written_clear(&written[0]);

@@ -185,7 +185,8 @@ def test_torch_src_maps_where_torch_was_built(tdebug, ws, tmp_path):
 def test_every_configuration_validates(tdebug, ws, tmp_path, procs, schemas):
     src = tmp_path / "src"
     src.mkdir()
-    vscode(tdebug, "--workspace", str(ws), "--program", "main.py", "--torch-src", str(src))
+    vscode(tdebug, "--workspace", str(ws), "--program", "main.py", "--torch-src", str(src),
+           "--args", "it's", "$HOME", "", "(x)", "caf\u00e9")
     vscode(tdebug, "--workspace", str(ws), "--module", "pkg.main", "--args", "1")
     port = free_port()
     target = procs.start([PYTHON, "-Xfrozen_modules=off", "-m", "debugpy", "--listen", f"127.0.0.1:{port}",

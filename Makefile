@@ -11,6 +11,9 @@
 #   make install     PREFIX=/usr/local (DESTDIR for staging)
 #   make asan        AddressSanitizer + UBSan build in build-asan/: unit tests,
 #                    then every fuzz target for FUZZ_SECONDS each (make fuzz)
+#   make pyhook-all  the Python breakpoint library for every pyenv CPython
+#                    3.8-3.13 present (build/pyhook/pyenv-3.X.Y/), besides
+#                    the one 'make' builds for $(PYTHON) (build/pyhook/)
 #
 # Knobs (make VAR=value):
 #   PYTHON=/usr/bin/python3  the interpreter tdebug targets and builds its
@@ -60,10 +63,9 @@ PY_LIBPC     := $(word 2,$(PY_INFO))
 PY_EXT       := $(word 3,$(PY_INFO))
 PY_PC        := PKG_CONFIG_PATH=$(PY_LIBPC) pkg-config
 PY_CFLAGS    := $(shell $(PY_PC) --cflags python-$(PY_VERSION) 2>/dev/null)
+# CPython's internal headers: only the Python breakpoint library, which runs
+# inside the interpreter, compiles against them (lib/pyhook/).
 PY_INCDIR    := $(patsubst -I%,%,$(firstword $(filter -I%,$(PY_CFLAGS))))
-# CPython's internal headers, for reading interpreter state from memory with
-# the target's own struct layouts (src/pyframes.c).
-PY_CORE_CFLAGS := $(PY_CFLAGS) -I$(PY_INCDIR)/internal -DPy_BUILD_CORE
 
 JANSSON_CFLAGS := $(shell pkg-config --cflags jansson 2>/dev/null)
 JANSSON_LIBS   := $(shell pkg-config --libs jansson 2>/dev/null)
@@ -101,6 +103,9 @@ CORE_SRC := $(sort $(wildcard gdb/*.c vscode/*.c) lib/preload_config.c \
 PRELOAD_SRC := $(sort $(wildcard lib/*.c))
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
+# Test drivers the end-to-end tests run (tests/tools/NAME.c -> $(B)/tests/tools/NAME).
+TOOL_SRC := $(sort $(wildcard tests/tools/*.c))
+TOOL_BIN := $(patsubst tests/tools/%.c,$(B)/tests/tools/%,$(TOOL_SRC))
 
 obj = $(patsubst %.c,$(B)/obj/%.o,$(1))
 CORE_OBJ := $(call obj,$(CORE_SRC))
@@ -114,20 +119,29 @@ EXECHELP := $(B)/tdebug-exec
 PYEXT    := $(B)/python/tdebug/_tdebug$(PY_EXT)
 PYPKG_SRC := $(wildcard python/tdebug/*.py)
 PYPKG    := $(patsubst python/%,$(B)/python/%,$(PYPKG_SRC))
+# The library tdebug loads into a Python process for Python breakpoints and
+# stepping (lib/pyhook/, contract lib/tdebug_pyhook.h): one per CPython
+# version, built against that version's internal headers, linked against no
+# libpython (its Py* symbols resolve in the process).
+PYHOOK   := $(B)/pyhook/libtdebug-pyhook-cpython-$(subst .,,$(PY_VERSION)).so
+PYHOOK_SRC := lib/pyhook/pyhook.c
+PYHOOK_CFLAGS = -std=gnu11 $(WARN) -Wno-missing-prototypes -D_GNU_SOURCE -Ilib -O2 -g \
+            -fPIC -fvisibility=hidden -fno-strict-aliasing
+PYENV_ROOT ?= $(shell pyenv root 2>/dev/null || echo $$HOME/.pyenv)
 
-.PHONY: all deps test unit e2e demo bench install uninstall asan fuzz clean samples
+.PHONY: all deps test unit e2e demo bench install uninstall asan fuzz clean samples pyhook-all
 
 all: $(TDEBUG) $(EXECHELP) $(if $(PRELOAD_SRC),$(PRELOAD)) \
-     $(if $(wildcard python/_tdebug.c),$(PYEXT)) $(PYPKG) samples
+     $(if $(wildcard python/_tdebug.c),$(PYEXT)) $(PYPKG) $(PYHOOK) samples
 
 $(B)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(quiet) CC $<
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
-# Only the CPython memory reader sees the interpreter's internal headers.
-$(B)/obj/src/pyframes.o: ALL_CFLAGS += $(PY_CORE_CFLAGS)
-$(B)/obj/src/unwind.o: ALL_CFLAGS += $(DW_CFLAGS)
+# No CPython header is needed to read CPython: src/pyframes.c takes every
+# layout from src/pyoffsets_table.c (tools/pyoffsets/generate.sh).
+$(B)/obj/src/unwind.o $(B)/obj/src/core.o: ALL_CFLAGS += $(DW_CFLAGS)
 
 $(B)/libtdebug.a: $(CORE_OBJ)
 	$(quiet) AR $@
@@ -164,6 +178,26 @@ $(PYEXT): python/_tdebug.c lib/preload_announce.c
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) $(PY_CFLAGS) -fPIC -fvisibility=hidden -shared \
 	    -MF $(B)/obj/python/_tdebug.d -o $@ $(filter %.c,$^)
 
+$(PYHOOK): $(PYHOOK_SRC) lib/tdebug_pyhook.h
+	@mkdir -p $(dir $@)
+	$(quiet) PYHOOK $@
+	$(Q)$(CC) $(PYHOOK_CFLAGS) $(PY_CFLAGS) -I$(PY_INCDIR)/internal -DPy_BUILD_CORE -shared \
+	    -o $@ $(PYHOOK_SRC)
+
+# Every pyenv CPython 3.8+ with headers: build/pyhook/pyenv-3.X.Y/...-3X.so
+pyhook-all: $(PYHOOK)
+	$(Q)for v in $(wildcard $(PYENV_ROOT)/versions/3.*); do \
+	    inc=$$(ls -d $$v/include/python3.* 2>/dev/null | head -1); \
+	    [ -n "$$inc" ] || continue; \
+	    x=$${inc##*/python}; case $$x in 3.[0-7]|3.[0-7]m) continue;; esac; \
+	    out=$(B)/pyhook/pyenv-$${v##*/}/libtdebug-pyhook-cpython-$$(echo $$x | tr -d .).so; \
+	    if [ ! -e $$out ] || [ $(PYHOOK_SRC) -nt $$out ] || [ lib/tdebug_pyhook.h -nt $$out ]; then \
+	        mkdir -p $$(dirname $$out); printf '  %-7s %s\n' PYHOOK $$out; \
+	        $(CC) $(PYHOOK_CFLAGS) -I$$inc -I$$inc/internal -DPy_BUILD_CORE -shared \
+	            -o $$out $(PYHOOK_SRC) || exit 1; \
+	    fi; \
+	done
+
 $(B)/python/%.py: python/%.py
 	@mkdir -p $(dir $@)
 	$(Q)cp $< $@
@@ -182,27 +216,32 @@ $(B)/tests/%: tests/unit/%.c $(B)/libtdebug.a
 	$(Q)$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) -Itests/unit -o $@ $< \
 	    $(B)/libtdebug.a $(LIBS) $(READLINE_LIBS) $(CMOCKA_LIBS) $(ALL_LDFLAGS)
 
+$(B)/tests/tools/%: tests/tools/%.c $(B)/libtdebug.a
+	@mkdir -p $(dir $@)
+	$(quiet) TOOL $@
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libtdebug.a $(LIBS) $(ALL_LDFLAGS)
+
 deps:
 	$(Q)tools/deps.sh
 
 unit: $(UNIT_BIN)
 	$(Q)B=$(B) tests/run-unit $(UNIT_BIN)
 
-e2e: all
+e2e: all pyhook-all $(TOOL_BIN)
 	$(Q)B=$(abspath $(B)) TDEBUG_PYTHON=$(PYTHON) $(PYTHON) -m pytest -ra \
 	    -p no:cacheprovider tests/e2e $(PYTEST_ARGS)
 
 # 'make test' is what CI runs: install what is missing, build with -Werror,
 # run everything, and end with one summary line.
 test: deps
-	$(Q)$(MAKE) --no-print-directory all $(UNIT_BIN)
+	$(Q)$(MAKE) --no-print-directory all pyhook-all $(UNIT_BIN) $(TOOL_BIN)
 	$(Q)B=$(B) PYTHON=$(PYTHON) PYTEST_ARGS="$(PYTEST_ARGS)" tests/run-all $(UNIT_BIN)
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(TDEBUG) tour --batch
 
-bench: all
+bench: all $(TOOL_BIN)
 	$(Q)for s in $(sort $(wildcard bench/*.py)); do case $$s in */benchlib.py) continue;; esac; B=$(abspath $(B)) PYTHON=$(PYTHON) $(PYTHON) $$s || exit 1; done
 	$(Q)for s in $(sort $(wildcard bench/*.sh)); do B=$(abspath $(B)) PYTHON=$(PYTHON) $$s || exit 1; done
 
@@ -228,6 +267,8 @@ install: all
 	install -m 755 $(TDEBUG) "$(DESTDIR)$(BINDIR)/tdebug"
 	install -m 755 $(EXECHELP) "$(DESTDIR)$(LIBDIR)/tdebug-exec"
 	install -m 644 $(PRELOAD) "$(DESTDIR)$(LIBDIR)/libtdebug-preload.so"
+	cd $(B)/pyhook && for f in $$(find . -name 'libtdebug-pyhook-*.so'); do \
+	    install -D -m 644 $$f "$(DESTDIR)$(LIBDIR)/pyhook/$$f" || exit 1; done
 	install -m 644 doc/tdebug.1 "$(DESTDIR)$(MANDIR)/tdebug.1"
 	$(if $(wildcard $(B)/python/tdebug),mkdir -p "$(DESTDIR)$(LIBDIR)/tdebug" && \
 	    cp $(B)/python/tdebug/*.py $(B)/python/tdebug/*.so "$(DESTDIR)$(LIBDIR)/tdebug/" && \

@@ -45,33 +45,14 @@ static int peek(const cursor *c)
     return c->pos < c->len ? (unsigned char)c->s[c->pos] : -1;
 }
 
-/* Make a JSON string of arbitrary bytes, replacing each byte that is not
- * part of valid UTF-8 with U+FFFD, so every record can be serialised. */
-static json_t *json_bytes(const char *s, size_t n)
+json_t *tdb_mi_json_bytes(const char *s, size_t n)
 {
     tdb_buf b = TDB_BUF_INIT;
     size_t i = 0;
 
     while (i < n) {
-        unsigned char ch = (unsigned char)s[i];
-        size_t need = ch < 0x80 ? 1 : (ch & 0xe0) == 0xc0 ? 2 : (ch & 0xf0) == 0xe0 ? 3
-                      : (ch & 0xf8) == 0xf0 ? 4 : 0;
-        int ok = need > 0 && i + need <= n;
-        for (size_t k = 1; ok && k < need; k++)
-            ok = ((unsigned char)s[i + k] & 0xc0) == 0x80;
-        if (ok && need == 2 && ch < 0xc2)
-            ok = 0; /* overlong */
-        if (ok && need == 3) {
-            unsigned char c1 = (unsigned char)s[i + 1];
-            if ((ch == 0xe0 && c1 < 0xa0) || (ch == 0xed && c1 >= 0xa0))
-                ok = 0; /* overlong or surrogate */
-        }
-        if (ok && need == 4) {
-            unsigned char c1 = (unsigned char)s[i + 1];
-            if ((ch == 0xf0 && c1 < 0x90) || ch > 0xf4 || (ch == 0xf4 && c1 >= 0x90))
-                ok = 0;
-        }
-        if (ok) {
+        size_t need = tdb_utf8_seq_len(s + i, n - i);
+        if (need) {
             tdb_buf_add(&b, s + i, need);
             i += need;
         } else {
@@ -150,7 +131,7 @@ static json_t *parse_cstring(cursor *c)
     json_t *v = NULL;
 
     if (parse_cstring_raw(c, &b) == 0)
-        v = json_bytes(tdb_buf_str(&b), b.len);
+        v = tdb_mi_json_bytes(tdb_buf_str(&b), b.len);
     tdb_buf_free(&b);
     return v;
 }
@@ -365,7 +346,11 @@ tdb_mi_record *tdb_mi_parse_line(const char *line, size_t len)
             fail(&c, "token too long");
             return error_record(line, len, &c);
         }
-        token = strtol(line + start, NULL, 10);
+        /* By hand: LINE need not be NUL-terminated at LEN (strtol would
+         * read on past an all-digit line), and 18 digits fit a long. */
+        token = 0;
+        for (size_t i = start; i < c.pos; i++)
+            token = token * 10 + (line[i] - '0');
     }
 
     int ch = peek(&c);
@@ -549,10 +534,10 @@ json_t *tdb_mi_record_to_json(const tdb_mi_record *r)
     case TDB_MI_CONSOLE:
     case TDB_MI_TARGET:
     case TDB_MI_LOG:
-        json_object_set_new(o, "text", json_bytes(r->text, r->text_len));
+        json_object_set_new(o, "text", tdb_mi_json_bytes(r->text, r->text_len));
         break;
     case TDB_MI_ERROR:
-        json_object_set_new(o, "line", json_bytes(r->line, strlen(r->line)));
+        json_object_set_new(o, "line", tdb_mi_json_bytes(r->line, strlen(r->line)));
         json_object_set_new(o, "message", json_string(r->text));
         break;
     case TDB_MI_PROMPT:

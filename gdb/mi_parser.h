@@ -82,6 +82,11 @@ const char *tdb_mi_kind_name(tdb_mi_kind k);
  * "line":..., "message":...}.  New reference. */
 json_t *tdb_mi_record_to_json(const tdb_mi_record *r);
 
+/* A JSON string (new reference) of N arbitrary bytes: each byte that is
+ * not part of valid UTF-8 becomes U+FFFD, so the value always serialises
+ * (gdb's c-strings here; strings read from a process's memory elsewhere). */
+json_t *tdb_mi_json_bytes(const char *s, size_t n);
+
 /* The string under KEY of object OBJ (NULL when absent or not a string).
  * Borrowed: valid while OBJ lives. */
 const char *tdb_mi_str(const json_t *obj, const char *key);

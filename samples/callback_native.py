@@ -11,9 +11,8 @@ trampoline, the C loop, the bindings, this file's Python frames.
 Try (P=/usr/bin/python3; build first with 'make'):
 
     tdebug run -b tt_native_add -- P samples/callback_native.py
-                                                             [being built: issue 2]
     gdb -ex 'set breakpoint pending on' -ex 'break tt_native_add' -ex run -ex bt \\
-        --args P samples/callback_native.py                  [works today]
+        --args P samples/callback_native.py
 
 Prints tensor([3., 5., 7.]).
 """

@@ -11,10 +11,9 @@ Try (P=/usr/bin/python3; build first with 'make'):
 
     tdebug run -- P samples/crash_native.py      stops at the signal with the
                                                  mixed Python/C stack
-                                                 [being built: issues 2 and 7]
     gdb -ex run -ex bt --args P samples/crash_native.py
-                                                 native frames only [works today]
-    P -X faulthandler samples/crash_native.py    Python frames only [works today]
+                                                 native frames only
+    P -X faulthandler samples/crash_native.py    Python frames only
 
 Ends killed by SIGSEGV (a shell shows exit status 139).
 """

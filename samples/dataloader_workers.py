@@ -9,8 +9,8 @@ worker's.
 While it runs, from another terminal (P=/usr/bin/python3):
 
     tdebug stacks --children PID        the stacks of the main process and
-                                        of every worker   [being built: issue 7]
-    ps --ppid PID                       the workers        [works today]
+                                        of every worker
+    ps --ppid PID                       the workers
 
 Options: --seconds S (how long the workers stay busy), --workers N.
 """

@@ -9,10 +9,9 @@ usually does, so no Python code runs again in this process.
 Run it, note the pid it prints, then from another terminal
 (P=/usr/bin/python3; build first with 'make'):
 
-    tdebug attach PID                   [being built: issue 3]
+    tdebug attach PID
     tdebug stacks PID                   every thread, Python and native frames
-                                        [being built: issue 7]
-    gdb -p PID -batch -ex 'thread apply all bt'     [works today]
+    gdb -p PID -batch -ex 'thread apply all bt'
 
 It never ends by itself: stop it with Ctrl-C or 'kill PID'.
 """

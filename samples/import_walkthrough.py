@@ -15,13 +15,11 @@
 Debian's torch has no debug info: the same steps at source level are in
 tinytensor_walkthrough.py.  Try (P=/usr/bin/python3):
 
-    tdebug tour                                              [works]
+    tdebug tour
     tdebug run --stop-at-import torch._C -- P samples/import_walkthrough.py
-                                                             [being built: issue 2]
     tdebug run -b 'at::_ops::add_Tensor::call' -- P samples/import_walkthrough.py
-                                                             [being built: issue 2]
     gdb -ex 'set breakpoint pending on' -ex 'break PyInit__C' -ex run -ex bt \\
-        --args P samples/import_walkthrough.py               [works today]
+        --args P samples/import_walkthrough.py
 
 Prints tensor([2., 2.]).
 """

@@ -19,13 +19,11 @@ source line (samples/tinytensor/csrc/...):
 Build first with 'make' (or make -C samples/tinytensor OUT=DIR and
 PYTHONPATH=DIR).  Try (P=/usr/bin/python3):
 
-    tdebug tour tinytensor                                   [works]
+    tdebug tour tinytensor
     tdebug run --stop-at-import tinytensor._C -- P samples/tinytensor_walkthrough.py
-                                                             [being built: issue 2]
     tdebug run -b tt_native_add -- P samples/tinytensor_walkthrough.py
-                                                             [being built: issue 2]
     gdb -ex 'set breakpoint pending on' -ex 'break tt_native_add' -ex run -ex bt \\
-        --args P samples/tinytensor_walkthrough.py           [works today]
+        --args P samples/tinytensor_walkthrough.py
 
 Prints tensor([2., 2.]).
 """

@@ -13,7 +13,15 @@ typedef struct tdb_command {
     int (*fn)(int argc, char **argv);
     const char *summary; /* one line for 'tdebug --help' */
     const char *usage;   /* the whole 'tdebug NAME --help' text */
+    int checks_usage;    /* honours tdb_check_usage_only */
 } tdb_command;
+
+/* Set by 'tdebug --check-usage COMMAND ARGS...': the command parses and
+ * checks its arguments as it always does (a usage error prints and exits
+ * 2), then returns TDB_EXIT_OK instead of doing anything: no program is
+ * run, no file looked at, nothing written.  Tests run every command the
+ * tours and the docs recommend through it. */
+extern int tdb_check_usage_only;
 
 /* Look a command up by name; NULL when there is none. */
 const tdb_command *tdb_find_command(const char *name);
@@ -22,8 +30,11 @@ const tdb_command *tdb_find_command(const char *name);
  * returns TDB_EXIT_USAGE. */
 int tdb_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-/* Print the command's usage text on stdout; returns TDB_EXIT_OK. */
+/* Print the command's usage text on stdout, then the exit status table;
+ * returns TDB_EXIT_OK. */
 int tdb_print_usage(const char *cmd);
+/* The exit status table every --help ends with (tdebug(1): EXIT STATUS). */
+extern const char tdb_exit_status_help[];
 /* Print DOC (a reference the call steals) on stdout as indented JSON,
  * keys in insertion order: every command's --json output. */
 struct json_t;

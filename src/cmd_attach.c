@@ -4,11 +4,11 @@
  * process the preloaded library paused at torch._C to announce itself,
  * then stop it in PyInit__C.  Parses and checks the command line, refuses
  * early what cannot work (with the reason and what to do), and leaves the
- * session to src/debugger.c (src/paused.c for --wait).
+ * session to src/cli.c and src/session.c (src/paused.c for --wait).
  */
 #include "cmd.h"
 #include "common.h"
-#include "debugger.h"
+#include "cli.h"
 #include "paused.h"
 #include "preload.h"
 #include "ptrace_check.h"
@@ -52,6 +52,7 @@ const char cmd_attach_usage[] =
     "                           process paused at (torch._C)\n"
     "  --stop-at-load MODULE    stop when the process maps MODULE's file\n"
     "  -b, --break LOCATION     a gdb breakpoint: FUNCTION, FILE:LINE, *ADDRESS\n"
+    "                           (native code, as with 'tdebug run')\n"
     "  --symbols REGEX          also read libraries matching REGEX (basic regex)\n"
     "  --all-symbols            let gdb read every library (its slow default)\n"
     "  --batch                  print stops and backtraces; with no stops asked\n"
@@ -60,14 +61,14 @@ const char cmd_attach_usage[] =
     "  (default)                a (tdebug) prompt, stopped where it was\n"
     "  --raw                    keep CPython's plumbing frames in stacks\n"
     "  --cpython-symbols        let gdb read CPython's debug info too (slower)\n"
-    "  --raw                    keep CPython's plumbing frames in stacks\n"
-    "  --cpython-symbols        let gdb read CPython's debug info too (slower)\n"
+    "  -x, --commands FILE      at each stop run the next line of FILE as if typed\n"
+    "                           at the prompt; when FILE is done, go on as --batch\n"
     "  -v, --verbose            show gdb's own messages\n"
     "  -h, --help               this text\n"
     "\n"
-    "Exit status: 0 done and detached; 1 refused (the reason is printed), a\n"
-    "requested stop cannot happen, or --timeout passed; 2 usage; 125 gdb\n"
-    "failed; 130 interrupted (also while waiting).  A paused process tdebug\n"
+    "Exit status: 0 once detached (after 'quit', the end of piped commands, or\n"
+    "--batch); 1 when the process is refused (the reason is printed), a\n"
+    "requested stop cannot happen, or --timeout passed.  A paused process tdebug\n"
     "cannot attach to goes on by itself after its own timeout (tdebug env -t).\n"
     "\n"
     "Examples:\n"
@@ -196,7 +197,7 @@ int cmd_attach(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     tdb_session_options opts = {.output = TDB_OUTPUT_INTERACTIVE};
-    tdb_session *s = NULL;
+    tdb_cli *s = NULL;
     tdb_error err = {0};
     tdb_resolution target = {0};
     int status = TDB_EXIT_USAGE, c, wait = 0;
@@ -206,7 +207,7 @@ int cmd_attach(int argc, char **argv)
     long pid = 0;
 
     optind = 1;
-    while ((c = tdb_session_getopt("attach", argc, argv, "+:b:vhwt:", longopts, &opts, &status)) !=
+    while ((c = tdb_session_getopt("attach", argc, argv, "+:b:x:vhwt:", longopts, &opts, &status)) !=
            -1) {
         if (c == TDB_GETOPT_DONE)
             goto cleanup;
@@ -234,6 +235,10 @@ int cmd_attach(int argc, char **argv)
         status = tdb_usage_error("attach", "'%s' is not a process id", argv[optind]);
         goto cleanup;
     }
+    if (tdb_check_usage_only) {
+        status = TDB_EXIT_OK;
+        goto cleanup;
+    }
     if (wait) {
         /* A given PID is checked once it has paused (it may change till
          * then); only one that cannot pause at all is refused now. */
@@ -257,18 +262,18 @@ int cmd_attach(int argc, char **argv)
     if (target.note)
         fprintf(stderr, "tdebug: %s\n", target.note);
 
-    s = tdb_session_new(&opts, &err);
+    s = tdb_cli_new(&opts, &err);
     if (!s) {
         status = tdb_error_exit(&err);
         goto cleanup;
     }
-    status = tdb_session_attach(s, target.pid, &err);
+    status = tdb_cli_attach(s, target.pid, NULL, &err);
     explain_refusal(target.pid, &err);
     if (err.set)
         tdb_print_error(&err);
 cleanup:
     tdb_resolution_release(&target);
-    tdb_session_free(s);
+    tdb_cli_free(s);
     json_decref(announcement);
     tdb_session_options_release(&opts);
     return status;

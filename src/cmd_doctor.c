@@ -35,8 +35,8 @@ const char cmd_doctor_usage[] =
     "\n"
     "Environment: TDEBUG_GDB (the gdb to check), TDEBUG_PYTHON.\n"
     "\n"
-    "Exit status: 0 nothing blocks mixed debugging (warnings allowed);\n"
-    "1 at least one failure; 2 usage error.\n";
+    "Exit status: 0 nothing blocks mixed debugging (warnings allowed); 1 at\n"
+    "least one failure.\n";
 
 static const struct option options[] = {
     {"json", no_argument, NULL, 'j'},
@@ -85,6 +85,8 @@ int cmd_doctor(int argc, char **argv)
     }
     if (optind < argc)
         return tdb_usage_error("doctor", "unexpected argument '%s'", argv[optind]);
+    if (tdb_check_usage_only)
+        return TDB_EXIT_OK;
     if (!python && pid > 0)
         python = pid_python = python_of_pid(pid);
     opt.python = tdb_target_python(python);

@@ -60,7 +60,8 @@ const char cmd_env_usage[] =
     "Release a waiting process by hand in gdb:\n"
     "    gdb -p PID -ex 'set var tdebug_preload_release = 1' -ex continue\n"
     "\n"
-    "Exit status: 0 printed, 2 bad option, 125 the library is not built.\n";
+    "Exit status: 0 printed; 125 the preloaded library is not built or\n"
+    "installed.\n";
 
 static void print_shell(const json_t *env, const json_t *stale, const char *announce)
 {
@@ -163,6 +164,8 @@ int cmd_env(int argc, char **argv)
                                                       &err) < 0)
             return tdb_usage_error("env", "invalid %s '%s': %s", checks[i].option,
                                    *checks[i].value, err.msg);
+    if (tdb_check_usage_only)
+        return TDB_EXIT_OK;
 
     library = tdb_preload_library(&err);
     if (!library) {
@@ -176,9 +179,17 @@ int cmd_env(int argc, char **argv)
                               (unsigned long)getuid()))
         announce[0] = '\0';
     if (json) {
-        json_t *out = json_pack("{s:O,s:O,s:s?}", "set", env, "unset", stale, "announce",
-                                announce[0] ? announce : NULL);
-        tdb_print_json(out);
+        /* The values are bytes: escaped by the one convention when they
+         * are not UTF-8 (NAME_escaped beside NAME). */
+        json_t *set = json_object(), *out = json_object();
+        const char *name;
+        json_t *v;
+        json_object_foreach(env, name, v)
+            tdb_json_set_str(set, name, json_string_value(v));
+        json_object_set_new(out, "set", set);
+        json_object_set(out, "unset", stale);
+        tdb_json_set_str(out, "announce", announce[0] ? announce : NULL);
+        tdb_print_json(tdb_json_versioned(out));
     } else {
         print_shell(env, stale, announce[0] ? announce : NULL);
     }

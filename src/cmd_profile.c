@@ -16,13 +16,16 @@
 
 const char cmd_profile_usage[] =
     "usage: tdebug profile --torch[=MODE] [--torch-src DIR] [--debinfo FILES]\n"
-    "                      [--jobs N] [--cuda] [--full] [--format sh|json]\n"
-    "       tdebug profile --setuptools [--format sh|json]\n"
-    "       tdebug profile --check [--json] [--python PYTHON] [--debug-dir DIRS]\n"
-    "                      [--pid PID] [TARGET...]\n"
+    "                      [--jobs N] [--cuda] [--full] [--json]\n"
+    "       tdebug profile --setuptools [--json]\n"
+    "       tdebug profile --check [--json] [--no-deps] [--python PYTHON]\n"
+    "                      [--debug-dir DIRS] [--pid PID] [TARGET...]\n"
     "\n"
     "Print the environment for a debuggable build, one 'export' a line, each\n"
     "with a comment saying why; load it with eval \"$(tdebug profile ...)\".\n"
+    "For PyTorch it also says what the build costs (sources, disk, time: from\n"
+    "published measurements, named, scaled to MAX_JOBS) and whether the\n"
+    "checkout (--torch-src, or the current directory) has its git submodules.\n"
     "\n"
     "  --torch[=MODE]     building PyTorch from source (variables its setup.py\n"
     "                     reads; PyTorch 2.1 or newer).  MODE is one of\n"
@@ -37,22 +40,27 @@ const char cmd_profile_usage[] =
     "  --full             keep the optional components (tests, distributed, ...)\n"
     "  --setuptools       any C/C++ extension: CFLAGS, CXXFLAGS, LDFLAGS for\n"
     "                     -O0 -g3 -fno-omit-frame-pointer and a gdb index\n"
-    "  --format sh|json   shell exports (default) or one JSON document\n"
+    "  --json             one JSON document instead of shell exports (with\n"
+    "                     --check: instead of text)\n"
+    "  --format sh|json   the same choice by its older name (sh: the default)\n"
     "\n"
     "  --check            inspect each TARGET (an ELF file, a module name like\n"
-    "                     torch._C, or --pid PID's objects) and say whether it is\n"
-    "                     really debuggable: DWARF present, unoptimised, indexed\n"
-    "  --json             with --check: JSON instead of text\n"
+    "                     torch._C, a library name, or --pid PID's objects), and\n"
+    "                     the libraries it loads, as 'tdebug inspect' does, and\n"
+    "                     say whether each is really debuggable: DWARF present,\n"
+    "                     unoptimised, indexed\n"
+    "  --no-deps          with --check: only the objects named\n"
     "  --python PYTHON    with --check: resolves module names (default:\n"
     "                     $TDEBUG_PYTHON, else " TDB_PYTHON ")\n"
     "  --debug-dir DIRS   with --check: where separate debug files live\n"
     "  -h, --help         show this help\n"
     "\n"
     "Exit status: 0 the profile was printed, or every target is debuggable;\n"
-    "1 a target is not debuggable (or cannot be inspected); 2 usage error.\n";
+    "1 a target is not debuggable (or cannot be inspected).\n";
 
 enum { OPT_TORCH = 256, OPT_TORCH_SRC, OPT_DEBINFO, OPT_JOBS, OPT_CUDA, OPT_FULL,
-       OPT_SETUPTOOLS, OPT_FORMAT, OPT_CHECK, OPT_JSON, OPT_PYTHON, OPT_DEBUG_DIR, OPT_PID };
+       OPT_SETUPTOOLS, OPT_FORMAT, OPT_CHECK, OPT_JSON, OPT_PYTHON, OPT_DEBUG_DIR, OPT_PID,
+       OPT_NO_DEPS };
 
 static const struct option options[] = {
     {"torch", optional_argument, NULL, OPT_TORCH},
@@ -68,6 +76,7 @@ static const struct option options[] = {
     {"python", required_argument, NULL, OPT_PYTHON},
     {"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
     {"pid", required_argument, NULL, OPT_PID},
+    {"no-deps", no_argument, NULL, OPT_NO_DEPS},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -190,14 +199,15 @@ static int judge(const tdb_elf_report *r, check_line out[3])
 }
 
 static int run_check(int argc, char **argv, int first, const char *python, const char *dirs,
-                     long pid, int json)
+                     long pid, int json, int no_deps)
 {
     int status = TDB_EXIT_OK;
     json_t *objects = json_array(), *errors = json_array();
     tdb_elf_options opt = {.debug_dirs = dirs};
     size_t n = 0;
     tdb_target *t = tdb_resolve_targets(argv + first, (size_t)(argc - first), python,
-                                        (pid_t)(pid > 0 ? pid : 0), TDB_PID_MATTERS, &n);
+                                        (pid_t)(pid > 0 ? pid : 0), TDB_PID_MATTERS,
+                                        no_deps ? 0 : TDB_TARGETS_NEEDED, &n);
 
     for (size_t i = 0; i < n; i++) {
         tdb_elf_report *r = tdb_target_inspect(&t[i], &opt, errors);
@@ -212,13 +222,21 @@ static int run_check(int argc, char **argv, int first, const char *python, const
             status = TDB_EXIT_FAIL;
         if (json) {
             json_t *checks = json_array();
-            for (int k = 0; k < 3; k++)
-                json_array_append_new(checks, json_pack("{s:s, s:s, s:s, s:o}", "check",
-                    lines[k].what, "status", lines[k].status, "detail", lines[k].detail,
-                    "remedy", lines[k].remedy ? json_string(lines[k].remedy) : json_null()));
-            json_array_append_new(objects, json_pack("{s:s, s:s, s:b, s:o}", "target", label,
-                                                     "path", r->realpath, "debuggable", pass,
-                                                     "checks", checks));
+            for (int k = 0; k < 3; k++) {
+                json_t *c = json_pack("{s:s, s:s}", "check", lines[k].what, "status",
+                                      lines[k].status);
+                tdb_json_set_str(c, "detail", lines[k].detail);
+                tdb_json_set_str(c, "remedy", lines[k].remedy);
+                json_array_append_new(checks, c);
+            }
+            json_t *o = json_object();
+            tdb_target_json(&t[i], o);
+            if (!strncmp(t[i].label, "pid ", 4))
+                tdb_json_set_str(o, "target", label);
+            tdb_json_set_str(o, "path", r->realpath);
+            json_object_set_new(o, "debuggable", json_boolean(pass));
+            json_object_set_new(o, "checks", checks);
+            json_array_append_new(objects, o);
         } else {
             if (strcmp(label, r->realpath))
                 printf("%s (%s)\n", label, r->realpath);
@@ -238,9 +256,9 @@ static int run_check(int argc, char **argv, int first, const char *python, const
         tdb_elf_report_free(r);
     }
     if (json) {
-        json_t *doc = json_pack("{s:i, s:o, s:o, s:b}", "version", 1, "objects", objects,
-                                "errors", errors, "debuggable", status == TDB_EXIT_OK);
-        tdb_print_json(doc);
+        tdb_print_json(tdb_json_versioned(json_pack("{s:o, s:o, s:b}", "objects", objects,
+                                                    "errors", errors, "debuggable",
+                                                    status == TDB_EXIT_OK)));
     } else {
         tdb_print_errors(errors);
         json_decref(objects);
@@ -272,7 +290,7 @@ static void split_debinfo(const char *arg, char ***list, size_t *n)
 int cmd_profile(int argc, char **argv)
 {
     tdb_profile_options o = {0};
-    int torch = 0, mode_given = 0, check = 0, json_out = 0, format_json = 0, c;
+    int torch = 0, mode_given = 0, check = 0, json_out = 0, format_json = 0, no_deps = 0, c;
     const char *python = NULL, *dirs = NULL, *format = NULL;
     char **debinfo = NULL;
     size_t n_debinfo = 0;
@@ -310,6 +328,7 @@ int cmd_profile(int argc, char **argv)
         case OPT_JSON: json_out = 1; break;
         case OPT_PYTHON: python = optarg; break;
         case OPT_DEBUG_DIR: dirs = optarg; break;
+        case OPT_NO_DEPS: no_deps = 1; break;
         case OPT_PID:
             if (tdb_parse_long(optarg, 1, 0x7fffffff, &pid) < 0) {
                 tdb_usage_error("profile", "--pid wants a process id, not '%s'", optarg);
@@ -332,7 +351,9 @@ int cmd_profile(int argc, char **argv)
                                        "or --pid PID");
             goto cleanup;
         }
-        status = run_check(argc, argv, optind, tdb_target_python(python), dirs, pid, json_out);
+        status = tdb_check_usage_only ? TDB_EXIT_OK
+                                      : run_check(argc, argv, optind, tdb_target_python(python),
+                                                  dirs, pid, json_out, no_deps);
         goto cleanup;
     }
     if (optind < argc) {
@@ -344,16 +365,20 @@ int cmd_profile(int argc, char **argv)
                             argv[optind]);
         goto cleanup;
     }
-    if (json_out || pid || dirs) {
-        tdb_usage_error("profile", "--json, --pid and --debug-dir go with --check (for the "
-                                   "profile itself: --format json)");
+    if (pid || dirs || no_deps) {
+        tdb_usage_error("profile", "--pid, --debug-dir and --no-deps go with --check");
         goto cleanup;
     }
     if (format && strcmp(format, "sh") && strcmp(format, "json")) {
         tdb_usage_error("profile", "--format is sh or json, not '%s'", format);
         goto cleanup;
     }
-    format_json = format && !strcmp(format, "json");
+    if (json_out && format && !strcmp(format, "sh")) {
+        tdb_usage_error("profile", "choose one: --json or --format sh");
+        goto cleanup;
+    }
+    /* --json as every command has it; --format json is the older name. */
+    format_json = json_out || (format && !strcmp(format, "json"));
     if (debinfo && !torch)
         torch = 1;
     if (torch && o.setuptools) {
@@ -383,6 +408,10 @@ int cmd_profile(int argc, char **argv)
         goto cleanup;
     }
     o.debinfo = debinfo;
+    if (tdb_check_usage_only) {
+        status = TDB_EXIT_OK;
+        goto cleanup;
+    }
 
     tdb_machine m;
     tdb_machine_probe("", &m);

@@ -18,13 +18,16 @@
 #include <unistd.h>
 
 const char cmd_ps_usage[] =
-    "usage: tdebug ps [--all] [--json]\n"
+    "usage: tdebug ps [--all] [--wide] [--json]\n"
     "   or: tdebug ps --check PID [--json]\n"
     "\n"
     "List the Python processes you can attach to: pid, parent, user, their part\n"
     "in a debugpy session, whether torch._C is loaded, whether tdebug can attach\n"
     "and who already traces them, and the command line (debugpy's path shown as\n"
-    ".../debugpy, access tokens elided, cut to the terminal's width).\n"
+    ".../debugpy, access tokens elided).  On a terminal each line fits its\n"
+    "width: the interpreter's directory, its options, debugpy's options, then\n"
+    "the program's arguments are shortened to '...', never the script's name;\n"
+    "with --wide, or when stdout is not a terminal, lines are whole.\n"
     "\n"
     "Roles (ROLE column):\n"
     "  adapter    debugpy's adapter: speaks DAP to the editor, runs no user code\n"
@@ -40,6 +43,7 @@ const char cmd_ps_usage[] =
     "Options:\n"
     "  -a, --all        also other users' Python processes, zombies, and ones\n"
     "                   tdebug cannot attach to (the ATTACH column says why)\n"
+    "  -w, --wide       whole command lines, however wide the terminal\n"
     "  -c, --check PID  say whether 'tdebug attach PID' can work: which process it\n"
     "                   would attach to, or why the kernel would refuse and what\n"
     "                   to do (exit 1)\n"
@@ -49,8 +53,8 @@ const char cmd_ps_usage[] =
     "                   object: {\"pid\", \"attach_pid\", \"ok\", \"reason\", \"message\", ...}\n"
     "  -h, --help       this text\n"
     "\n"
-    "Exit status: 0 listed (or PID can be attached); 1 PID cannot be attached;\n"
-    "2 usage; 125 /proc could not be read.\n"
+    "Exit status: 0 listed (or PID can be attached); 1 PID cannot be attached,\n"
+    "or /proc cannot be read.\n"
     "\n"
     "Examples:\n"
     "  tdebug ps\n"
@@ -123,72 +127,56 @@ static json_t *pid_array(const pid_t *v, size_t n)
     return a;
 }
 
-/* A JSON string for S (new reference), never NULL: command lines and
- * process names are bytes, and a byte that is not UTF-8 becomes U+FFFD
- * rather than losing the whole string. */
-static json_t *str_json(const char *s)
-{
-    if (!s)
-        return json_null();
-    json_t *v = json_string(s);
-    if (v)
-        return v;
-    tdb_buf b = TDB_BUF_INIT;
-    const unsigned char *p = (const unsigned char *)s;
-    while (*p) {
-        size_t n = *p < 0x80 ? 1 : (*p & 0xE0) == 0xC0 ? 2 : (*p & 0xF0) == 0xE0 ? 3
-                                 : (*p & 0xF8) == 0xF0 ? 4 : 0;
-        size_t k = 1;
-        while (n && k < n && (p[k] & 0xC0) == 0x80)
-            k++;
-        if (n && k == n) {
-            tdb_buf_add(&b, (const char *)p, n);
-            p += n;
-        } else {
-            tdb_buf_adds(&b, "\xef\xbf\xbd"); /* U+FFFD */
-            p++;
-        }
-    }
-    v = json_string(tdb_buf_str(&b));
-    tdb_buf_free(&b);
-    return v ? v : json_string("\xef\xbf\xbd"); /* overlong forms, surrogates */
-}
-
-/* New reference. */
+/* New reference.  Strings that are not UTF-8 (command lines, names, paths
+ * are bytes) are kept escaped, flagged KEY_escaped (tdb_json_set_str). */
 static json_t *row_json(const row *r)
 {
     const tdb_proc *p = r->p;
-    json_t *argv = json_array();
-    for (size_t i = 0; i < p->argc; i++)
-        json_array_append_new(argv, str_json(p->argv[i]));
     json_t *o = json_object();
     char state[2] = {p->state, '\0'};
     json_object_set_new(o, "pid", json_integer(p->pid));
     json_object_set_new(o, "ppid", json_integer(p->ppid));
     json_object_set_new(o, "uid", json_integer(p->uid));
-    json_object_set_new(o, "user", str_json(p->user));
-    json_object_set_new(o, "state", str_json(state));
-    json_object_set_new(o, "comm", str_json(p->comm));
-    json_object_set_new(o, "exe", str_json(p->exe));
-    json_object_set_new(o, "command", argv);
+    tdb_json_set_str(o, "user", p->user);
+    tdb_json_set_str(o, "state", state);
+    tdb_json_set_str(o, "comm", p->comm);
+    tdb_json_set_str(o, "exe", p->exe);
+    tdb_json_set_strv(o, "command", p->argv, p->argc);
     json_object_set_new(o, "role", json_string(tdb_role_name(p->role)));
-    json_object_set_new(o, "endpoint", str_json(p->endpoint));
+    tdb_json_set_str(o, "endpoint", p->endpoint);
     json_object_set_new(o, "debuggee",
                         r->resolved == 0 ? json_integer(r->res.pid) : json_null());
     if (r->resolved == 1)
         json_object_set_new(o, "candidates", pid_array(r->res.candidates, r->res.ncandidates));
     json_object_set_new(o, "torch", tristate_json(p->torch));
     json_object_set_new(o, "debugpy_loaded", tristate_json(p->pydevd));
-    json_object_set_new(o, "tracer",
-                        p->tracer_pid ? json_pack("{s:i, s:o}", "pid", (int)p->tracer_pid,
-                                                  "comm", str_json(p->tracer_comm))
-                                      : json_null());
+    json_t *tracer = json_null();
+    if (p->tracer_pid) {
+        tracer = json_pack("{s:i}", "pid", (int)p->tracer_pid);
+        tdb_json_set_str(tracer, "comm", p->tracer_comm);
+    }
+    json_object_set_new(o, "tracer", tracer);
     json_t *attach = json_pack("{s:b}", "ok", r->refusal == TDB_REFUSAL_NONE);
     if (r->refusal != TDB_REFUSAL_NONE) {
         json_object_set_new(attach, "reason", json_string(tdb_refusal_name(r->refusal)));
-        json_object_set_new(attach, "message", str_json(r->message));
+        tdb_json_set_str(attach, "message", r->message);
     }
     json_object_set_new(o, "attach", attach);
+    return o;
+}
+
+/* A process ps cannot tell is Python or not (its executable and maps are
+ * hidden, its names say nothing): an entry of "errors", so none is left
+ * out in silence.  New reference. */
+static json_t *unknown_json(const tdb_proc *p)
+{
+    json_t *o = json_pack("{s:i}", "pid", (int)p->pid);
+    tdb_json_set_str(o, "comm", p->comm);
+    char *msg = tdb_xasprintf("cannot tell whether pid %d is a Python process: its executable "
+                              "and memory maps cannot be read (%s)",
+                              (int)p->pid, p->exe_errno ? strerror(p->exe_errno) : "gone");
+    tdb_json_set_str(o, "error", msg);
+    free(msg);
     return o;
 }
 
@@ -202,11 +190,13 @@ static char *role_text(const row *r)
     return tdb_xstrdup(name);
 }
 
+/* The width lines must fit: the terminal's when stdout is one (its window
+ * size, else $COLUMNS, else 80); 0 (whole lines) for a pipe or a file. */
 static size_t terminal_width(void)
 {
     struct winsize ws;
     if (!isatty(STDOUT_FILENO))
-        return 0; /* a pipe gets whole command lines */
+        return 0;
     if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
         return ws.ws_col;
     const char *cols = getenv("COLUMNS");
@@ -214,28 +204,59 @@ static size_t terminal_width(void)
     return cols && tdb_parse_long(cols, 20, 10000, &n) == 0 ? (size_t)n : 80;
 }
 
-static void print_table(row *rows, size_t n)
+enum { COL_PID, COL_PPID, COL_USER, COL_ROLE, COL_TORCH, COL_ATTACH, COL_TRACER, N_COLS };
+
+/* The cells of a row but its command (new strings). */
+static void row_cells(const row *r, char *cell[N_COLS])
 {
-    size_t width = terminal_width();
-    printf("%7s %7s %-10s %-16s %-5s %-13s %-14s %s\n", "PID", "PPID", "USER", "ROLE", "TORCH",
-           "ATTACH", "TRACER", "COMMAND");
+    const tdb_proc *p = r->p;
+    cell[COL_PID] = tdb_xasprintf("%d", (int)p->pid);
+    cell[COL_PPID] = tdb_xasprintf("%d", (int)p->ppid);
+    cell[COL_USER] = tdb_xstrdup(p->user ? p->user : "?");
+    cell[COL_ROLE] = role_text(r);
+    cell[COL_TORCH] = tdb_xstrdup(tristate_text(p->torch));
+    cell[COL_ATTACH] =
+        tdb_xstrdup(r->refusal == TDB_REFUSAL_NONE ? "yes" : tdb_refusal_name(r->refusal));
+    cell[COL_TRACER] = p->tracer_pid ? tdb_xasprintf("%d(%s)", (int)p->tracer_pid,
+                                                     p->tracer_comm ? p->tracer_comm : "?")
+                                     : tdb_xstrdup("-");
+}
+
+/* The table, each column as wide as its widest cell, the command in what
+ * is left of WIDTH (0: whole): shortened by tdb_proc_short_command(), which
+ * never cuts the script's name. */
+static void print_table(row *rows, size_t n, size_t width)
+{
+    static const char *const heads[N_COLS] = {"PID", "PPID", "USER", "ROLE", "TORCH", "ATTACH",
+                                              "TRACER"};
+    char *(*cells)[N_COLS] = tdb_xcalloc(n ? n : 1, sizeof(*cells));
+    int w[N_COLS];
+    size_t used = 0;
+
+    for (int c = 0; c < N_COLS; c++)
+        w[c] = (int)strlen(heads[c]);
     for (size_t i = 0; i < n; i++) {
-        const tdb_proc *p = rows[i].p;
-        char *role = role_text(&rows[i]);
-        char tracer[64] = "-";
-        if (p->tracer_pid)
-            snprintf(tracer, sizeof(tracer), "%d(%s)", (int)p->tracer_pid,
-                     p->tracer_comm ? p->tracer_comm : "?");
-        const char *attach =
-            rows[i].refusal == TDB_REFUSAL_NONE ? "yes" : tdb_refusal_name(rows[i].refusal);
-        int used = printf("%7d %7d %-10.10s %-16s %-5s %-13s %-14s ", (int)p->pid, (int)p->ppid,
-                          p->user, role, tristate_text(p->torch), attach, tracer);
-        size_t left = width && used > 0 && (size_t)used + 10 < width ? width - (size_t)used : 0;
-        char *cmd = tdb_proc_short_command(p, width ? (left ? left : 10) : 0);
-        printf("%s\n", cmd);
-        free(cmd);
-        free(role);
+        row_cells(&rows[i], cells[i]);
+        for (int c = 0; c < N_COLS; c++)
+            if ((int)strlen(cells[i][c]) > w[c])
+                w[c] = (int)strlen(cells[i][c]);
     }
+    for (int c = 0; c < N_COLS; c++)
+        used += (size_t)w[c] + 2;
+    printf("%*s  %*s  %-*s  %-*s  %-*s  %-*s  %-*s  COMMAND\n", w[0], heads[0], w[1], heads[1],
+           w[2], heads[2], w[3], heads[3], w[4], heads[4], w[5], heads[5], w[6], heads[6]);
+    for (size_t i = 0; i < n; i++) {
+        char **cell = cells[i];
+        /* At least 20 columns for the command, even if the line wraps. */
+        char *cmd = tdb_proc_short_command(rows[i].p, !width ? 0 : width > used + 20 ? width - used
+                                                                                   : 20);
+        printf("%*s  %*s  %-*s  %-*s  %-*s  %-*s  %-*s  %s\n", w[0], cell[0], w[1], cell[1], w[2],
+               cell[2], w[3], cell[3], w[4], cell[4], w[5], cell[5], w[6], cell[6], cmd);
+        free(cmd);
+        for (int c = 0; c < N_COLS; c++)
+            free(cell[c]);
+    }
+    free(cells);
 }
 
 /* Say once, on stderr, when the system keeps tdebug from attaching to
@@ -255,10 +276,11 @@ static void warn_environment(const tdb_tracer *tr)
                  strerror(tr->probe_errno));
 }
 
-static int list(tdb_proc_table *t, const tdb_tracer *tr, int all, int json)
+static int list(tdb_proc_table *t, const tdb_tracer *tr, int all, int json, int wide)
 {
     row *rows = tdb_xcalloc(t->n ? t->n : 1, sizeof(*rows));
     size_t n = 0;
+    json_t *errors = json_array();
 
     /* Snapshot the pointers first: resolving an adapter may add a process
      * to the table. */
@@ -267,6 +289,9 @@ static int list(tdb_proc_table *t, const tdb_tracer *tr, int all, int json)
     memcpy(procs, t->procs, count * sizeof(*procs));
     for (size_t i = 0; i < count; i++) {
         tdb_proc *p = procs[i];
+        if (p->python == TDB_UNKNOWN && !p->kernel_thread && p->tgid == p->pid &&
+            (all || p->uid == tr->uid))
+            json_array_append_new(errors, unknown_json(p));
         if (p->python != TDB_YES || p->kernel_thread || p->pid == tr->pid)
             continue;
         if (p->tgid != p->pid)
@@ -282,16 +307,23 @@ static int list(tdb_proc_table *t, const tdb_tracer *tr, int all, int json)
         json_t *arr = json_array();
         for (size_t i = 0; i < n; i++)
             json_array_append_new(arr, row_json(&rows[i]));
-        json_t *top = json_pack("{s:o}", "processes", arr);
-        tdb_print_json(top);
+        tdb_print_json(tdb_json_versioned(json_pack("{s:o, s:O}", "processes", arr, "errors",
+                                                    errors)));
     } else if (n) {
-        print_table(rows, n);
+        print_table(rows, n, wide ? 0 : terminal_width());
     } else {
         fprintf(stderr, "tdebug: no Python process you can attach to%s\n",
                 all ? "" : " ('tdebug ps --all' lists other users' too)");
     }
+    if (!json && json_array_size(errors))
+        tdb_warn("cannot tell whether %zu process%s %s Python: %s executable and memory maps "
+                 "cannot be read ('tdebug ps --json' lists them under \"errors\")",
+                 json_array_size(errors), json_array_size(errors) == 1 ? "" : "es",
+                 json_array_size(errors) == 1 ? "is" : "are",
+                 json_array_size(errors) == 1 ? "its" : "their");
     if (!json)
         warn_environment(tr);
+    json_decref(errors);
     for (size_t i = 0; i < n; i++)
         row_release(&rows[i]);
     free(rows);
@@ -310,18 +342,18 @@ static int check(tdb_proc_table *t, const tdb_tracer *tr, pid_t pid, int json)
     if (json) {
         json_t *o = json_pack("{s:i, s:b}", "pid", (int)pid, "ok", rc == 0);
         json_object_set_new(o, "attach_pid", res.pid ? json_integer(res.pid) : json_null());
-        json_object_set_new(o, "note", str_json(res.note));
+        tdb_json_set_str(o, "note", res.note);
         if (rc == 1)
             json_object_set_new(o, "candidates", pid_array(res.candidates, res.ncandidates));
         json_object_set_new(o, "reason",
                             rc == 0 ? json_null() : json_string(tdb_refusal_name(refusal)));
-        json_object_set_new(o, "message", rc == 0 ? json_null() : str_json(err.msg));
+        tdb_json_set_str(o, "message", rc == 0 ? NULL : err.msg);
         if (target) {
             json_object_set_new(o, "role", json_string(tdb_role_name(target->role)));
             json_object_set_new(o, "torch", tristate_json(target->torch));
             json_object_set_new(o, "stopped", json_boolean(target->state == 'T'));
         }
-        tdb_print_json(o);
+        tdb_print_json(tdb_json_versioned(o));
     } else {
         if (res.note)
             printf("%s\n", res.note);
@@ -346,12 +378,13 @@ int cmd_ps(int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"all", no_argument, NULL, 'a'},
+        {"wide", no_argument, NULL, 'w'},
         {"check", required_argument, NULL, 'c'},
         {"json", no_argument, NULL, OPT_JSON},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    int all = 0, json = 0, opt;
+    int all = 0, json = 0, wide = 0, opt;
     long check_pid = 0;
     tdb_proc_table *t = NULL;
     tdb_tracer tr;
@@ -360,10 +393,13 @@ int cmd_ps(int argc, char **argv)
 
     optind = 1;
     opterr = 0;
-    while ((opt = getopt_long(argc, argv, "ac:h", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "awc:h", longopts, NULL)) != -1) {
         switch (opt) {
         case 'a':
             all = 1;
+            break;
+        case 'w':
+            wide = 1;
             break;
         case 'c':
             if (tdb_parse_long(optarg, 1, 0x7fffffff, &check_pid) < 0)
@@ -389,16 +425,21 @@ int cmd_ps(int argc, char **argv)
                                argv[optind], argv[optind]);
     if (check_pid && all)
         return tdb_usage_error("ps", "--check and --all do not go together");
+    if (tdb_check_usage_only)
+        return TDB_EXIT_OK;
 
     t = tdb_proc_table_read("/proc", &err);
-    if (!t)
-        return tdb_error_exit(&err);
+    if (!t) {
+        tdb_print_error(&err);
+        return TDB_EXIT_FAIL;
+    }
     if (tdb_tracer_read(&tr, "/proc", NULL, &err) < 0) {
         tdb_proc_table_free(t);
-        return tdb_error_exit(&err);
+        tdb_print_error(&err);
+        return TDB_EXIT_FAIL;
     }
     tdb_tracer_probe(&tr);
-    rc = check_pid ? check(t, &tr, (pid_t)check_pid, json) : list(t, &tr, all, json);
+    rc = check_pid ? check(t, &tr, (pid_t)check_pid, json) : list(t, &tr, all, json, wide);
     tdb_tracer_release(&tr);
     tdb_proc_table_free(t);
     return rc;

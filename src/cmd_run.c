@@ -1,12 +1,13 @@
 /*
  * cmd_run.c: 'tdebug run': run a Python program under gdb and stop in its
- * native code.  Parses and checks the command line; src/debugger.c does
+ * native code.  Parses and checks the command line; src/cli.c does
  * the rest.  'tdebug run --preload' starts the program itself, with the
  * preloaded library, and attaches when it pauses (src/paused.c).
  */
 #include "cmd.h"
 #include "common.h"
-#include "debugger.h"
+#include "cli.h"
+#include "inspect.h"
 #include "proc.h"
 #include "paused.h"
 #include "preload.h"
@@ -28,7 +29,8 @@ const char cmd_run_usage[] =
     "\n"
     "Run a Python program under gdb, loading only the symbols that matter, and\n"
     "stop in its native code.  PYTHON defaults to the interpreter tdebug was\n"
-    "built for; Python options (-u, -X opt, ...) may come before SCRIPT.\n"
+    "built for; Python options (-u, -X opt, ...) may come before SCRIPT.  A\n"
+    "PYTHON that is a script (a pyenv shim) runs the interpreter it execs.\n"
     "\n"
     "Stops:\n"
     "  --stop-at-import MODULE  stop in MODULE's PyInit_<name> before its init\n"
@@ -36,7 +38,9 @@ const char cmd_run_usage[] =
     "  --stop-at-load MODULE    stop when MODULE's file is mapped, before its\n"
     "                           dependencies load and before any of its code runs\n"
     "  -b, --break LOCATION     a gdb breakpoint: FUNCTION, FILE:LINE, *ADDRESS;\n"
-    "                           it binds when its library loads (repeatable)\n"
+    "                           it binds when its library loads (repeatable); not\n"
+    "                           Python (FILE.py:LINE, torch.add: tdebug says what\n"
+    "                           to give instead, e.g. at::_ops::add_Tensor::call)\n"
     "Symbols (by default gdb reads no library's symbols by itself; tdebug reads\n"
     "the module being imported, libc and ld.so, the libraries on the stack at a\n"
     "stop, and with --break, torch/c10 and libraries under the current or the\n"
@@ -55,8 +59,10 @@ const char cmd_run_usage[] =
     "  --cpython-symbols        let gdb read CPython's debug info too (source lines\n"
     "                           inside the interpreter, gdb's py-bt; ~1 s slower)\n"
     "  (default)                a (tdebug) prompt at each stop: continue, step,\n"
-    "                           next, finish, bt, quit, help; other gdb commands\n"
-    "                           pass through\n"
+    "                           next, finish, bt, frame, up, down, break, catch\n"
+    "                           throw, info breakpoints, list, quit, help (see\n"
+    "                           'AT A STOP' in tdebug(1)); other gdb commands\n"
+    "                           pass through; Enter repeats step/next/finish\n"
     "Programs gdb cannot start:\n"
     "  --preload                start the program outside gdb, with the preloaded\n"
     "                           library of 'tdebug env' in its environment: it\n"
@@ -66,6 +72,9 @@ const char cmd_run_usage[] =
     "                           and goes on as above (default stop: that module's\n"
     "                           PyInit).  It stays tdebug's child: same stdio,\n"
     "                           killed with tdebug, its exit status passed through\n"
+    "  -x, --commands FILE      at each stop run the next line of FILE as if typed\n"
+    "                           at the prompt; when FILE is done, go on as --batch\n"
+    "                           (with --json each command's result is one event)\n"
     "  --python PATH            the interpreter (same as giving PYTHON; default\n"
     "                           $TDEBUG_PYTHON, else the one tdebug was built for)\n"
     "  -v, --verbose            show gdb's own messages\n"
@@ -74,9 +83,10 @@ const char cmd_run_usage[] =
     "At each stop the stack reads as one: C/C++ frames, then the Python lines\n"
     "that called them (read from the interpreter's memory), then their callers.\n"
     "\n"
-    "Exit status: the program's own (128+N if killed by signal N); 1 when a\n"
-    "requested stop never happened; 2 usage; 125 gdb failed; 126/127 the\n"
-    "program cannot be run / does not exist; 130 interrupted.\n"
+    "Exit status: the program's own (128+N when a signal N killed it); 1 when a\n"
+    "requested stop never happened (a module never imported, a breakpoint never\n"
+    "bound); 0 after 'quit' at the (tdebug) prompt or the end of piped commands,\n"
+    "which kill the program.\n"
     "\n"
     "Examples:\n"
     "  tdebug run --batch --stop-at-import torch._C -- /usr/bin/python3 -c 'import torch'\n"
@@ -109,6 +119,31 @@ static int check_python(const char *python)
                  S_ISDIR(st.st_mode) ? "it is a directory" : "it is not executable");
         return TDB_EXIT_NOEXEC;
     }
+    return 0;
+}
+
+/* PYTHON is a script rather than the interpreter (a pyenv shim, a
+ * wrapper that execs python): gdb can only run an executable, so ask it
+ * for the interpreter it runs (sys.executable), as 'tdebug tour' does.
+ * Returns 0 with *PYTHON replaced (when it was a script), or an exit
+ * status after saying why it cannot be used. */
+static int resolve_script_python(char **python)
+{
+    char magic[4] = "";
+    FILE *f = fopen(*python, "rb");
+    size_t n = f ? fread(magic, 1, sizeof(magic), f) : 0;
+    if (f)
+        fclose(f);
+    if (n == sizeof(magic) && !memcmp(magic, "\177ELF", 4))
+        return 0;
+    tdb_error err = {0};
+    char *exe = NULL;
+    if (tdb_py_executable(*python, NULL, 60000, &exe, NULL, &err) < 0) {
+        tdb_fail("%s (give the interpreter's path, e.g. /usr/bin/python3)", err.msg);
+        return err.exit_code ? err.exit_code : TDB_EXIT_NOEXEC;
+    }
+    free(*python);
+    *python = exe;
     return 0;
 }
 
@@ -353,7 +388,7 @@ int cmd_run(int argc, char **argv)
     char **args = NULL;
     size_t n_args = 0;
     char *python = NULL;
-    tdb_session *s = NULL;
+    tdb_cli *s = NULL;
     tdb_error err = {0};
     int status = TDB_EXIT_USAGE, c, preload = 0;
 
@@ -369,8 +404,8 @@ int cmd_run(int argc, char **argv)
             while (o->name && !(strlen(o->name) == len && !strncmp(o->name, a + 2, len)))
                 o++;
             ours += (o->name && o->has_arg == required_argument && !strchr(a, '=')) ? 2 : 1;
-        } else if (strchr("bvh", a[1]) && a[1]) {
-            ours += (a[1] == 'b' && !a[2]) ? 2 : 1;
+        } else if (strchr("bvhx", a[1]) && a[1]) {
+            ours += (strchr("bx", a[1]) && !a[2]) ? 2 : 1;
         } else {
             break;
         }
@@ -378,7 +413,7 @@ int cmd_run(int argc, char **argv)
     if (ours > argc)
         ours = argc;
     optind = 1;
-    while ((c = tdb_session_getopt("run", ours, argv, "+:b:vh", longopts, &opts, &status)) != -1) {
+    while ((c = tdb_session_getopt("run", ours, argv, "+:b:x:vh", longopts, &opts, &status)) != -1) {
         if (c == TDB_GETOPT_DONE)
             goto cleanup;
         if (c == OPT_PYTHON)
@@ -394,12 +429,12 @@ int cmd_run(int argc, char **argv)
     if (i < argc && !python_opt && argv[i][0] != '-' && looks_like_python(argv[i]))
         python_opt = argv[i++];
     python = tdb_which(tdb_target_python(python_opt));
-    if (!python) {
+    if (!python && !tdb_check_usage_only) {
         tdb_fail("cannot find '%s' on PATH (give the interpreter's path)", python_opt);
         status = TDB_EXIT_NOTFOUND;
         goto cleanup;
     }
-    tdb_ptrs_push(&args, &n_args, python);
+    tdb_ptrs_push(&args, &n_args, NULL); /* the interpreter, once checked */
     int have_program = 0;
     for (; i < argc && !have_program; i++) {
         const char *a = argv[i];
@@ -415,6 +450,9 @@ int cmd_run(int argc, char **argv)
             tdb_ptrs_push(&args, &n_args, argv[i]); /* a Python option */
             if ((!strcmp(a, "-X") || !strcmp(a, "-W")) && i + 1 < argc)
                 tdb_ptrs_push(&args, &n_args, argv[++i]);
+        } else if (tdb_check_usage_only) {
+            tdb_ptrs_push(&args, &n_args, argv[i]); /* a SCRIPT: looked at only when run */
+            have_program = 1;
         } else {
             struct stat st;
             if (stat(a, &st) < 0) {
@@ -438,24 +476,29 @@ int cmd_run(int argc, char **argv)
     for (; i < argc; i++)
         tdb_ptrs_push(&args, &n_args, argv[i]);
     tdb_ptrs_push(&args, &n_args, NULL);
-
-    if ((status = check_python(python)) != 0)
+    if (tdb_check_usage_only) {
+        status = TDB_EXIT_OK;
         goto cleanup;
+    }
+
+    if ((status = check_python(python)) != 0 || (status = resolve_script_python(&python)) != 0)
+        goto cleanup;
+    args[0] = python;
     if (preload) {
         status = run_preloaded(&opts, args);
         goto cleanup;
     }
 
-    s = tdb_session_new(&opts, &err);
+    s = tdb_cli_new(&opts, &err);
     if (!s) {
         status = tdb_error_exit(&err);
         goto cleanup;
     }
-    status = tdb_session_run(s, args, &err);
+    status = tdb_cli_run(s, args, &err);
     if (err.set)
         tdb_print_error(&err);
 cleanup:
-    tdb_session_free(s);
+    tdb_cli_free(s);
     free(python);
     free(args);
     tdb_session_options_release(&opts);

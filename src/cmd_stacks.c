@@ -2,6 +2,7 @@
  * running processes, without gdb. */
 #include "cmd.h"
 #include "common.h"
+#include "core.h"
 #include "procfs.h"
 #include "stacks.h"
 #include "unwind.h"
@@ -15,8 +16,9 @@
 #include <unistd.h>
 
 const char cmd_stacks_usage[] =
-    "usage: tdebug stacks [--json] [--native | --python] [--raw] [--verbose] PID...\n"
+    "usage: tdebug stacks [--json] [--native | --python] [--raw] [--locals] [--verbose] PID...\n"
     "   or: tdebug stacks [OPTIONS] --children PID\n"
+    "   or: tdebug stacks [OPTIONS] --core CORE [--exe PATH]\n"
     "\n"
     "Print the stack of every thread of each process, native and Python frames\n"
     "merged into one stack, most recent call first: C and C++ frames (demangled,\n"
@@ -29,11 +31,28 @@ const char cmd_stacks_usage[] =
     "paused: its Python stacks are read as they are, its native stacks are\n"
     "reported unavailable.  A thread id stands for its process.\n"
     "\n"
+    "Python frames are read from CPython's memory for CPython 3.8 to 3.13, and\n"
+    "3.14 through the offsets it publishes (_Py_DebugOffsets), whichever Python\n"
+    "tdebug was built with; with a shared libpython or a static one.  A version\n"
+    "it cannot read gets native stacks and a note saying what reads it.  Threads\n"
+    "show the name threading gave them, and whether they hold or wait for the\n"
+    "GIL, collect garbage or run a signal handler.\n"
+    "\n"
     "Options:\n"
     "  --children PID  PID and all its descendants (DataLoader workers, torchrun\n"
     "                  ranks); may be given more than once\n"
+    "  --core CORE     a core file (from gcore or a crash) instead of processes:\n"
+    "                  its threads, the executable and libraries it names (each\n"
+    "                  checked by build-id: a file that changed since is said,\n"
+    "                  not read)\n"
+    "  --exe PATH      with --core: the executable, when it moved since\n"
     "  --json          one JSON document: {\"processes\": [...], \"errors\": [...]};\n"
-    "                  each frame has \"kind\": \"python\" or \"native\"\n"
+    "                  each frame has \"kind\": \"python\" or \"native\"; strings\n"
+    "                  that are not UTF-8 are escaped (\\xNN) with KEY_escaped: true\n"
+    "  --locals        each Python frame's local variables under it (a module's\n"
+    "                  frame: its globals), read from memory while the process is\n"
+    "                  paused: int, float, str, bytes, tuple, list, dict (the\n"
+    "                  first 10 items), other objects as <Type object at 0x...>\n"
     "  --native        native frames only, all of them\n"
     "  --python        Python frames only, of the threads that run Python\n"
     "  --raw           keep CPython's own frames (_PyEval_EvalFrameDefault and the\n"
@@ -72,16 +91,61 @@ static int parse_pid(const char *s, pid_t *out)
     return 0;
 }
 
+/* 'tdebug stacks --core CORE': one core file. */
+static int stacks_of_core(const char *path, const char *exe, tdb_stacks_options *o, int json,
+                          int verbose)
+{
+    tdb_error err = {0};
+    tdb_core *core = NULL;
+    tdb_process_stacks *s = NULL;
+    json_t *doc = json ? json_pack("{s:[], s:[]}", "processes", "errors") : NULL;
+    int rc = TDB_EXIT_FAIL;
+    o->symbols = tdb_symcache_new();
+    if (tdb_core_open(path, exe, &core, &err) == 0)
+        tdb_stacks_take_core(core, o, &s, &err);
+    if (!s) {
+        tdb_print_error(&err);
+        if (doc) {
+            json_t *e = json_object();
+            tdb_json_set_str(e, "core", path);
+            tdb_json_set_str(e, "error", err.msg);
+            json_array_append_new(json_object_get(doc, "errors"), e);
+        }
+    } else {
+        rc = TDB_EXIT_OK;
+        if (verbose)
+            fprintf(stderr, "tdebug: core '%s': %zu threads, %lu memory reads; unwound and "
+                    "merged in %.0f ms\n", path, s->n, s->mem_reads, s->unwind_ms);
+        if (doc) {
+            json_array_append_new(json_object_get(doc, "processes"),
+                                  tdb_process_stacks_json(s, o->flags));
+        } else {
+            tdb_buf b = TDB_BUF_INIT;
+            tdb_process_stacks_render(&b, s, o->flags);
+            fputs(tdb_buf_str(&b), stdout);
+            tdb_buf_free(&b);
+        }
+    }
+    if (doc)
+        tdb_print_json(tdb_json_versioned(doc));
+    tdb_process_stacks_free(s);
+    tdb_core_free(core);
+    tdb_symcache_free(o->symbols);
+    return rc;
+}
+
 int cmd_stacks(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"json", no_argument, NULL, 'j'},     {"native", no_argument, NULL, 'n'},
         {"python", no_argument, NULL, 'p'},   {"raw", no_argument, NULL, 'r'},
         {"children", required_argument, NULL, 'c'},
+        {"core", required_argument, NULL, 'C'},  {"locals", no_argument, NULL, 'l'},  {"exe", required_argument, NULL, 'E'},
         {"verbose", no_argument, NULL, 'v'},  {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     int json = 0, verbose = 0;
+    const char *core_path = NULL, *exe_path = NULL;
     tdb_stacks_options o = {0, 0, 0, NULL};
     pid_t *roots = NULL;
     size_t nroots = 0;
@@ -98,6 +162,9 @@ int cmd_stacks(int argc, char **argv)
         case 'p': o.flags |= TDB_STACK_PYTHON_ONLY; break;
         case 'r': o.flags |= TDB_STACK_RAW; break;
         case 'v': verbose = 1; break;
+        case 'C': core_path = optarg; break;
+        case 'l': o.flags |= TDB_STACK_LOCALS; break;
+        case 'E': exe_path = optarg; break;
         case 'h':
             free(roots);
             free(root_children);
@@ -139,10 +206,31 @@ int cmd_stacks(int argc, char **argv)
         roots[nroots] = pid;
         root_children[nroots++] = 0;
     }
+    if (exe_path && !core_path) {
+        free(roots);
+        free(root_children);
+        return tdb_usage_error("stacks", "--exe goes with --core");
+    }
+    if (core_path && nroots) {
+        free(roots);
+        free(root_children);
+        return tdb_usage_error("stacks", "--core reads a core file, not processes: leave out "
+                               "the process ids");
+    }
+    if (core_path && tdb_check_usage_only)
+        return TDB_EXIT_OK;
+    if (core_path)
+        return stacks_of_core(core_path, exe_path, &o, json, verbose);
     if (nroots == 0) {
         free(roots);
         free(root_children);
-        return tdb_usage_error("stacks", "no process given (PID... or --children PID)");
+        return tdb_usage_error("stacks", "no process given (PID..., --children PID or --core "
+                               "CORE)");
+    }
+    if (tdb_check_usage_only) {
+        free(roots);
+        free(root_children);
+        return TDB_EXIT_OK;
     }
 
     /* The processes, named ones first in the order given, each followed by
@@ -191,13 +279,23 @@ int cmd_stacks(int argc, char **argv)
             else
                 tdb_print_error(&err);
             failed |= !vanished;
-            if (doc)
-                json_array_append_new(json_object_get(doc, "errors"),
-                                      json_pack("{s:i, s:s}", "pid", (int)t->pid, "error",
-                                                err.msg));
+            if (doc) {
+                /* Nothing is left out silently: a descendant that exited
+                 * is an error entry too (it does not fail the command). */
+                json_t *e = json_object();
+                json_object_set_new(e, "pid", json_integer(t->pid));
+                tdb_json_set_str(e, "error", vanished ? "exited before its stacks were read"
+                                                        : err.msg);
+                if (vanished)
+                    json_object_set_new(e, "exited", json_true());
+                json_array_append_new(json_object_get(doc, "errors"), e);
+            }
             continue;
         }
         if (verbose) {
+            if (s->python_layout)
+                fprintf(stderr, "tdebug: pid %d: Python %s, layout: %s\n", (int)s->pid,
+                        s->python_version, s->python_layout);
             if (s->paused)
                 fprintf(stderr,
                         "tdebug: pid %d: paused %.2f ms (%zu threads, %lu memory reads, %zu KiB "
@@ -223,7 +321,7 @@ int cmd_stacks(int argc, char **argv)
         tdb_process_stacks_free(s);
     }
     if (doc)
-        tdb_print_json(doc);
+        tdb_print_json(tdb_json_versioned(doc));
     free(targets);
     tdb_symcache_free(o.symbols);
     return failed ? TDB_EXIT_FAIL : TDB_EXIT_OK;

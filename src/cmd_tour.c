@@ -8,10 +8,10 @@
  */
 #include "cmd.h"
 #include "common.h"
-#include "debugger.h"
+#include "cli.h"
 #include "dwsource.h"
 #include "session_opts.h"
-#include "spawn.h"
+#include "inspect.h"
 #include "tour.h"
 
 #include <errno.h>
@@ -27,7 +27,8 @@
 #define PROBE_TIMEOUT_MS 60000 /* the interpreter's check */
 
 const char cmd_tour_usage[] =
-    "usage: tdebug tour [NAME] [--python PYTHON] [--batch] [--markdown FILE]\n"
+    "usage: tdebug tour [NAME] [--python PYTHON] [--batch] [--markdown FILE] [-b LOCATION]\n"
+    "                   [-x FILE]\n"
     "\n"
     "A guided tour from a Python line down into PyTorch's C/C++ core: runs a\n"
     "two-line program under gdb and stops where the interesting things happen,\n"
@@ -49,6 +50,10 @@ const char cmd_tour_usage[] =
     "  --batch          print every stop and run to the end (what 'make demo' does)\n"
     "  --markdown FILE  also write the session as a handout (Markdown); an\n"
     "                   existing FILE is kept as FILE.~N~ (N = 1, 2...)\n"
+    "  -b, --break LOCATION  a breakpoint of your own beside the tour's stops\n"
+    "                   (as 'tdebug run --break'; repeatable)\n"
+    "  -x, --commands FILE   at each stop the next line of FILE runs as if typed\n"
+    "                   at the prompt; then the tour goes on as --batch\n"
     "  -h, --help       this text\n"
     "\n"
     "At each stop: Enter goes on to the next stop, q quits (the program is\n"
@@ -57,8 +62,8 @@ const char cmd_tour_usage[] =
     "Exit status: 0 when the tour was shown to its end or you quit; 1 when a stop\n"
     "was missed, the interpreter cannot import the tour's module (tdebug then\n"
     "offers the tinytensor tour) or the handout cannot be written; the program's\n"
-    "own status if it failed; 2 usage; 125 gdb failed; 126/127 the interpreter\n"
-    "or the tinytensor sample cannot be run / does not exist; 130 interrupted.\n";
+    "own status if it failed; 126/127 when the interpreter or the tinytensor\n"
+    "sample cannot be run / does not exist.\n";
 
 typedef struct tour_state {
     const tdb_tour *tour;
@@ -382,44 +387,20 @@ static tdb_hook_action tour_hook(tdb_session *s, tdb_hook_phase phase, const tdb
 
 /* ---- before the tour: the interpreter, the module, the breakpoints ---- */
 
-/* Run PYTHON to check it can import MODULE; *OUT_EXE gets the interpreter's
- * own path (sys.executable: a pyenv shim resolves to the real python, which
- * is what gdb must run).  Returns 0 when it can, 1 when MODULE is missing,
- * or an exit status after printing why PYTHON cannot be run. */
+/* Check PYTHON can import MODULE; *OUT_EXE gets the interpreter's own
+ * path (a pyenv shim resolves to the real python, which is what gdb must
+ * run).  Returns 0 when it can, 1 when MODULE is missing, or an exit status
+ * after printing why PYTHON cannot be run. */
 static int check_python(const char *python, const char *module, char **out_exe)
 {
-    static const char probe[] =
-        "import importlib.util, sys\n"
-        "print(sys.executable)\n"
-        "try:\n"
-        "    found = importlib.util.find_spec(sys.argv[1]) is not None\n"
-        "except Exception:\n"
-        "    found = False\n"
-        "sys.exit(0 if found else 3)\n";
-    char *argv[] = {(char *)python, "-c", (char *)probe, (char *)module, NULL};
-    tdb_spawn_result r = TDB_SPAWN_RESULT_INIT;
     tdb_error err = {0};
-    char *exe = NULL;
-    int rc;
+    int has_module = 0;
 
-    if (tdb_spawn_capture(argv, NULL, PROBE_TIMEOUT_MS, &r, &err) < 0) {
+    if (tdb_py_executable(python, module, PROBE_TIMEOUT_MS, out_exe, &has_module, &err) < 0) {
         tdb_fail("%s (give --python the interpreter's path, e.g. /usr/bin/python3)", err.msg);
         return err.exit_code ? err.exit_code : TDB_EXIT_TOOL;
     }
-    exe = tdb_first_line(r.out);
-    if (r.timed_out || (r.status != 0 && r.status != 3) || !*exe) {
-        tdb_fail("cannot run '%s': it does not work as a Python interpreter (give --python the "
-                 "interpreter's path, e.g. /usr/bin/python3)",
-                 python);
-        rc = TDB_EXIT_NOEXEC;
-    } else {
-        rc = r.status == 0 ? 0 : 1;
-        *out_exe = exe;
-        exe = NULL;
-    }
-    free(exe);
-    tdb_spawn_result_free(&r);
-    return rc;
+    return has_module ? 0 : 1;
 }
 
 /* Where the tour's package (a built sample) is; puts it first on
@@ -560,7 +541,16 @@ static int handout_writable(const char *path)
 
 /* ---- the command ---- */
 
-static int take_tour(const tdb_tour *tour, const char *python, int batch, const char *markdown);
+/* What the command line asks of a tour. */
+typedef struct tour_args {
+    const char *python, *markdown, *commands;
+    int batch;
+    char **breaks; /* the user's own breakpoints, beside the tour's */
+    size_t n_breaks;
+} tour_args;
+
+static int take_tour(const tdb_tour *tour, const tour_args *a);
+static int tour_command(int argc, char **argv, tour_args *a);
 
 int cmd_tour(int argc, char **argv)
 {
@@ -569,24 +559,47 @@ int cmd_tour(int argc, char **argv)
         {"python", required_argument, NULL, OPT_PYTHON},
         {"batch", no_argument, NULL, OPT_BATCH},
         {"markdown", required_argument, NULL, OPT_MARKDOWN},
+        {"break", required_argument, NULL, 'b'},
+        {"commands", required_argument, NULL, 'x'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    const char *python = NULL, *markdown = NULL;
-    int batch = 0, c;
+    tour_args a = {0};
+    int c, status = -1;
 
     opterr = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+    while (status < 0 && (c = getopt_long(argc, argv, ":hb:x:", longopts, NULL)) != -1) {
         switch (c) {
-        case OPT_PYTHON: python = optarg; break;
-        case OPT_BATCH: batch = 1; break;
-        case OPT_MARKDOWN: markdown = optarg; break;
-        case 'h': return tdb_print_usage("tour");
-        case ':': return tdb_usage_error("tour", "option '%s' needs a value", argv[optind - 1]);
-        default: return tdb_usage_error("tour", "unknown option '%s'", argv[optind - 1]);
+        case OPT_PYTHON: a.python = optarg; break;
+        case OPT_BATCH: a.batch = 1; break;
+        case OPT_MARKDOWN: a.markdown = optarg; break;
+        case 'b':
+            if (*optarg)
+                tdb_ptrs_push(&a.breaks, &a.n_breaks, optarg);
+            else
+                status = tdb_usage_error("tour", "--break needs a location");
+            break;
+        case 'x':
+            if (*optarg)
+                a.commands = optarg;
+            else
+                status = tdb_usage_error("tour", "--commands needs a file of commands, one a line");
+            break;
+        case 'h': status = tdb_print_usage("tour"); break;
+        case ':': status = tdb_usage_error("tour", "option '%s' needs a value", argv[optind - 1]); break;
+        default: status = tdb_usage_error("tour", "unknown option '%s'", argv[optind - 1]); break;
         }
     }
+    if (status < 0)
+        status = tour_command(argc, argv, &a);
+    free(a.breaks);
+    return status;
+}
+
+static int tour_command(int argc, char **argv, tour_args *a)
+{
+    const char *python = a->python, *markdown = a->markdown;
     if (argc - optind > 1)
         return tdb_usage_error("tour", "one tour at a time ('%s' is one too many)", argv[optind + 1]);
     const char *name = optind < argc ? argv[optind] : tdb_tours[0].name;
@@ -602,22 +615,29 @@ int cmd_tour(int argc, char **argv)
     python = tdb_target_python(python);
     if (!*python)
         return tdb_usage_error("tour", "--python needs the interpreter's path");
-    if (markdown && (!*markdown || !handout_writable(markdown)))
-        return *markdown ? TDB_EXIT_FAIL
-                         : tdb_usage_error("tour", "--markdown needs a file name");
-    return take_tour(tour, python, batch, markdown);
+    if (markdown && !*markdown)
+        return tdb_usage_error("tour", "--markdown needs a file name");
+    if (tdb_check_usage_only)
+        return TDB_EXIT_OK;
+    if (markdown && !handout_writable(markdown))
+        return TDB_EXIT_FAIL;
+    a->python = python;
+    return take_tour(tour, a);
 }
 
-static int take_tour(const tdb_tour *tour, const char *python, int batch, const char *markdown)
+static int take_tour(const tdb_tour *tour, const tour_args *a)
 {
+    const char *python = a->python, *markdown = a->markdown;
+    int batch = a->batch;
     tour_state t = {.tour = tour, .interactive = !batch, .current = -1};
     tdb_session_options opts = {
         .output = batch ? TDB_OUTPUT_BATCH : TDB_OUTPUT_INTERACTIVE,
         .prompt = "(tour) ",
         .empty_continues = 1,
+        .commands = a->commands,
     };
     char *package = NULL, *exe = NULL, *symbols = NULL;
-    tdb_session *s = NULL;
+    tdb_cli *s = NULL;
     tdb_error err = {0};
     int status;
 
@@ -638,7 +658,7 @@ static int take_tour(const tdb_tour *tour, const char *python, int batch, const 
         free(package);
         free(exe);
         if (instead && !batch && offer(instead->name))
-            return take_tour(instead, python, batch, markdown);
+            return take_tour(instead, a);
         return TDB_EXIT_FAIL;
     }
     if (status != 0)
@@ -656,6 +676,8 @@ static int take_tour(const tdb_tour *tour, const char *python, int batch, const 
         else if ((t.locations[k] = stop_location(ts, package)))
             tdb_ptrs_push(&opts.breaks, &opts.n_breaks, t.locations[k]);
     }
+    for (size_t k = 0; k < a->n_breaks; k++)
+        tdb_ptrs_push(&opts.breaks, &opts.n_breaks, a->breaks[k]);
     if (tour->symbols) {
         symbols = tdb_xstrdup(tour->symbols);
         tdb_ptrs_push(&opts.symbols, &opts.n_symbols, symbols);
@@ -673,14 +695,14 @@ static int take_tour(const tdb_tour *tour, const char *python, int batch, const 
     put(&intro);
     tdb_buf_free(&intro);
 
-    s = tdb_session_new(&opts, &err);
+    s = tdb_cli_new(&opts, &err);
     if (!s) {
         status = tdb_error_exit(&err);
         goto cleanup;
     }
-    tdb_session_set_stop_hook(s, tour_hook, &t);
+    tdb_cli_set_stop_hook(s, tour_hook, &t);
     char *run_argv[] = {exe, "-c", (char *)tour->code, NULL};
-    status = tdb_session_run(s, run_argv, &err);
+    status = tdb_cli_run(s, run_argv, &err);
     if (err.set)
         tdb_print_error(&err);
 
@@ -695,7 +717,7 @@ static int take_tour(const tdb_tour *tour, const char *python, int batch, const 
                          t.locations[k] ? t.locations[k] : tour->stops[k].target);
     }
     const char *stops = tour->n_stops - shown > 1 ? "stops" : "stop";
-    int ended = tdb_session_program_ended(s);
+    int ended = tdb_cli_program_ended(s);
     if (ended && shown == tour->n_stops) {
         tdb_buf_adds(&ending, tour->outro);
         tdb_buf out = TDB_BUF_INIT;
@@ -723,7 +745,7 @@ static int take_tour(const tdb_tour *tour, const char *python, int batch, const 
     tdb_buf_free(&ending);
     tdb_buf_free(&missed);
 cleanup:
-    tdb_session_free(s);
+    tdb_cli_free(s);
     if (t.locations)
         for (size_t k = 0; k < tour->n_stops; k++)
             free(t.locations[k]);

@@ -32,7 +32,7 @@ const char cmd_wait_port_usage[] =
     "                      it with that argument)\n"
     "  -q, --quiet         print nothing when the port listens\n"
     "\n"
-    "Exit status: 0 listening, 1 nothing listened in time, 2 usage error.\n";
+    "Exit status: 0 listening; 1 nothing listened in time.\n";
 
 int cmd_wait_port(int argc, char **argv)
 {
@@ -75,6 +75,10 @@ int cmd_wait_port(int argc, char **argv)
         return tdb_usage_error("wait-port", "expected one HOST:PORT");
     if (tdb_tcp_parse_endpoint(argv[optind], &host, &port, &err) < 0)
         return tdb_usage_error("wait-port", "%s", err.msg);
+    if (tdb_check_usage_only) {
+        free(host);
+        return TDB_EXIT_OK;
+    }
     n_addrs = tdb_tcp_resolve(host, addrs, 8, &err);
     if (n_addrs < 0) {
         free(host);

@@ -2,6 +2,7 @@
 #include "common.h"
 
 #include <dirent.h>
+#include <jansson.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -329,6 +330,29 @@ char *tdb_companion_path(const char *name)
         return p;
     free(p);
     return NULL;
+}
+
+char *tdb_user_cache_dir(const char *sub, tdb_error *err)
+{
+    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    char *dir = xdg && *xdg ? tdb_xasprintf("%s/tdebug/%s", xdg, sub)
+                : home && *home ? tdb_xasprintf("%s/.cache/tdebug/%s", home, sub) : NULL;
+    if (!dir) {
+        tdb_error_set(err, ENOENT, "no cache directory: neither XDG_CACHE_HOME nor HOME is set");
+        return NULL;
+    }
+    for (char *p = dir + 1; *p; p++)
+        if (*p == '/') {
+            *p = '\0';
+            mkdir(dir, 0700);
+            *p = '/';
+        }
+    if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+        tdb_error_errno(err, "cannot make the cache directory '%s': mkdir", dir);
+        free(dir);
+        return NULL;
+    }
+    return dir;
 }
 
 char *tdb_which(const char *name)
@@ -671,4 +695,107 @@ cleanup:
     free(dircopy);
     free(real);
     return rc;
+}
+
+/* ---- JSON output that never drops data ---- */
+
+size_t tdb_utf8_seq_len(const char *s, size_t n)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    if (!n)
+        return 0;
+    unsigned char c = p[0];
+    size_t need = c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2 : (c & 0xf0) == 0xe0 ? 3
+                  : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+    if (!need || need > n)
+        return 0;
+    for (size_t k = 1; k < need; k++)
+        if ((p[k] & 0xc0) != 0x80)
+            return 0;
+    if (need == 3 && ((c == 0xe0 && p[1] < 0xa0) || (c == 0xed && p[1] >= 0xa0)))
+        return 0; /* overlong, or a UTF-16 surrogate */
+    if (need == 4 && ((c == 0xf0 && p[1] < 0x90) || (c == 0xf4 && p[1] >= 0x90)))
+        return 0; /* overlong, or past U+10FFFF */
+    return need;
+}
+
+int tdb_utf8_valid(const char *s, size_t len)
+{
+    size_t i = 0;
+    while (i < len) {
+        size_t k = tdb_utf8_seq_len(s + i, len - i);
+        if (!k)
+            return 0;
+        i += k;
+    }
+    return 1;
+}
+
+json_t *tdb_json_bytes(const char *s, size_t len, int force, int *out_escaped)
+{
+    if (out_escaped)
+        *out_escaped = 0;
+    if (!s)
+        return json_null();
+    if (!force && tdb_utf8_valid(s, len)) {
+        json_t *v = json_stringn(s, len);
+        if (v)
+            return v;
+    }
+    tdb_buf b = TDB_BUF_INIT;
+    for (size_t i = 0; i < len;) {
+        size_t k = tdb_utf8_seq_len(s + i, len - i);
+        if (k == 1 && s[i] == '\\')
+            tdb_buf_adds(&b, "\\\\");
+        else if (k)
+            tdb_buf_add(&b, s + i, k);
+        else
+            tdb_buf_addf(&b, "\\x%02x", (unsigned char)s[i]);
+        i += k ? k : 1;
+    }
+    json_t *v = json_stringn(tdb_buf_str(&b), b.len);
+    tdb_buf_free(&b);
+    if (out_escaped)
+        *out_escaped = 1;
+    return v ? v : json_null(); /* cannot happen: every byte left is valid */
+}
+
+static void set_escaped_flag(json_t *obj, const char *key, int escaped)
+{
+    if (!escaped)
+        return;
+    char *flag = tdb_xasprintf("%s_escaped", key);
+    json_object_set_new(obj, flag, json_true());
+    free(flag);
+}
+
+void tdb_json_set_str(json_t *obj, const char *key, const char *s)
+{
+    int escaped;
+    json_object_set_new(obj, key, tdb_json_bytes(s, s ? strlen(s) : 0, 0, &escaped));
+    set_escaped_flag(obj, key, escaped);
+}
+
+void tdb_json_set_strv(json_t *obj, const char *key, char *const *v, size_t n)
+{
+    int force = 0;
+    for (size_t i = 0; i < n && !force; i++)
+        force = v[i] && !tdb_utf8_valid(v[i], strlen(v[i]));
+    json_t *arr = json_array();
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(arr, tdb_json_bytes(v[i], v[i] ? strlen(v[i]) : 0, force, NULL));
+    json_object_set_new(obj, key, arr);
+    set_escaped_flag(obj, key, force);
+}
+
+json_t *tdb_json_versioned(json_t *doc)
+{
+    json_t *out = json_object();
+    json_object_set_new(out, "version", json_integer(TDB_JSON_VERSION));
+    if (doc) {
+        json_object_del(doc, "version");
+        json_object_update(out, doc);
+        json_decref(doc);
+    }
+    return out;
 }

@@ -11,19 +11,24 @@
 #ifndef TDB_COMMON_H
 #define TDB_COMMON_H
 
+#include <jansson.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
-/* Exit statuses, documented in 'tdebug --help' and tdebug(1). */
+/* Exit statuses: the one table, tdb_exit_status_help (src/tdebug.c), which
+ * 'tdebug --help', every command's --help and tdebug(1) print. */
 enum {
-    TDB_EXIT_OK = 0,
-    TDB_EXIT_FAIL = 1,      /* the command ran and the answer is "no" */
+    TDB_EXIT_OK = 0,        /* success ('run': the program's own status) */
+    TDB_EXIT_FAIL = 1,      /* failed: refused, not found, a requested stop
+                             * never happened, a check failed */
     TDB_EXIT_USAGE = 2,     /* bad option or argument */
-    TDB_EXIT_TOOL = 125,    /* tdebug itself could not do its job */
-    TDB_EXIT_NOEXEC = 126,  /* the program exists but cannot be executed */
-    TDB_EXIT_NOTFOUND = 127 /* the program or script does not exist */
+    TDB_EXIT_TOOL = 125,    /* gdb, or another tool tdebug needs, is missing,
+                             * failed or died */
+    TDB_EXIT_NOEXEC = 126,  /* the program cannot be executed */
+    TDB_EXIT_NOTFOUND = 127 /* the program does not exist */
+    /* 128+N: told to stop by signal N (129 SIGHUP, 130 SIGINT, 143 SIGTERM) */
 };
 
 typedef struct tdb_error {
@@ -120,6 +125,12 @@ void tdb_shell_quote(tdb_buf *b, const char *arg);
  * when NAME is in none of them. */
 char *tdb_companion_path(const char *name);
 
+/* tdebug's directory SUB ("gdb-index", "torch-layout") in the user's
+ * cache: $XDG_CACHE_HOME/tdebug/SUB, else $HOME/.cache/tdebug/SUB, made
+ * (mode 0700, parents too) when missing.  New string, or NULL with ERR
+ * set when neither variable is set or the directory cannot be made. */
+char *tdb_user_cache_dir(const char *sub, tdb_error *err);
+
 /* NAME as execvp() would find it: itself when it has a slash, else the
  * first executable NAME in $PATH (default /usr/local/bin:/usr/bin:/bin).
  * New string, or NULL when there is none. */
@@ -173,5 +184,48 @@ char *tdb_read_regular_file(const char *path, const char *name, size_t *out_len,
 int tdb_write_file_keeping(const char *path, const char *name, const char *old, size_t old_len,
                            const char *data, size_t len, char **out_backup, int *out_changed,
                            tdb_error *err);
+
+typedef struct json_t json_t;
+
+/* ---- JSON output that never drops data ----
+ *
+ * jansson refuses a string that is not valid UTF-8, and a command line, a
+ * thread name, a file path or an environment value is bytes.  Every --json
+ * output keeps such a string, escaped, by one convention (tdebug(1), "JSON
+ * OUTPUT"): a valid UTF-8 string is emitted as it is; otherwise each
+ * backslash becomes two and each byte that is not part of a valid UTF-8
+ * sequence becomes the four characters \xNN (lower-case hex), and the
+ * object holding it gets the sibling key KEY_escaped: true.  To get the
+ * bytes back from a flagged value: "\\" is one backslash, "\xNN" byte NN,
+ * everything else stands for itself. */
+
+/* The length (1-4) of the valid UTF-8 sequence starting S[0] (N bytes
+ * readable), 0 when there is none: a stray continuation byte, a sequence
+ * cut short, an overlong form, a surrogate or a code point past U+10FFFF
+ * (jansson's own rules).  NUL is a valid one-byte sequence. */
+size_t tdb_utf8_seq_len(const char *s, size_t n);
+/* Nonzero when all LEN bytes of S are valid UTF-8. */
+int tdb_utf8_valid(const char *s, size_t len);
+
+/* S (LEN bytes) as a JSON string keeping every byte, by the convention
+ * above: S as it is when valid UTF-8, else escaped, with *OUT_ESCAPED (if
+ * given) set to 1 (0 otherwise).  FORCE escapes even valid UTF-8 (for the
+ * other strings of an array that has an escaped one).  A NULL S gives JSON
+ * null.  Never NULL.  New reference. */
+json_t *tdb_json_bytes(const char *s, size_t len, int force, int *out_escaped);
+/* OBJ[KEY] = S as tdb_json_bytes() makes it (null for a NULL S), and
+ * OBJ[KEY "_escaped"] = true when it was escaped. */
+void tdb_json_set_str(json_t *obj, const char *key, const char *s);
+/* OBJ[KEY] = the N strings of V as a JSON array; when any is not valid
+ * UTF-8, every one of them is escaped and OBJ[KEY "_escaped"] = true (so a
+ * backslash means the same in all of them). */
+void tdb_json_set_strv(json_t *obj, const char *key, char *const *v, size_t n);
+
+/* The version of every --json document's format ("version" key): grows
+ * only by new keys while it stays the same. */
+#define TDB_JSON_VERSION 1
+/* DOC (an object; stolen) with "version": TDB_JSON_VERSION as its first key,
+ * the way every command's --json document starts.  New reference. */
+json_t *tdb_json_versioned(json_t *doc);
 
 #endif

@@ -742,12 +742,14 @@ json_t *tdb_doctor_json(const tdb_doctor *d)
     json_t *checks = json_array();
     for (size_t i = 0; i < d->n; i++) {
         const tdb_check *c = &d->checks[i];
-        json_array_append_new(checks,
-            json_pack("{s:s, s:s, s:s, s:o}", "id", c->id, "status",
-                      tdb_check_status_name(c->status), "summary", c->summary ? c->summary : "",
-                      "remedy", c->remedy ? json_string(c->remedy) : json_null()));
+        /* Summaries and remedies hold paths: bytes, kept whole. */
+        json_t *o = json_pack("{s:s, s:s}", "id", c->id, "status",
+                              tdb_check_status_name(c->status));
+        tdb_json_set_str(o, "summary", c->summary ? c->summary : "");
+        tdb_json_set_str(o, "remedy", c->remedy);
+        json_array_append_new(checks, o);
     }
     tdb_doctor_counts(d, &w, &f);
-    return json_pack("{s:i, s:o, s:I, s:I, s:b}", "version", 1, "checks", checks, "warnings",
-                     (json_int_t)w, "failures", (json_int_t)f, "ok", f == 0);
+    return tdb_json_versioned(json_pack("{s:o, s:I, s:I, s:b}", "checks", checks, "warnings",
+                                        (json_int_t)w, "failures", (json_int_t)f, "ok", f == 0));
 }

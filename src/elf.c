@@ -11,6 +11,7 @@
 
 #include <bfd.h>
 #include <elf.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -482,6 +483,118 @@ static int raw_lookup(const tdb_elf *e, const Elf64_Ehdr *eh, uint32_t type, con
     return -1;
 }
 
+/* The mangled-name prefixes of the C++ function NAME ("at::native::add"):
+ * "_ZN2at6native3addE" and its const-member form "_ZNK2at6native3addE", or
+ * "_Z3addE"-less "_Z3add" for a top-level function; 0 when NAME is not a
+ * plain qualified name (an operator, a template, a parameter list). */
+static int mangled_prefixes(const char *name, size_t len, tdb_buf *plain, tdb_buf *konst)
+{
+    tdb_buf parts = TDB_BUF_INIT;
+    int n = 0;
+    for (size_t i = 0; i < len;) {
+        size_t j = i;
+        while (j < len && (isalnum((unsigned char)name[j]) || name[j] == '_'))
+            j++;
+        if (j == i || isdigit((unsigned char)name[i]))
+            goto bad;
+        tdb_buf_addf(&parts, "%zu", j - i);
+        tdb_buf_add(&parts, name + i, j - i);
+        n++;
+        if (j == len)
+            break;
+        if (j + 1 >= len || name[j] != ':' || name[j + 1] != ':')
+            goto bad;
+        i = j + 2;
+        if (i == len)
+            goto bad;
+    }
+    if (!n)
+        goto bad;
+    if (n == 1) {
+        tdb_buf_addf(plain, "_Z%s", tdb_buf_str(&parts));
+    } else {
+        tdb_buf_addf(plain, "_ZN%sE", tdb_buf_str(&parts));
+        tdb_buf_addf(konst, "_ZNK%sE", tdb_buf_str(&parts));
+    }
+    tdb_buf_free(&parts);
+    return 1;
+bad:
+    tdb_buf_free(&parts);
+    return 0;
+}
+
+/* Does SNAME (a symbol's name) name function NAME: equal (C), or a
+ * mangled C++ name whose qualified name is NAME (any parameters). */
+static int names_function(const char *sname, const char *name, size_t len, const tdb_buf *plain,
+                          const tdb_buf *konst)
+{
+    if (strncmp(sname, name, len) == 0 && (sname[len] == '\0' || sname[len] == '@'))
+        return 1;
+    if (plain->len && strncmp(sname, plain->s, plain->len) == 0) {
+        /* _Z3add must be followed by the parameters, not more name:
+         * "_Z3addi" yes, "_Z3add2" (a longer name "add2"?) cannot happen
+         * since lengths prefix names; for N...E forms E ends the name. */
+        return 1;
+    }
+    return konst->len && strncmp(sname, konst->s, konst->len) == 0;
+}
+
+int tdb_elf_functions_named(tdb_elf *e, const char *name, uint64_t **out_values, size_t *out_n,
+                            tdb_error *err)
+{
+    const Elf64_Ehdr *eh = raw_header(e, err);
+    if (!eh)
+        return -1;
+    size_t len = strcspn(name, "(");
+    while (len && name[len - 1] == ' ')
+        len--;
+    tdb_buf plain = TDB_BUF_INIT, konst = TDB_BUF_INIT;
+    if (!mangled_prefixes(name, len, &plain, &konst))
+        tdb_buf_reset(&plain);
+    uint64_t *v = NULL;
+    size_t n = 0, cap = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        uint32_t type = pass == 0 ? SHT_DYNSYM : SHT_SYMTAB;
+        for (size_t i = 0; i < eh->e_shnum; i++) {
+            const Elf64_Shdr *sh = raw_section(e, eh, i);
+            if (!sh)
+                break;
+            if (sh->sh_type != type || sh->sh_entsize != sizeof(Elf64_Sym) ||
+                !in_map(e, sh->sh_offset, sh->sh_size))
+                continue;
+            const Elf64_Shdr *strsh = raw_section(e, eh, sh->sh_link);
+            if (!strsh || !in_map(e, strsh->sh_offset, strsh->sh_size) || !strsh->sh_size)
+                continue;
+            const char *strtab = (const char *)e->map + strsh->sh_offset;
+            if (strtab[strsh->sh_size - 1] != '\0')
+                continue;
+            const Elf64_Sym *syms = (const Elf64_Sym *)(e->map + sh->sh_offset);
+            size_t count = sh->sh_size / sizeof(Elf64_Sym);
+            for (size_t k = 0; k < count; k++) {
+                const Elf64_Sym *sym = &syms[k];
+                int t = ELF64_ST_TYPE(sym->st_info);
+                if (sym->st_shndx == SHN_UNDEF || sym->st_name >= strsh->sh_size ||
+                    (t != STT_FUNC && t != STT_GNU_IFUNC) || !sym->st_value)
+                    continue;
+                if (!names_function(strtab + sym->st_name, name, len, &plain, &konst))
+                    continue;
+                int seen = 0;
+                for (size_t m = 0; m < n && !seen; m++)
+                    seen = v[m] == sym->st_value;
+                if (!seen) {
+                    TDB_GROW(v, n, cap);
+                    v[n++] = sym->st_value;
+                }
+            }
+        }
+    }
+    tdb_buf_free(&plain);
+    tdb_buf_free(&konst);
+    *out_values = v;
+    *out_n = n;
+    return 0;
+}
+
 int tdb_elf_find_symbol(tdb_elf *e, const char *name, uint64_t *out_value, uint64_t *out_size,
                         tdb_error *err)
 {
@@ -500,23 +613,33 @@ int tdb_elf_find_symbol(tdb_elf *e, const char *name, uint64_t *out_value, uint6
     return 0;
 }
 
-int tdb_elf_load_bias(tdb_elf *e, uint64_t map_start, uint64_t map_offset, uint64_t *out_bias,
-                      tdb_error *err)
+/* The program headers of E (*OUT_N of them), or NULL with ERR set. */
+static const Elf64_Phdr *raw_phdrs(const tdb_elf *e, size_t *out_n, tdb_error *err)
 {
     const Elf64_Ehdr *eh = raw_header(e, err);
     if (!eh)
-        return -1;
+        return NULL;
     if (eh->e_phentsize != sizeof(Elf64_Phdr) ||
         !in_map(e, eh->e_phoff, (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr))) {
         tdb_error_set(err, ENOEXEC, "cannot read the program headers of '%s'", e->path);
-        return -1;
+        return NULL;
     }
-    const Elf64_Phdr *ph = (const Elf64_Phdr *)(e->map + eh->e_phoff);
+    *out_n = eh->e_phnum;
+    return (const Elf64_Phdr *)(e->map + eh->e_phoff);
+}
+
+int tdb_elf_load_bias(tdb_elf *e, uint64_t map_start, uint64_t map_offset, uint64_t *out_bias,
+                      tdb_error *err)
+{
+    size_t n_ph;
+    const Elf64_Phdr *ph = raw_phdrs(e, &n_ph, err);
+    if (!ph)
+        return -1;
     uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
     /* The segment whose file bytes the mapping starts in; the kernel maps
      * segments at page granularity, so compare page-aligned offsets
      * (p_offset and p_vaddr agree modulo the page size). */
-    for (size_t j = 0; j < eh->e_phnum; j++) {
+    for (size_t j = 0; j < n_ph; j++) {
         if (ph[j].p_type != PT_LOAD)
             continue;
         uint64_t seg_off = ph[j].p_offset & ~(page - 1);
@@ -530,6 +653,110 @@ int tdb_elf_load_bias(tdb_elf *e, uint64_t map_start, uint64_t map_offset, uint6
     tdb_error_set(err, ENOEXEC, "'%s' has no loadable segment at file offset %#llx", e->path,
                   (unsigned long long)map_offset);
     return -1;
+}
+
+/* --- The dynamic section ------------------------------------------------- */
+
+/* The file offset of link-time address ADDR, through the PT_LOAD segments;
+ * -1 when no segment's file bytes hold it. */
+static int64_t vaddr_offset(const Elf64_Phdr *ph, size_t n, uint64_t addr)
+{
+    for (size_t i = 0; i < n; i++)
+        if (ph[i].p_type == PT_LOAD && addr >= ph[i].p_vaddr &&
+            addr - ph[i].p_vaddr < ph[i].p_filesz)
+            return (int64_t)(addr - ph[i].p_vaddr + ph[i].p_offset);
+    return -1;
+}
+
+/* A copy of the NUL-terminated string at OFF of the string table [STR, STR
+ * + SIZE) in the mapping, or NULL when it runs out of the table. */
+static char *table_string(const tdb_elf *e, uint64_t str, uint64_t size, uint64_t off)
+{
+    if (off >= size || !in_map(e, str, size))
+        return NULL;
+    const char *s = (const char *)e->map + str + off;
+    const char *end = memchr(s, '\0', size - off);
+    return end ? tdb_xstrndup(s, (size_t)(end - s)) : NULL;
+}
+
+int tdb_elf_read_dynamic(tdb_elf *e, tdb_elf_dynamic *out, tdb_error *err)
+{
+    tdb_elf_dynamic d = {0};
+    const Elf64_Dyn *dyn = NULL;
+    size_t n_dyn = 0, n_ph;
+    uint64_t strtab = 0, strsz = 0;
+    int have_strtab = 0;
+    const Elf64_Phdr *ph = raw_phdrs(e, &n_ph, err);
+
+    if (!ph)
+        return -1;
+    for (size_t i = 0; i < n_ph; i++) {
+        if (ph[i].p_type == PT_INTERP && in_map(e, ph[i].p_offset, ph[i].p_filesz) &&
+            ph[i].p_filesz > 1)
+            d.interp = tdb_xstrndup((const char *)e->map + ph[i].p_offset,
+                                    strnlen((const char *)e->map + ph[i].p_offset,
+                                            ph[i].p_filesz));
+        if (ph[i].p_type == PT_DYNAMIC) {
+            if (!in_map(e, ph[i].p_offset, ph[i].p_filesz)) {
+                tdb_error_set(err, ENOEXEC, "the dynamic section of '%s' lies past its end "
+                              "(a truncated file?)", e->path);
+                goto fail;
+            }
+            dyn = (const Elf64_Dyn *)(e->map + ph[i].p_offset);
+            n_dyn = ph[i].p_filesz / sizeof(Elf64_Dyn);
+        }
+    }
+    for (size_t i = 0; i < n_dyn && dyn[i].d_tag != DT_NULL; i++) {
+        if (dyn[i].d_tag == DT_STRTAB) {
+            int64_t off = vaddr_offset(ph, n_ph, dyn[i].d_un.d_ptr);
+            have_strtab = off >= 0;
+            strtab = have_strtab ? (uint64_t)off : 0;
+        } else if (dyn[i].d_tag == DT_STRSZ) {
+            strsz = dyn[i].d_un.d_val;
+        }
+    }
+    if (n_dyn && !have_strtab) {
+        tdb_error_set(err, ENOEXEC, "the dynamic section of '%s' has no string table the file "
+                      "holds", e->path);
+        goto fail;
+    }
+    d.needed = tdb_xcalloc(1, sizeof(char *));
+    for (size_t i = 0; i < n_dyn && dyn[i].d_tag != DT_NULL; i++) {
+        int64_t tag = dyn[i].d_tag;
+        if (tag != DT_NEEDED && tag != DT_SONAME && tag != DT_RUNPATH && tag != DT_RPATH)
+            continue;
+        char *str = table_string(e, strtab, strsz, dyn[i].d_un.d_val);
+        if (!str) {
+            tdb_error_set(err, ENOEXEC, "a name in the dynamic section of '%s' lies outside "
+                          "its string table (a damaged file?)", e->path);
+            goto fail;
+        }
+        char **slot = tag == DT_SONAME ? &d.soname : tag == DT_RUNPATH ? &d.runpath
+                    : tag == DT_RPATH ? &d.rpath : NULL;
+        if (slot) {
+            free(*slot);
+            *slot = str;
+        } else {
+            tdb_ptrs_push(&d.needed, &d.n_needed, str);
+        }
+    }
+    if (!d.needed)
+        d.needed = tdb_xcalloc(1, sizeof(char *));
+    *out = d;
+    return 0;
+fail:
+    tdb_elf_dynamic_release(&d);
+    return -1;
+}
+
+void tdb_elf_dynamic_release(tdb_elf_dynamic *d)
+{
+    tdb_strv_free(d->needed);
+    free(d->soname);
+    free(d->runpath);
+    free(d->rpath);
+    free(d->interp);
+    memset(d, 0, sizeof(*d));
 }
 
 /* --- Section bytes ------------------------------------------------------- */
@@ -1066,25 +1293,23 @@ void tdb_elf_get_verdict(const tdb_elf_report *r, tdb_elf_verdict *out)
 
 /* --- JSON ---------------------------------------------------------------- */
 
-static json_t *str_or_null(const char *s)
+/* Every string of a report comes from the file or its paths: bytes, kept
+ * whole by tdb_json_set_str() (escaped and flagged when not UTF-8). */
+static void set_strv(json_t *o, const char *key, char *const *v)
 {
-    return s ? json_string(s) : json_null();
-}
-
-static json_t *strv_json(char *const *v)
-{
-    json_t *a = json_array();
-    for (char *const *p = v; p && *p; p++)
-        json_array_append_new(a, json_string(*p));
-    return a;
+    size_t n = 0;
+    while (v && v[n])
+        n++;
+    tdb_json_set_strv(o, key, v, n);
 }
 
 static json_t *section_json(const tdb_elf_section *s)
 {
     if (!s->present)
         return json_null();
-    return json_pack("{s:I, s:o}", "size", (json_int_t)s->size, "compression",
-                     str_or_null(s->compression));
+    json_t *o = json_pack("{s:I}", "size", (json_int_t)s->size);
+    tdb_json_set_str(o, "compression", s->compression);
+    return o;
 }
 
 json_t *tdb_elf_report_json(const tdb_elf_report *r)
@@ -1093,19 +1318,21 @@ json_t *tdb_elf_report_json(const tdb_elf_report *r)
     tdb_elf_get_verdict(r, &v);
 
     json_t *o = json_object();
-    json_object_set_new(o, "path", json_string(r->path));
-    json_object_set_new(o, "realpath", json_string(r->realpath));
-    json_object_set_new(o, "format", json_string(r->format));
+    tdb_json_set_str(o, "path", r->path);
+    tdb_json_set_str(o, "realpath", r->realpath);
+    tdb_json_set_str(o, "format", r->format);
     json_object_set_new(o, "kind", json_string(tdb_elf_kind_name(r->kind)));
-    json_object_set_new(o, "build_id", str_or_null(r->build_id));
+    tdb_json_set_str(o, "build_id", r->build_id);
     json_object_set_new(o, "stripped", json_boolean(!r->has_symtab));
     json_object_set_new(o, "dynamic_symbols", json_integer(r->dynamic_symbols));
     json_t *pyinit = json_array();
     for (size_t i = 0; i < r->n_pyinit; i++) {
         char value[32];
         snprintf(value, sizeof(value), "0x%llx", (unsigned long long)r->pyinit_values[i]);
-        json_array_append_new(pyinit, json_pack("{s:s, s:s}", "name", r->pyinit[i], "value",
-                                                value));
+        json_t *e = json_object();
+        tdb_json_set_str(e, "name", r->pyinit[i]);
+        json_object_set_new(e, "value", json_string(value));
+        json_array_append_new(pyinit, e);
     }
     json_object_set_new(o, "pyinit", pyinit);
 
@@ -1113,15 +1340,20 @@ json_t *tdb_elf_report_json(const tdb_elf_report *r)
     if (r->debuglink) {
         char crc[16];
         snprintf(crc, sizeof(crc), "0x%08x", r->debuglink_crc);
-        link = json_pack("{s:s, s:s}", "name", r->debuglink, "crc", crc);
+        link = json_object();
+        tdb_json_set_str(link, "name", r->debuglink);
+        json_object_set_new(link, "crc", json_string(crc));
     }
     json_object_set_new(o, "debuglink", link);
     json_t *df = json_null();
-    if (r->debug_file)
-        df = json_pack("{s:s, s:s}", "path", r->debug_file, "found_by", r->debug_file_via);
+    if (r->debug_file) {
+        df = json_object();
+        tdb_json_set_str(df, "path", r->debug_file);
+        json_object_set_new(df, "found_by", json_string(r->debug_file_via));
+    }
     json_object_set_new(o, "debug_file", df);
-    json_object_set_new(o, "debug_file_searched", strv_json(r->searched));
-    json_object_set_new(o, "debug_file_rejected", strv_json(r->rejected));
+    set_strv(o, "debug_file_searched", r->searched);
+    set_strv(o, "debug_file_rejected", r->rejected);
 
     json_t *dw = json_null();
     if (r->dwarf_in) {
@@ -1132,17 +1364,19 @@ json_t *tdb_elf_report_json(const tdb_elf_report *r)
         json_t *producers = json_array();
         for (size_t i = 0; i < r->n_producers; i++) {
             const tdb_elf_producer *p = &r->producers[i];
-            json_array_append_new(producers,
-                json_pack("{s:s, s:I, s:s, s:o}", "producer", p->producer, "units",
-                          (json_int_t)p->units, "optimisation", tdb_opt_name(p->opt),
-                          "flag", str_or_null(p->flag)));
+            json_t *e = json_object();
+            tdb_json_set_str(e, "producer", p->producer);
+            json_object_set_new(e, "units", json_integer((json_int_t)p->units));
+            json_object_set_new(e, "optimisation", json_string(tdb_opt_name(p->opt)));
+            tdb_json_set_str(e, "flag", p->flag);
+            json_array_append_new(producers, e);
         }
-        json_t *examples = json_array();
-        for (size_t i = 0; i < r->n_optimised_examples; i++)
-            json_array_append_new(examples, json_string(r->optimised_examples[i]));
         json_t *alt = json_null();
-        if (r->altlink)
-            alt = json_pack("{s:s, s:o}", "name", r->altlink, "path", str_or_null(r->alt_file));
+        if (r->altlink) {
+            alt = json_object();
+            tdb_json_set_str(alt, "name", r->altlink);
+            tdb_json_set_str(alt, "path", r->alt_file);
+        }
         dw = json_object();
         json_object_set_new(dw, "in", json_string(r->dwarf_in));
         json_object_set_new(dw, "debug_info", section_json(&r->debug_info));
@@ -1157,9 +1391,10 @@ json_t *tdb_elf_report_json(const tdb_elf_report *r)
         json_object_set_new(dw, "line_tables_only", json_integer((json_int_t)r->line_tables_only));
         json_object_set_new(dw, "producers", producers);
         json_object_set_new(dw, "more_producers", json_integer((json_int_t)r->more_producers));
-        json_object_set_new(dw, "optimised_examples", examples);
+        tdb_json_set_strv(dw, "optimised_examples", (char *const *)r->optimised_examples,
+                          r->n_optimised_examples);
         json_object_set_new(dw, "dwz", alt);
-        json_object_set_new(dw, "error", str_or_null(r->dwarf_error));
+        tdb_json_set_str(dw, "error", r->dwarf_error);
     }
     json_object_set_new(o, "dwarf", dw);
 
@@ -1169,7 +1404,7 @@ json_t *tdb_elf_report_json(const tdb_elf_report *r)
         json_object_set_new(ix, "section", json_string(r->index_section));
         json_object_set_new(ix, "in", json_string(r->index_in));
         if (r->index_error) {
-            json_object_set_new(ix, "error", json_string(r->index_error));
+            tdb_json_set_str(ix, "error", r->index_error);
         } else {
             json_object_set_new(ix, "version", json_integer(r->index.version));
             json_object_set_new(ix, "units", json_integer(r->index.units));

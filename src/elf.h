@@ -95,6 +95,15 @@ int tdb_elf_dynsym_value(const char *path, const char *name, uint64_t *out_value
 int tdb_elf_find_symbol(tdb_elf *elf, const char *name, uint64_t *out_value, uint64_t *out_size,
                         tdb_error *err);
 
+/* The link-time values of the functions called NAME: a C function's
+ * exact name, or a C++ qualified name ("at::native::add", overloads and
+ * const members all match; a parameter list in NAME is ignored), from the
+ * dynamic symbol table and .symtab, each address once.  Returns 0 with a
+ * new array in *OUT_VALUES (may be empty: *OUT_N 0), or -1 with ERR set.
+ * Works on tdb_elf_open_tables() objects. */
+int tdb_elf_functions_named(tdb_elf *elf, const char *name, uint64_t **out_values, size_t *out_n,
+                            tdb_error *err);
+
 /* The load bias of ELF in a process (the runtime address minus the
  * link-time address), from the mapping of it that starts at address
  * MAP_START with file offset MAP_OFFSET (a line of /proc/PID/maps) and the
@@ -102,6 +111,26 @@ int tdb_elf_find_symbol(tdb_elf *elf, const char *name, uint64_t *out_value, uin
  * loadable segment holds that offset. */
 int tdb_elf_load_bias(tdb_elf *elf, uint64_t map_start, uint64_t map_offset, uint64_t *out_bias,
                       tdb_error *err);
+
+/* What the dynamic loader reads of an object: its dynamic section and
+ * program interpreter. */
+typedef struct tdb_elf_dynamic {
+    char **needed;    /* DT_NEEDED names in order, NULL-terminated (never NULL) */
+    size_t n_needed;
+    char *soname;     /* DT_SONAME, or NULL */
+    char *runpath;    /* DT_RUNPATH, or NULL */
+    char *rpath;      /* DT_RPATH, or NULL */
+    char *interp;     /* PT_INTERP ("/lib64/ld-linux-x86-64.so.2"), or NULL */
+} tdb_elf_dynamic;
+
+/* Read ELF's dynamic section (through PT_DYNAMIC, as the loader does, so a
+ * stripped object or one without section headers works) into *OUT.  Works
+ * on an object from tdb_elf_open_tables() too.  An object with no dynamic
+ * section (static, relocatable) gives an empty *OUT.  Returns 0, or -1 with
+ * ERR set for an object that is not 64-bit little-endian ELF or whose
+ * dynamic section is damaged.  Release with tdb_elf_dynamic_release(). */
+int tdb_elf_read_dynamic(tdb_elf *elf, tdb_elf_dynamic *out, tdb_error *err);
+void tdb_elf_dynamic_release(tdb_elf_dynamic *d);
 
 /* The names of the defined global dynamic symbols starting with PREFIX
  * ("PyInit_"), each once, in table order: a new NULL-terminated array

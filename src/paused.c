@@ -4,6 +4,8 @@
  */
 #include "paused.h"
 
+#include "cli.h"
+
 #include "preload.h"
 
 #include <errno.h>
@@ -214,7 +216,7 @@ int tdb_paused_attach(tdb_session_options *opts, const json_t *announcement, tdb
     const char *module = json_string_value(json_object_get(announcement, "module"));
     pid_t pid = (pid_t)json_integer_value(json_object_get(announcement, "pid"));
     size_t n_import = opts->n_stop_at_import;
-    tdb_session *s = NULL;
+    tdb_cli *s = NULL;
     int status;
 
     say_announced(opts, announcement);
@@ -223,12 +225,12 @@ int tdb_paused_attach(tdb_session_options *opts, const json_t *announcement, tdb
     if (!opts->n_stop_at_import && !opts->n_stop_at_load && !opts->n_breaks && module &&
         tdb_valid_module_name(module))
         tdb_ptrs_push(&opts->stop_at_import, &opts->n_stop_at_import, (char *)module);
-    s = tdb_session_new(opts, err);
+    s = tdb_cli_new(opts, err);
     if (s)
-        status = tdb_session_attach_paused(s, pid, announcement, err);
+        status = tdb_cli_attach(s, pid, announcement, err);
     else
         status = err->exit_code ? err->exit_code : TDB_EXIT_TOOL;
-    tdb_session_free(s);
+    tdb_cli_free(s);
     opts->n_stop_at_import = n_import; /* the borrowed default goes with the announcement */
     return status;
 }

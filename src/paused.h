@@ -15,7 +15,7 @@
 #define TDB_PAUSED_H
 
 #include "common.h"
-#include "debugger.h"
+#include "session.h"
 #include "signals.h"
 
 #include <jansson.h>
@@ -66,7 +66,7 @@ pid_t tdb_paused_spawn(char *const argv[], const json_t *env, int stdout_to_stde
 
 /* Attach a session to the process that sent ANNOUNCEMENT (borrowed), stop
  * where OPTS says, release it and handle its stops
- * (tdb_session_attach_paused()).  When OPTS asks for no stop at all
+ * (tdb_cli_attach()).  When OPTS asks for no stop at all
  * (--stop-at-import, --stop-at-load, --break) and the announcement names
  * the module the process waits at, the stop is that module's import: its
  * PyInit.  Says first which process it attaches to.  Returns the

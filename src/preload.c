@@ -133,12 +133,12 @@ json_t *tdb_preload_env(const char *library, const tdb_preload_settings *s,
 
     if (current_ld_audit && *current_ld_audit && !list_has(current_ld_audit, library)) {
         char *joined = tdb_xasprintf("%s:%s", library, current_ld_audit);
-        json_object_set_new(env, "LD_AUDIT", json_string(joined));
+        json_object_set_new(env, "LD_AUDIT", json_string_nocheck(joined));
         free(joined);
     } else {
         json_object_set_new(env, "LD_AUDIT",
-                            json_string(current_ld_audit && *current_ld_audit
-                                            ? current_ld_audit : library));
+                            json_string_nocheck(current_ld_audit && *current_ld_audit
+                                                    ? current_ld_audit : library));
     }
     snprintf(timeout, sizeof(timeout), "%d", TDEBUG_DEFAULT_TIMEOUT);
     settings_table(s, names, values);
@@ -149,7 +149,7 @@ json_t *tdb_preload_env(const char *library, const tdb_preload_settings *s,
         if (!v && !strcmp(names[i], TDEBUG_ENV_TIMEOUT))
             v = timeout;
         if (v)
-            json_object_set_new(env, names[i], json_string(v));
+            json_object_set_new(env, names[i], json_string_nocheck(v));
     }
     return env;
 }

@@ -55,7 +55,10 @@ int tdb_preload_check_one(const char *variable, const char *value, tdb_error *er
  * NAME -> VALUE (new reference): LD_AUDIT first (LIBRARY, followed by
  * what CURRENT_LD_AUDIT already lists unless it lists LIBRARY), then each
  * TDEBUG_* setting given in S plus TDEBUG_ACTION and TDEBUG_TIMEOUT with
- * their defaults, so the configuration is visible.  S may be NULL. */
+ * their defaults, so the configuration is visible.  S may be NULL.  The
+ * values are the bytes the environment gets, kept whole even when they are
+ * not UTF-8 (json_string_nocheck): jansson cannot dump such a value, so
+ * JSON output goes through tdb_json_set_str(). */
 json_t *tdb_preload_env(const char *library, const tdb_preload_settings *s,
                         const char *current_ld_audit);
 

@@ -146,8 +146,13 @@ int tdb_proc_debugpy_server(tdb_proc_table *t, pid_t pid, char **out_host, int *
 
 /* The command line shortened for a table: debugpy's installation path as
  * '.../debugpy', access tokens elided, newlines and other control
- * characters escaped (\n, \t, \xNN), at most MAX_LEN bytes (0: no limit)
- * with a final "...".  Returns a new string. */
+ * characters escaped (\n, \t, \xNN).  With MAX_LEN (0: no limit), made to
+ * fit in MAX_LEN bytes step by step: the interpreter's directory goes
+ * ('.../python3.11'), its options become '...', then debugpy's options,
+ * then the program's arguments from the end, then the program's directory,
+ * then -c's code is cut; the program's name (the script, -m MODULE, or the
+ * script debugpy runs) is never cut, so the result is longer than MAX_LEN
+ * when that alone does not fit.  Returns a new string. */
 char *tdb_proc_short_command(const tdb_proc *p, size_t max_len);
 
 /* The name of user UID, or its number when it has none: a new string. */

@@ -370,6 +370,15 @@ void tdb_mem_init(tdb_mem *m, pid_t pid)
     m->fd = -1;
     m->use_fd = 0;
     m->reads = 0;
+    m->image = NULL;
+    m->image_ctx = NULL;
+}
+
+void tdb_mem_init_image(tdb_mem *m, tdb_mem_reader reader, void *ctx)
+{
+    tdb_mem_init(m, 0);
+    m->image = reader;
+    m->image_ctx = ctx;
 }
 
 void tdb_mem_close(tdb_mem *m)
@@ -416,6 +425,8 @@ ssize_t tdb_mem_read(tdb_mem *m, uint64_t addr, void *buf, size_t len)
         return -1;
     }
     m->reads++;
+    if (m->image)
+        return m->image(m->image_ctx, addr, buf, len);
     if (!m->use_fd) {
         struct iovec local = {buf, len};
         struct iovec remote = {(void *)(uintptr_t)addr, len};

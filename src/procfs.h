@@ -63,17 +63,27 @@ char tdb_proc_state(pid_t pid, pid_t tid);
  * a call, or unreadable. */
 int tdb_proc_syscall(pid_t pid, pid_t tid, long *nr, uint64_t *arg0);
 
+/* A memory image other than a live process (a core file: src/core.h):
+ * read up to LEN bytes at ADDR, as tdb_mem_read() does. */
+typedef ssize_t (*tdb_mem_reader)(void *ctx, uint64_t addr, void *buf, size_t len);
+
 /* Reading another process's memory: process_vm_readv, and /proc/PID/mem
- * when that is unavailable (seccomp, old kernels).  Never follows a
- * pointer by itself: callers bound every read. */
+ * when that is unavailable (seccomp, old kernels); or an image of it (a
+ * core file).  Never follows a pointer by itself: callers bound every
+ * read. */
 typedef struct tdb_mem {
     pid_t pid;
     int fd;          /* /proc/PID/mem once the fallback is in use, else -1 */
     int use_fd;      /* process_vm_readv failed with ENOSYS/EPERM */
     unsigned long reads; /* number of reads, for --verbose statistics */
+    tdb_mem_reader image; /* not NULL: read through it, not from PID */
+    void *image_ctx;
 } tdb_mem;
 
 void tdb_mem_init(tdb_mem *m, pid_t pid);
+/* Read through READER (with CTX, which must outlive M) instead of a
+ * process. */
+void tdb_mem_init_image(tdb_mem *m, tdb_mem_reader reader, void *ctx);
 void tdb_mem_close(tdb_mem *m);
 /* Read up to LEN bytes at ADDR.  Returns the number read (short when the
  * range runs into unmapped memory), or -1 with errno set when nothing

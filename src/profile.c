@@ -1,6 +1,8 @@
 /* profile.c: the debug-build profile (see profile.h). */
 #include "profile.h"
 
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <sched.h>
@@ -237,9 +239,146 @@ static char *checked_debinfo(const char *src, const char *file, tdb_error *err)
     return tdb_xstrdup(rel);
 }
 
+/* --- What a PyTorch build costs, and its submodules -------------------- */
+
+/* Nonzero when directory PATH holds anything (a checked-out submodule);
+ * an uninitialised one is an empty directory, or none. */
+static int dir_has_entries(const char *path)
+{
+    DIR *d = opendir(path);
+    struct dirent *e;
+    int found = 0;
+    while (d && !found && (e = readdir(d)))
+        found = strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    if (d)
+        closedir(d);
+    return found;
+}
+
+void tdb_profile_read_submodules(const char *dir, tdb_profile_submodules *out)
+{
+    memset(out, 0, sizeof(*out));
+    char *gm = tdb_xasprintf("%s/.gitmodules", dir), *setup = tdb_xasprintf("%s/setup.py", dir);
+    char *text = access(setup, F_OK) == 0 ? tdb_read_file(gm, NULL, NULL) : NULL;
+    if (text) {
+        out->checkout = tdb_xstrdup(dir);
+        out->missing = tdb_xcalloc(1, sizeof(char *));
+        /* "\tpath = third_party/pybind11" lines, one per submodule. */
+        for (char *line = text; line && *line;) {
+            char *nl = strchr(line, '\n');
+            if (nl)
+                *nl = '\0';
+            char *k = line + strspn(line, " \t");
+            if (!strncmp(k, "path", 4) && (k[4] == ' ' || k[4] == '\t' || k[4] == '=')) {
+                char *v = strchr(k, '=');
+                v = v ? v + 1 + strspn(v + 1, " \t") : NULL;
+                size_t len = v ? strlen(v) : 0;
+                while (len && isspace((unsigned char)v[len - 1]))
+                    len--;
+                if (len) {
+                    char *rel = tdb_xstrndup(v, len), *full = tdb_xasprintf("%s/%s", dir, rel);
+                    out->total++;
+                    if (!dir_has_entries(full))
+                        tdb_ptrs_push(&out->missing, &out->n_missing, rel);
+                    else
+                        free(rel);
+                    free(full);
+                }
+            }
+            line = nl ? nl + 1 : NULL;
+        }
+    }
+    free(text);
+    free(gm);
+    free(setup);
+}
+
+void tdb_profile_submodules_release(tdb_profile_submodules *s)
+{
+    free(s->checkout);
+    tdb_strv_free(s->missing);
+    memset(s, 0, sizeof(*s));
+}
+
+static void add_cost(tdb_profile *p, const char *what, char *estimate, char *basis)
+{
+    p->costs = tdb_xrealloc(p->costs, (p->n_costs + 1) * sizeof(*p->costs));
+    p->costs[p->n_costs++] = (tdb_profile_cost){what, estimate, basis};
+}
+
+/* Sources, disk and time of a PyTorch build in mode O->torch with JOBS
+ * compile jobs. */
+static void torch_costs(const tdb_profile_options *o, long jobs, tdb_profile *p)
+{
+    static const char clone_basis[] =
+        "conda-forge/pytorch-cpu-feedstock#52 (2021): 2.4 GB of a 7.3 GB release build with "
+        "CUDA was the clone";
+    add_cost(p, "sources",
+             tdb_xstrdup("about 2.4 GB for a clone with its submodules (more for today's "
+                         "tree): git clone --recursive, or in a clone 'git submodule sync && "
+                         "git submodule update --init --recursive'"),
+             tdb_xstrdup(clone_basis));
+    if (o->torch == TDB_TORCH_SELECTIVE)
+        add_cost(p, "disk",
+                 tdb_xstrdup("about a release build's: a few GB for build/ (7.3 GB with CUDA "
+                             "and the clone), plus the debug info of the --debinfo files"),
+                 tdb_xstrdup(clone_basis));
+    else
+        add_cost(p, "disk",
+                 tdb_xstrdup("tens of GB for build/: every object file and library carries its "
+                             "debug info, libtorch_cpu.so alone passes 4 GB and the objects it "
+                             "is linked from hold it again; ccache keeps a copy of the objects "
+                             "besides"),
+                 tdb_xstrdup("pytorch/pytorch#61261 (2021): libtorch_cpu.so over 4 GB in a "
+                             "build with debug info; PyTorch's CONTRIBUTING.md gives ccache "
+                             "25 GiB; a release build with CUDA took 7.3 GB with its clone "
+                             "(conda-forge/pytorch-cpu-feedstock#52)"));
+    double hours = TDB_PROFILE_TORCH_CORE_HOURS / (double)jobs;
+    add_cost(p, "time",
+             tdb_xasprintf("up to about %.0f %s of compiling at MAX_JOBS=%ld (less without "
+                           "CUDA and with the switches above; -O0 compiles faster than -O2, "
+                           "linking -g libraries is slower); with ccache a rebuild after "
+                           "'python setup.py clean' takes minutes",
+                           hours < 1.5 ? hours * 60 : hours, hours < 1.5 ? "min" : "h", jobs),
+             tdb_xasprintf("10 cores took 1 h 20 min for a release build with CUDA "
+                           "(conda-forge/pytorch-cpu-feedstock#52, 2021): %.1f core-hours, "
+                           "divided by MAX_JOBS",
+                           TDB_PROFILE_TORCH_CORE_HOURS));
+}
+
+/* The checkout's submodules, said before anything else: a build without
+ * them fails. */
+static void torch_submodules(const tdb_profile_options *o, tdb_profile *p, strlist *notes)
+{
+    tdb_profile_read_submodules(o->torch_src ? o->torch_src : ".", &p->submodules);
+    const tdb_profile_submodules *sm = &p->submodules;
+    if (!sm->checkout) {
+        list_add(notes, tdb_xstrdup("in the PyTorch checkout, first: git submodule sync && git "
+                                    "submodule update --init --recursive (third_party/ holds "
+                                    "libraries the build needs; again after a pull or a branch "
+                                    "switch)"));
+    } else if (sm->n_missing) {
+        tdb_buf b = TDB_BUF_INIT;
+        tdb_buf_addf(&b, "%zu of the %zu submodules of %s are not checked out (", sm->n_missing,
+                     sm->total, sm->checkout);
+        for (size_t i = 0; i < sm->n_missing && i < 3; i++)
+            tdb_buf_addf(&b, "%s%s", i ? ", " : "", sm->missing[i]);
+        tdb_buf_addf(&b, "%s): the build fails without them; run there first: git submodule "
+                         "sync && git submodule update --init --recursive",
+                     sm->n_missing > 3 ? ", ..." : "");
+        list_add(notes, tdb_buf_detach(&b));
+    } else {
+        list_add(notes, tdb_xasprintf("the %zu submodules of %s are checked out (after a pull "
+                                      "or a branch switch: git submodule update --init "
+                                      "--recursive)",
+                                      sm->total, sm->checkout));
+    }
+}
+
 static int build_torch(const tdb_profile_options *o, const tdb_machine *m, tdb_profile *p,
                        strlist *notes, strlist *post, tdb_error *err)
 {
+    torch_submodules(o, p, notes);
     switch (o->torch) {
     case TDB_TORCH_DEBUG:
         p->kind = "torch-debug";
@@ -348,6 +487,7 @@ static int build_torch(const tdb_profile_options *o, const tdb_machine *m, tdb_p
     list_add(notes, tdb_xstrdup("then: python setup.py develop (or pip install -e . -v "
                                 "--no-build-isolation); check with: tdebug profile --check "
                                 "torch._C"));
+    torch_costs(o, jobs, p);
     return 0;
 }
 
@@ -406,6 +546,12 @@ void tdb_profile_free(tdb_profile *p)
     free(p->vars);
     tdb_strv_free(p->notes);
     tdb_strv_free(p->post_build);
+    for (size_t i = 0; i < p->n_costs; i++) {
+        free(p->costs[i].estimate);
+        free(p->costs[i].basis);
+    }
+    free(p->costs);
+    tdb_profile_submodules_release(&p->submodules);
     memset(p, 0, sizeof(*p));
 }
 
@@ -429,20 +575,47 @@ void tdb_profile_format_sh(const tdb_profile *p, tdb_buf *b)
     }
     for (char **c = p->post_build; c && *c; c++)
         tdb_buf_addf(b, "# after the build: %s\n", *c);
+    for (size_t i = 0; i < p->n_costs; i++)
+        tdb_buf_addf(b, "# %s: %s [%s]\n", p->costs[i].what, p->costs[i].estimate,
+                     p->costs[i].basis);
+}
+
+static size_t strv_len(char *const *v)
+{
+    size_t n = 0;
+    while (v && v[n])
+        n++;
+    return n;
 }
 
 json_t *tdb_profile_json(const tdb_profile *p)
 {
-    json_t *vars = json_array(), *notes = json_array(), *post = json_array();
+    json_t *vars = json_array();
     for (size_t i = 0; i < p->n_vars; i++) {
         const tdb_profile_var *v = &p->vars[i];
-        json_array_append_new(vars, json_pack("{s:s, s:s, s:b, s:s}", "name", v->name, "value",
-                                              v->value, "append", v->append, "why", v->why));
+        json_t *o = json_pack("{s:s}", "name", v->name);
+        tdb_json_set_str(o, "value", v->value); /* paths, file names: bytes */
+        json_object_set_new(o, "append", json_boolean(v->append));
+        tdb_json_set_str(o, "why", v->why);
+        json_array_append_new(vars, o);
     }
-    for (char **n = p->notes; n && *n; n++)
-        json_array_append_new(notes, json_string(*n));
-    for (char **c = p->post_build; c && *c; c++)
-        json_array_append_new(post, json_string(*c));
-    return json_pack("{s:i, s:s, s:o, s:o, s:o}", "version", 1, "kind", p->kind, "variables",
-                     vars, "notes", notes, "post_build", post);
+    json_t *doc = json_pack("{s:s, s:o}", "kind", p->kind, "variables", vars);
+    tdb_json_set_strv(doc, "notes", p->notes, strv_len(p->notes));
+    tdb_json_set_strv(doc, "post_build", p->post_build, strv_len(p->post_build));
+    if (p->n_costs) {
+        json_t *costs = json_array();
+        for (size_t i = 0; i < p->n_costs; i++)
+            json_array_append_new(costs, json_pack("{s:s, s:s, s:s}", "what", p->costs[i].what,
+                                                   "estimate", p->costs[i].estimate, "basis",
+                                                   p->costs[i].basis));
+        json_object_set_new(doc, "costs", costs);
+        json_t *sm = json_null();
+        if (p->submodules.checkout) {
+            sm = json_pack("{s:I}", "total", (json_int_t)p->submodules.total);
+            tdb_json_set_str(sm, "checkout", p->submodules.checkout);
+            tdb_json_set_strv(sm, "missing", p->submodules.missing, p->submodules.n_missing);
+        }
+        json_object_set_new(doc, "submodules", sm);
+    }
+    return tdb_json_versioned(doc);
 }

@@ -67,13 +67,45 @@ typedef struct tdb_profile_var {
     char *why;
 } tdb_profile_var;
 
+/* What a build costs, and what the estimate rests on: numbers others
+ * measured and published, with where (tdebug cannot build PyTorch to time
+ * it), scaled to this machine where that is honest. */
+typedef struct tdb_profile_cost {
+    const char *what; /* "sources", "disk", "time" */
+    char *estimate;
+    char *basis;      /* where the numbers come from */
+} tdb_profile_cost;
+
+/* The git submodules of a PyTorch checkout (its .gitmodules). */
+typedef struct tdb_profile_submodules {
+    char *checkout;   /* the checkout looked at; NULL when none was found */
+    size_t total;     /* submodules .gitmodules lists */
+    char **missing;   /* paths of those not checked out (empty), NULL-terminated */
+    size_t n_missing;
+} tdb_profile_submodules;
+
 typedef struct tdb_profile {
     const char *kind;  /* "torch-debug", "torch-relwithdebinfo", "torch-selective", "setuptools" */
     tdb_profile_var *vars;
     size_t n_vars;
     char **notes;      /* comment lines (NULL-terminated) */
     char **post_build; /* shell commands to run after the build (NULL-terminated) */
+    tdb_profile_cost *costs; /* --torch: sources, disk, time */
+    size_t n_costs;
+    tdb_profile_submodules submodules; /* --torch */
 } tdb_profile;
+
+/* The submodules of the PyTorch checkout DIR (".": the current directory):
+ * which of those its .gitmodules lists are not checked out.  OUT->checkout
+ * is NULL when DIR is not a PyTorch checkout (no .gitmodules beside a
+ * setup.py).  Release with tdb_profile_submodules_release(). */
+void tdb_profile_read_submodules(const char *dir, tdb_profile_submodules *out);
+void tdb_profile_submodules_release(tdb_profile_submodules *s);
+
+/* The compile work of a PyTorch build, in core-hours, that the time
+ * estimate scales by the jobs: 10 cores took 1 h 20 min for a release
+ * build with CUDA (conda-forge/pytorch-cpu-feedstock#52, 2021). */
+#define TDB_PROFILE_TORCH_CORE_HOURS 13.3
 
 /* Build the profile for OPT on machine M.  Returns 0, or -1 with ERR set
  * (exit code TDB_EXIT_USAGE) for a selective file that does not exist
@@ -86,7 +118,9 @@ void tdb_profile_free(tdb_profile *p);
  * NAME="${NAME:+$NAME }"'value', notes and post-build steps as comments. */
 void tdb_profile_format_sh(const tdb_profile *p, tdb_buf *b);
 /* {"version":1, "kind", "variables":[{"name","value","append","why"}],
- *  "notes":[], "post_build":[]}: a new reference. */
+ *  "notes":[], "post_build":[], and with --torch "costs":[{"what",
+ *  "estimate","basis"}], "submodules":{"checkout","total","missing"} or
+ *  null}: a new reference. */
 json_t *tdb_profile_json(const tdb_profile *p);
 
 #endif

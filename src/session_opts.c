@@ -4,9 +4,21 @@
 #include "cmd.h"
 #include "common.h"
 
+#include <ctype.h>
 #include <regex.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* -b with a Python name, or a Python file without a line or function:
+ * says what to write instead; returns -TDB_EXIT_USAGE. */
+static int python_break_refused(const char *cmd, const char *arg)
+{
+    tdb_buf why = TDB_BUF_INIT;
+    tdb_break_refusal(arg, &why);
+    tdb_usage_error(cmd, "%s", tdb_buf_str(&why));
+    tdb_buf_free(&why);
+    return -TDB_EXIT_USAGE;
+}
 
 int tdb_session_option(const char *cmd, int c, char *arg, tdb_session_options *opts)
 {
@@ -23,13 +35,16 @@ int tdb_session_option(const char *cmd, int c, char *arg, tdb_session_options *o
         else
             tdb_ptrs_push(&opts->stop_at_load, &opts->n_stop_at_load, arg);
         return 1;
-    case 'b':
+    case 'b': {
         if (!*arg || strchr(arg, '\n')) {
             tdb_usage_error(cmd, "--break needs a gdb location (FUNCTION, FILE:LINE or *ADDRESS)");
             return -TDB_EXIT_USAGE;
         }
+        if (tdb_break_refusal(arg, NULL))
+            return python_break_refused(cmd, arg);
         tdb_ptrs_push(&opts->breaks, &opts->n_breaks, arg);
         return 1;
+    }
     case TDB_OPT_SYMBOLS: {
         regex_t re;
         if (!*arg || strchr(arg, '\n') || regcomp(&re, arg, REG_NOSUB) != 0) {
@@ -57,6 +72,13 @@ int tdb_session_option(const char *cmd, int c, char *arg, tdb_session_options *o
         return 1;
     case 'v':
         opts->verbose = 1;
+        return 1;
+    case 'x':
+        if (!*arg) {
+            tdb_usage_error(cmd, "--commands needs a file of commands, one a line");
+            return -TDB_EXIT_USAGE;
+        }
+        opts->commands = arg;
         return 1;
     default:
         return 0;

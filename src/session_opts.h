@@ -6,11 +6,11 @@
 #ifndef TDB_SESSION_OPTS_H
 #define TDB_SESSION_OPTS_H
 
-#include "debugger.h"
+#include "session.h"
 
 #include <getopt.h>
 
-/* getopt_long values of the shared long options (short ones: 'b', 'v'). */
+/* getopt_long values of the shared long options (short ones: 'b', 'v', 'x'). */
 enum {
     TDB_OPT_STOP = 256,
     TDB_OPT_STOP_LOAD,
@@ -34,7 +34,8 @@ enum {
     {"json", no_argument, NULL, TDB_OPT_JSON},                            \
     {"raw", no_argument, NULL, TDB_OPT_RAW},                              \
     {"cpython-symbols", no_argument, NULL, TDB_OPT_CPYTHON_SYMBOLS},      \
-    {"verbose", no_argument, NULL, 'v'}
+    {"verbose", no_argument, NULL, 'v'},                                  \
+    {"commands", required_argument, NULL, 'x'}
 
 /* Apply option C (with ARG) to OPTS.  Returns 1 when C was one of the
  * shared options, 0 when it is not (the command handles it), or

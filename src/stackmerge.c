@@ -72,7 +72,12 @@ void tdb_native_frames_classify(tdb_native_frame *frames, size_t n, const tdb_py
         tdb_native_frame *f = &frames[i];
         /* Callers' pcs are return addresses: test the call instruction. */
         uint64_t at = i > 0 && f->pc ? f->pc - 1 : f->pc;
-        f->is_eval = is_eval_name(f->function) || (py && tdb_py_is_eval_pc(py, at));
+        /* By address only when the frame has no name: with debug info gdb
+         * lists the functions inlined into the evaluator (call_function,
+         * _PyEval_EvalFrame...) as frames of their own at the same pc, and
+         * only the one named _PyEval_EvalFrameDefault is the call. */
+        f->is_eval = is_eval_name(f->function) ||
+                     (!f->function && py && tdb_py_is_eval_pc(py, at));
         f->in_interp = f->is_eval || (py && tdb_py_owns_pc(py, at));
     }
 }
@@ -210,34 +215,48 @@ void tdb_merged_stack_free(tdb_merged_stack *m)
 
 /* --- JSON ---------------------------------------------------------------- */
 
-static json_t *py_frame_json(const tdb_py_frame *f)
+static json_t *py_frame_json(const tdb_py_frame *f, const tdb_py_frame_extra *extra)
 {
-    return json_pack("{s:s, s:s, s:s, s:s, s:o, s:i}", "kind", "python", "function",
-                     f->qualname, "name", f->name, "file", f->filename, "line",
-                     f->line >= 0 ? json_integer(f->line) : json_null(), "first_line",
-                     f->first_line);
+    json_t *o = json_object();
+    json_object_set_new(o, "kind", json_string("python"));
+    tdb_json_set_str(o, "function", f->qualname);
+    tdb_json_set_str(o, "name", f->name);
+    tdb_json_set_str(o, "file", f->filename);
+    json_object_set_new(o, "line", f->line >= 0 ? json_integer(f->line) : json_null());
+    json_object_set_new(o, "first_line", json_integer(f->first_line));
+    json_t *more = extra && extra->json ? extra->json(f, extra->ctx) : NULL;
+    if (more)
+        json_object_set_new(o, "locals", more);
+    return o;
 }
 
 static json_t *native_frame_json(const tdb_native_frame *f, int plumbing)
 {
     char pc[32];
     snprintf(pc, sizeof(pc), "0x%016llx", (unsigned long long)f->pc);
-    json_t *o = json_pack("{s:s, s:s, s:o}", "kind", "native", "pc", pc, "function",
-                          f->function ? json_string(f->function) : json_null());
+    json_t *o = json_object();
+    json_object_set_new(o, "kind", json_string("native"));
+    json_object_set_new(o, "pc", json_string(pc));
+    tdb_json_set_str(o, "function", f->function);
     if (f->function)
         json_object_set_new(o, "offset", json_integer((json_int_t)f->offset));
-    json_object_set_new(o, "library", f->library ? json_string(f->library) : json_null());
+    tdb_json_set_str(o, "library", f->library);
     if (plumbing)
         json_object_set_new(o, "plumbing", json_true());
     return o;
 }
 
-json_t *tdb_py_frames_json(const tdb_py_frame *py, size_t n)
+static json_t *py_frames_json(const tdb_py_frame *py, size_t n, const tdb_py_frame_extra *extra)
 {
     json_t *a = json_array();
     for (size_t i = 0; i < n; i++)
-        json_array_append_new(a, py_frame_json(&py[i]));
+        json_array_append_new(a, py_frame_json(&py[i], extra));
     return a;
+}
+
+json_t *tdb_py_frames_json(const tdb_py_frame *py, size_t n)
+{
+    return py_frames_json(py, n, NULL);
 }
 
 json_t *tdb_native_frames_json(const tdb_native_frame *native, size_t n)
@@ -250,8 +269,14 @@ json_t *tdb_native_frames_json(const tdb_native_frame *native, size_t n)
 
 json_t *tdb_stack_json(const tdb_merged_stack *m, unsigned flags)
 {
+    return tdb_stack_json_ex(m, flags, NULL);
+}
+
+json_t *tdb_stack_json_ex(const tdb_merged_stack *m, unsigned flags,
+                          const tdb_py_frame_extra *extra)
+{
     if (flags & TDB_STACK_PYTHON_ONLY)
-        return tdb_py_frames_json(m->py, m->n_py);
+        return py_frames_json(m->py, m->n_py, extra);
     if ((flags & TDB_STACK_NATIVE_ONLY) || m->status == TDB_MERGE_MISMATCH)
         return tdb_native_frames_json(m->native, m->n_native);
     json_t *a = json_array();
@@ -260,7 +285,7 @@ json_t *tdb_stack_json(const tdb_merged_stack *m, unsigned flags)
         if (f->plumbing && !(flags & TDB_STACK_RAW))
             continue;
         json_array_append_new(a, f->kind == TDB_FRAME_PYTHON
-                                     ? py_frame_json(f->py)
+                                     ? py_frame_json(f->py, extra)
                                      : native_frame_json(f->native, f->plumbing));
     }
     return a;
@@ -268,7 +293,8 @@ json_t *tdb_stack_json(const tdb_merged_stack *m, unsigned flags)
 
 /* --- text ---------------------------------------------------------------- */
 
-static void render_py(tdb_buf *b, const tdb_py_frame *f, const char *indent)
+static void render_py(tdb_buf *b, const tdb_py_frame *f, const char *indent,
+                      const tdb_py_frame_extra *extra)
 {
     tdb_buf_addf(b, "%sFile \"%s\", line ", indent, f->filename);
     if (f->line >= 0)
@@ -276,6 +302,8 @@ static void render_py(tdb_buf *b, const tdb_py_frame *f, const char *indent)
     else
         tdb_buf_addc(b, '?');
     tdb_buf_addf(b, ", in %s\n", f->qualname);
+    if (extra && extra->text)
+        extra->text(b, f, indent, extra->ctx);
 }
 
 static void render_native(tdb_buf *b, const tdb_native_frame *f, const char *indent)
@@ -292,9 +320,15 @@ static void render_native(tdb_buf *b, const tdb_native_frame *f, const char *ind
 
 void tdb_stack_render(tdb_buf *b, const tdb_merged_stack *m, unsigned flags, const char *indent)
 {
+    tdb_stack_render_ex(b, m, flags, indent, NULL);
+}
+
+void tdb_stack_render_ex(tdb_buf *b, const tdb_merged_stack *m, unsigned flags,
+                         const char *indent, const tdb_py_frame_extra *extra)
+{
     if (flags & TDB_STACK_PYTHON_ONLY) {
         for (size_t i = 0; i < m->n_py; i++)
-            render_py(b, &m->py[i], indent);
+            render_py(b, &m->py[i], indent, extra);
         return;
     }
     if (flags & TDB_STACK_NATIVE_ONLY) {
@@ -311,7 +345,7 @@ void tdb_stack_render(tdb_buf *b, const tdb_merged_stack *m, unsigned flags, con
         tdb_buf_addf(b, "%sPython stack:\n", indent);
         char *deeper = tdb_xasprintf("%s  ", indent);
         for (size_t i = 0; i < m->n_py; i++)
-            render_py(b, &m->py[i], deeper);
+            render_py(b, &m->py[i], deeper, extra);
         tdb_buf_addf(b, "%sNative stack:\n", indent);
         for (size_t i = 0; i < m->n_native; i++)
             render_native(b, &m->native[i], deeper);
@@ -323,7 +357,7 @@ void tdb_stack_render(tdb_buf *b, const tdb_merged_stack *m, unsigned flags, con
         if (f->plumbing && !(flags & TDB_STACK_RAW))
             continue;
         if (f->kind == TDB_FRAME_PYTHON)
-            render_py(b, f->py, indent);
+            render_py(b, f->py, indent, extra);
         else
             render_native(b, f->native, indent);
     }

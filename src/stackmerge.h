@@ -51,9 +51,10 @@ void tdb_native_frames_free(tdb_native_frame *frames, size_t n); /* accepts NULL
  * demangler.  Accepts NULL. */
 void tdb_native_name_clean(char *name);
 
-/* Set is_eval and in_interp: from the interpreter's address ranges when PY
- * is given, and from the function names in any case
- * ("_PyEval_EvalFrameDefault" and its ".cold" part). */
+/* Set is_eval and in_interp: from the function names
+ * ("_PyEval_EvalFrameDefault" and its ".cold" part), and for frames
+ * without a name from the interpreter's address ranges when PY is given
+ * (an inlined frame gdb lists at the evaluator's pc is not the call). */
 void tdb_native_frames_classify(tdb_native_frame *frames, size_t n, const tdb_py_process *py);
 
 /* Convert the value of gdb's -stack-list-frames "stack" result (an array
@@ -108,8 +109,18 @@ void tdb_merged_stack_free(tdb_merged_stack *m); /* frees the frame array only *
 enum {
     TDB_STACK_RAW = 1,         /* keep CPython plumbing frames */
     TDB_STACK_NATIVE_ONLY = 2, /* native frames only (all of them) */
-    TDB_STACK_PYTHON_ONLY = 4  /* Python frames only */
+    TDB_STACK_PYTHON_ONLY = 4, /* Python frames only */
+    TDB_STACK_LOCALS = 8       /* each Python frame's locals (stacks.h) */
 };
+
+/* What to add to each Python frame (its locals): JSON to put under the
+ * frame's "locals" key (new reference, or NULL for none), and lines of
+ * text to print under it. */
+typedef struct tdb_py_frame_extra {
+    json_t *(*json)(const tdb_py_frame *f, void *ctx);
+    void (*text)(tdb_buf *b, const tdb_py_frame *f, const char *indent, void *ctx);
+    void *ctx;
+} tdb_py_frame_extra;
 
 /* The frames as a JSON array of objects, innermost first:
  *   {"kind": "python", "function": qualname, "name": co_name,
@@ -119,6 +130,9 @@ enum {
  * plumbing frames only with TDB_STACK_RAW (then "plumbing": true).  For
  * TDB_MERGE_MISMATCH the native frames alone.  New reference. */
 json_t *tdb_stack_json(const tdb_merged_stack *m, unsigned flags);
+/* The same, with EXTRA (may be NULL) adding to each Python frame. */
+json_t *tdb_stack_json_ex(const tdb_merged_stack *m, unsigned flags,
+                          const tdb_py_frame_extra *extra);
 /* The same frames with kind python only, or native only.  New reference. */
 json_t *tdb_py_frames_json(const tdb_py_frame *py, size_t n);
 json_t *tdb_native_frames_json(const tdb_native_frame *native, size_t n);
@@ -131,5 +145,8 @@ json_t *tdb_native_frames_json(const tdb_native_frame *native, size_t n);
  * For TDB_MERGE_MISMATCH, a line saying so, then the Python stack and the
  * native stack, each under a heading. */
 void tdb_stack_render(tdb_buf *b, const tdb_merged_stack *m, unsigned flags, const char *indent);
+/* The same, with EXTRA (may be NULL) adding lines under each Python frame. */
+void tdb_stack_render_ex(tdb_buf *b, const tdb_merged_stack *m, unsigned flags,
+                         const char *indent, const tdb_py_frame_extra *extra);
 
 #endif

@@ -6,7 +6,7 @@
  * one stack that reads top to bottom (src/stackmerge.h).
  *
  * It knows gdb only through the frame list of -stack-list-frames, and
- * nothing of sessions: src/debugger.c gets the frames and owns the
+ * nothing of sessions: src/session_stack.c gets the frames and owns the
  * per-stop readers (memory map, symbolizer, Python snapshot).
  */
 #ifndef TDB_STACKVIEW_H
@@ -60,5 +60,31 @@ const char *tdb_stackview_merge_name(const tdb_stackview *v);
  * folded plumbing.  A stack that could not be merged is said so and shown
  * as its two halves. */
 void tdb_stackview_render(tdb_buf *b, const tdb_stackview *v, unsigned flags);
+
+/* The frames a user sees and selects ('frame N', 'up', 'down'): the
+ * merged stack without CPython's plumbing (unless FLAGS has
+ * TDB_STACK_RAW), innermost first; for a stack that could not be merged,
+ * gdb's native frames. */
+typedef struct tdb_view_frame {
+    tdb_frame_kind kind;
+    int level;                      /* native: gdb's frame number; else -1 */
+    const tdb_native_frame *native; /* native: the frame */
+    const json_t *mi;               /* native: gdb's frame tuple, or NULL */
+    const tdb_py_frame *py;         /* python: the frame */
+} tdb_view_frame;
+size_t tdb_stackview_count(const tdb_stackview *v, unsigned flags);
+/* Frame I of those into *OUT (borrowing from V): 0, or -1 beyond the end. */
+int tdb_stackview_frame_at(const tdb_stackview *v, unsigned flags, size_t i, tdb_view_frame *out);
+/* The index among those of gdb's native frame LEVEL, or -1 (folded). */
+int tdb_stackview_index_of_level(const tdb_stackview *v, unsigned flags, int level);
+/* Count the native frames in [LO, HI) as CPython's plumbing (a library
+ * tdebug loaded into the process, whose frames are the interpreter's
+ * business, not the user's) and merge again. */
+void tdb_stackview_fold_range(tdb_stackview *v, uint64_t lo, uint64_t hi);
+/* Fold the native frames among the first INDEX visible ones (CPython's
+ * machinery above a Python frame a step came back to). */
+void tdb_stackview_fold_above(tdb_stackview *v, unsigned flags, size_t index);
+/* One frame as tdb_stackview_render() shows it, a line. */
+void tdb_stackview_render_frame(tdb_buf *b, const tdb_stackview *v, const tdb_view_frame *f);
 
 #endif

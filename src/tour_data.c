@@ -77,7 +77,7 @@ static const tdb_tour_stop torch_stops[] = {
         .no_debug =
             "This torch has no debug info: gdb knows PyInit__C only from the dynamic symbol "
             "table, so there is no source line and no `step` line by line. A debug build of "
-            "torch (`tdebug profile --torch debug`) would show torch/csrc/stub.c:LINE here. "
+            "torch (`tdebug profile --torch=debug`) would show torch/csrc/stub.c:LINE here. "
             "`tdebug tour tinytensor` shows this moment at source level (its stop 2).",
         .try_next = (const tdb_tour_try[]){
             {"x/1i $pc", "the whole function: jmp to initModule@plt"},

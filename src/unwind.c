@@ -6,6 +6,8 @@
  */
 #include "unwind.h"
 
+#include "core.h"
+
 #include <bfd.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
@@ -21,6 +23,9 @@
 #ifndef DMGL_PARAMS
 #define DMGL_PARAMS (1 << 0)
 #define DMGL_ANSI (1 << 1)
+#endif
+#ifndef DMGL_TYPES
+#define DMGL_TYPES (1 << 4)
 #endif
 
 /* The System V x86-64 ABI keeps 128 bytes below the stack pointer (the red
@@ -50,6 +55,7 @@ struct tdb_capture {
     char *dwfl_error;     /* set once setting libdw up failed */
     size_t next;          /* next_thread's iterator */
     tdb_symcache *own_symbols; /* when the caller gives none */
+    tdb_core *core;       /* a core file's capture, or NULL */
 };
 
 /* One function symbol, file-relative. */
@@ -79,6 +85,11 @@ char *tdb_demangle(const char *name)
             return d;
     }
     return tdb_xstrdup(name);
+}
+
+char *tdb_demangle_type(const char *mangled)
+{
+    return bfd_demangle(NULL, mangled, DMGL_PARAMS | DMGL_ANSI | DMGL_TYPES);
 }
 
 tdb_capture *tdb_capture_take(tdb_pause *p, const tdb_maps *maps, size_t stack_max,
@@ -350,6 +361,41 @@ static const Dwfl_Callbacks proc_callbacks = {
     .find_debuginfo = dwfl_build_id_find_debuginfo,
     .debuginfo_path = &no_debuginfo_path,
 };
+
+/* Cores: the files by build-id first (Debian's debug packages), else by
+ * the path the core names, which libdw takes only when the build-id
+ * matches. */
+static const Dwfl_Callbacks core_callbacks = {
+    .find_elf = dwfl_build_id_find_elf,
+    .find_debuginfo = dwfl_build_id_find_debuginfo,
+    .debuginfo_path = &no_debuginfo_path,
+};
+
+tdb_capture *tdb_capture_from_core(tdb_core *core, tdb_error *err)
+{
+    tdb_capture *c = tdb_xcalloc(1, sizeof(*c));
+    c->core = core;
+    c->pid = tdb_core_pid(core);
+    tdb_core_mem(core, &c->mem);
+    size_t n = tdb_core_n_threads(core);
+    c->t = tdb_xcalloc(n ? n : 1, sizeof(*c->t));
+    for (size_t i = 0; i < n; i++)
+        c->t[c->n++].tid = tdb_core_thread_at(core, i)->tid;
+    c->dwfl = dwfl_begin(&core_callbacks);
+    Elf *elf = tdb_core_elf(core);
+    const char *exe = tdb_core_exe(core);
+    char *local_exe = exe ? tdb_core_file(core, exe, NULL) : NULL;
+    if (!c->dwfl || dwfl_core_file_report(c->dwfl, elf, local_exe) < 0 ||
+        dwfl_report_end(c->dwfl, NULL, NULL) != 0 || dwfl_core_file_attach(c->dwfl, elf) < 0) {
+        tdb_error_set(err, 0, "libdw cannot read the core '%s': %s", tdb_core_path(core),
+                      dwfl_errmsg(-1));
+        free(local_exe);
+        tdb_capture_free(c);
+        return NULL;
+    }
+    free(local_exe);
+    return c;
+}
 
 static int setup_dwfl(tdb_capture *c)
 {

@@ -61,6 +61,13 @@ void tdb_symbolizer_free(tdb_symbolizer *s); /* accepts NULL */
 tdb_capture *tdb_capture_take(tdb_pause *p, const tdb_maps *maps, size_t stack_max,
                               tdb_error *err);
 
+struct tdb_core;
+/* The same for a core file (src/core.h): every thread the core holds,
+ * unwound by libdw from the core's registers and memory, the libraries
+ * found from the core's notes (and checked by build-id).  CORE must
+ * outlive the capture.  NULL with ERR set when libdw cannot read it. */
+tdb_capture *tdb_capture_from_core(struct tdb_core *core, tdb_error *err);
+
 /* Unwind thread TID (at most MAX_FRAMES frames), naming frames through
  * SYMBOLS (NULL: a cache private to C).  0 with a new array in *OUT (free
  * with tdb_native_frames_free) and its length in *N; *NOTE gets a new
@@ -77,5 +84,9 @@ void tdb_capture_free(tdb_capture *c); /* accepts NULL */
 /* Demangle a C++ symbol ("_ZN2at6native3addE..." -> "at::native::add(...)")
  * as a new string; a copy of NAME when it is not a mangled name. */
 char *tdb_demangle(const char *name);
+/* Demangle a mangled type as type_info::name() gives it ("N3c105ErrorE"
+ * -> "c10::Error", "PKc" -> "char const*") as a new string; NULL when it
+ * does not demangle. */
+char *tdb_demangle_type(const char *mangled);
 
 #endif

@@ -145,6 +145,21 @@ def wait_until(pred, timeout=SLOW, interval=0.05, what="condition"):
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
+def processes_with(marker):
+    """PIDs whose command line contains MARKER."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                if marker.encode() in f.read():
+                    found.append(int(entry))
+        except OSError:
+            pass
+    return found
+
+
 def proc_stat(pid):
     """The fields of /proc/PID/stat after the command name (state, ppid,
     pgrp, session...), or None when PID is gone."""
@@ -196,3 +211,19 @@ def torch_available():
     if r.returncode != 0:
         pytest.fail("torch is not importable by %s: 'make deps' installs python3-torch" % PYTHON)
     return True
+
+
+@pytest.fixture
+def terminal():
+    """Start programs on their own pseudo-terminal (pty_util.Terminal):
+    terminal(ARGS, env=None) returns one; all are killed at the end."""
+    from pty_util import Terminal  # pty_util imports this module
+    terms = []
+
+    def start(args, env=None):
+        t = Terminal(args, env=env)
+        terms.append(t)
+        return t
+    yield start
+    for t in terms:
+        t.close()

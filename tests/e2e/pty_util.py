@@ -4,6 +4,7 @@ import os
 import pty
 import select
 import signal
+import struct
 import subprocess
 import termios
 import time
@@ -15,8 +16,10 @@ class Terminal:
     """ARGS running with a pty as its controlling terminal (a new session),
     with helpers to wait for text and type lines."""
 
-    def __init__(self, args, env=None):
+    def __init__(self, args, env=None, cols=None, rows=24):
         self.master, slave = pty.openpty()
+        if cols:  # the window size the program sees (TIOCGWINSZ)
+            fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
 
         def make_controlling_tty():
             fcntl.ioctl(0, termios.TIOCSCTTY, 0)
@@ -68,6 +71,16 @@ class Terminal:
                     self.seen += os.read(self.master, 65536)
                 except OSError:
                     pass
+        # What it wrote just before exiting is still in the pty: read it all
+        # (the end is EIO, or nothing more, once every writer is gone).
+        while select.select([self.master], [], [], 0.2)[0]:
+            try:
+                data = os.read(self.master, 65536)
+            except OSError:
+                break
+            if not data:
+                break
+            self.seen += data
         return self.proc.returncode
 
     def close(self):
@@ -78,3 +91,4 @@ class Terminal:
                 pass
             self.proc.wait(timeout=30)
         os.close(self.master)
+

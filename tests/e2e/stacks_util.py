@@ -79,3 +79,42 @@ def kinds_and_names(frames):
         else:
             out.append("c:" + (f["function"] or "??"))
     return out
+
+
+# The CPython versions tdebug reads, and the interpreters of them on this
+# machine (pyenv's, with a shared libpython; Debian's /usr/bin/python3.11,
+# with the runtime in the executable).
+PY_VERSIONS = ["3.8", "3.9", "3.10", "3.11", "3.12", "3.13"]
+
+
+def pyenv_root():
+    try:
+        out = subprocess.run(["pyenv", "root"], capture_output=True, text=True, timeout=30)
+        if out.returncode == 0 and out.stdout.strip():
+            return out.stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+    return os.path.expanduser("~/.pyenv")
+
+
+def pyenv_python(version):
+    """The pyenv interpreter of VERSION ("3.12"), or None."""
+    path = os.path.join(pyenv_root(), "versions")
+    if not os.path.isdir(path):
+        return None
+    for v in sorted(os.listdir(path), key=lambda s: [int(x) if x.isdigit() else 0 for x in s.split(".")]):
+        if v.startswith(version + ".") and v[len(version) + 1:].isdigit():
+            exe = os.path.join(path, v, "bin", "python" + version)
+            if os.access(exe, os.X_OK):
+                return exe
+    return None
+
+
+def python_or_skip(version):
+    """The interpreter of VERSION, or pytest.skip saying it is missing."""
+    import pytest
+    exe = pyenv_python(version)
+    if not exe:
+        pytest.skip(f"no CPython {version} on this machine (looked in {pyenv_root()}/versions; "
+                    f"'pyenv install {version}' adds one)")
+    return exe

@@ -121,6 +121,9 @@ def test_usage_errors(tdebug, tmp_path):
         (["--wait", "1", "2"], "tdebug attach: one PID only"),
         ([], "tdebug attach: which process? give its PID ('tdebug ps' lists Python processes), "
              "or --wait"),
+        (["-b", "train.py", "1"],
+         "tdebug attach: --break 'train.py' names a Python file but no place in it: give "
+         "FILE.py:LINE or FILE.py:FUNCTION (train.py:42, train.py:Model.forward)"),
     ]
     for args, message in cases:
         r = run([tdebug, "attach", *args], env=tdebug_env(tmp_path))

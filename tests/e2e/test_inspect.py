@@ -21,7 +21,7 @@ TOP_KEYS = {"path", "realpath", "format", "kind", "build_id", "stripped", "dynam
 def test_debian_torch_is_stripped_with_debuglinks_and_no_debug_files(tdebug, torch_available):
     objs = torch_objects()
     assert any("libtorch_cpu" in o for o in objs)
-    rc, doc, _ = tdebug_json(tdebug, "inspect", "--json", *objs, expect_rc=0)
+    rc, doc, _ = tdebug_json(tdebug, "inspect", "--json", "--no-deps", *objs, expect_rc=0)
     assert doc["version"] == 1 and doc["errors"] == []
     assert len(doc["objects"]) == len(objs)
     for o in doc["objects"]:
@@ -44,7 +44,7 @@ def test_debian_torch_is_stripped_with_debuglinks_and_no_debug_files(tdebug, tor
 
 
 def test_module_name_resolves_and_pyinit_matches_nm(tdebug, torch_available):
-    rc, doc, _ = tdebug_json(tdebug, "inspect", "--json", "torch._C", expect_rc=0)
+    rc, doc, _ = tdebug_json(tdebug, "inspect", "--json", "--no-deps", "torch._C", expect_rc=0)
     (o,) = doc["objects"]
     assert o["target"] == "torch._C"
     assert o["path"].endswith("/torch/_C.cpython-311-x86_64-linux-gnu.so")
@@ -302,3 +302,122 @@ def test_pid_includes_a_package_s_own_libraries(tdebug, procs):
     # nothing else but extension modules of the standard library
     assert all(x.startswith(str(TT_OUT)) or x == os.path.realpath(PYTHON) or ".cpython-" in x
                for x in paths), paths
+
+
+# --- what a module loads, and libraries by name
+
+TORCH_OWN = ["libtorch_python", "libshm", "libtorch", "libtorch_cpu", "libc10"]
+
+
+def stem(path):
+    return os.path.basename(path).split(".so")[0]
+
+
+def test_module_brings_the_libraries_of_its_package(tdebug, torch_available):
+    """torch._C is a 14 KB stub: the code is in the libraries it loads."""
+    rc, doc, _ = tdebug_json(tdebug, "inspect", "--json", "torch._C", expect_rc=0)
+    objs = doc["objects"]
+    assert objs[0]["target"] == "torch._C"
+    assert "loaded_by" not in objs[0]
+    deps = objs[1:]
+    assert sorted(stem(o["path"]) for o in deps) == sorted(TORCH_OWN)
+    # Breadth first from _C: what _C needs comes first.
+    assert stem(deps[0]["path"]) == "libtorch_python"
+    for o in deps:
+        assert o["loaded_by"] == "torch._C"
+        assert o["target"] == f"{o['needed_as']} (loaded by torch._C)"
+        assert os.path.basename(o["needed_by"]).startswith(("_C.", "libtorch"))
+        # where the real loader finds it
+        assert os.path.realpath(o["path"]) == os.path.realpath(loader_path(objs[0]["path"],
+                                                                           o["needed_as"]))
+    # Not the system's: no libc, libstdc++, BLAS, ...
+    assert not any(stem(o["path"]) in ("libc", "libstdc++", "libgomp") for o in deps)
+    # Each is reported: the text names what loads it.
+    r = run([tdebug, "inspect", "torch._C"])
+    assert r.stdout.count("  verdict ") == 1 + len(TORCH_OWN)
+    assert "libc10.so.1.13 (loaded by torch._C) is " in r.stdout
+    # --no-deps: the stub alone.
+    rc, doc, _ = tdebug_json(tdebug, "inspect", "--json", "--no-deps", "torch._C", expect_rc=0)
+    assert [o["target"] for o in doc["objects"]] == ["torch._C"]
+
+
+def loader_path(obj, name):
+    """Where 'ldd' says OBJ's NAME comes from."""
+    out = run(["ldd", obj]).stdout
+    for line in out.splitlines():
+        if line.strip().startswith(name + " => "):
+            return line.split(" => ")[1].split(" (0x")[0]
+    raise AssertionError(f"ldd does not list {name}:\n{out}")
+
+
+def test_extension_brings_its_own_lib_directory(tdebug):
+    from tinytensor_util import TT_PKG
+    so = next(TT_PKG.glob("_C.*.so"))
+    rc, doc, _ = tdebug_json(tdebug, "inspect", "--json", so, expect_rc=0)
+    assert [os.path.basename(o["path"]) for o in doc["objects"]] == \
+        [so.name, "libtt_python.so", "libtt_core.so"]
+    core = doc["objects"][2]
+    assert core["needed_by"] == str(TT_PKG / "lib" / "libtt_python.so")
+    assert core["needed_as"] == "libtt_core.so"
+
+
+def test_profile_check_judges_each_library(tdebug, torch_available):
+    rc, doc, _ = tdebug_json(tdebug, "profile", "--check", "--json", "torch._C", expect_rc=1)
+    assert [stem(o["path"]) for o in doc["objects"]][1:] == \
+        [stem(o["path"]) for o in tdebug_json(tdebug, "inspect", "--json", "torch._C",
+                                              expect_rc=0)[1]["objects"]][1:]
+    assert all(o["debuggable"] is False for o in doc["objects"])
+    r = run([tdebug, "profile", "--check", "torch._C"])
+    assert r.stdout.count("=> not debuggable") == 1 + len(TORCH_OWN)
+
+
+def test_library_by_name_among_what_torch_loads(tdebug, torch_available):
+    rc, doc, _ = tdebug_json(tdebug, "inspect", "--json", "libc10.so", expect_rc=0)
+    (o,) = doc["objects"]
+    assert o["target"] == "libc10.so" and o["loaded_by"] == "torch._C"
+    assert os.path.basename(o["path"]).startswith("libc10.so.")
+    # By its full soname too, and with the module named.
+    rc, doc, _ = tdebug_json(tdebug, "inspect", "--json", "--no-deps", "torch._C",
+                             os.path.basename(o["path"]), expect_rc=0)
+    assert [x["target"] for x in doc["objects"]][0] == "torch._C"
+    assert doc["objects"][1]["path"] == o["path"]
+
+
+def test_library_name_not_found_or_ambiguous(tdebug, procs, tmp_path):
+    from tinytensor_util import TT_PKG
+    so = next(TT_PKG.glob("_C.*.so"))
+    r = run([tdebug, "inspect", str(so), "libc10.so"])
+    assert r.returncode == 1
+    assert "tdebug: cannot find library 'libc10.so' among the " in r.stderr
+    assert f" that {so} loads (name what loads it, e.g. 'tdebug inspect torch._C libc10.so', " \
+           "or give its path)" in r.stderr
+    # Two copies of one library mapped in a process: which one is meant?
+    copies = []
+    for d in ("a", "b"):
+        (tmp_path / d).mkdir()
+        copies.append(shutil.copy(TT_PKG / "lib" / "libtt_core.so", tmp_path / d))
+    p = procs.start([PYTHON, "-c", "import ctypes, sys\n"
+                     "for p in sys.argv[1:]: ctypes.CDLL(p)\n"
+                     "print('ready', flush=True); sys.stdin.read()", *map(str, copies)],
+                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert p.stdout.readline().strip() == "ready"
+    rc, doc, _ = tdebug_json(tdebug, "inspect", "--json", "--pid", p.pid, "libtt_core.so",
+                             expect_rc=1)
+    (err,) = [e for e in doc["errors"] if e["target"] == "libtt_core.so"]
+    assert err["error"].startswith("library name 'libtt_core.so' is ambiguous: ")
+    assert all(f"{c} (loaded by pid {p.pid})" in err["error"] for c in copies)
+
+
+def test_library_the_loader_cannot_find_is_an_error(tdebug, tmp_path):
+    dep = compile_so(tmp_path, "libgone_dep.so")
+    so = compile_so(tmp_path, "mod.cpython-311-x86_64-linux-gnu.so",
+                    ldflags=("-Wl,--no-as-needed", f"-L{tmp_path}", "-lgone_dep"))
+    os.unlink(dep)
+    rc, doc, _ = tdebug_json(tdebug, "inspect", "--json", so, expect_rc=1)
+    assert len(doc["objects"]) == 1
+    (err,) = doc["errors"]
+    assert err["target"] == f"libgone_dep.so (loaded by {so})"
+    assert err["needed_as"] == "libgone_dep.so" and err["needed_by"] == str(so)
+    assert err["error"] == (f"the dynamic loader cannot find 'libgone_dep.so', which '{so}' "
+                            f"needs: {so} cannot be loaded (install it, or add its directory to "
+                            "LD_LIBRARY_PATH)")

@@ -123,7 +123,9 @@ def test_torch_profile_sources_into_the_environment(tdebug):
 
 def test_json_matches_shell(tdebug):
     for args in (["--torch"], ["--setuptools"]):
-        rc, doc, _ = tdebug_json(tdebug, "profile", *args, "--format", "json", expect_rc=0)
+        rc, doc, _ = tdebug_json(tdebug, "profile", *args, "--json", expect_rc=0)
+        # --format json, the older name, gives the same document.
+        assert tdebug_json(tdebug, "profile", *args, "--format", "json", expect_rc=0)[1] == doc
         sh = run([tdebug, "profile", *args]).stdout
         names = re.findall(r"^export ([A-Z_]+)=", sh, re.M)
         assert [v["name"] for v in doc["variables"]] == names
@@ -185,7 +187,8 @@ def test_selective_mode_checks_files(tdebug, tmp_path):
     (["--torch", "--format", "yaml"], "--format is sh or json"),
     (["--check"], "--check what?"),
     (["--check", "--torch", "x"], "--check inspects a build"),
-    (["--json", "--torch"], "go with --check"),
+    (["--pid", "1", "--torch"], "--pid, --debug-dir and --no-deps go with --check"),
+    (["--json", "--format", "sh", "--torch"], "choose one: --json or --format sh"),
 ])
 def test_usage_errors(tdebug, args, msg):
     r = run([tdebug, "profile", *args])

@@ -19,6 +19,7 @@ from debugpy_util import EmbeddedLayout, LaunchLayout, ListenLayout, PlainProgra
 from proc_util import (NOBODY_KEEPING_BOUNDS, ROOT_NO_PTRACE_CAP, gdb_with_cap_sys_ptrace,
                        held_with_ptrace, seccomp_no_ptrace_prefix, start_waiter, start_zombie,
                        try_ptrace)
+from pty_util import Terminal
 
 
 def ps_json(tdebug, *args, prefix=()):
@@ -346,7 +347,10 @@ def test_json_survives_bytes_that_are_not_utf8(tdebug, procs, tmp_path):
                     stdout=subprocess.PIPE, text=True)
     assert p.stdout.readline().strip() == "ready"
     row = ps_json(tdebug)[p.pid]
-    assert row["command"][2:] == ["caf\u00e9", "\ufffd\ufffdend"]
+    # Kept, escaped by tdebug's convention (tdebug(1), JSON OUTPUT): one
+    # argument that is not UTF-8 escapes the whole list, and says so.
+    assert row["command"][2:] == ["caf\u00e9", "\\xff\\xfeend"]
+    assert row["command_escaped"] is True
 
 
 # --- the command line
@@ -370,3 +374,66 @@ def test_pipe_gets_whole_command_lines(tdebug, procs, tmp_path):
         assert row.endswith(" ".join([PYTHON, str(tmp_path / f"plain_{prog.port}.py"),
                                       prog.ready_path]))
         assert re.match(r"\s*\d+\s+\d+\s+root\s+plain\s+no\s+yes\s+-\s", row)
+
+
+# --- the table at a terminal's width
+
+def start_long_command(procs, tmp_path):
+    """A Python process whose command line is wider than any terminal: a
+    deep script path, interpreter options and many arguments."""
+    deep = tmp_path / "a-rather-long-directory-name" / "and-another-one" / "and-a-third"
+    deep.mkdir(parents=True)
+    script = deep / f"train_{os.getpid()}.py"
+    script.write_text("import sys, time\nprint('ready', flush=True)\ntime.sleep(600)\n")
+    args = [PYTHON, "-X", "dev", "-u", str(script)] + [f"--option-{i}=value-{i}" for i in range(12)]
+    p = procs.start(args, stdout=subprocess.PIPE)
+    assert p.stdout.readline() == b"ready\n"
+    return p, script, args
+
+
+def ps_at_terminal(tdebug, cols, *args):
+    """'tdebug ps ARGS' with a pty of COLS columns as its terminal: its lines."""
+    term = Terminal([tdebug, "ps", *args], cols=cols)
+    try:
+        assert term.wait() == 0
+        return term.seen.decode(errors="replace").replace("\r\n", "\n").splitlines()
+    finally:
+        term.close()
+
+
+def row_of(lines, pid):
+    rows = [l for l in lines if l.split() and l.split()[0] == str(pid)]
+    assert len(rows) == 1, lines
+    return rows[0]
+
+
+@pytest.mark.parametrize("cols", [80, 120, 200])
+def test_table_fits_the_terminal_and_keeps_the_script(tdebug, procs, tmp_path, cols):
+    p, script, args = start_long_command(procs, tmp_path)
+    lines = ps_at_terminal(tdebug, cols)
+    row = row_of(lines, p.pid)
+    shortest = f".../{os.path.basename(PYTHON)} ... .../{script.name} ..."
+    # It fits, or (when other processes on this machine widen the columns
+    # before COMMAND) it is as short as it can be without losing the name.
+    assert len(row) <= cols or row.endswith("  " + shortest), row
+    assert script.name in row  # never cut away
+    assert " ".join(args) not in row  # it could not fit whole
+    # What goes first: the interpreter's directory and options.
+    assert f".../{os.path.basename(PYTHON)} ... " in row
+    if cols == 200:  # room for the first arguments too
+        assert f"/{script.name} --option-0=value-0 " in row and row.endswith(" ...")
+        assert len(row) <= cols
+
+
+def test_narrow_terminal_still_shows_the_script(tdebug, procs, tmp_path):
+    p, script, _ = start_long_command(procs, tmp_path)
+    row = row_of(ps_at_terminal(tdebug, 40), p.pid)
+    assert script.name in row  # longer than 40 columns rather than cut
+
+
+def test_wide_and_pipes_get_whole_lines(tdebug, procs, tmp_path):
+    p, script, args = start_long_command(procs, tmp_path)
+    whole = " ".join(args)
+    assert whole in row_of(ps_at_terminal(tdebug, 80, "--wide"), p.pid)
+    assert whole in row_of(ps_at_terminal(tdebug, 80, "-w"), p.pid)
+    assert whole in ps_text(tdebug)[p.pid]  # stdout a pipe

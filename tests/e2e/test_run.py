@@ -7,25 +7,9 @@ import uuid
 
 import pytest
 
-from conftest import PYTHON, SLOW, clean_env, parent_of, run, wait_until
-from pty_util import Terminal
+from conftest import PYTHON, SLOW, clean_env, parent_of, processes_with, run, wait_until
 
 TORCH_C_SUFFIX = "/torch/_C.cpython-311-x86_64-linux-gnu.so"
-
-
-def processes_with(marker):
-    """PIDs whose command line contains MARKER."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                if marker.encode() in f.read():
-                    found.append(int(entry))
-        except OSError:
-            pass
-    return found
 
 
 def json_events(stdout):
@@ -163,6 +147,13 @@ def test_break_that_never_binds_is_reported(tdebug):
     assert "tdebug: program exited with status 0" in r.stdout
 
 
+def test_gcc_clone_names_go_to_gdb(tdebug):
+    """foo.cold is a symbol GCC makes, not a Python name: gdb gets it."""
+    r = run([tdebug, "run", "--batch", "--break", "no_such_function.cold", "-c", "pass"])
+    assert r.returncode == 1
+    assert "tdebug: warning: breakpoint 'no_such_function.cold' never bound" in r.stderr
+
+
 def test_module_never_imported_is_reported(tdebug):
     r = run([tdebug, "run", "--batch", "--stop-at-import", "nosuch._C", "-c", "pass"])
     assert r.returncode == 1
@@ -179,6 +170,14 @@ def test_module_never_imported_is_reported(tdebug):
     (["--frobnicate", "-c", "pass"], "tdebug run: unknown option '--frobnicate'"),
     (["--batch"], "tdebug run: no program: give SCRIPT, -c CODE or -m MODULE"),
     (["-c"], "tdebug run: -c needs CODE"),
+    # Python locations get their own answer, not the advice for C names.
+    (["-b", "add.py", "-c", "pass"],
+     "tdebug run: --break 'add.py' names a Python file but no place in it: give FILE.py:LINE"),
+    (["-b", "torch.add", "-c", "pass"],
+     "tdebug run: --break 'torch.add' is a Python name, not a place: give a place in Python "
+     "code as FILE.py:FUNCTION or FILE.py:LINE, or the C/C++ function it runs (torch's "
+     "operators enter C++ at at::_ops::NAME_OVERLOAD::call: torch.add at "
+     "at::_ops::add_Tensor::call"),
 ])
 def test_garbage_options_are_usage_errors(tdebug, args, message):
     r = run([tdebug, "run"] + args)
@@ -205,6 +204,57 @@ def test_python_missing(tdebug, tmp_path):
     r = run([tdebug, "run", "--batch", "--python", str(tmp_path / "python9"), "-c", "pass"])
     assert r.returncode == 127
     assert "No such file or directory" in r.stderr
+
+
+def write_shim(path, target):
+    """A pyenv-style shim: a shell script that execs the interpreter."""
+    path.write_text(f'#!/bin/sh\nexec "{target}" "$@"\n')
+    path.chmod(0o755)
+    return path
+
+
+@pytest.mark.parametrize("how", ["path", "on PATH", "--python", "--preload"])
+def test_python_that_is_a_shim_runs_the_interpreter_it_execs(tdebug, tmp_path, how):
+    bindir = tmp_path / "shims"
+    bindir.mkdir()
+    shim = write_shim(bindir / "python3", PYTHON)
+    code = "import sys; print('exe', sys.executable)"
+    env = clean_env(PATH=f"{bindir}:{os.environ['PATH']}")
+    args = {"path": ["--", str(shim), "-c", code],
+            "on PATH": ["--", "python3", "-c", code],
+            "--python": ["--python", str(shim), "-c", code],
+            "--preload": ["--preload", "--", "python3", "-c", code]}[how]
+    r = run([tdebug, "run", "--batch", *args], env=env)
+    assert r.returncode == 0, r.stderr
+    real = os.path.realpath(PYTHON)
+    exe = [l for l in r.stdout.splitlines() if l.startswith("exe ")][0][4:]
+    assert os.path.realpath(exe) == real
+    assert "not in executable format" not in r.stderr
+
+
+def test_pyenv_shim_on_path(tdebug):
+    """The shim users actually have: pyenv's own python3 (skipped where
+    pyenv is not installed)."""
+    shim = subprocess.run(["sh", "-c", "command -v python3"], capture_output=True, text=True,
+                          env={k: v for k, v in os.environ.items() if k != "TDEBUG_PYTHON"}
+                          ).stdout.strip()
+    if "/shims/" not in shim:
+        pytest.skip(f"python3 on PATH is not a pyenv shim ({shim or 'none'})")
+    r = run([tdebug, "run", "--batch", "--", "python3", "-c",
+             "import sys; print('exe', sys.executable)"])
+    assert r.returncode == 0, r.stderr
+    exe = [l for l in r.stdout.splitlines() if l.startswith("exe ")][0][4:]
+    assert "/shims/" not in exe and os.path.isabs(exe)
+
+
+def test_script_that_is_not_python_is_refused(tdebug, tmp_path):
+    fake = tmp_path / "python3"
+    fake.write_text("#!/bin/sh\necho not python\n")
+    fake.chmod(0o755)
+    r = run([tdebug, "run", "--batch", "--python", str(fake), "-c", "pass"])
+    assert r.returncode == 126
+    assert r.stderr == (f"tdebug: cannot run '{fake}': it does not work as a Python interpreter "
+                        "(give the interpreter's path, e.g. /usr/bin/python3)\n")
 
 
 def test_gdb_missing(tdebug, tmp_path):
@@ -272,19 +322,6 @@ def test_tdebug_killed_outright_takes_its_program_along(tdebug, procs):
     p.kill()
     p.wait()
     wait_until(lambda: not processes_with(marker), what="the program to be gone")
-
-
-@pytest.fixture
-def terminal():
-    terms = []
-
-    def start(args):
-        t = Terminal(args)
-        terms.append(t)
-        return t
-    yield start
-    for t in terms:
-        t.close()
 
 
 def test_interactive_prompt(tdebug, terminal, torch_available):

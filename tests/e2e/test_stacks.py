@@ -5,6 +5,7 @@ import json
 import os
 import re
 import select
+import shutil
 import signal
 import subprocess
 import time
@@ -12,8 +13,8 @@ import time
 import pytest
 
 from conftest import PYTHON, SLOW, clean_env, proc_state, run, tracer_of, wait_until
-from stacks_util import (build_stackfix, kinds_and_names, stacks_json, start_ready,
-                         thread_with)
+from stacks_util import (build_stackfix, kinds_and_names, pyenv_python, stacks_json,
+                         start_ready, thread_with)
 
 
 @pytest.fixture(scope="module")
@@ -126,8 +127,12 @@ def test_threads_and_the_gil(tdebug, procs, stackfix):
     assert words.index("py:sleeper") > 0 and words[0].startswith("c:"), words
 
     text = run([tdebug, "stacks", str(p.pid)]).stdout
-    assert re.search(r'^Thread %d "[^"]*" \(holds the GIL\):$' % main["tid"], text, re.M), text
-    assert re.search(r'^Thread %d "[^"]*" \(waiting for the GIL\):$' % waiter["tid"], text, re.M)
+    assert re.search(r'^Thread %d "[^"]*", threading "MainThread" \(holds the GIL\):$'
+                     % main["tid"], text, re.M), text
+    assert re.search(r'^Thread %d "[^"]*", threading "Thread-\d+[^"]*" \(waiting for the GIL\):$'
+                     % waiter["tid"], text, re.M), text
+    assert main["python_name"] == "MainThread" and main["gc"] is False
+    assert sleeper["python_name"].startswith("Thread-") and sleeper["in_signal"] is False
     # --python shows Python frames only; --native native ones only.
     py, _ = stacks_json(tdebug, "--python", p.pid)
     assert all(f["kind"] == "python" for t in only_process(py)["threads"] for f in t["frames"])
@@ -330,7 +335,7 @@ def test_not_python_missing_and_usage(tdebug, procs):
                               "error": f"cannot read the stacks of pid {dead.pid}: no such process"}]
 
     for args, msg in ((["abc"], "'abc' is not a process id"),
-                      ([], "no process given (PID... or --children PID)"),
+                      ([], "no process given (PID..., --children PID or --core CORE)"),
                       (["--native", "--python", "1"], "--native and --python exclude each other"),
                       (["--bogus", "1"], "unknown option '--bogus'")):
         r = run([tdebug, "stacks", *args])
@@ -368,38 +373,35 @@ def test_permission_refused(tdebug, procs, as_nobody):
                         f"stacks {p.pid}')\n")
 
 
-def other_python(version):
-    path = os.path.expanduser("~/.pyenv/versions")
-    if not os.path.isdir(path):
-        return None
-    for v in sorted(os.listdir(path)):
-        if v.startswith(version + "."):
-            exe = os.path.join(path, v, "bin", "python3")
-            if os.access(exe, os.X_OK):
-                return exe
-    return None
-
-
-def test_other_python_version_is_refused(tdebug, procs):
-    exe = other_python("3.12")
+def test_unreadable_version_gets_native_stacks_and_working_advice(tdebug, procs):
+    """A CPython older than tdebug reads (3.7): native stacks, a note naming
+    the version, and advice that works: the gdb command the note gives
+    prints the Python stack."""
+    exe = pyenv_python("3.7")
     if not exe:
-        pytest.skip("no Python 3.12 interpreter (pyenv) on this machine to test a mismatch")
-    p = start_ready(procs, [exe, "-c", "import time; print('ready', flush=True); time.sleep(1000)"])
+        pytest.skip("no CPython 3.7 (pyenv) on this machine to test an unreadable version")
+    code = "import time\ndef nap():\n    print('ready', flush=True)\n    time.sleep(1000)\nnap()\n"
+    p = start_ready(procs, [exe, "-c", code])
     doc, _ = stacks_json(tdebug, p.pid)
     proc = only_process(doc)
     assert proc["python"] is None
-    assert re.fullmatch(r"cannot read the Python stacks of pid \d+: it runs Python 3\.12\.\d+ and "
-                        r"tdebug was built for Python 3\.11 \(rebuild tdebug with "
-                        r"'make PYTHON=python3\.12'\)", proc["notes"][0]), proc["notes"]
+    note = proc["notes"][0]
+    m = re.fullmatch(r"cannot read the Python stacks of pid \d+: it runs Python 3\.7[.\d]*, older "
+                     r"than tdebug knows \(tdebug reads CPython 3\.8 to 3\.14; native stacks only; "
+                     r"gdb reads its Python stacks with CPython's own helpers: (gdb -p \d+ -batch "
+                     r"-ex 'source [^']+' -ex 'thread apply all py-bt')\)", note)
+    assert m, note
     assert proc["threads"][0]["frames"], "native stacks are still shown"
     r = run([tdebug, "stacks", "--python", str(p.pid)])
-    assert r.returncode == 1 and "it runs Python 3.12" in r.stderr
+    assert r.returncode == 1 and "it runs Python 3.7" in r.stderr
+    advice = run(["sh", "-c", m.group(1)])
+    assert 'File "<string>", line 4, in nap' in advice.stdout, advice.stdout + advice.stderr
 
 
 def test_shared_libpython_interpreter(tdebug, procs):
     """An interpreter whose runtime lives in libpython3.11.so (pyenv, conda,
     uv builds) rather than in the executable."""
-    exe = other_python("3.11")
+    exe = pyenv_python("3.11")
     if not exe:
         pytest.skip("no pyenv Python 3.11 with a shared libpython on this machine")
     code = "import time\ndef nap():\n    print('ready', flush=True)\n    time.sleep(1000)\nnap()\n"
@@ -554,3 +556,65 @@ def test_python_frames_without_interpreter_debug_info(tdebug, tmp_path, torch_av
     if theirs is None:  # run alone: take the reference now
         theirs = py_bt_frames(stop_at_pyinit(tdebug, tmp_path, hide_debug_info=False)["py_bt"])
     assert_same_frames(ours, theirs)
+
+
+HOSTILE = r"""
+import ctypes, os, sys, threading, time
+libc = ctypes.CDLL(None)
+def named():
+    # The OS name of this thread: bytes that are not UTF-8 (PR_SET_NAME).
+    libc.prctl(15, b"w\xff\xfe-\"q\\", 0, 0, 0)
+    time.sleep(1000)
+threading.Thread(target=named, name="py-\"quoted\"\\" + "x" * 300, daemon=True).start()
+exec(compile("def in_odd_file():\n    print('ready', flush=True)\n    time.sleep(1000)\n",
+             os.fsdecode(b"/tmp/odd-\xff\xfe.py"), "exec"))
+in_odd_file()
+"""
+
+
+def test_json_keeps_bytes_that_are_not_utf8(tdebug, procs):
+    """A command line, an OS thread name and a Python file name that are
+    not UTF-8, a threading name with quotes and backslashes, 300 bytes long:
+    all in the JSON, escaped and flagged, none dropped."""
+    args = [PYTHON, "-c", HOSTILE, b"arg-\xff\xfe".decode("utf-8", "surrogateescape")]
+    p = start_ready(procs, args)
+
+    def named():
+        doc, _ = stacks_json(tdebug, p.pid)
+        proc = only_process(doc)
+        t = next((t for t in proc["threads"] if t["name"] and t["name"].startswith("w\\x")), None)
+        return (proc, t) if t and thread_with(proc, "in_odd_file") else None
+    proc, t = wait_until(named, what="the thread to rename itself")
+    assert proc["command"].endswith("arg-\\xff\\xfe") and proc["command_escaped"] is True
+    assert t["name"] == 'w\\xff\\xfe-"q\\\\' and t["name_escaped"] is True
+    assert t["python_name"] == 'py-"quoted"\\' + "x" * 300 and "python_name_escaped" not in t
+    main = thread_with(proc, "in_odd_file")
+    f = next(f for f in main["frames"] if f.get("name") == "in_odd_file")
+    assert f["file"] == "/tmp/odd-\\xff\\xfe.py" and f["file_escaped"] is True
+    # The text output prints the bytes as they are.
+    text = subprocess.run([tdebug, "stacks", str(p.pid)], capture_output=True).stdout
+    assert b'File "/tmp/odd-\xff\xfe.py", line 3, in in_odd_file' in text
+    assert b' "w\xff\xfe-"q\\"' in text
+
+
+def test_json_keeps_a_library_path_that_is_not_utf8(tdebug, procs, stackfix, tmp_path):
+    """A C extension loaded from a directory whose name is not UTF-8: its
+    native frame's library is kept in the JSON, escaped and flagged."""
+    odd = os.path.join(os.fsencode(str(tmp_path)), b"lib-\xff")
+    os.mkdir(odd)
+    for name in os.listdir(stackfix):
+        if name.startswith("stackfix"):
+            shutil.copy(os.path.join(stackfix, name), os.path.join(odd, os.fsencode(name)))
+    code = ("import os, sys, stackfix\nr, w = os.pipe()\nprint('ready', flush=True)\n"
+            "stackfix.block(r)\n")
+    p = start_ready(procs, [PYTHON, "-c", code], env=clean_env(PYTHONPATH=os.fsdecode(odd)))
+
+    def blocked():
+        doc, _ = stacks_json(tdebug, p.pid)
+        frames = only_process(doc)["threads"][0]["frames"]
+        return next((f for f in frames if f.get("function") == "stackfix_block"), None)
+    f = wait_until(blocked, what="the C call to block")
+    assert f["library"].startswith(str(tmp_path) + "/lib-\\xff/stackfix"), f
+    assert f["library_escaped"] is True
+    text = subprocess.run([tdebug, "stacks", str(p.pid)], capture_output=True).stdout
+    assert re.search(rb"^  0x[0-9a-f]{16} stackfix_block\+0x[0-9a-f]+ \(stackfix\.", text, re.M)

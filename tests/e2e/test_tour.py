@@ -81,7 +81,7 @@ def test_torch_tour_batch_stops_in_order_and_writes_handout(tdebug, torch_availa
         if lib:
             assert not has_debug_info(lib.group(1)), lib.group(1)
             assert "\nNo debug info here\n" in s["text"], s["title"]
-            assert "tdebug profile --torch debug" in s["text"] or "debug build" in s["text"]
+            assert "tdebug profile --torch=debug" in s["text"] or "debug build" in s["text"]
         else:
             assert "\nSource (" in s["text"], s["title"]
     # Each stop once: PLT stubs and repeated hits are passed by.

@@ -1,6 +1,7 @@
 /* test_common.c: what src/common.c decides for every command: the target
- * Python, and how a user's file is replaced (tdb_write_file_keeping, which
- * 'tdebug vscode' and 'tdebug tour --markdown' write through). */
+ * Python, how a user's file is replaced (tdb_write_file_keeping, which
+ * 'tdebug vscode' and 'tdebug tour --markdown' write through), and how
+ * bytes that are not UTF-8 survive in --json output. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -247,6 +248,124 @@ static void test_only_regular_files_are_read_or_written(void **state)
     free(missing);
 }
 
+/* ---- JSON that never drops data ---- */
+
+/* Undo the escaping of tdb_json_bytes(): "\\\\" -> "\\", "\\xNN" -> byte NN. */
+static size_t unescape(const char *s, char *out)
+{
+    size_t n = 0;
+    while (*s) {
+        if (s[0] == '\\' && s[1] == '\\') {
+            out[n++] = '\\';
+            s += 2;
+        } else if (s[0] == '\\' && s[1] == 'x') {
+            unsigned v;
+            assert_int_equal(sscanf(s + 2, "%2x", &v), 1);
+            out[n++] = (char)v;
+            s += 4;
+        } else {
+            out[n++] = *s++;
+        }
+    }
+    return n;
+}
+
+static void test_utf8_rules(void **state)
+{
+    static const struct {
+        const char *s;
+        int valid;
+    } cases[] = {
+        {"", 1}, {"plain ascii", 1}, {"\xc3\xa9t\xc3\xa9", 1}, {"\xe2\x82\xac", 1},
+        {"\xf0\x9f\x98\x80", 1}, {"\xf4\x8f\xbf\xbf", 1},
+        {"\xff", 0}, {"\x80", 0}, {"\xc3", 0},                       /* stray, cut short */
+        {"\xc0\xaf", 0}, {"\xe0\x80\xaf", 0}, {"\xf0\x80\x80\xaf", 0}, /* overlong */
+        {"\xed\xa0\x80", 0},                                        /* a surrogate */
+        {"\xf4\x90\x80\x80", 0}, {"\xf5\x80\x80\x80", 0},           /* past U+10FFFF */
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        int valid = tdb_utf8_valid(cases[i].s, strlen(cases[i].s));
+        if (valid != cases[i].valid)
+            fail_msg("case %zu: tdb_utf8_valid says %d", i, valid);
+        /* jansson agrees: what it refuses is what tdebug escapes. */
+        json_t *j = json_string(cases[i].s);
+        if ((j != NULL) != cases[i].valid)
+            fail_msg("case %zu: jansson disagrees", i);
+        json_decref(j);
+    }
+    /* A NUL is a valid one-byte sequence. */
+    assert_int_equal(tdb_utf8_valid("a\0b", 3), 1);
+    assert_int_equal(tdb_utf8_seq_len("\xc3\xa9", 1), 0); /* only one byte readable */
+}
+
+static void test_json_bytes_keeps_every_byte(void **state)
+{
+    int escaped = -1;
+    json_t *v = tdb_json_bytes("caf\xc3\xa9 \\ \"q\"", 11, 0, &escaped);
+    assert_int_equal(escaped, 0);
+    assert_string_equal(json_string_value(v), "caf\xc3\xa9 \\ \"q\""); /* as it is */
+    json_decref(v);
+
+    const char raw[] = "a\xff\\x41\xc3(\xe2\x82\xac)\x80";
+    v = tdb_json_bytes(raw, sizeof(raw) - 1, 0, &escaped);
+    assert_int_equal(escaped, 1);
+    assert_string_equal(json_string_value(v), "a\\xff\\\\x41\\xc3(\xe2\x82\xac)\\x80");
+    char back[64];
+    size_t n = unescape(json_string_value(v), back);
+    assert_int_equal(n, sizeof(raw) - 1);
+    assert_memory_equal(back, raw, n);
+    char *dumped = json_dumps(v, JSON_ENCODE_ANY);
+    assert_non_null(dumped); /* it serialises */
+    free(dumped);
+    json_decref(v);
+
+    v = tdb_json_bytes("x\\y", 3, 1, &escaped); /* forced: backslashes doubled */
+    assert_int_equal(escaped, 1);
+    assert_string_equal(json_string_value(v), "x\\\\y");
+    json_decref(v);
+    v = tdb_json_bytes(NULL, 0, 0, &escaped);
+    assert_true(json_is_null(v));
+    assert_int_equal(escaped, 0);
+    json_decref(v);
+}
+
+static void test_json_setters_flag_escaped_values(void **state)
+{
+    json_t *o = json_object();
+    tdb_json_set_str(o, "name", "ok");
+    tdb_json_set_str(o, "path", "/tmp/\xff\xfe");
+    tdb_json_set_str(o, "none", NULL);
+    assert_string_equal(json_string_value(json_object_get(o, "name")), "ok");
+    assert_null(json_object_get(o, "name_escaped"));
+    assert_string_equal(json_string_value(json_object_get(o, "path")), "/tmp/\\xff\\xfe");
+    assert_true(json_is_true(json_object_get(o, "path_escaped")));
+    assert_true(json_is_null(json_object_get(o, "none")));
+
+    /* One bad string escapes the whole array, so '\\' reads the same in all. */
+    char *argv[] = {"python3", "-c", "print('\\n')", "\xff", NULL};
+    tdb_json_set_strv(o, "command", argv, 4);
+    json_t *a = json_object_get(o, "command");
+    assert_int_equal(json_array_size(a), 4);
+    assert_string_equal(json_string_value(json_array_get(a, 2)), "print('\\\\n')");
+    assert_string_equal(json_string_value(json_array_get(a, 3)), "\\xff");
+    assert_true(json_is_true(json_object_get(o, "command_escaped")));
+    char *good[] = {"a\\b", NULL};
+    tdb_json_set_strv(o, "ok", good, 1);
+    assert_string_equal(json_string_value(json_array_get(json_object_get(o, "ok"), 0)), "a\\b");
+    assert_null(json_object_get(o, "ok_escaped"));
+    json_decref(o);
+}
+
+static void test_json_versioned_puts_version_first(void **state)
+{
+    json_t *doc = json_pack("{s:i, s:s, s:i}", "a", 1, "b", "x", "version", 7);
+    json_t *v = tdb_json_versioned(doc);
+    char *s = json_dumps(v, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    assert_string_equal(s, "{\"version\":1,\"a\":1,\"b\":\"x\"}");
+    free(s);
+    json_decref(v);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -256,6 +375,10 @@ int main(void)
         cmocka_unit_test(test_symlink_target_is_replaced),
         cmocka_unit_test(test_directory_and_missing_dir_refused),
         cmocka_unit_test(test_only_regular_files_are_read_or_written),
+        cmocka_unit_test(test_utf8_rules),
+        cmocka_unit_test(test_json_bytes_keeps_every_byte),
+        cmocka_unit_test(test_json_setters_flag_escaped_values),
+        cmocka_unit_test(test_json_versioned_puts_version_first),
     };
     return cmocka_run_group_tests(tests, tmp_tree_setup, tmp_tree_teardown);
 }

@@ -126,6 +126,47 @@ static void test_versioned_symbols(void **state)
     free(path);
 }
 
+static void test_dynamic_section(void **state)
+{
+    (void)state;
+    tdb_elf_dynamic d;
+    tdb_error err = {0};
+
+    /* Linked -nostdlib: a dynamic section that needs nothing. */
+    tdb_elf *e = open_fixture("libversioned.so");
+    assert_int_equal(tdb_elf_read_dynamic(e, &d, &err), 0);
+    assert_int_equal(d.n_needed, 0);
+    assert_null(d.needed[0]);
+    assert_null(d.soname);
+    assert_null(d.interp); /* a library has no program interpreter */
+    tdb_elf_dynamic_release(&d);
+    tdb_elf_free(e);
+
+    /* This test binary: the interpreter, and the libraries it links. */
+    e = tdb_elf_open_tables("/proc/self/exe", &err);
+    assert_non_null(e);
+    assert_int_equal(tdb_elf_read_dynamic(e, &d, &err), 0);
+    assert_non_null(d.interp);
+    assert_true(strstr(d.interp, "ld-linux") != NULL);
+    int libc = 0, jansson = 0;
+    for (size_t i = 0; i < d.n_needed; i++) {
+        libc |= !strcmp(d.needed[i], "libc.so.6");
+        jansson |= !strncmp(d.needed[i], "libjansson.so", 13);
+    }
+    assert_true(libc && jansson);
+    assert_null(d.soname);
+    tdb_elf_dynamic_release(&d);
+    tdb_elf_free(e);
+
+    /* dwz-one, a library linked with libc. */
+    e = open_fixture("dwz-one");
+    assert_int_equal(tdb_elf_read_dynamic(e, &d, &err), 0);
+    assert_int_equal(d.n_needed, 1);
+    assert_string_equal(d.needed[0], "libc.so.6");
+    tdb_elf_dynamic_release(&d);
+    tdb_elf_free(e);
+}
+
 static void test_symbols_with_sizes(void **state)
 {
     (void)state;
@@ -368,6 +409,7 @@ int main(void)
         cmocka_unit_test(test_bad_files_are_clear_errors),
         cmocka_unit_test(test_versioned_symbols),
         cmocka_unit_test(test_symbols_with_sizes),
+        cmocka_unit_test(test_dynamic_section),
         cmocka_unit_test(test_load_bias_of_this_test),
         cmocka_unit_test(test_report_of_a_debug_build),
         cmocka_unit_test(test_damaged_dwarf_is_reported_not_fatal),

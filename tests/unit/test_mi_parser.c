@@ -29,6 +29,35 @@
 #define FIXTURES "tests/fixtures/mi"
 #endif
 
+/* Parse LEN bytes from a heap block of exactly LEN bytes, with no NUL
+ * after them: a parser that reads past its length is an ASan error
+ * ('make asan'), not a silent read of a terminator. */
+static tdb_mi_record *parse_exact(const char *bytes, size_t len)
+{
+    char *copy = tdb_xmalloc(len);
+    memcpy(copy, bytes, len);
+    tdb_mi_record *r = tdb_mi_parse_line(copy, len);
+    free(copy);
+    return r;
+}
+
+/* Each line of BUF parsed on its own from an exact-size copy: a JSON
+ * array of the records, as parse_chunked() gives them. */
+static json_t *parse_lines_exact(const char *buf, size_t len)
+{
+    json_t *out = json_array();
+    size_t pos = 0;
+    while (pos < len) {
+        const char *nl = memchr(buf + pos, '\n', len - pos);
+        size_t n = nl ? (size_t)(nl - (buf + pos)) : len - pos;
+        tdb_mi_record *r = parse_exact(buf + pos, n);
+        json_array_append_new(out, tdb_mi_record_to_json(r));
+        tdb_mi_record_free(r);
+        pos += n + 1;
+    }
+    return out;
+}
+
 /* Parse BUF fed in chunks of CHUNK bytes (0: all at once); returns a JSON
  * array of the records. */
 static json_t *parse_chunked(const char *buf, size_t len, size_t chunk)
@@ -110,6 +139,10 @@ static void check_fixture(const char *name)
         }
         json_decref(got);
     }
+    json_t *lines = parse_lines_exact(buf, len);
+    if (!json_equal(lines, expected))
+        fail_msg("%s: parsing each line from an exact-size buffer differs from pushing them", name);
+    json_decref(lines);
     json_decref(expected);
     free(buf);
 }
@@ -133,7 +166,7 @@ static void test_all_fixtures(void **state)
 
 static tdb_mi_record *one(const char *line)
 {
-    return tdb_mi_parse_line(line, strlen(line));
+    return parse_exact(line, strlen(line));
 }
 
 static void test_token_and_class(void **state)
@@ -232,13 +265,40 @@ static void test_partial_lines(void **state)
     tdb_mi_parser_free(p);
 }
 
+static void test_line_of_digits_honours_its_length(void **state)
+{
+    /* A token and nothing else: the parser must stop at LEN (it once
+     * called strtol() here, which reads to a NUL). */
+    static const char *const lines[] = {"1", "42", "123456789012345678", "1234567890123456789",
+                                        "7\r", "007"};
+    for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+        tdb_mi_record *r = one(lines[i]);
+        assert_int_equal(r->kind, TDB_MI_ERROR);
+        assert_int_equal(strlen(r->line), strlen(lines[i]) - (strchr(lines[i], '\r') ? 1 : 0));
+        tdb_mi_record_free(r);
+    }
+    /* Digits followed by more digits in memory are not part of the line. */
+    tdb_mi_record *r = tdb_mi_parse_line("123^done", 2);
+    assert_int_equal(r->kind, TDB_MI_ERROR);
+    assert_string_equal(r->line, "12");
+    tdb_mi_record_free(r);
+    r = tdb_mi_parse_line("12^done,x=\"1\"", 7);
+    assert_int_equal(r->kind, TDB_MI_RESULT);
+    assert_int_equal(r->token, 12);
+    assert_int_equal(json_object_size(r->results), 0);
+    tdb_mi_record_free(r);
+    r = one("123456789012345678^done");
+    assert_int_equal(r->token, 123456789012345678L);
+    tdb_mi_record_free(r);
+}
+
 static void test_deep_nesting_is_an_error(void **state)
 {
     tdb_buf b = TDB_BUF_INIT;
     tdb_buf_adds(&b, "^done,a=");
     for (int i = 0; i < 100000; i++)
         tdb_buf_addc(&b, '[');
-    tdb_mi_record *r = tdb_mi_parse_line(b.s, b.len);
+    tdb_mi_record *r = parse_exact(b.s, b.len);
     assert_int_equal(r->kind, TDB_MI_ERROR);
     assert_non_null(strstr(r->text, "nested too deeply"));
     tdb_mi_record_free(r);
@@ -251,13 +311,13 @@ static void test_random_bytes_never_crash(void **state)
     unsigned seed = 12345;
     const char alphabet[] = "^*+=~@&{}[]\",=\\0123456789abcdefgh\r\x80\xff \t";
     for (int round = 0; round < 3000; round++) {
-        char line[200];
+        char line[200]; /* parse_exact() copies the N bytes to the heap */
         size_t n = (size_t)(seed % sizeof(line));
         for (size_t i = 0; i < n; i++) {
             seed = seed * 1103515245u + 12345u;
             line[i] = alphabet[(seed >> 16) % (sizeof(alphabet) - 1)];
         }
-        tdb_mi_record *r = tdb_mi_parse_line(line, n);
+        tdb_mi_record *r = parse_exact(line, n);
         assert_non_null(r);
         json_t *j = tdb_mi_record_to_json(r);
         char *s = json_dumps(j, 0);
@@ -275,7 +335,7 @@ static void test_quote_round_trip(void **state)
     tdb_buf b = TDB_BUF_INIT;
     tdb_buf_adds(&b, "~");
     tdb_mi_quote(&b, nasty);
-    tdb_mi_record *r = tdb_mi_parse_line(b.s, b.len);
+    tdb_mi_record *r = parse_exact(b.s, b.len);
     assert_int_equal(r->kind, TDB_MI_CONSOLE);
     assert_string_equal(r->text, nasty);
     tdb_mi_record_free(r);
@@ -316,6 +376,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_repeated_names_and_lists),
         cmocka_unit_test(test_prompt_and_crlf),
         cmocka_unit_test(test_partial_lines),
+        cmocka_unit_test(test_line_of_digits_honours_its_length),
         cmocka_unit_test(test_deep_nesting_is_an_error),
         cmocka_unit_test(test_random_bytes_never_crash),
         cmocka_unit_test(test_quote_round_trip),

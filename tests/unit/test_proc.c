@@ -884,9 +884,23 @@ static void test_short_command(void **state)
     assert_true(contains(s, "/usr/bin/python3 -X frozen_modules=off .../debugpy --connect "));
     assert_true(contains(s, "--adapter-access-token ... "));
     free(s);
+    /* Narrower: the interpreter's directory, its options and debugpy's
+     * go first; the script debugpy runs, and what it runs first, stay. */
+    s = tdb_proc_short_command(d, 100);
+    assert_true(strlen(s) <= 100);
+    assert_true(contains(s, ".../python3 ... .../debugpy ... "));
+    assert_true(contains(s, "/tmp/tdebug-record-xiujo00x/launch_36995.py"));
+    free(s);
     s = tdb_proc_short_command(d, 40);
-    assert_int_equal(strlen(s), 40);
-    assert_string_equal(s + 37, "...");
+    assert_string_equal(s, ".../python3 ... .../debugpy ... .../launch_36995.py ...");
+    free(s);
+    s = tdb_proc_short_command(d, 10); /* the name is never cut */
+    assert_true(contains(s, "launch_36995.py"));
+    free(s);
+    tdb_proc *l = tdb_proc_table_lookup(t, pid_where("launch", "role", "launcher"), NULL);
+    s = tdb_proc_short_command(l, 90);
+    assert_string_equal(s, ".../python3 .../debugpy/launcher ... "
+                           "/tmp/tdebug-record-xiujo00x/launch_36995.py ...");
     free(s);
     tdb_proc *a = tdb_proc_table_lookup(t, 2, NULL);
     assert_null(a); /* not in this tree */
@@ -897,6 +911,47 @@ static void test_short_command(void **state)
     assert_string_equal(s, "[kthreadd]");
     free(s);
     tdb_proc_table_free(t);
+}
+
+static void test_short_command_keeps_the_script(void **state)
+{
+    char *argv[] = {"/root/.pyenv/versions/3.11.7/bin/python3.11", "-X", "dev", "-u",
+                    "/home/alice/projects/very/long/path/train.py", "--epochs", "10", "--lr",
+                    "0.1", NULL};
+    tdb_proc p = {.argv = argv, .argc = 9, .comm = "python3.11"};
+    char *s = tdb_proc_short_command(&p, 0);
+    assert_string_equal(s, "/root/.pyenv/versions/3.11.7/bin/python3.11 -X dev -u "
+                           "/home/alice/projects/very/long/path/train.py --epochs 10 --lr 0.1");
+    free(s);
+    s = tdb_proc_short_command(&p, 85);
+    assert_string_equal(s, ".../python3.11 ... /home/alice/projects/very/long/path/train.py "
+                           "--epochs 10 --lr 0.1");
+    free(s);
+    s = tdb_proc_short_command(&p, 76);
+    assert_string_equal(s, ".../python3.11 ... /home/alice/projects/very/long/path/train.py "
+                           "--epochs ...");
+    free(s);
+    s = tdb_proc_short_command(&p, 60);
+    assert_string_equal(s, ".../python3.11 ... .../train.py --epochs 10 --lr 0.1");
+    free(s);
+    s = tdb_proc_short_command(&p, 30);
+    assert_string_equal(s, ".../python3.11 ... .../train.py ...");
+    free(s);
+
+    char *code[] = {"/usr/bin/python3", "-c",
+                    "import time\nwhile True: time.sleep(1)  # \xc3\xa9\xc3\xa9\xc3\xa9 a comment", "x",
+                    NULL};
+    tdb_proc c = {.argv = code, .argc = 4, .comm = "python3"};
+    s = tdb_proc_short_command(&c, 40);
+    assert_true(strlen(s) <= 40);
+    assert_string_equal(s, ".../python3 -c import time\\nwhile... ...");
+    assert_true(strstr(s, "... ...") != NULL); /* the code cut, then the argument */
+    free(s);
+    for (size_t max = 20; max < 90; max++) { /* never a UTF-8 sequence cut in two */
+        s = tdb_proc_short_command(&c, max);
+        assert_true(tdb_utf8_valid(s, strlen(s)));
+        free(s);
+    }
 }
 
 int main(void)
@@ -926,6 +981,7 @@ int main(void)
         cmocka_unit_test(test_live_prepare_and_explain),
         cmocka_unit_test(test_python_names),
         cmocka_unit_test(test_short_command),
+        cmocka_unit_test(test_short_command_keeps_the_script),
     };
     return cmocka_run_group_tests_name("proc", tests, NULL, NULL);
 }

@@ -97,6 +97,103 @@ static void test_torch_debug_profile(void **state)
     tdb_profile_free(&p);
 }
 
+static const tdb_profile_cost *cost(const tdb_profile *p, const char *what)
+{
+    for (size_t i = 0; i < p->n_costs; i++)
+        if (!strcmp(p->costs[i].what, what))
+            return &p->costs[i];
+    return NULL;
+}
+
+static void test_torch_costs_say_where_numbers_come_from(void **state)
+{
+    (void)state;
+    tdb_machine m = {.cores = 2, .mem_available = 20 * GIB};
+    tdb_profile_options o = {.torch = TDB_TORCH_DEBUG};
+    tdb_profile p;
+    tdb_error err = {0};
+
+    assert_int_equal(tdb_profile_build(&o, &m, &p, &err), 0);
+    assert_int_equal(p.n_costs, 3);
+    assert_non_null(strstr(cost(&p, "sources")->estimate, "git submodule update --init --recursive"));
+    assert_non_null(strstr(cost(&p, "disk")->estimate, "tens of GB"));
+    assert_non_null(strstr(cost(&p, "disk")->basis, "pytorch/pytorch#61261"));
+    /* 13.3 core-hours over MAX_JOBS=2. */
+    assert_non_null(strstr(cost(&p, "time")->estimate, "up to about 7 h of compiling at MAX_JOBS=2"));
+    assert_non_null(strstr(cost(&p, "time")->basis, "conda-forge/pytorch-cpu-feedstock#52"));
+    tdb_buf b = TDB_BUF_INIT;
+    tdb_profile_format_sh(&p, &b);
+    assert_non_null(strstr(tdb_buf_str(&b), "\n# disk: tens of GB"));
+    tdb_buf_free(&b);
+    json_t *j = tdb_profile_json(&p);
+    assert_int_equal(json_array_size(json_object_get(j, "costs")), 3);
+    json_decref(j);
+    tdb_profile_free(&p);
+
+    tmp_tree_write("/src/aten/Linear.cpp", "");
+    char *files[] = {"aten/Linear.cpp", NULL};
+    o = (tdb_profile_options){.torch = TDB_TORCH_SELECTIVE, .jobs = 40, .torch_src = tmp_tree,
+                              .debinfo = files};
+    char src[128];
+    snprintf(src, sizeof(src), "%s/src", tmp_tree);
+    o.torch_src = src;
+    assert_int_equal(tdb_profile_build(&o, &m, &p, &err), 0);
+    assert_non_null(strstr(cost(&p, "disk")->estimate, "about a release build's"));
+    assert_non_null(strstr(cost(&p, "time")->estimate, "up to about 20 min"));
+    tdb_profile_free(&p);
+
+    /* Extensions cost nothing worth saying. */
+    o = (tdb_profile_options){.setuptools = 1};
+    assert_int_equal(tdb_profile_build(&o, &m, &p, &err), 0);
+    assert_int_equal(p.n_costs, 0);
+    tdb_profile_free(&p);
+}
+
+static void test_submodules_of_a_checkout(void **state)
+{
+    (void)state;
+    tdb_profile_submodules sm;
+    char dir[128];
+
+    /* Not a checkout: nothing known, and the profile says what to run. */
+    snprintf(dir, sizeof(dir), "%s/none", tmp_tree);
+    tdb_profile_read_submodules(dir, &sm);
+    assert_null(sm.checkout);
+    tdb_profile_submodules_release(&sm);
+
+    tmp_tree_write("/pt/setup.py", "");
+    tmp_tree_write("/pt/.gitmodules",
+                   "[submodule \"third_party/pybind11\"]\n"
+                   "\tpath = third_party/pybind11\n"
+                   "\turl = https://github.com/pybind/pybind11.git\n"
+                   "[submodule \"android/libs/fbjni\"]\n"
+                   "\tignore = dirty\n"
+                   "\tpath=android/libs/fbjni  \n"
+                   "[submodule \"third_party/fmt\"]\n"
+                   "    path = third_party/fmt\n");
+    tmp_tree_write("/pt/third_party/pybind11/CMakeLists.txt", "");
+    tmp_tree_write("/pt/third_party/fmt/.keep", ""); /* any entry counts */
+    snprintf(dir, sizeof(dir), "%s/pt", tmp_tree);
+    tdb_profile_read_submodules(dir, &sm);
+    assert_string_equal(sm.checkout, dir);
+    assert_int_equal(sm.total, 3);
+    assert_int_equal(sm.n_missing, 1);
+    assert_string_equal(sm.missing[0], "android/libs/fbjni");
+    tdb_profile_submodules_release(&sm);
+
+    tdb_machine m = {.cores = 2, .mem_available = 20 * GIB};
+    tdb_profile_options o = {.torch = TDB_TORCH_DEBUG, .torch_src = dir};
+    tdb_profile p;
+    tdb_error err = {0};
+    assert_int_equal(tdb_profile_build(&o, &m, &p, &err), 0);
+    assert_true(has_note(p.notes, "1 of the 3 submodules of"));
+    assert_true(has_note(p.notes, "(android/libs/fbjni): the build fails without them; run "
+                                  "there first: git submodule sync && git submodule update "
+                                  "--init --recursive"));
+    assert_non_null(strstr(p.notes[0], "submodules")); /* said first */
+    tdb_profile_free(&p);
+}
+
 static void test_machine_without_ccache_or_index_linker(void **state)
 {
     (void)state;
@@ -247,6 +344,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_max_jobs),
         cmocka_unit_test(test_torch_debug_profile),
+        cmocka_unit_test(test_torch_costs_say_where_numbers_come_from),
+        cmocka_unit_test(test_submodules_of_a_checkout),
         cmocka_unit_test(test_machine_without_ccache_or_index_linker),
         cmocka_unit_test(test_selective_files_must_exist),
         cmocka_unit_test(test_shell_and_json_forms),

@@ -1,8 +1,10 @@
 /*
- * test_pyframes.c: the CPython 3.11 location-table decoder against tables
- * and lines CPython itself produced (tests/fixtures/linetable/cases.json,
- * written by generate.py beside it), and against truncated and random
- * tables, which must give -1 and never read out of bounds (make asan).
+ * test_pyframes.c: the line-table decoders against tables and lines
+ * CPython itself produced (tests/fixtures/linetable/cases*.json, written
+ * by generate.py beside it with each version: 3.8/3.9 co_lnotab, 3.10's
+ * PEP 626 table, the location tables of 3.11-3.13), and against truncated
+ * and random tables, which must give -1 and never read out of bounds
+ * (make asan).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -154,9 +156,87 @@ static void test_hand_made(void **state)
     assert_int_equal(tdb_py_linetable_line(NULL, 0, 1, 0), -1);
 }
 
+/* Every version's fixture: each instruction's line is CPython's. */
+static void test_every_version(void **state)
+{
+    static const char *const versions[] = {"3.8", "3.9", "3.10", "3.12", "3.13"};
+    size_t units = 0;
+    for (size_t v = 0; v < sizeof(versions) / sizeof(versions[0]); v++) {
+        char path[256];
+        snprintf(path, sizeof(path), FIXTURES "/cases-%s.json", versions[v]);
+        json_error_t e;
+        json_t *doc = json_load_file(path, 0, &e);
+        if (!doc)
+            fail_msg("cannot load %s: %s", path, e.text);
+        const char *fmt = json_string_value(json_object_get(doc, "format"));
+        assert_non_null(fmt);
+        size_t i;
+        json_t *c;
+        json_array_foreach(json_object_get(doc, "cases"), i, c) {
+            size_t len;
+            int first;
+            json_t *lines;
+            uint8_t *t = case_table(c, &len, &first, &lines);
+            for (size_t k = 0; k < json_array_size(lines); k++) {
+                int want = (int)json_integer_value(json_array_get(lines, k));
+                int got;
+                if (strcmp(fmt, "lnotab") == 0)
+                    got = tdb_py_lnotab_line(t, len, first, (int)(2 * k));
+                else if (strcmp(fmt, "linetable310") == 0)
+                    got = tdb_py_linetable310_line(t, len, first, (int)(2 * k));
+                else
+                    got = tdb_py_linetable_line(t, len, first, (int)k);
+                if (got != want)
+                    fail_msg("%s %s (%s) unit %zu: line %d, CPython says %d", versions[v],
+                             json_string_value(json_object_get(c, "qualname")),
+                             json_string_value(json_object_get(c, "source")), k, got, want);
+                units++;
+            }
+            /* Truncated anywhere: CPython's line or -1 (3.10, 3.11+), never
+             * a read past the end (make asan). */
+            for (size_t cut = 0; cut < len; cut += 1 + len / 16) {
+                uint8_t *copy = malloc(cut ? cut : 1);
+                memcpy(copy, t, cut);
+                for (size_t k = 0; k < json_array_size(lines); k++) {
+                    if (strcmp(fmt, "lnotab") == 0)
+                        tdb_py_lnotab_line(copy, cut, first, (int)(2 * k));
+                    else if (strcmp(fmt, "linetable310") == 0)
+                        tdb_py_linetable310_line(copy, cut, first, (int)(2 * k));
+                    else
+                        tdb_py_linetable_line(copy, cut, first, (int)k);
+                }
+                free(copy);
+            }
+            free(t);
+        }
+        json_decref(doc);
+    }
+    assert_true(units > 2000);
+}
+
+static void test_old_formats_by_hand(void **state)
+{
+    /* lnotab: +6 bytes +1 line, +4 bytes -2 lines (signed). */
+    const uint8_t lnotab[] = {6, 1, 4, 0xfe};
+    assert_int_equal(tdb_py_lnotab_line(lnotab, sizeof(lnotab), 10, -1), 10);
+    assert_int_equal(tdb_py_lnotab_line(lnotab, sizeof(lnotab), 10, 4), 10);
+    assert_int_equal(tdb_py_lnotab_line(lnotab, sizeof(lnotab), 10, 6), 11);
+    assert_int_equal(tdb_py_lnotab_line(lnotab, sizeof(lnotab), 10, 12), 9);
+    /* 3.10: 4 bytes on line +1, 2 bytes with no line (-128), 2 on +2. */
+    const uint8_t t310[] = {4, 1, 2, 0x80, 2, 2};
+    assert_int_equal(tdb_py_linetable310_line(t310, sizeof(t310), 5, -1), 5);
+    assert_int_equal(tdb_py_linetable310_line(t310, sizeof(t310), 5, 2), 6);
+    assert_int_equal(tdb_py_linetable310_line(t310, sizeof(t310), 5, 4), -1);
+    assert_int_equal(tdb_py_linetable310_line(t310, sizeof(t310), 5, 6), 8);
+    assert_int_equal(tdb_py_linetable310_line(t310, sizeof(t310), 5, 8), -1);
+    assert_int_equal(tdb_py_linetable310_line(t310, 1, 5, 0), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_version),
+        cmocka_unit_test(test_old_formats_by_hand),
         cmocka_unit_test(test_matches_cpython),
         cmocka_unit_test(test_truncated_tables),
         cmocka_unit_test(test_random_bytes),

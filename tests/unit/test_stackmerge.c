@@ -415,6 +415,137 @@ static void test_names(void **state)
     free_natives(fr, 2);
 }
 
+/* 3.8-3.10: every Python frame has its own evaluator call (every frame is
+ * an entry frame), the C function between two is kept. */
+static void test_one_evaluator_per_frame(void **state)
+{
+    tdb_native_frame nf[] = {
+        nat('n', "select", "libc.so.6"), nat('i', "time_sleep", "libpython3.9.so.1.0"),
+        nat('e', "_PyEval_EvalFrameDefault", "libpython3.9.so.1.0"),
+        nat('i', "_PyFunction_Vectorcall", "libpython3.9.so.1.0"),
+        nat('e', "_PyEval_EvalFrameDefault", "libpython3.9.so.1.0"),
+        nat('n', "stackfix_call", "stackfix.so"),
+        nat('e', "_PyEval_EvalFrameDefault", "libpython3.9.so.1.0"),
+        nat('n', "main", "python3.9"),
+    };
+    tdb_py_frame py[] = {pyf("leaf", 4, 1), pyf("middle", 6, 1), pyf("<module>", 9, 1)};
+    tdb_merged_stack m;
+    tdb_stack_merge(nf, N(nf), py, N(py), &m);
+    assert_int_equal(m.status, TDB_MERGE_OK);
+    char *w = words(&m, 0);
+    assert_string_equal(w, "c:select c:time_sleep py:leaf py:middle c:stackfix_call py:<module> "
+                           "c:main");
+    free(w);
+    tdb_merged_stack_free(&m);
+    for (size_t i = 0; i < N(nf); i++) {
+        free(nf[i].function);
+        free(nf[i].library);
+    }
+}
+
+/* 3.12/3.13: Python-to-Python calls are inlined; the reader marks the
+ * frame above each evaluator's own entry frame, so a generator resumed
+ * from C (next()) starts a run of its own. */
+static void test_inlined_calls_and_a_generator(void **state)
+{
+    tdb_native_frame nf[] = {
+        nat('n', "read", "libc.so.6"),
+        nat('e', "_PyEval_EvalFrameDefault", "libpython3.12.so.1.0"),
+        nat('i', "gen_iternext", "libpython3.12.so.1.0"),
+        nat('i', "builtin_next", "libpython3.12.so.1.0"),
+        nat('e', "_PyEval_EvalFrameDefault", "libpython3.12.so.1.0"),
+        nat('n', "main", "python3.12"),
+    };
+    tdb_py_frame py[] = {pyf("produce", 3, 1), pyf("consume", 8, 0), pyf("run", 11, 0),
+                         pyf("<module>", 14, 1)};
+    tdb_merged_stack m;
+    tdb_stack_merge(nf, N(nf), py, N(py), &m);
+    assert_int_equal(m.status, TDB_MERGE_OK);
+    char *w = words(&m, 0);
+    assert_string_equal(w, "c:read py:produce py:consume py:run py:<module> c:main");
+    free(w);
+    w = words(&m, TDB_STACK_RAW);
+    assert_string_equal(w, "c:read py:produce c:_PyEval_EvalFrameDefault c:gen_iternext "
+                           "c:builtin_next py:consume py:run py:<module> "
+                           "c:_PyEval_EvalFrameDefault c:main");
+    free(w);
+    tdb_merged_stack_free(&m);
+    for (size_t i = 0; i < N(nf); i++) {
+        free(nf[i].function);
+        free(nf[i].library);
+    }
+}
+
+/* The marks of a thread: collecting garbage, in a signal handler, waiting
+ * for the GIL, from its native frames when its thread state says nothing. */
+static void test_thread_marks(void **state)
+{
+    tdb_thread_stacks t;
+    memset(&t, 0, sizeof(t));
+    tdb_native_frame nf[] = {
+        nat('n', "futex_wait", "libc.so.6"), nat('i', "take_gil", "python3.11"),
+        nat('i', "gc_collect_main", "python3.11"), nat('n', "__restore_rt", "libc.so.6"),
+    };
+    tdb_py_thread th;
+    memset(&th, 0, sizeof(th));
+    t.py = &th;
+    t.python_process = 1;
+    t.native = nf;
+    t.n_native = 2;
+    tdb_thread_stacks_marks(&t);
+    assert_int_equal(t.gil, TDB_GIL_WAITING);
+    assert_false(t.gc);
+    assert_false(t.in_signal);
+    t.n_native = N(nf);
+    tdb_thread_stacks_marks(&t);
+    assert_true(t.gc);
+    assert_true(t.in_signal);
+    th.gil = TDB_GIL_HELD;
+    tdb_thread_stacks_marks(&t);
+    assert_int_equal(t.gil, TDB_GIL_HELD);
+    tdb_buf b = TDB_BUF_INIT;
+    t.n_native = 0;
+    t.python_name = "loader-\xc3\xa9";
+    th.interp_id = 2;
+    tdb_thread_stacks_marks(&t);
+    t.tid = 77;
+    t.gc = 1;
+    tdb_thread_stacks_render(&b, &t, 0);
+    assert_string_equal(tdb_buf_str(&b), "Thread 77, threading \"loader-\xc3\xa9\", interpreter 2 "
+                                         "(holds the GIL, collecting garbage):\n");
+    tdb_buf_free(&b);
+    for (size_t i = 0; i < N(nf); i++) {
+        free(nf[i].function);
+        free(nf[i].library);
+    }
+}
+
+/* JSON keeps bytes that are not UTF-8, escaped and flagged. */
+static void test_json_bytes(void **state)
+{
+    json_t *o = json_object();
+    tdb_json_set_str(o, "name", "ok-\xc3\xa9");
+    tdb_json_set_str(o, "path", "/tmp/a\xff\\b\x80");
+    tdb_json_set_str(o, "none", NULL);
+    assert_string_equal(json_string_value(json_object_get(o, "name")), "ok-\xc3\xa9");
+    assert_null(json_object_get(o, "name_escaped"));
+    assert_string_equal(json_string_value(json_object_get(o, "path")), "/tmp/a\\xff\\\\b\\x80");
+    assert_true(json_is_true(json_object_get(o, "path_escaped")));
+    assert_true(json_is_null(json_object_get(o, "none")));
+    json_decref(o);
+    /* NUL is valid UTF-8: kept (JSON writes it \u0000), not escaped. */
+    int esc = -1;
+    json_t *s = tdb_json_bytes("a\0b", 3, 0, &esc);
+    assert_int_equal(esc, 0);
+    assert_int_equal(json_string_length(s), 3);
+    json_decref(s);
+    /* Overlong forms and surrogates are not UTF-8. */
+    assert_false(tdb_utf8_valid("\xc0\xaf", 2));
+    assert_false(tdb_utf8_valid("\xed\xa0\x80", 3));
+    assert_true(tdb_utf8_valid("\xf0\x9f\x98\x80", 4));
+    assert_false(tdb_utf8_valid("\xf0\x9f\x98", 3));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -422,6 +553,9 @@ int main(void)
         cmocka_unit_test(test_mismatch),      cmocka_unit_test(test_one_side_only),
         cmocka_unit_test(test_json_fields),   cmocka_unit_test(test_frames_from_gdb),
         cmocka_unit_test(test_session_bt),    cmocka_unit_test(test_names),
+        cmocka_unit_test(test_one_evaluator_per_frame),
+        cmocka_unit_test(test_inlined_calls_and_a_generator),
+        cmocka_unit_test(test_thread_marks),  cmocka_unit_test(test_json_bytes),
     };
     return cmocka_run_group_tests_name("stackmerge", tests, NULL, NULL);
 }

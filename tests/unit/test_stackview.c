@@ -37,8 +37,10 @@ static const char two_evals[] =
     "frame={level=\"4\",addr=\"0x0000000000400000\",func=\"main\"}]";
 
 static tdb_py_frame frames[] = {
-    {"inner", "Model.inner", "/app/model.py", 12, 10, 1, 0, 0x1000},
-    {"<module>", "<module>", "/app/train.py", 3, 1, 1, 0, 0x2000},
+    {.name = "inner", .qualname = "Model.inner", .filename = "/app/model.py", .line = 12,
+     .first_line = 10, .is_entry = 1, .addr = 0x1000},
+    {.name = "<module>", .qualname = "<module>", .filename = "/app/train.py", .line = 3,
+     .first_line = 1, .is_entry = 1, .addr = 0x2000},
 };
 
 static void snapshot(tdb_py_snapshot *snap, tdb_py_thread *thread, size_t n_frames)
@@ -144,12 +146,45 @@ static void test_thread_without_python(void **state)
     json_decref(mi);
 }
 
+/* A Python file and a native library whose names are not UTF-8: kept in
+ * the session's JSON, escaped and flagged, not dropped. */
+static void test_names_that_are_not_utf8(void **state)
+{
+    static tdb_py_frame odd[] = {
+        {.name = "f", .qualname = "f", .filename = "/tmp/odd-\xff.py", .line = 3,
+         .first_line = 1, .is_entry = 1, .addr = 0x1000},
+    };
+    tdb_py_snapshot snap;
+    tdb_py_thread thread;
+    snapshot(&snap, &thread, 0);
+    thread.frames = odd;
+    thread.n_frames = 1;
+    json_t *mi = mi_stack(
+        "^done,stack=[frame={level=\"0\",addr=\"0x00007f0000001000\",func=\"read\","
+        "from=\"/lib/odd-\\377/libc.so.6\"},"
+        "frame={level=\"1\",addr=\"0x0000000000500000\",func=\"_PyEval_EvalFrameDefault\"}]");
+    tdb_stackview v;
+    tdb_stackview_init(&v, getpid(), getpid(), mi, NULL, NULL, NULL, &snap);
+    json_t *py = tdb_stackview_python_json(&v);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(py, 0), "file")),
+                        "/tmp/odd-\\xff.py");
+    assert_true(json_is_true(json_object_get(json_array_get(py, 0), "file_escaped")));
+    json_decref(py);
+    json_t *native = tdb_stackview_native_json(&v);
+    const char *lib = json_string_value(json_object_get(json_array_get(native, 0), "library"));
+    assert_non_null(lib);
+    json_decref(native);
+    tdb_stackview_clear(&v);
+    json_decref(mi);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_merged_in_order_with_gdb_numbers_and_lines),
         cmocka_unit_test(test_disagreeing_counts_are_shown_apart),
         cmocka_unit_test(test_thread_without_python),
+        cmocka_unit_test(test_names_that_are_not_utf8),
     };
     return cmocka_run_group_tests_name("stackview", tests, NULL, NULL);
 }

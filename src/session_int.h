@@ -1,0 +1,221 @@
+/*
+ * session_int.h: the session core's state, shared by its files and by no
+ * one else:
+ *   session.c        gdb, symbols, libraries, breakpoints, events, stops,
+ *                    launching, attaching, resuming, ending
+ *   session_stack.c  the stack at a stop: readers, merged views, frames
+ *   session_cmds.c   the commands typed at a stop
+ */
+#ifndef TDB_SESSION_INT_H
+#define TDB_SESSION_INT_H
+
+#include "session.h"
+
+#include "mi_session.h"
+#include "stackview.h"
+
+#include <regex.h>
+
+#define CMD_TIMEOUT_MS 60000       /* ordinary MI commands */
+#define SYMBOLS_TIMEOUT_MS 300000  /* reading symbols of big libraries */
+#define DEFAULT_MAX_FRAMES 64
+#define STACK_LOAD_ROUNDS 8
+
+enum tdb_state { NOT_STARTED, RUNNING, STOPPED, EXITED };
+
+typedef struct lib_info {
+    char *path;
+    int symbols;          /* symbols read by gdb */
+    unsigned long lo, hi; /* .text range, from =library-loaded */
+} lib_info;
+
+typedef enum bp_kind {
+    BP_NATIVE,  /* a gdb breakpoint the user asked for */
+    BP_IMPORT,  /* internal: a --stop-at-import module's PyInit */
+    BP_CATCH,   /* catch throw [TYPE]: where C++ throws */
+    BP_PYTHON   /* FILE.py:LINE or FILE.py:FUNCTION, in the process's hook */
+} bp_kind;
+
+/* One place a breakpoint bound (an overload, an inlined copy). */
+typedef struct bp_loc {
+    unsigned long addr;
+    char *what;      /* "at::native::add(...) in libtorch_cpu.so.1.13", "f at x.c:3" */
+    int hits;        /* stops at it */
+} bp_loc;
+
+typedef struct bp_info {
+    int id;          /* tdebug's number, shown to the user; 0: internal */
+    int number;      /* gdb's number */
+    bp_kind kind;
+    char *location;  /* as given (--break), or "PyInit_x" */
+    char *module;    /* import stops: the module */
+    int pending;
+    int hits;
+    int enabled;
+    int temporary;
+    char *where;     /* where it bound, as gdb says ("at::native::add in
+                      * libtorch_cpu.so", "x.c:3"), for 'never hit' */
+    bp_loc *locs;    /* the places it bound (PLT stubs left out) */
+    size_t n_locs;
+    /* BP_PYTHON: what the hook matches (lib/tdebug_pyhook.h) */
+    char *py_file;   /* absolute path, or a tail ("pkg/mod.py") */
+    int py_line;     /* > 0: a line breakpoint */
+    char *py_function; /* else: a function name */
+    int slot;        /* its slot in the hook's table, -1 before it has one */
+} bp_info;
+
+/* Python breakpoints and stepping: the library tdebug loads into the
+ * process (session_python.c). */
+typedef struct pyhook_state {
+    int state;           /* PYHOOK_* */
+    int safe_bps[2];     /* gdb's numbers of the safe-point breakpoints */
+    int stop_bp;         /* gdb's number of the breakpoint on tdebug_pyhook_stop */
+    int native_bp;       /* a step into native code: its temporary breakpoint */
+    int native_thread;
+    uint64_t control;    /* &tdebug_pyhook_control in the process */
+    uint64_t generation;
+    int n_slots;         /* slots of the table in use */
+    int stop_is_hook;    /* the current stop is in tdebug_pyhook_stop */
+    int step_pending;    /* a Python step the hook runs */
+    char *lib;           /* the library's path in the process */
+    int loaded;          /* dlopen'ed (install may still be refused) */
+    int native_prologue; /* a step into native code goes past its prologue */
+    char native_what[128]; /* what the native function implements */
+    int retries;         /* installs refused: not a safe point yet */
+    char *failed;        /* why Python breakpoints cannot work here */
+    unsigned char report[1024]; /* the last tdb_pyhook_report read */
+} pyhook_state;
+
+enum { PYHOOK_NONE, PYHOOK_ARMING, PYHOOK_READY, PYHOOK_FAILED };
+
+typedef struct module_watch {
+    const char *name; /* "torch._C" */
+    char *regex;      /* its file, as a basic regex */
+    regex_t re;
+    char *library;    /* the file it was loaded from */
+    int at_import;    /* --stop-at-import: stop in its PyInit */
+    int at_load;      /* --stop-at-load: stop when its library is mapped */
+    int seen;         /* its library was loaded */
+    int stopped;      /* the stop(s) asked for happened */
+} module_watch;
+
+struct tdb_session {
+    tdb_session_options opts;
+    tdb_frontend fe;
+    tdb_gdb *gdb;
+    enum tdb_state state;
+    int attached;
+    pid_t pid;
+    int exit_status;
+    int have_exit;
+    int signalled;       /* the program was killed by a signal */
+    int ended;           /* tdb_session_end() ran */
+    char *interest;      /* basic regex of libraries whose symbols we load */
+    regex_t interest_re;
+    int have_interest;
+    lib_info *libs;
+    size_t n_libs, cap_libs;
+    bp_info *bps;
+    size_t n_bps, cap_bps;
+    int next_bp_id;
+    int stdcxx_interest; /* libstdc++'s symbols are read when it loads */
+    int catch_load_bp;   /* gdb's number of the load catchpoint, 0 none */
+    pyhook_state hook;
+    int python_top;      /* the stop's top frame a user sees is Python: the
+                          * index of it among the visible frames, else -1 */
+    module_watch *mods;
+    size_t n_mods;
+    int base_symbols;    /* libc and ld.so symbols loaded */
+    int py_bt;           /* -1 unknown, 0 unavailable, 1 works */
+    int interrupt_sent;  /* we sent -exec-interrupt */
+    int last_resume;     /* the tdb_resume of the last resume, -1 none */
+    int saved_fds[3];
+    int cancel_fd;       /* the front-end's: readable cancels waits */
+    char state_before;   /* attach: the process's state letter before (T: stopped) */
+    /* a paused process (tdb_session_attach() with an announcement) */
+    json_t *paused;           /* its announcement; NULL when not paused */
+    int paused_released;      /* the release was written, or it ran */
+    module_watch *paused_load; /* --stop-at-load of the module it waits at */
+    /* The current stop: what tdb_session_stop() returns, and what it owns. */
+    int have_stop;
+    tdb_stop_info stop;
+    char **stop_strs;    /* the strings the stop points to */
+    size_t n_stop_strs;
+    tdb_stackview stop_view;
+    int have_stop_view;
+    int selected;        /* index of the selected frame in the merged stack */
+    /* Stacks: the interpreter reader (opened once) and the symbol cache live
+     * as long as the session; the memory map, symbolizer and Python
+     * snapshot belong to one stop and are dropped when the program runs. */
+    tdb_py_process *py;
+    int py_state;        /* 0 not tried, 1 reading, -1 unavailable */
+    tdb_symcache *symcache;
+    int stop_readers;    /* the readers below are for this stop */
+    tdb_maps maps;
+    int have_maps;
+    tdb_symbolizer *sym;
+    tdb_py_snapshot *snap;
+    char *hidden_debug_dir; /* gdb's debug-file-directory while hidden */
+};
+
+/* session.c */
+void tdb_session_emit(tdb_session *s, const char *event, json_t *fields, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+#define say(s, event, ...) tdb_session_emit((s), event, NULL, __VA_ARGS__)
+int tdb_session_console(tdb_session *s, int timeout_ms, tdb_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+int tdb_session_load_symbols(tdb_session *s, const char *re, tdb_error *err);
+lib_info *tdb_session_note_lib(tdb_session *s, const char *path);
+int tdb_session_load_library_symbols(tdb_session *s, const char *path, tdb_error *err);
+int tdb_session_ensure_base_symbols(tdb_session *s, tdb_error *err);
+bp_info *tdb_session_find_bp_id(tdb_session *s, int id);
+bp_info *tdb_session_add_bp(tdb_session *s, int number, bp_kind kind, const char *location,
+                           const char *module);
+int tdb_session_add_interest(tdb_session *s, const char *regex, tdb_error *err);
+int tdb_session_break(tdb_session *s, const char *location, int temporary, tdb_reply *r,
+                      tdb_error *err);
+void tdb_session_bp_delete(tdb_session *s, bp_info *b);
+int tdb_session_catch_throw(tdb_session *s, const char *type, tdb_reply *r, tdb_error *err);
+void tdb_session_bp_describe(tdb_session *s, const bp_info *b, tdb_buf *out);
+void tdb_session_note_running(tdb_session *s);
+
+/* session_python.c */
+int tdb_session_python_break(tdb_session *s, const char *location, int temporary, tdb_reply *r,
+                             tdb_error *err);
+/* A *stopped at gdb breakpoint BKPTNO: 0 not the hook's, 1 handled (let
+ * the program run again), 2 a stop to present (*ST filled), 3 handled and
+ * the program already runs, -1 error. */
+int tdb_session_python_stopped(tdb_session *s, int bkptno, const json_t *res, tdb_stop_info *st,
+                               tdb_error *err);
+/* A step/next/finish at a stop whose top is Python: 1 started, 0 not a
+ * Python step (gdb's applies), -1 error. */
+int tdb_session_python_resume(tdb_session *s, tdb_resume how, tdb_error *err);
+/* The breakpoint's slot in the hook: written, cleared (B deleted), or its
+ * enabled flag. */
+void tdb_session_python_bp_changed(tdb_session *s, bp_info *b, int deleted);
+/* Before the program starts: with Python breakpoints asked for, the safe
+ * point where the hook is loaded (the first Python call). */
+int tdb_session_python_launch(tdb_session *s, tdb_error *err);
+/* Before the process goes on without tdebug: no hook left. */
+void tdb_session_python_end(tdb_session *s);
+/* Frames of the hook library at the top of a hook stop's stack: how many
+ * leading frames of MI_STACK to leave out. */
+size_t tdb_session_python_hidden_frames(tdb_session *s, int thread, const json_t *mi_stack);
+/* The hook's frames in V (its evaluation function, deeper in a stack)
+ * are plumbing. */
+void tdb_session_python_fold(tdb_session *s, tdb_stackview *v);
+/* After a stop is recorded: is its top Python (s->python_top), and its
+ * where/source for a Python top. */
+void tdb_session_python_describe(tdb_session *s, tdb_stop_info *out);
+
+/* session_stack.c */
+void tdb_session_drop_stop_readers(tdb_session *s);
+void tdb_session_make_stop_readers(tdb_session *s);
+json_t *tdb_session_stack_frames(tdb_session *s, int thread, tdb_error *err);
+int tdb_session_collect_view(tdb_session *s, int thread, tdb_stackview *v, tdb_error *err);
+json_t *tdb_session_view_python(tdb_session *s, const tdb_stackview *v);
+void tdb_session_render_view(tdb_session *s, const tdb_stackview *v, const json_t *gdb_py,
+                             tdb_buf *out);
+pid_t tdb_session_thread_lwp(tdb_session *s, int thread);
+
+#endif

@@ -1,0 +1,165 @@
+"""'tdebug stacks --core': merged stacks from core files written by gcore
+and by a crash, on every CPython version present; the files of the core
+found from its notes and checked by build-id (a file that changed since is
+said, not read); --exe for a program that moved."""
+import json
+import os
+import resource
+import shutil
+import signal
+import subprocess
+
+import pytest
+
+from conftest import PYTHON, run, wait_until
+from stacks_util import PY_VERSIONS, python_or_skip, stacks_json, start_ready
+from test_stacks_versions import PROGRAM, python_frames, settled
+
+
+def gcore(pid, out_dir):
+    prefix = os.path.join(str(out_dir), "core")
+    r = run(["gcore", "-o", prefix, str(pid)])
+    path = f"{prefix}.{pid}"
+    assert os.path.exists(path), r.stdout + r.stderr
+    return path
+
+
+def core_json(tdebug, *args, check=True):
+    r = run([tdebug, "stacks", "--json", *args])
+    if check:
+        assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout), r
+
+
+def by_tid(proc):
+    return {t["tid"]: t for t in proc["threads"]}
+
+
+@pytest.mark.parametrize("version", PY_VERSIONS)
+def test_core_of_every_version_matches_the_live_process(tdebug, procs, tmp_path, version):
+    exe = python_or_skip(version)
+    p = start_ready(procs, [exe, "-c", PROGRAM])
+    live, *_ = wait_until(lambda: settled(tdebug, p.pid), what=f"the {version} program to settle")
+    path = gcore(p.pid, tmp_path)
+    os.kill(p.pid, signal.SIGKILL)
+    doc, _ = core_json(tdebug, "--core", path)
+    (proc,) = doc["processes"]
+    assert proc["core"] == path and proc["pid"] == p.pid and proc["signal"] == 0
+    assert proc["python"] == live["python"] and proc["notes"] == [], proc["notes"]
+    cores, lives = by_tid(proc), by_tid(live)
+    assert set(cores) == set(lives)
+    for tid, t in lives.items():
+        c = cores[tid]
+        assert python_frames(c) == python_frames(t), tid
+        assert c["python_name"] == t["python_name"] and c["merge"] == "ok", c
+        assert c["frames"][0]["kind"] == "native" and c["name"] is None
+    text = run([tdebug, "stacks", "--core", path]).stdout
+    assert text.startswith(f"Core {path} of process {p.pid} (Python {live['python']}): ")
+    assert '  File "<string>", line 6, in produce\n' in text
+
+
+CRASH = r"""
+import os, threading, time
+def crash_here():
+    print("ready", flush=True)
+    os.abort()
+def caller():
+    crash_here()
+threading.Thread(target=lambda: time.sleep(1000), name="bystander", daemon=True).start()
+caller()
+"""
+
+
+def test_core_of_a_crash(tdebug, tmp_path):
+    """The kernel's core of a Python program that aborted: the signal, the
+    aborting thread first, its C frames (abort) above its Python frames."""
+    def allow_core():
+        resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+    pattern = open("/proc/sys/kernel/core_pattern").read().strip()
+    if pattern.startswith("|") or "/" in pattern:
+        pytest.skip(f"the kernel writes cores elsewhere (core_pattern {pattern!r})")
+    p = subprocess.run([PYTHON, "-c", CRASH], cwd=str(tmp_path), preexec_fn=allow_core,
+                       capture_output=True, timeout=120)
+    assert p.returncode == -signal.SIGABRT
+    cores = [f for f in os.listdir(str(tmp_path)) if f.startswith("core")]
+    if not cores:
+        pytest.skip("the kernel wrote no core (core_pattern %r, a limit above ours?)" % pattern)
+    path = str(tmp_path / cores[0])
+    doc, _ = core_json(tdebug, "--core", path)
+    (proc,) = doc["processes"]
+    assert proc["signal"] == signal.SIGABRT and proc["command"].startswith(PYTHON)
+    first = proc["threads"][0]
+    assert first["python_name"] == "MainThread", first
+    words = [f.get("name") if f["kind"] == "python" else "c:" + (f["function"] or "??")
+             for f in first["frames"]]
+    assert "c:abort" in words and words.index("c:abort") < words.index("crash_here")
+    assert [n for n in words if not n.startswith("c:")][:3] == ["crash_here", "caller", "<module>"]
+    assert any(t["python_name"] == "bystander" for t in proc["threads"])
+    text = run([tdebug, "stacks", "--core", path]).stdout
+    assert f"(killed by signal {int(signal.SIGABRT)}, Aborted)" in text.splitlines()[0]
+
+
+def test_changed_executable_is_said_not_misread(tdebug, procs, tmp_path):
+    """The core of a program whose executable was replaced since: said, and
+    its Python stacks not read from the wrong file; --exe with the right
+    file reads them again."""
+    real = os.path.realpath(PYTHON)
+    copy = tmp_path / "bin" / os.path.basename(real)
+    copy.parent.mkdir()
+    shutil.copy2(real, copy)
+    code = "import time\ndef nap():\n    print('ready', flush=True)\n    time.sleep(1000)\nnap()\n"
+    p = start_ready(procs, [str(copy), "-c", code])
+    path = gcore(p.pid, tmp_path)
+    os.kill(p.pid, signal.SIGKILL)
+    p.wait()
+    shutil.copy2("/bin/true", copy)  # another program where the interpreter was
+    doc, _ = core_json(tdebug, "--core", path)
+    (proc,) = doc["processes"]
+    assert proc["python"] is None
+    changed = [n for n in proc["notes"] if n.startswith(f"'{copy}' changed since the core was "
+                                                          "written (build-id ")]
+    assert changed, proc["notes"]
+    assert any("cannot read the Python stacks" in n or "not a Python process" in n
+               for n in proc["notes"]), proc["notes"]
+    assert all(f["kind"] == "native" for t in proc["threads"] for f in t["frames"])
+    # The right executable, given by hand.
+    doc, _ = core_json(tdebug, "--core", path, "--exe", real)
+    (proc,) = doc["processes"]
+    assert proc["python"] and proc["python"].startswith("3.")
+    names = [f["name"] for f in proc["threads"][0]["frames"] if f["kind"] == "python"]
+    assert names == ["nap", "<module>"], proc
+
+
+def test_core_usage_and_bad_files(tdebug, tmp_path):
+    r = run([tdebug, "stacks", "--core", str(tmp_path / "nothing")])
+    assert r.returncode == 1
+    assert r.stderr.startswith(f"tdebug: cannot open the core file '{tmp_path / 'nothing'}': ")
+    r = run([tdebug, "stacks", "--core", "/bin/true"])
+    assert r.returncode == 1
+    assert r.stderr == "tdebug: cannot read '/bin/true': not a core file (another kind of ELF file)\n"
+    doc, r = core_json(tdebug, "--core", "/bin/true", check=False)
+    assert doc["errors"] == [{"core": "/bin/true", "error": "cannot read '/bin/true': not a core "
+                              "file (another kind of ELF file)"}]
+    for args, msg in ((["--exe", "/bin/true", "1"], "--exe goes with --core"),
+                      (["--core", "x", "1"], "--core reads a core file, not processes: leave out "
+                       "the process ids")):
+        r = run([tdebug, "stacks", *args])
+        assert r.returncode == 2 and r.stderr == f"tdebug stacks: {msg}\nsee 'tdebug stacks --help'\n"
+
+
+@pytest.mark.parametrize("version", ["3.9", "3.12"])
+def test_locals_from_a_core(tdebug, procs, tmp_path, version):
+    from test_stacks_versions import LOCALS, WANT_OUTER, locals_of
+    exe = python_or_skip(version)
+    p = start_ready(procs, [exe, "-c", LOCALS])
+
+    def sleeping():
+        doc, _ = stacks_json(tdebug, p.pid)
+        t = doc["processes"][0]["threads"][0]
+        return t["frames"][0]["kind"] == "native" and python_frames(t)[0] == ("inner", 17)
+    wait_until(sleeping, what="the program to sleep")
+    path = gcore(p.pid, tmp_path)
+    os.kill(p.pid, signal.SIGKILL)
+    doc, _ = core_json(tdebug, "--core", path, "--locals")
+    outer = locals_of(doc["processes"][0]["threads"][0]["frames"], "outer")
+    assert {n: outer[n]["value"] for n in WANT_OUTER} == WANT_OUTER

@@ -202,6 +202,8 @@ void tdb_buf_addc(tdb_buf *b, char c)
 
 void tdb_buf_vaddf(tdb_buf *b, const char *fmt, va_list ap)
 {
+    if (!fmt)
+        return; /* and gcc, inlining callers at -O1, knows it */
     va_list ap2;
     va_copy(ap2, ap);
     int n = vsnprintf(NULL, 0, fmt, ap2);

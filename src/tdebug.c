@@ -25,6 +25,8 @@ static const tdb_command commands[] = {
     {"env", cmd_env, "print the environment that pauses programs at torch._C", cmd_env_usage},
     {"tour", cmd_tour, "a guided tour from 'import torch' down into its C++ core", cmd_tour_usage},
     {"vscode", cmd_vscode, "write .vscode/launch.json for mixed Python/C++ debugging", cmd_vscode_usage},
+    {"dap", cmd_dap, "a debug adapter (DAP) for VS Code: one debugger for Python and C++",
+     cmd_dap_usage},
     {"wait-port", cmd_wait_port, "wait until a TCP port listens, without connecting", cmd_wait_port_usage},
     {"doctor", cmd_doctor, "check gdb, ptrace, CPython debug info, debugpy, torch, preloading",
      cmd_doctor_usage},

@@ -112,11 +112,12 @@ EXECHELP := $(B)/tdebug-exec
 PYEXT    := $(B)/python/tdebug/_tdebug$(PY_EXT)
 PYPKG_SRC := $(wildcard python/tdebug/*.py)
 PYPKG    := $(patsubst python/%,$(B)/python/%,$(PYPKG_SRC))
+VSCODE_EXT := $(patsubst vscode/extension/%,$(B)/vscode-extension/%,$(wildcard vscode/extension/*))
 
 .PHONY: all deps test unit e2e demo bench install uninstall asan clean samples
 
 all: $(TDEBUG) $(EXECHELP) $(if $(PRELOAD_SRC),$(PRELOAD)) \
-     $(if $(wildcard python/_tdebug.c),$(PYEXT)) $(PYPKG) samples
+     $(if $(wildcard python/_tdebug.c),$(PYEXT)) $(PYPKG) samples $(VSCODE_EXT)
 
 $(B)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -161,6 +162,12 @@ $(PYEXT): python/_tdebug.c lib/preload_announce.c
 	$(quiet) PYEXT $@
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) $(PY_CFLAGS) -fPIC -fvisibility=hidden -shared \
 	    -MF $(B)/obj/python/_tdebug.d -o $@ $(filter %.c,$^)
+
+# The VS Code extension ('tdebug vscode --install-extension' finds it beside
+# tdebug, or in LIBDIR once installed).
+$(B)/vscode-extension/%: vscode/extension/%
+	@mkdir -p $(dir $@)
+	$(Q)cp $< $@
 
 $(B)/python/%.py: python/%.py
 	@mkdir -p $(dir $@)
@@ -214,6 +221,8 @@ install: all
 	install -m 755 $(EXECHELP) "$(DESTDIR)$(LIBDIR)/tdebug-exec"
 	install -m 644 $(PRELOAD) "$(DESTDIR)$(LIBDIR)/libtdebug-preload.so"
 	install -m 644 doc/tdebug.1 "$(DESTDIR)$(MANDIR)/tdebug.1"
+	install -d "$(DESTDIR)$(LIBDIR)/vscode-extension"
+	install -m 644 $(VSCODE_EXT) "$(DESTDIR)$(LIBDIR)/vscode-extension/"
 	$(if $(wildcard $(B)/python/tdebug),mkdir -p "$(DESTDIR)$(LIBDIR)/tdebug" && \
 	    cp $(B)/python/tdebug/*.py $(B)/python/tdebug/*.so "$(DESTDIR)$(LIBDIR)/tdebug/" && \
 	    install -d "$(DESTDIR)$(PY_SITE)" && \

@@ -210,10 +210,12 @@ json_t *tdb_dap_error_response(int request_seq, const char *command, const char 
     va_start(ap, fmt);
     tdb_buf_vaddf(&b, fmt, ap);
     va_end(ap);
-    json_t *m = json_pack("{s:s, s:i, s:b, s:o, s:o}", "type", "response", "request_seq",
+    /* The schema's ErrorResponse has a body; its optional 'error' would be
+     * a format string, and the message is no format. */
+    json_t *m = json_pack("{s:s, s:i, s:b, s:o, s:o, s:{}}", "type", "response", "request_seq",
                           request_seq, "success", 0, "command",
                           tdb_dap_string(command, strlen(command)), "message",
-                          tdb_dap_string(tdb_buf_str(&b), b.len));
+                          tdb_dap_string(tdb_buf_str(&b), b.len), "body");
     tdb_buf_free(&b);
     return m;
 }

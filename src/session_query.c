@@ -707,9 +707,24 @@ json_t *tdb_values_evaluate(tdb_values *v, int thread, int index, const char *ex
         tdb_buf_free(&cmd);
         return out;
     }
-    json_t *vo = make_varobj(v, thread, level, expr, err);
-    if (!vo)
-        return NULL;
+    tdb_error local = {0};
+    json_t *vo = make_varobj(v, thread, level, expr, &local);
+    if (!vo) {
+        /* gdb says only "unable to create variable object": ask it again
+         * plainly for its reason (or a value it can print after all). */
+        tdb_buf cmd = TDB_BUF_INIT;
+        json_t *res = NULL;
+        tdb_buf_addf(&cmd, "-data-evaluate-expression --thread %d --frame %d ", thread, level);
+        tdb_mi_quote(&cmd, expr);
+        int rc = tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, &res, err, "%s", tdb_buf_str(&cmd));
+        tdb_buf_free(&cmd);
+        json_t *out = rc == 0 ? json_pack("{s:s, s:n, s:i}", "value",
+                                          tdb_mi_str(res, "value") ? tdb_mi_str(res, "value") : "",
+                                          "type", "handle", 0)
+                              : NULL;
+        json_decref(res);
+        return out;
+    }
     const char *numchild = tdb_mi_str(vo, "numchild"), *name = tdb_mi_str(vo, "name");
     int h = name && numchild && atoi(numchild) > 0 ? add_ref(v, REF_VAROBJ, 0, 0, -1, name, NULL)
                                                    : 0;

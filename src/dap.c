@@ -444,6 +444,9 @@ static void wait_running(tdb_dap *d)
 {
     tdb_error err = {0};
     int rc = tdb_session_wait(d->s, -1, d->epfd, &err);
+    /* The set cancels this wait only: a request handled next must not see
+     * its gdb commands cancelled by the request after it. */
+    tdb_session_set_cancel_fd(d->s, -1);
     switch (rc) {
     case TDB_WAIT_STOPPED:
         tdb_dap_present_stop(d);

@@ -331,8 +331,10 @@ int tdb_dap_attach_now(tdb_dap *d, pid_t pid, const json_t *announcement)
         d->start_cmd = NULL;
         return -1;
     }
-    tdb_session_set_cancel_fd(d->s, d->sigfd);
-    if (tdb_session_attach(d->s, pid, announcement, &d->astart, &err) < 0) {
+    tdb_session_set_cancel_fd(d->s, d->sigfd); /* Ctrl-C while attaching */
+    int attached = tdb_session_attach(d->s, pid, announcement, &d->astart, &err);
+    tdb_session_set_cancel_fd(d->s, -1);
+    if (attached < 0) {
         if (err.code == EPERM || err.code == ESRCH) {
             tdb_error why = {0};
             tdb_ptrace_explain(pid, NULL, err.code, &why);

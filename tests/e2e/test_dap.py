@@ -464,3 +464,25 @@ def test_tcp_port_serves_clients_one_after_the_other(tdebug, procs, tmp_path):
         c.close()
     p.send_signal(signal.SIGTERM)
     assert p.wait(timeout=SLOW) == 128 + signal.SIGTERM
+
+
+def test_attach_wait_takes_a_process_paused_at_torch(tdebug, procs, tmp_path, torch_available):
+    from paused_util import TORCH_PROGRAM, tdebug_env
+    from preload_util import finish, preload_env, python_args, start
+    dap = Adapter.start(tdebug, procs, tmp_path, env=tdebug_env(tmp_path))
+    dap.initialize()
+    seq = dap.send_request("attach", {"wait": True, "stopAtImport": "torch._C"})
+    dap.wait_event("output", lambda e: "waiting for a process" in e["body"]["output"])
+    p, err = start(procs, python_args(TORCH_PROGRAM), preload_env(tmp_path))
+    dap.wait_event("initialized", timeout=SLOW)
+    dap.configuration_done()
+    assert dap.wait_response(seq)["success"]
+    assert dap.wait_event("process")["body"]["systemProcessId"] == p.pid
+    i, stop = dap.stopped()
+    assert stop["reason"] == "entry" and "torch._C" in stop["description"]
+    assert dap.frames(stop["threadId"])[0]["name"].startswith("PyInit__C")
+    dap.continue_(stop["threadId"])
+    rc, out = finish(p)
+    assert rc == 0 and out == "sum 3.0\n"
+    dap.wait_event("terminated")
+    dap.finish()

@@ -32,18 +32,23 @@ const char cmd_dap_usage[] =
     "breakpoints, stepping, values, attach without killing.  The session is the\n"
     "one of 'tdebug run' and 'tdebug attach'.  By default the protocol is on\n"
     "stdin and stdout (the adapter VS Code starts: 'tdebug vscode\n"
-    "--install-extension' installs the extension that does); the program's own\n"
-    "output comes to the client as 'output' events.\n"
+    "--install-extension' installs the extension that does).  The program runs\n"
+    "in a terminal of the client when it can run one (runInTerminal; VS Code's\n"
+    "integrated terminal, or \"console\": \"externalTerminal\"), else, and with\n"
+    "\"console\": \"internalConsole\", its output comes as 'output' events.\n"
     "\n"
     "  --port N          listen on TCP port N instead (0: any free port, said on\n"
     "                    stderr) and serve the clients that connect, one after\n"
     "                    the other, until interrupted\n"
     "  --host ADDRESS    the address to listen on (default 127.0.0.1)\n"
     "  --log FILE        append every message, each way, to FILE\n"
+    "  --terminal FIFO   (what the adapter asks a client's terminal to run, for\n"
+    "                    the program's input and output: say the terminal's name\n"
+    "                    into FIFO and stay until the session ends)\n"
     "  -h, --help        this text\n"
     "\n"
-    "launch: program | module, args, python, cwd, env, stopOnEntry, stopAtImport,\n"
-    "symbols, allSymbols, cpythonSymbols, raw, catchThrow.  attach: processId (a\n"
+    "launch: program | module, args, python, cwd, env, console, stopOnEntry,\n"
+    "stopAtImport, symbols, allSymbols, cpythonSymbols, raw, catchThrow.  attach: processId (a\n"
     "debugpy adapter or launcher stands for its program, as in 'tdebug attach'),\n"
     "or wait: true (a process paused by 'tdebug env', as 'attach --wait'), with\n"
     "the same stop, symbol and stack options.  In the debug console,\n"
@@ -126,12 +131,40 @@ static int serve_tcp(const char *host, int port, const tdb_dap_options *o)
     return status;
 }
 
+/* --terminal FIFO: run by a client in the terminal it gives the program. */
+static int terminal_helper(const char *fifo)
+{
+    const char *tty = ttyname(0);
+    if (!tty) {
+        tdb_fail("--terminal: standard input is not a terminal");
+        return TDB_EXIT_FAIL;
+    }
+    int fd = open(fifo, O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || dprintf(fd, "%s\n", tty) < 0) {
+        tdb_fail("--terminal: cannot write to '%s': %s", fifo, strerror(errno));
+        return TDB_EXIT_FAIL;
+    }
+    printf("tdebug: this terminal is the program's, for its input and output, until the "
+           "debugging session ends\n");
+    fflush(stdout);
+    /* Ctrl-C here must not take the terminal away from the program. */
+    signal(SIGINT, SIG_IGN);
+    signal(SIGQUIT, SIG_IGN);
+    /* The adapter closes its end when the session ends: an error here. */
+    struct pollfd p = {fd, 0, 0};
+    while ((poll(&p, 1, -1) >= 0 || errno == EINTR) && !(p.revents & (POLLERR | POLLHUP)))
+        ;
+    close(fd);
+    return TDB_EXIT_OK;
+}
+
 int cmd_dap(int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"port", required_argument, NULL, 'p'},
         {"host", required_argument, NULL, 'H'},
         {"log", required_argument, NULL, 'l'},
+        {"terminal", required_argument, NULL, 'T'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -151,6 +184,7 @@ int cmd_dap(int argc, char **argv)
             break;
         case 'H': host = optarg; break;
         case 'l': o.log = optarg; break;
+        case 'T': return terminal_helper(optarg);
         case 'h': return tdb_print_usage("dap");
         case ':': return tdb_usage_error("dap", "option '%s' needs a value", argv[optind - 1]);
         default: return tdb_usage_error("dap", "unknown option '%s'", argv[optind - 1]);

@@ -364,6 +364,18 @@ static void take_announcement(tdb_dap *d)
     json_decref(ann);
 }
 
+void tdb_dap_forget_terminal_dir(tdb_dap *d)
+{
+    if (!d->tty_dir)
+        return;
+    char *fifo = tdb_xasprintf("%s/tty", d->tty_dir);
+    unlink(fifo);
+    rmdir(d->tty_dir);
+    free(fifo);
+    free(d->tty_dir);
+    d->tty_dir = NULL;
+}
+
 int tdb_dap_listen_announce(tdb_dap *d, tdb_error *err)
 {
     d->announce = tdb_announce_listen(NULL, err);
@@ -387,6 +399,8 @@ static void service(tdb_dap *d)
             pump(d, &d->out_fd, &d->out_tail, "stdout");
         else if (fd == d->err_fd)
             pump(d, &d->err_fd, &d->err_tail, "stderr");
+        else if (fd == d->tty_fifo)
+            tdb_dap_terminal_ready(d);
         else if (fd == d->sigfd) {
             int sig = tdb_signals_take();
             if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
@@ -495,7 +509,7 @@ void tdb_dap_watch(tdb_dap *d, int fd)
 int tdb_dap_serve(int in, int out, const tdb_dap_options *o, tdb_error *err)
 {
     tdb_dap d = {.o = o, .in = in, .out = out, .log = -1, .cwd_fd = -1, .out_fd = -1,
-                 .err_fd = -1, .start_seq = -1};
+                 .err_fd = -1, .start_seq = -1, .tty_fifo = -1};
     int rc = -1;
 
     d.rd = tdb_dap_reader_new(0);
@@ -536,6 +550,10 @@ cleanup:
     }
     tdb_session_options_release(&d.opts);
     tdb_announce_listener_free(d.announce);
+    /* The terminal's helper goes when the FIFO closes. */
+    if (d.tty_fifo >= 0)
+        close(d.tty_fifo);
+    tdb_dap_forget_terminal_dir(&d);
     if (d.out_fd >= 0)
         close(d.out_fd);
     if (d.err_fd >= 0)

@@ -29,6 +29,7 @@ typedef struct tdb_dap {
     int sigfd;
     /* what the client said in initialize */
     int line_base;        /* 0 when its lines start at 1, else -1 */
+    int run_in_terminal;  /* it can run a command in a terminal (runInTerminal) */
     int initialized;
     /* the session */
     tdb_session *s;
@@ -51,6 +52,11 @@ typedef struct tdb_dap {
     /* the program's output */
     int out_fd, err_fd;
     tdb_buf out_tail, err_tail; /* a UTF-8 sequence cut by a read */
+    /* the program's terminal (runInTerminal) */
+    int rit_seq;          /* our runInTerminal request, until answered */
+    int tty_fifo;         /* where the terminal's helper says its tty, or -1;
+                           * open until the session ends, which lets it go */
+    char *tty_dir;        /* the FIFO's directory, until both ends opened it */
     /* attach --wait */
     tdb_announce_listener *announce;
     pid_t wait_pid;
@@ -100,6 +106,12 @@ int tdb_dap_listen_announce(tdb_dap *d, tdb_error *err);
 /* dap_requests.c */
 /* Handle one message from the client. */
 void tdb_dap_handle(tdb_dap *d, const json_t *msg);
+/* launch: the program's output through pipes (the default). */
+void tdb_dap_launch_with_pipes(tdb_dap *d);
+/* The terminal's helper said its tty: launch on it. */
+void tdb_dap_terminal_ready(tdb_dap *d);
+/* Remove the FIFO of runInTerminal and its directory. */
+void tdb_dap_forget_terminal_dir(tdb_dap *d);
 /* attach: take the process that ANNOUNCEMENT names (NULL: d->wait_pid is a
  * plain pid); answers the attach on failure. */
 int tdb_dap_attach_now(tdb_dap *d, pid_t pid, const json_t *announcement);

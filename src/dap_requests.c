@@ -17,6 +17,7 @@
 #include <regex.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -161,6 +162,7 @@ static void h_initialize(tdb_dap *d, int seq, const json_t *args)
 {
     json_t *lines = json_object_get(args, "linesStartAt1");
     d->line_base = json_is_false(lines) ? -1 : 0;
+    d->run_in_terminal = json_is_true(json_object_get(args, "supportsRunInTerminalRequest"));
     d->initialized = 1;
     json_t *filters = json_pack(
         "[{s:s, s:s, s:s, s:b}, {s:s, s:s, s:s, s:b}]", "filter", "cpp_throw", "label",
@@ -177,10 +179,143 @@ static void h_initialize(tdb_dap *d, int seq, const json_t *args)
                          "exceptionBreakpointFilters", filters));
 }
 
+/* The rest of a launch once the program's stdin, stdout and stderr are
+ * known: the session, the program's environment, catchThrow, stopOnEntry,
+ * then 'initialized'.  -1 after failing the launch. */
+static int launch_with_stdio(tdb_dap *d, int stdio[3])
+{
+    const json_t *args = d->start_args;
+    int seq = d->start_seq;
+    d->opts.program_stdio = stdio;
+    int rc = new_session(d, seq, "launch");
+    d->opts.program_stdio = NULL;
+    if (rc < 0)
+        return -1;
+    const char *key;
+    json_t *value;
+    json_object_foreach(json_object_get(args, "env"), key, value)
+    {
+        tdb_error err = {0};
+        if (!json_is_string(value) && !json_is_null(value)) {
+            tdb_dap_fail(d, seq, "launch", "'env': '%s' is not a string (or null to unset it)", key);
+            return -1;
+        }
+        if (tdb_session_program_setenv(d->s, key, json_string_value(value), &err) < 0) {
+            tdb_dap_fail(d, seq, "launch", "'env': %s", err.msg);
+            return -1;
+        }
+    }
+    if (catch_throw_option(d, seq, "launch", args) < 0)
+        return -1;
+    if (d->stop_on_entry) {
+        /* Before any Python runs: the interpreter's main. */
+        tdb_error err = {0};
+        json_t *bp = tdb_session_breakpoint_add(d->s, "Py_BytesMain", 1, &err);
+        d->entry_bp = bp ? (int)json_integer_value(json_object_get(bp, "id")) : 0;
+        json_decref(bp);
+    }
+    d->start_cmd = "launch";
+    tdb_dap_send(d, tdb_dap_event("initialized", NULL));
+    return 0;
+}
+
+void tdb_dap_launch_with_pipes(tdb_dap *d)
+{
+    /* The program writes to pipes: its output becomes 'output' events, and
+     * the client's channel carries nothing but the protocol. */
+    int outp[2] = {-1, -1}, errp[2] = {-1, -1};
+    int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 || null < 0) {
+        tdb_dap_fail(d, d->start_seq, "launch", "cannot make pipes for the program's output: %s",
+                     strerror(errno));
+    } else {
+        int stdio[3] = {null, outp[1], errp[1]};
+        if (launch_with_stdio(d, stdio) == 0) {
+            d->out_fd = outp[0];
+            d->err_fd = errp[0];
+            outp[0] = errp[0] = -1;
+            fcntl(d->out_fd, F_SETFL, O_NONBLOCK);
+            fcntl(d->err_fd, F_SETFL, O_NONBLOCK);
+            tdb_dap_watch(d, d->out_fd);
+            tdb_dap_watch(d, d->err_fd);
+        }
+    }
+    for (int k = 0; k < 2; k++) {
+        if (outp[k] >= 0)
+            close(outp[k]);
+        if (errp[k] >= 0)
+            close(errp[k]);
+    }
+    if (null >= 0)
+        close(null);
+}
+
+/* The program's terminal: the client runs 'tdebug dap --terminal FIFO' in
+ * one (runInTerminal), which writes its tty's name into the FIFO and stays
+ * until the session ends; the program then reads and writes that tty. */
+static void launch_in_terminal(tdb_dap *d, const char *kind)
+{
+    char self[PATH_MAX], dir[] = "/tmp/tdebug-dap-XXXXXX";
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (n <= 0 || !mkdtemp(dir)) {
+        tdb_dap_output(d, "console", "tdebug: no terminal for the program (%s): its output comes "
+                                     "here\n", strerror(errno));
+        tdb_dap_launch_with_pipes(d);
+        return;
+    }
+    self[n] = '\0';
+    d->tty_dir = tdb_xstrdup(dir);
+    char *fifo = tdb_xasprintf("%s/tty", dir);
+    if (mkfifo(fifo, 0600) < 0 ||
+        (d->tty_fifo = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0) {
+        tdb_dap_output(d, "console", "tdebug: no terminal for the program (%s): its output comes "
+                                     "here\n", strerror(errno));
+        free(fifo);
+        tdb_dap_launch_with_pipes(d);
+        return;
+    }
+    tdb_dap_watch(d, d->tty_fifo);
+    char *title = tdb_xasprintf("tdebug: %s", d->program ? tdb_base_name(d->program) : "python");
+    char cwd[PATH_MAX];
+    json_t *req = json_pack("{s:s, s:s, s:{s:s, s:o, s:s, s:[s, s, s, o]}}", "type", "request",
+                            "command", "runInTerminal", "arguments", "kind", kind, "title",
+                            tdb_dap_string(title, strlen(title)), "cwd",
+                            getcwd(cwd, sizeof(cwd)) ? cwd : "/", "args", self, "dap",
+                            "--terminal", tdb_dap_string(fifo, strlen(fifo)));
+    tdb_dap_send(d, req);
+    d->rit_seq = d->seq;
+    free(title);
+    free(fifo);
+}
+
+void tdb_dap_terminal_ready(tdb_dap *d)
+{
+    char line[PATH_MAX];
+    ssize_t n = read(d->tty_fifo, line, sizeof(line) - 1);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        return;
+    epoll_ctl(d->epfd, EPOLL_CTL_DEL, d->tty_fifo, NULL);
+    /* The FIFO stays open: its other end waits for it to close (the end of
+     * the session) to let the terminal go. */
+    line[n > 0 ? n : 0] = '\0';
+    line[strcspn(line, "\n")] = '\0';
+    int tty = line[0] == '/' ? open(line, O_RDWR | O_NOCTTY | O_CLOEXEC) : -1;
+    tdb_dap_forget_terminal_dir(d);
+    if (tty < 0) {
+        tdb_dap_output(d, "console", "tdebug: cannot use the terminal '%s' (%s): the program's "
+                                     "output comes here\n", line, n > 0 ? strerror(errno) : "none given");
+        tdb_dap_launch_with_pipes(d);
+        return;
+    }
+    int stdio[3] = {tty, tty, tty};
+    launch_with_stdio(d, stdio);
+    close(tty);
+}
+
 static void h_launch(tdb_dap *d, int seq, const json_t *args)
 {
     int bad = 0;
-    if (d->s || d->announce) {
+    if (d->s || d->announce || d->tty_fifo >= 0) {
         tdb_dap_fail(d, seq, "launch", "this connection already has a program: one launch or "
                                        "attach per session");
         return;
@@ -253,63 +388,23 @@ static void h_launch(tdb_dap *d, int seq, const json_t *args)
         }
         tdb_ptrs_push(&d->argv, &d->argc, (char *)json_string_value(a));
     }
-    /* The program writes to pipes: its output becomes 'output' events, and
-     * the client's channel carries nothing but the protocol. */
-    int outp[2] = {-1, -1}, errp[2] = {-1, -1};
-    int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 || null < 0) {
-        tdb_dap_fail(d, seq, "launch", "cannot make pipes for the program's output: %s",
-                     strerror(errno));
-        goto close_pipes;
-    }
-    int stdio[3] = {null, outp[1], errp[1]};
-    d->opts.program_stdio = stdio;
-    int rc = new_session(d, seq, "launch");
-    d->opts.program_stdio = NULL;
-    if (rc < 0)
-        goto close_pipes;
-    d->out_fd = outp[0];
-    d->err_fd = errp[0];
-    outp[0] = errp[0] = -1;
-    fcntl(d->out_fd, F_SETFL, O_NONBLOCK);
-    fcntl(d->err_fd, F_SETFL, O_NONBLOCK);
-    tdb_dap_watch(d, d->out_fd);
-    tdb_dap_watch(d, d->err_fd);
-    const char *key;
-    json_t *value;
-    json_object_foreach(env, key, value)
-    {
-        tdb_error err = {0};
-        if (!json_is_string(value) && !json_is_null(value)) {
-            tdb_dap_fail(d, seq, "launch", "'env': '%s' is not a string (or null to unset it)", key);
-            goto close_pipes;
-        }
-        if (tdb_session_program_setenv(d->s, key, json_string_value(value), &err) < 0) {
-            tdb_dap_fail(d, seq, "launch", "'env': %s", err.msg);
-            goto close_pipes;
-        }
-    }
-    if (catch_throw_option(d, seq, "launch", args) < 0)
-        goto close_pipes;
-    if (d->stop_on_entry) {
-        /* Before any Python runs: the interpreter's main. */
-        tdb_error err = {0};
-        json_t *bp = tdb_session_breakpoint_add(d->s, "Py_BytesMain", 1, &err);
-        d->entry_bp = bp ? (int)json_integer_value(json_object_get(bp, "id")) : 0;
-        json_decref(bp);
-    }
     d->start_seq = seq;
-    d->start_cmd = "launch";
-    tdb_dap_send(d, tdb_dap_event("initialized", NULL));
-close_pipes:
-    for (int k = 0; k < 2; k++) {
-        if (outp[k] >= 0)
-            close(outp[k]);
-        if (errp[k] >= 0)
-            close(errp[k]);
+    const char *console = json_string_value(json_object_get(args, "console"));
+    if (console && strcmp(console, "internalConsole") != 0 &&
+        strcmp(console, "integratedTerminal") != 0 && strcmp(console, "externalTerminal") != 0) {
+        tdb_dap_fail(d, seq, "launch", "'console' is internalConsole, integratedTerminal or "
+                                       "externalTerminal");
+        return;
     }
-    if (null >= 0)
-        close(null);
+    if (d->run_in_terminal && (!console || strcmp(console, "internalConsole") != 0)) {
+        launch_in_terminal(d, console && !strcmp(console, "externalTerminal") ? "external"
+                                                                              : "integrated");
+        return;
+    }
+    if (console && strcmp(console, "internalConsole") != 0)
+        tdb_dap_output(d, "console", "tdebug: this client runs no terminal for the program: its "
+                                     "output comes here, its input is empty\n");
+    tdb_dap_launch_with_pipes(d);
 }
 
 int tdb_dap_attach_now(tdb_dap *d, pid_t pid, const json_t *announcement)
@@ -362,7 +457,7 @@ int tdb_dap_attach_now(tdb_dap *d, pid_t pid, const json_t *announcement)
 
 static void h_attach(tdb_dap *d, int seq, const json_t *args)
 {
-    if (d->s || d->announce) {
+    if (d->s || d->announce || d->tty_fifo >= 0) {
         tdb_dap_fail(d, seq, "attach", "this connection already has a program: one launch or "
                                        "attach per session");
         return;
@@ -999,6 +1094,26 @@ void tdb_dap_handle(tdb_dap *d, const json_t *msg)
     const char *command;
     const json_t *args;
     tdb_error err = {0};
+    const char *type = json_string_value(json_object_get(msg, "type"));
+    if (type && !strcmp(type, "response")) {
+        json_t *rs = json_object_get(msg, "request_seq");
+        if (d->rit_seq && json_integer_value(rs) == d->rit_seq) {
+            d->rit_seq = 0;
+            if (!json_is_true(json_object_get(msg, "success")) && d->tty_fifo >= 0) {
+                /* The client would not run the terminal: pipes, then. */
+                const char *why = json_string_value(json_object_get(msg, "message"));
+                tdb_dap_output(d, "console", "tdebug: the client ran no terminal for the program "
+                                             "(%s): its output comes here\n",
+                               why ? why : "no reason given");
+                epoll_ctl(d->epfd, EPOLL_CTL_DEL, d->tty_fifo, NULL);
+                close(d->tty_fifo);
+                d->tty_fifo = -1;
+                tdb_dap_forget_terminal_dir(d);
+                tdb_dap_launch_with_pipes(d);
+            }
+            return;
+        }
+    }
     if (tdb_dap_request_parts(msg, &seq, &command, &args, &err) < 0) {
         if (seq >= 0)
             tdb_dap_fail(d, seq, command ? command : "unknown", "%s", err.msg);

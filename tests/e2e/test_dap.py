@@ -22,6 +22,12 @@ from tinytensor_util import TT_OUT, TT_SRC, marked_line
 TORCH_ADD = "at::_ops::add_Tensor::call"
 
 
+def second_dir(tmp_path):
+    d = tmp_path / "second"
+    d.mkdir(exist_ok=True)
+    return d
+
+
 def write(path, text):
     path.write_text(text)
     return str(path)
@@ -204,7 +210,7 @@ def test_exit_code_passes_through_and_terminate(tdebug, procs, tmp_path):
     dap.finish()
 
     loop = write(tmp_path / "loop.py", "import time\nwhile True:\n    time.sleep(0.05)\n")
-    dap = Adapter.start(tdebug, procs, tmp_path / "..")
+    dap = Adapter.start(tdebug, procs, second_dir(tmp_path))
     dap.initialize()
     dap.start_program("launch", {"program": loop, "python": PYTHON})
     pid = dap.process_pid()
@@ -485,4 +491,60 @@ def test_attach_wait_takes_a_process_paused_at_torch(tdebug, procs, tmp_path, to
     rc, out = finish(p)
     assert rc == 0 and out == "sum 3.0\n"
     dap.wait_event("terminated")
+    dap.finish()
+
+
+# ---------------------------------------------------------------------------
+# The program's terminal (runInTerminal)
+
+def test_program_runs_in_the_clients_terminal(tdebug, procs, tmp_path):
+    from pty_util import Terminal
+    prog = write(tmp_path / "ask.py", "print('ready', flush=True)\nline = input()\n"
+                                      "print('got', line)\n")
+    dap = Adapter.start(tdebug, procs, tmp_path)
+    terminals = []
+
+    def run_in_terminal(args):
+        assert args["kind"] == "integrated" and args["title"] == "tdebug: ask.py"
+        t = Terminal(args["args"])
+        terminals.append(t)
+        return {"processId": t.proc.pid}
+    dap.on_reverse_request("runInTerminal", run_in_terminal)
+    dap.c.initialize(adapterID="tdebug", supportsRunInTerminalRequest=True)
+    dap.start_program("launch", {"program": prog, "python": PYTHON})
+    (term,) = terminals
+    try:
+        term.expect("this terminal is the program's")
+        term.expect("ready")
+        term.send("hello from the terminal")
+        term.expect("got hello from the terminal")
+        assert dap.wait_event("exited")["body"]["exitCode"] == 0
+        assert "ready" not in dap.outputs()
+        dap.finish()
+        assert term.wait() == 0  # the helper leaves with the session
+    finally:
+        term.close()
+
+
+def test_a_client_that_runs_no_terminal_gets_output_events(tdebug, procs, tmp_path):
+    prog = write(tmp_path / "hi.py", "print('hi')\n")
+    dap = Adapter.start(tdebug, procs, tmp_path)
+
+    def refuse(args):
+        raise RuntimeError("no terminals here")
+    dap.on_reverse_request("runInTerminal", refuse)
+    dap.c.initialize(adapterID="tdebug", supportsRunInTerminalRequest=True)
+    dap.start_program("launch", {"program": prog, "python": PYTHON})
+    dap.wait_event("terminated")
+    assert dap.outputs("stdout") == "hi\n"
+    assert "no terminals here" in dap.outputs("console")
+    dap.finish()
+    # And "console": "internalConsole" asks for output events outright.
+    dap = Adapter.start(tdebug, procs, second_dir(tmp_path))
+    dap.on_reverse_request("runInTerminal", refuse)
+    dap.c.initialize(adapterID="tdebug", supportsRunInTerminalRequest=True)
+    dap.start_program("launch", {"program": prog, "python": PYTHON, "console": "internalConsole"})
+    dap.wait_event("terminated")
+    assert dap.outputs("stdout") == "hi\n"
+    assert not [r for r in dap.c.reverse_requests]
     dap.finish()

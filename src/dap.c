@@ -336,7 +336,9 @@ static void read_client(tdb_dap *d)
         if (rc == 0)
             break;
         if (rc < 0) {
-            log_message(d, "->!", json_string(err.msg));
+            json_t *what = json_string(err.msg);
+            log_message(d, "->!", what);
+            json_decref(what);
             tdb_dap_output(d, "important", "tdebug: %s; the message was ignored\n", err.msg);
             continue;
         }
@@ -565,6 +567,7 @@ cleanup:
     tdb_buf_free(&d.out_tail);
     tdb_buf_free(&d.err_tail);
     free(d.argv);
+    free(d.python);
     free(d.program);
     json_decref(d.start_args);
     json_decref(d.src_bps);

@@ -43,6 +43,7 @@ typedef struct tdb_dap {
     char **argv;          /* launch: the program's command line */
     size_t argc;
     char *program;        /* for the 'process' event */
+    char *python;         /* argv[0] */
     int stop_on_entry;
     int entry_bp;         /* stopOnEntry's breakpoint */
     int configured;       /* configurationDone came */

@@ -312,6 +312,22 @@ void tdb_dap_terminal_ready(tdb_dap *d)
     close(tty);
 }
 
+/* Forget what an earlier launch or attach that failed left. */
+static void forget_start(tdb_dap *d)
+{
+    tdb_session_options_release(&d->opts);
+    memset(&d->opts, 0, sizeof(d->opts));
+    free(d->argv);
+    free(d->python);
+    free(d->program);
+    json_decref(d->start_args);
+    d->argv = NULL;
+    d->argc = 0;
+    d->python = d->program = NULL;
+    d->start_args = NULL;
+    d->stop_on_entry = d->attach = 0;
+}
+
 static void h_launch(tdb_dap *d, int seq, const json_t *args)
 {
     int bad = 0;
@@ -320,7 +336,8 @@ static void h_launch(tdb_dap *d, int seq, const json_t *args)
                                        "attach per session");
         return;
     }
-    d->start_args = json_deep_copy(args ? args : json_object());
+    forget_start(d);
+    d->start_args = args ? json_deep_copy(args) : json_object();
     args = d->start_args;
     const char *program = get_line(args, "program", &bad), *module = get_line(args, "module", &bad);
     const char *python = get_line(args, "python", &bad), *cwd = get_line(args, "cwd", &bad);
@@ -351,7 +368,8 @@ static void h_launch(tdb_dap *d, int seq, const json_t *args)
                          errno == 0 || S_ISDIR(st.st_mode) ? "Not a directory" : strerror(errno));
             return;
         }
-        d->cwd_fd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (d->cwd_fd < 0)
+            d->cwd_fd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (chdir(cwd) < 0) {
             tdb_dap_fail(d, seq, "launch", "cannot use 'cwd' '%s': %s", cwd, strerror(errno));
             return;
@@ -365,6 +383,7 @@ static void h_launch(tdb_dap *d, int seq, const json_t *args)
         free(interp);
         return;
     }
+    d->python = interp;
     tdb_ptrs_push(&d->argv, &d->argc, interp);
     if (program) {
         if (access(program, R_OK) < 0) {
@@ -462,7 +481,8 @@ static void h_attach(tdb_dap *d, int seq, const json_t *args)
                                        "attach per session");
         return;
     }
-    d->start_args = json_deep_copy(args ? args : json_object());
+    forget_start(d);
+    d->start_args = args ? json_deep_copy(args) : json_object();
     args = d->start_args;
     json_t *p = json_object_get(args, "processId");
     long pid = 0;

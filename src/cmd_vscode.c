@@ -32,6 +32,7 @@ const char cmd_vscode_usage[] =
     "usage: tdebug vscode [--workspace DIR] (--program SCRIPT | --module M)\n"
     "                     [options] [--args ARG...]\n"
     "       tdebug vscode [--workspace DIR] --attach PID [options]\n"
+    "       tdebug vscode --install-extension [--extensions-dir DIR]\n"
     "\n"
     "Write .vscode/launch.json and .vscode/tasks.json in the workspace so that\n"
     "one F5 in VS Code debugs a Python program and the C/C++ it calls (torch,\n"
@@ -90,7 +91,14 @@ const char cmd_vscode_usage[] =
     "parsed or updated (nothing is written), the interpreter has no debugpy,\n"
     "or the process cannot be attached to (or stands for several); 2 usage\n"
     "error; 125 gdb missing, /proc unreadable or a write failed; 126 the\n"
-    "interpreter does not run; 127 the script or interpreter does not exist.\n";
+    "interpreter does not run; 127 the script or interpreter does not exist.\n"
+    "\n"
+    "--install-extension installs the \"tdebug\" debug type for you instead: one\n"
+    "configuration that stops at Python and C++ breakpoints, whose adapter is\n"
+    "'tdebug dap', in VS Code's and VS Code Server's extension folders\n"
+    "(~/.vscode/extensions, ~/.vscode-server/extensions; --extensions-dir DIR,\n"
+    "repeatable, for others).  Running it again changes nothing; a folder of the\n"
+    "same name that is not tdebug's is left alone (exit status 1).\n";
 
 typedef struct options {
     const char *workspace;
@@ -451,6 +459,9 @@ int cmd_vscode(int argc, char **argv)
     pid_t attach_pid = 0;
     int rc, port = 0, yama_scope = -1, by_ptracer = 0, signal_ok = 1;
 
+    for (int i = 1; i < argc && strcmp(argv[i], "--args") != 0; i++)
+        if (!strcmp(argv[i], "--install-extension"))
+            return cmd_vscode_install_extension(argc, argv);
     rc = parse_options(argc, argv, &o);
     if (rc == -TDB_EXIT_OK - 1) {
         free(o.libs);

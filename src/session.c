@@ -325,6 +325,8 @@ static void update_bp(tdb_session *s, const json_t *bkpt)
     }
     tdb_buf_free(&where);
     tdb_buf_free(&one);
+    if (s->fe.breakpoint_changed && b->id)
+        tdb_session_bp_changed(s, b, bkpt);
 
     if (!json_is_array(locations) || b->kind == BP_IMPORT || strstr(b->location, "@plt"))
         return;
@@ -1223,12 +1225,15 @@ cleanup:
     return rc;
 }
 
+/* libstdc++'s file, whose symbols catch throw needs. */
+#define STDCXX_RE "/libstdc++\\.so[^/]*$"
+
 /* 'catch throw [TYPE]': stop where C++ throws (TYPE: a regex of the
  * exception's type).  gdb's catchpoint needs libstdc++'s symbols, which
  * tdebug reads itself, now when it is mapped, else when it loads. */
 int tdb_session_catch_throw(tdb_session *s, const char *type, tdb_reply *r, tdb_error *err)
 {
-    static const char stdcxx[] = "/libstdc++\\.so[^/]*$";
+    static const char stdcxx[] = STDCXX_RE;
     json_t *res = NULL;
     int mapped = 0;
     for (size_t i = 0; i < s->n_libs; i++)
@@ -1339,8 +1344,8 @@ tdb_session *tdb_session_new(const tdb_session_options *opts, const tdb_frontend
 
     /* Keep the program's stdio ours: gdb's stdin/stdout are MI pipes. */
     for (int i = 0; i < 3; i++) {
-        int src = i;
-        if (opts->output == TDB_OUTPUT_JSON && i == 1)
+        int src = opts->program_stdio ? opts->program_stdio[i] : i;
+        if (!opts->program_stdio && opts->output == TDB_OUTPUT_JSON && i == 1)
             src = 2; /* stdout carries only JSON; the program writes to stderr */
         s->saved_fds[i] = fcntl(src, F_DUPFD_CLOEXEC, 10);
         if (s->saved_fds[i] < 0) {
@@ -1483,8 +1488,18 @@ static int widen_interest(tdb_session *s, tdb_error *err)
  * after attaching). */
 static int arm(tdb_session *s, const char *script_dir, tdb_error *err)
 {
+    /* Breakpoints and catch throw placed before the program started (a
+     * front-end's, tdb_session_breakpoint_add()) need the same symbols as
+     * --break. */
+    int user_bps = 0;
+    for (size_t i = 0; i < s->n_bps; i++)
+        user_bps |= s->bps[i].kind == BP_NATIVE;
     if (!s->opts.all_symbols &&
-        set_interest(s, interest_regex(s, script_dir, s->opts.n_breaks > 0), err) < 0)
+        set_interest(s, interest_regex(s, script_dir, s->opts.n_breaks > 0 || user_bps), err) < 0)
+        return -1;
+    if (s->stdcxx_interest && !s->opts.all_symbols &&
+        set_interest(s, tdb_xasprintf("%s%s%s", s->interest ? s->interest : "",
+                                      s->interest ? "\\|" : "", STDCXX_RE), err) < 0)
         return -1;
     if (place_load_catchpoint(s, err) < 0)
         return -1;
@@ -1662,7 +1677,7 @@ int tdb_session_end(tdb_session *s, tdb_end how)
                 tdb_gdb_cmd(s->gdb, 30000, NULL, &err, "-target-detach");
                 say(s, "detached", "detached from pid %d", (int)s->pid);
             } else {
-                tdb_gdb_console(s->gdb, 30000, &err, "kill");
+                free(tdb_gdb_console(s->gdb, 30000, &err, "kill"));
             }
             s->state = EXITED;
         }

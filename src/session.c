@@ -2114,10 +2114,8 @@ int tdb_session_attach(tdb_session *s, pid_t pid, const json_t *announcement,
             }
         }
     }
-    if (s->have_interest || s->opts.n_symbols || s->opts.n_breaks) {
-        /* arm() below reads the symbols breakpoints need, library by
-         * library; --symbols are read now. */
-    }
+    /* arm() reads the symbols each breakpoint needs, library by library;
+     * --symbols are read now. */
     if (arm(s, NULL, err) < 0)
         return -1;
     if (s->opts.n_symbols && s->interest) {

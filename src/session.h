@@ -56,6 +56,9 @@ typedef struct tdb_session_options {
     size_t n_stop_at_load;
     char **breaks;         /* gdb locations */
     size_t n_breaks;
+    char **catch_throw;    /* --catch-throw[=TYPE]: "" for every C++ throw, or a
+                            * class name (that class and those derived from it) */
+    size_t n_catch_throw;
     char **symbols;        /* basic regexes of more libraries to load */
     size_t n_symbols;
     int all_symbols;       /* gdb's default: read every library's symbols */
@@ -100,6 +103,14 @@ typedef struct tdb_stop_info {
                           * (stackview.h; borrowed) */
     json_t *libraries;   /* paths of the libraries mapped so far (borrowed) */
     const tdb_stackview *view; /* the same stack, for text rendering */
+    json_t *exception;   /* throw: the C++ exception, {type, message} and
+                          * "note" when the message cannot be read
+                          * (cxxexc.h); NULL otherwise (borrowed) */
+    json_t *args;        /* breakpoint: the arguments of the function it
+                          * stopped in, {function, at_entry, ..., args:
+                          * [{name, type, value}]} (cxxargs.h; tensors
+                          * decoded), when they can be named; else NULL
+                          * (borrowed) */
     int compact;         /* a step: show the new location, not the stack */
 } tdb_stop_info;
 
@@ -150,6 +161,13 @@ tdb_break_kind tdb_break_location_kind(const char *location);
  * torch.add, a .py file without LINE or FUNCTION)?  1 and WHY (may be
  * NULL) says what to give instead; 0 when it is a location. */
 int tdb_break_refusal(const char *location, tdb_buf *why);
+
+/* Is TYPE something 'catch throw TYPE' / --catch-throw=TYPE cannot take?
+ * TYPE is a C++ class name as the demangler spells it ("c10::Error",
+ * "std::out_of_range"), which catches that class and every class derived
+ * from it; not a regex.  1 and WHY (may be NULL) says what to give
+ * instead; 0 when it is a name. */
+int tdb_catch_type_refusal(const char *type, tdb_buf *why);
 
 /* Check that NAME is a dotted Python module name ("torch._C"). */
 int tdb_valid_module_name(const char *name);

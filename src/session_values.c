@@ -117,8 +117,8 @@ static const tdb_tensor_layout *torch_layout(tdb_session *s, tdb_error *err)
     if (!tdb_torch_layout_origin(v->torch, NULL))
         tdb_session_emit(s, "note", json_pack("{s:s}", "layout", "calibrating"),
                          "learning the tensor layout of this torch build: a helper process "
-                         "imports torch and probes tensors of known shape (once per build, about "
-                         "1.5 s; then cached)");
+                         "imports torch and probes tensors of known shape (once per build, about a "
+                         "second; then cached)");
     const tdb_tensor_layout *l = tdb_torch_layout(v->torch, err);
     if (v->layout_said)
         return l;

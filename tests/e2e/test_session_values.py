@@ -574,6 +574,28 @@ def test_attach_json_throw_args_and_python_values(tdebug, procs, tmp_path, torch
     assert p.wait(timeout=SLOW) == 0
 
 
+def test_attach_args_of_every_kind_of_tensor(tdebug, procs, tmp_path, torch_available):
+    script = tmp_path / "add.py"
+    script.write_text("import sys, torch\nprint('ready', flush=True)\nsys.stdin.readline()\n"
+                      + ADD_CASES)
+    p = procs.start([PYTHON, str(script)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                    text=True)
+    assert p.stdout.readline().strip() == "ready"
+    t = procs.start([tdebug, "attach", "--json", "-b", "at::_ops::add_Tensor::call", str(p.pid)],
+                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    wait_until(lambda: tracer_of(p.pid) != 0, what="tdebug to attach")
+    p.stdin.write("\n")
+    p.stdin.flush()
+    out, err = t.communicate(timeout=SLOW)
+    assert t.returncode == 0, err
+    cases = cases_of(p.stdout.read())
+    assert len(cases) == 9
+    s = stops(events(out))
+    assert len(s) == len(cases)
+    for stop, case in zip(s, cases):
+        check_add_args(stop["args"], case)
+
+
 def test_attach_batch_text_shows_the_exception(tdebug, procs, tmp_path, torch_available):
     script, p = start_worker(procs, tmp_path)
     t = procs.start([tdebug, "attach", "--batch", "--catch-throw", str(p.pid)],

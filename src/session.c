@@ -1710,7 +1710,7 @@ int tdb_session_end(tdb_session *s, tdb_end how)
                 tdb_gdb_cmd(s->gdb, 30000, NULL, &err, "-target-detach");
                 say(s, "detached", "detached from pid %d", (int)s->pid);
             } else {
-                tdb_gdb_console(s->gdb, 30000, &err, "kill");
+                free(tdb_gdb_console(s->gdb, 30000, &err, "kill"));
             }
             s->state = EXITED;
         }

@@ -538,7 +538,7 @@ static void finish_value(tdb_session *s, json_t *o)
 {
     json_t *t = json_object_get(o, "tensor");
     if (t) {
-        char *text = tdb_tensor_text(t);
+        char *text = tdb_tensor_repr(t);
         json_object_set_new(o, "value", json_string(text));
         free(text);
         return;
@@ -548,12 +548,18 @@ static void finish_value(tdb_session *s, json_t *o)
         json_object_set(o, "error", why);
 }
 
-/* One value as a line: "NAME = VALUE", with the error when there is one. */
+/* One value as a line: "NAME = VALUE", with the error when there is one,
+ * a tensor's layout after its values. */
 static void value_line(tdb_buf *b, const char *prefix, const json_t *o)
 {
     const char *value = tdb_mi_str(o, "value"), *error = tdb_mi_str(o, "error");
+    const json_t *t = json_object_get(o, "tensor");
     tdb_buf_addf(b, "%s = ", prefix);
-    if (value && error)
+    if (t) {
+        char *shape = tdb_tensor_describe(t, 0);
+        tdb_buf_addf(b, "%s  (%s)\n", value ? value : "?", shape);
+        free(shape);
+    } else if (value && error)
         tdb_buf_addf(b, "%s  (%s)\n", value, error);
     else if (value)
         tdb_buf_addf(b, "%s\n", value);

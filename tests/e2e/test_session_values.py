@@ -426,7 +426,7 @@ def test_py_locals_and_py_print_in_a_function_and_at_module_level(tdebug, tmp_pa
         assert v["type"] == "Tensor"
         assert v["tensor"]["sizes"] == [2, 3] and v["tensor"]["strides"] == [3, 1]
         assert v["tensor"]["dtype"] == "float32" and v["tensor"]["values"] == [0, 1, 2, 3, 4, 5]
-        assert v["value"] == "float32 [2, 3] strides [3, 1] cpu values [0, 1, 2, 3, 4, 5]"
+        assert v["value"] == "tensor([[0., 1., 2.], [3., 4., 5.]])"
     assert printed["T"]["scope"] == "global" and printed["COUNT"]["value"] == "7"
     assert printed["len"]["scope"] == "builtin"
     assert printed["len"]["value"].startswith("<builtin_function_or_method object at 0x")
@@ -456,9 +456,9 @@ def test_py_locals_and_py_print_in_a_function_and_at_module_level(tdebug, tmp_pa
                      "-b", f"{values_script}:{fn}", "--", PYTHON, str(values_script),
                      json_out=False)
     assert f'Locals of f (File "{values_script}", line {fn}):\n  n = 42\n  x = 2.5\n' in out
-    assert "  t = float32 [2, 3] strides [3, 1] cpu values [0, 1, 2, 3, 4, 5]\n" in out
+    assert "  t = tensor([[0., 1., 2.], [3., 4., 5.]])  (float32 [2, 3] strides [3, 1] cpu)\n" in out
     assert "  bad = [<NULL>, <NULL>, <NULL>]  (part of the value could not be read)\n" in out
-    assert "global 'T' = float32 [2, 3] strides [3, 1] cpu values [0, 1, 2, 3, 4, 5]\n" in out
+    assert "global 'T' = tensor([[0., 1., 2.], [3., 4., 5.]])  (float32 [2, 3] strides [3, 1] cpu)\n" in out
     assert ("local 'bad_t' = <Tensor object at 0x" in out and
             "(0x8 is not a tensor: cannot read memory at 0x8: Bad address)\n" in out)
 
@@ -670,8 +670,53 @@ def test_prompt_attach_args_and_tensor(tdebug, terminal, procs, tmp_path, torch_
     t.send("tensor *(long *)$rsi")
     assert ("*(long *)$rsi (TensorImpl at 0x" in t.expect("(tdebug) "))
     t.send("py-print y")
-    assert "local 'y' = float32 [2, 3] strides [3, 1] cpu values [2, 2, 2, 2, 2, 2]" in \
-        t.expect("(tdebug) ")
+    assert ("local 'y' = tensor([[2., 2., 2.], [2., 2., 2.]])  (float32 [2, 3] strides [3, 1] cpu)"
+            in t.expect("(tdebug) "))
     t.send("quit")
     assert t.wait() == 0
     assert p.stdout.readline().strip() == "done"
+
+
+# ---- through the DAP front-end -------------------------------------------------
+
+def test_dap_shows_arguments_tensors_python_values_and_c10_exceptions(tdebug, procs, tmp_path,
+                                                                      torch_available):
+    from tdap_util import Adapter  # the DAP test client (tests/e2e/tdap_util.py)
+    prog = tmp_path / "prog.py"
+    prog.write_text("import torch\nx = torch.arange(6.).reshape(2, 3)\ny = x + 1\n"
+                    "try:\n    x[5]\nexcept IndexError:\n    pass\n")
+    dap = Adapter.start(tdebug, procs, tmp_path)
+    dap.initialize()
+
+    def setup(d):
+        d.request("setFunctionBreakpoints",
+                  {"breakpoints": [{"name": "at::_ops::add_Tensor::call"}]})
+        d.request("setExceptionBreakpoints", {"filters": ["c10_error"]})
+    dap.start_program("launch", {"program": str(prog), "python": PYTHON}, setup)
+    i, stop = dap.stopped()
+    frames = dap.frames(stop["threadId"])
+    scopes = dap.request("scopes", {"frameId": frames[0]["id"]})["body"]["scopes"]
+    args = dap.request("variables", {"variablesReference": scopes[0]["variablesReference"]}
+                       )["body"]["variables"]
+    assert [(a["name"], a["type"]) for a in args] == [
+        ("arg1", "at::Tensor const&"), ("arg2", "at::Tensor const&"), ("arg3", "c10::Scalar const&")]
+    assert args[0]["value"] == "tensor([[0., 1., 2.], [3., 4., 5.]])"
+    assert args[2]["value"] == "1" and args[2]["variablesReference"] == 0
+    parts = dap.request("variables", {"variablesReference": args[0]["variablesReference"]}
+                        )["body"]["variables"]
+    by = {p["name"]: p["value"] for p in parts}
+    assert by["dtype"] == "float32" and by["sizes"] == "[...]" and by["device"] == "cpu"
+    py = [f for f in frames if f.get("source", {}).get("path") == str(prog)][0]
+    x = dap.request("evaluate", {"expression": "x", "frameId": py["id"], "context": "hover"}
+                    )["body"]
+    assert x["result"] == "tensor([[0., 1., 2.], [3., 4., 5.]])"
+    dap.request("setFunctionBreakpoints", {"breakpoints": []})
+    dap.continue_(stop["threadId"])
+    i, stop = dap.stopped(after=i + 1)
+    # c10_error is c10::Error and what derives from it: this is a c10::IndexError
+    assert stop["reason"] == "exception"
+    assert stop["description"].startswith("C++ exception 'c10::IndexError' thrown")
+    assert "index 5 is out of bounds for dimension 0 with size 2" in stop["description"]
+    dap.continue_(stop["threadId"])
+    assert dap.wait_event("exited")["body"]["exitCode"] == 0
+    dap.finish()

@@ -320,6 +320,66 @@ cleanup:
     return out;
 }
 
+int tdb_gdb_eval_int(tdb_gdb *g, int timeout_ms, const char *expr, int64_t *out, tdb_error *err)
+{
+    tdb_buf cmd = TDB_BUF_INIT;
+    json_t *res = NULL;
+    tdb_buf_adds(&cmd, "-data-evaluate-expression ");
+    tdb_mi_quote(&cmd, expr);
+    int rc = tdb_gdb_cmd(g, timeout_ms, &res, err, "%s", tdb_buf_str(&cmd));
+    if (rc == 0) {
+        const char *v = tdb_mi_str(res, "value"), *p = v;
+        if (p && *p == '(') {
+            /* "(type) value": skip the type, nested parentheses and all */
+            int depth = 0;
+            do {
+                depth += *p == '(' ? 1 : *p == ')' ? -1 : 0;
+                p++;
+            } while (*p && depth > 0);
+            while (*p == ' ')
+                p++;
+        }
+        char *end = NULL;
+        errno = 0;
+        int64_t x = p && *p == '-' ? (int64_t)strtoll(p, &end, 0) : (int64_t)strtoull(p ? p : "", &end, 0);
+        if (!p || end == p || errno || (*end && *end != ' ')) {
+            tdb_error_set(err, 0, "'%s' is not a number: gdb says %s", expr, v ? v : "nothing");
+            rc = -1;
+        } else {
+            *out = x;
+        }
+    }
+    json_decref(res);
+    tdb_buf_free(&cmd);
+    return rc;
+}
+
+int tdb_gdb_symbol_offset(tdb_gdb *g, int timeout_ms, uint64_t addr, uint64_t *out_offset,
+                          tdb_error *err)
+{
+    char cli[64];
+    snprintf(cli, sizeof(cli), "info symbol 0x%llx", (unsigned long long)addr);
+    char *out = tdb_gdb_console(g, timeout_ms, err, cli);
+    if (!out)
+        return -1;
+    /* The name may hold " + " itself (operator+ does not, but a template
+     * argument might): the offset is the last one before " in section ". */
+    char *in = strstr(out, " in section ");
+    char *plus = NULL;
+    for (char *p = out; in && (p = strstr(p, " + ")) && p < in; p += 3)
+        plus = p;
+    int rc = -1;
+    if (!in) {
+        out[strcspn(out, "\n")] = '\0';
+        tdb_error_set(err, 0, "no symbol holds 0x%llx (gdb: %s)", (unsigned long long)addr, out);
+    } else {
+        *out_offset = plus ? strtoull(plus + 3, NULL, 10) : 0;
+        rc = 0;
+    }
+    free(out);
+    return rc;
+}
+
 tdb_mi_record *tdb_gdb_next_event(tdb_gdb *g, int timeout_ms, tdb_error *err)
 {
     int64_t deadline = timeout_ms >= 0 ? tdb_now_ms() + timeout_ms : -1;

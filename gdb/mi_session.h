@@ -77,6 +77,19 @@ int tdb_gdb_cmd(tdb_gdb *g, int timeout_ms, json_t **out_results, tdb_error *err
  * failing command). */
 char *tdb_gdb_console(tdb_gdb *g, int timeout_ms, tdb_error *err, const char *cli);
 
+/* Evaluate EXPR (-data-evaluate-expression) to an integer: 0 and *OUT, or
+ * -1 with ERR set (gdb's message, or that the value is no number).  A
+ * value gdb prints with its type first ("(void *) 0x1234", "(PyObject *)
+ * 0x7f... <_Py_NoneStruct>") reads as the number after the type.
+ * Cast in EXPR ("(long)(x)") to have a plain number. */
+int tdb_gdb_eval_int(tdb_gdb *g, int timeout_ms, const char *expr, int64_t *out, tdb_error *err);
+
+/* How far ADDR is into the function (or other symbol) holding it, as
+ * gdb's 'info symbol' says ("f(int) + 4 in section .text of /lib/x.so"):
+ * 0 and *OUT_OFFSET, or -1 with ERR set when no symbol holds it. */
+int tdb_gdb_symbol_offset(tdb_gdb *g, int timeout_ms, uint64_t addr, uint64_t *out_offset,
+                          tdb_error *err);
+
 /* The next queued async record, reading from gdb as needed for up to
  * TIMEOUT_MS (0: only what is already here; -1: forever).  NULL with ERR
  * clear on timeout; NULL with ERR set when gdb died or the wait was

@@ -7,6 +7,7 @@
  */
 #include "cli.h"
 
+#include "cxxargs.h"
 #include "signals.h"
 
 #include <ctype.h>
@@ -222,6 +223,10 @@ static void print_stop(tdb_cli *c, const tdb_stop_info *st)
             json_object_set_new(e, "source_line", json_string(st->source_line));
         if (st->return_value)
             json_object_set_new(e, "return_value", json_string(st->return_value));
+        if (st->exception)
+            json_object_set(e, "exception", st->exception);
+        if (st->args)
+            json_object_set(e, "args", st->args);
         if (strcmp(st->reason, "loaded") == 0)
             json_object_set_new(e, "libraries_mapped",
                                 json_integer((json_int_t)json_array_size(st->libraries)));
@@ -241,6 +246,12 @@ static void print_stop(tdb_cli *c, const tdb_stop_info *st)
         tdb_buf_addf(&b, "%s\n", st->source_line);
     if (st->return_value)
         tdb_buf_addf(&b, "Value returned: %s\n", st->return_value);
+    if (st->args) {
+        /* A breakpoint's function, as the 'args' command shows it. */
+        char *lines = tdb_cxx_args_text(st->args, "  ");
+        tdb_buf_addf(&b, "Arguments:\n%s", lines);
+        free(lines);
+    }
     if (!st->compact)
         tdb_session_render_stack(c->s, st, &b);
     fputs(tdb_buf_str(&b), stdout);

@@ -133,14 +133,15 @@ static int new_session(tdb_dap *d, int seq, const char *cmd)
     return 0;
 }
 
-/* catchThrow: true (every C++ throw) or a regex of the exception's type. */
+/* catchThrow: true (every C++ throw) or a class name (it and its subclasses). */
 static int catch_throw_option(tdb_dap *d, int seq, const char *cmd, const json_t *args)
 {
     json_t *v = json_object_get(args, "catchThrow");
     if (!v || json_is_null(v) || json_is_false(v))
         return 0;
     if (!json_is_true(v) && !json_is_string(v)) {
-        tdb_dap_fail(d, seq, cmd, "'catchThrow' is true or a regex of the exception's type");
+        tdb_dap_fail(d, seq, cmd, "'catchThrow' is true or a C++ class name (c10::Error: it and "
+                                  "the classes derived from it)");
         return -1;
     }
     tdb_error err = {0};
@@ -722,7 +723,7 @@ static const char *filter_type(const char *filter)
     if (!strcmp(filter, "cpp_throw"))
         return "";
     if (!strcmp(filter, "c10_error"))
-        return "^c10::";
+        return "c10::Error"; /* and every class derived from it */
     return NULL;
 }
 

@@ -222,7 +222,8 @@ int tdb_paused_attach(tdb_session_options *opts, const json_t *announcement, tdb
     say_announced(opts, announcement);
     /* No stop asked for: where it waits is the stop (a string of the
      * announcement, borrowed until the session ends). */
-    if (!opts->n_stop_at_import && !opts->n_stop_at_load && !opts->n_breaks && module &&
+    if (!opts->n_stop_at_import && !opts->n_stop_at_load && !opts->n_breaks &&
+        !opts->n_catch_throw && module &&
         tdb_valid_module_name(module))
         tdb_ptrs_push(&opts->stop_at_import, &opts->n_stop_at_import, (char *)module);
     s = tdb_cli_new(opts, err);

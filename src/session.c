@@ -283,6 +283,15 @@ static void update_bp(tdb_session *s, const json_t *bkpt)
     const char *times = tdb_mi_str(bkpt, "times");
     if (times && atoi(times) > b->hits)
         b->hits = atoi(times);
+    if (b->kind == BP_CATCH) {
+        /* No location to describe: where it is was said when it was made,
+         * and once it is hit, libstdc++ is there. */
+        if (b->hits && b->where && strcmp(b->where, "__cxa_throw in libstdc++") != 0) {
+            free(b->where);
+            b->where = tdb_xstrdup("__cxa_throw in libstdc++");
+        }
+        return;
+    }
 
     json_t *locations = json_object_get(bkpt, "locations");
     tdb_buf where = TDB_BUF_INIT, one = TDB_BUF_INIT;
@@ -452,6 +461,8 @@ void tdb_session_note_running(tdb_session *s)
         json_decref(s->stop.python_frames);
         json_decref(s->stop.stack);
         json_decref(s->stop.libraries);
+        json_decref(s->stop.exception);
+        json_decref(s->stop.args);
         if (s->have_stop_view)
             tdb_stackview_clear(&s->stop_view);
         s->have_stop_view = 0;
@@ -680,7 +691,7 @@ static void describe_stop(tdb_session *s, const tdb_stop_info *st, tdb_buf *b)
         tdb_buf_addf(b, "stopped at Python breakpoint %d (%s)", st->bp_number,
                      st->bp_location ? st->bp_location : "?");
     else if (strcmp(st->reason, "throw") == 0)
-        tdb_buf_addf(b, "C++ exception thrown (catchpoint %d)", st->bp_number);
+        tdb_session_describe_throw(st, b);
     else if (strcmp(st->reason, "signal") == 0) {
         tdb_buf_addf(b, "program received %s (%s)", st->signal_name ? st->signal_name : "a signal",
                      st->signal_meaning ? st->signal_meaning : "?");
@@ -816,6 +827,7 @@ static int record_stop(tdb_session *s, const tdb_stop_info *st, const json_t *fr
     out->thread = st->thread;
     out->return_value = stop_keep(s, st->return_value);
     out->compact = st->compact;
+    out->exception = json_incref(st->exception);
     if (tdb_session_collect_view(s, 0, &s->stop_view, err) < 0)
         return -1;
     s->have_stop_view = 1;
@@ -970,6 +982,18 @@ static int handle_stopped(tdb_session *s, const tdb_mi_record *r, tdb_error *err
                 if (b->locs[k].addr == pc)
                     b->locs[k].hits++;
             st.reason = b && b->kind == BP_CATCH ? "throw" : "breakpoint";
+            if (b && b->kind == BP_CATCH) {
+                /* The exception; a class the catchpoint does not want goes on. */
+                int keep = tdb_session_throw_stop(s, b, &st.exception, err);
+                if (keep < 0)
+                    return -1;
+                if (!keep) {
+                    b->passed++;
+                    if (!s->interrupt_sent)
+                        return resume_mi(s, "-exec-continue", err) < 0 ? -1 : 0;
+                    st.reason = "interrupt";
+                }
+            }
             st.bp_number = b ? b->id : (num ? atoi(num) : 0);
             st.bp_location = b ? b->location : NULL;
         }
@@ -1011,6 +1035,9 @@ static int handle_stopped(tdb_session *s, const tdb_mi_record *r, tdb_error *err
     st.return_value = ret.len ? tdb_buf_str(&ret) : NULL;
     st.fault_address = fault.len ? tdb_buf_str(&fault) : NULL;
     int rc = record_stop(s, &st, frame, err);
+    json_decref(st.exception);
+    if (rc == 0 && strcmp(s->stop.reason, "breakpoint") == 0)
+        s->stop.args = tdb_session_stop_args(s);
     tdb_buf_free(&ret);
     tdb_buf_free(&fault);
     if (rc == 0 && strcmp(s->stop.reason, "python-breakpoint") == 0) {
@@ -1228,14 +1255,27 @@ cleanup:
 /* libstdc++'s file, whose symbols catch throw needs. */
 #define STDCXX_RE "/libstdc++\\.so[^/]*$"
 
-/* 'catch throw [TYPE]': stop where C++ throws (TYPE: a regex of the
- * exception's type).  gdb's catchpoint needs libstdc++'s symbols, which
- * tdebug reads itself, now when it is mapped, else when it loads. */
+/* 'catch throw [TYPE]': stop where C++ throws (TYPE: a class name; the
+ * exception must be of it or of a class derived from it, which
+ * session_values.c tells from the exception's type information at each
+ * throw: gdb's own regex matches the thrown type's name only, so
+ * c10::Error would miss c10::IndexError).  gdb's catchpoint needs
+ * libstdc++'s symbols, which tdebug reads itself, now when it is mapped,
+ * else when it loads. */
 int tdb_session_catch_throw(tdb_session *s, const char *type, tdb_reply *r, tdb_error *err)
 {
     static const char stdcxx[] = STDCXX_RE;
     json_t *res = NULL;
     int mapped = 0;
+    tdb_buf why = TDB_BUF_INIT;
+    if (type && *type && tdb_catch_type_refusal(type, &why)) {
+        r->error = 1;
+        tdb_buf_addf(&r->text, "tdebug: %s\n", tdb_buf_str(&why));
+        r->event = json_pack("{s:s, s:s, s:s}", "event", "error", "command", "catch throw",
+                             "message", tdb_buf_str(&why));
+        tdb_buf_free(&why);
+        return 0;
+    }
     for (size_t i = 0; i < s->n_libs; i++)
         mapped |= strstr(s->libs[i].path, "/libstdc++.so") != NULL;
     if (mapped && !s->opts.all_symbols && tdb_session_load_symbols(s, stdcxx, err) < 0)
@@ -1249,15 +1289,8 @@ int tdb_session_catch_throw(tdb_session *s, const char *type, tdb_reply *r, tdb_
             return -1;
         s->stdcxx_interest = 1;
     }
-    tdb_buf cmd = TDB_BUF_INIT;
-    tdb_buf_adds(&cmd, "-catch-throw");
-    if (type && *type) {
-        tdb_buf_adds(&cmd, " -r ");
-        tdb_mi_quote(&cmd, type);
-    }
     tdb_error local = {0};
-    int rc = tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, &res, &local, "%s", tdb_buf_str(&cmd));
-    tdb_buf_free(&cmd);
+    int rc = tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, &res, &local, "-catch-throw");
     if (rc < 0) {
         json_decref(res);
         if (!tdb_gdb_alive(s->gdb)) {
@@ -1276,8 +1309,8 @@ int tdb_session_catch_throw(tdb_session *s, const char *type, tdb_reply *r, tdb_
     bp_info *b = tdb_session_add_bp(s, num ? atoi(num) : 0, BP_CATCH, tdb_buf_str(&what), NULL);
     tdb_buf_free(&what);
     b->where = tdb_xstrdup(mapped ? "__cxa_throw in libstdc++" : "libstdc++, when it loads");
-    tdb_buf_addf(&r->text, "Catchpoint %d (throw%s%s)\n", b->id, type && *type ? " " : "",
-                 type && *type ? type : "");
+    tdb_buf_addf(&r->text, "Catchpoint %d (throw%s%s%s)\n", b->id, type && *type ? " " : "",
+                 type && *type ? type : "", type && *type ? " and classes derived from it" : "");
     r->event = json_pack("{s:s, s:i, s:s, s:s?}", "event", "breakpoint", "number", b->id,
                          "location", b->location, "type", type);
     json_decref(res);
@@ -1520,6 +1553,20 @@ static int arm(tdb_session *s, const char *script_dir, tdb_error *err)
         }
         tdb_reply_clear(&r);
     }
+    for (size_t i = 0; i < s->opts.n_catch_throw; i++) {
+        tdb_reply r = {0};
+        if (tdb_session_catch_throw(s, s->opts.catch_throw[i], &r, err) < 0) {
+            tdb_reply_clear(&r);
+            return -1;
+        }
+        if (r.error) {
+            const char *msg = json_string_value(json_object_get(r.event, "message"));
+            tdb_error_set_exit(err, TDB_EXIT_USAGE, 0, "cannot catch C++ throws: %s", msg ? msg : "?");
+            tdb_reply_clear(&r);
+            return -1;
+        }
+        tdb_reply_clear(&r);
+    }
     return 0;
 }
 
@@ -1560,12 +1607,13 @@ static int report_missed(tdb_session *s)
             tdb_buf_free(&hit);
             tdb_buf_free(&not_hit);
         }
-        if (b->kind == BP_IMPORT || b->hits)
-            continue;
         if (b->kind == BP_CATCH) {
-            say(s, "note", "catchpoint %d (%s) caught nothing", b->id, b->location);
+            if (b->hits <= b->passed)
+                say(s, "note", "catchpoint %d (%s) caught nothing", b->id, b->location);
             continue;
         }
+        if (b->kind == BP_IMPORT || b->hits)
+            continue;
         if (b->kind == BP_PYTHON) {
             missed = 1;
             say(s, "warning", "Python breakpoint '%s' was never hit%s", b->location,
@@ -2021,7 +2069,7 @@ static void release_before_detach(tdb_session *s)
 int tdb_session_attach(tdb_session *s, pid_t pid, const json_t *announcement,
                        tdb_attach_start *out, tdb_error *err)
 {
-    int have_stops = s->n_mods || s->opts.n_breaks;
+    int have_stops = s->n_mods || s->opts.n_breaks || s->opts.n_catch_throw;
     size_t already = 0;
 
     s->attached = 1;
@@ -2130,7 +2178,7 @@ int tdb_session_attach(tdb_session *s, pid_t pid, const json_t *announcement,
     if (s->paused && release_paused(s, err) < 0)
         return -1;
 
-    if (have_stops && already == s->n_mods && s->opts.n_breaks == 0)
+    if (have_stops && already == s->n_mods && s->opts.n_breaks == 0 && s->opts.n_catch_throw == 0)
         *out = TDB_ATTACH_NOTHING;
     else if (s->paused_load) {
         /* Where it waits is the --stop-at-load stop itself. */
@@ -2204,7 +2252,7 @@ int tdb_session_stops_pending(const tdb_session *s)
 
 int tdb_session_has_stops(const tdb_session *s)
 {
-    return s->n_mods || s->opts.n_breaks;
+    return s->n_mods || s->opts.n_breaks || s->opts.n_catch_throw;
 }
 
 unsigned tdb_session_stack_flags(const tdb_session *s)
@@ -2227,6 +2275,7 @@ void tdb_session_free(tdb_session *s)
         tdb_session_end(s, TDB_END_AUTO);
     tdb_session_note_running(s);
     tdb_session_drop_stop_readers(s);
+    tdb_session_values_free(s);
     tdb_py_close(s->py);
     tdb_symcache_free(s->symcache);
     free(s->hidden_debug_dir);

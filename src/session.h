@@ -56,6 +56,9 @@ typedef struct tdb_session_options {
     size_t n_stop_at_load;
     char **breaks;         /* gdb locations */
     size_t n_breaks;
+    char **catch_throw;    /* --catch-throw[=TYPE]: "" for every C++ throw, or a
+                            * class name (that class and those derived from it) */
+    size_t n_catch_throw;
     char **symbols;        /* basic regexes of more libraries to load */
     size_t n_symbols;
     int all_symbols;       /* gdb's default: read every library's symbols */
@@ -104,6 +107,14 @@ typedef struct tdb_stop_info {
                           * (stackview.h; borrowed) */
     json_t *libraries;   /* paths of the libraries mapped so far (borrowed) */
     const tdb_stackview *view; /* the same stack, for text rendering */
+    json_t *exception;   /* throw: the C++ exception, {type, message} and
+                          * "note" when the message cannot be read
+                          * (cxxexc.h); NULL otherwise (borrowed) */
+    json_t *args;        /* breakpoint: the arguments of the function it
+                          * stopped in, {function, at_entry, ..., args:
+                          * [{name, type, value}]} (cxxargs.h; tensors
+                          * decoded), when they can be named; else NULL
+                          * (borrowed) */
     int compact;         /* a step: show the new location, not the stack */
 } tdb_stop_info;
 
@@ -158,6 +169,13 @@ tdb_break_kind tdb_break_location_kind(const char *location);
  * torch.add, a .py file without LINE or FUNCTION)?  1 and WHY (may be
  * NULL) says what to give instead; 0 when it is a location. */
 int tdb_break_refusal(const char *location, tdb_buf *why);
+
+/* Is TYPE something 'catch throw TYPE' / --catch-throw=TYPE cannot take?
+ * TYPE is a C++ class name as the demangler spells it ("c10::Error",
+ * "std::out_of_range"), which catches that class and every class derived
+ * from it; not a regex.  1 and WHY (may be NULL) says what to give
+ * instead; 0 when it is a name. */
+int tdb_catch_type_refusal(const char *type, tdb_buf *why);
 
 /* Check that NAME is a dotted Python module name ("torch._C"). */
 int tdb_valid_module_name(const char *name);
@@ -352,8 +370,8 @@ json_t *tdb_session_breakpoint(tdb_session *s, int id);
  * "message": gdb's reason}.  NULL with ERR set when gdb failed. */
 json_t *tdb_session_breakpoint_add(tdb_session *s, const char *location, int temporary,
                                    tdb_error *err);
-/* A catchpoint on C++ throws whose type matches the regex TYPE (NULL or
- * "": every throw), as 'catch throw' makes it.  Returns as
+/* A catchpoint on C++ throws of class TYPE or a class derived from it
+ * (NULL or "": every throw), as 'catch throw' makes it.  Returns as
  * tdb_session_breakpoint_add(). */
 json_t *tdb_session_catchpoint_add(tdb_session *s, const char *type, tdb_error *err);
 /* Delete breakpoint ID: 0, or -1 when there is no such breakpoint. */

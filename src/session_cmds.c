@@ -53,6 +53,16 @@ static int need_stop(tdb_session *s, tdb_reply *r, const char *cmd)
     return 0;
 }
 
+int tdb_session_reply_fail(tdb_reply *r, const char *cmd, const char *msg)
+{
+    return fail(r, cmd, "%s", msg);
+}
+
+int tdb_session_need_stop(tdb_session *s, tdb_reply *r, const char *cmd)
+{
+    return need_stop(s, r, cmd);
+}
+
 /* ---- running ---- */
 
 static int resume_cmd(tdb_session *s, tdb_resume how, const char *name, tdb_reply *r,
@@ -260,6 +270,11 @@ static int nearest_python(tdb_session *s, int from, int dir)
         if (f.kind == TDB_FRAME_PYTHON)
             return i;
     return -1;
+}
+
+int tdb_session_nearest_python(tdb_session *s, int from, int dir)
+{
+    return nearest_python(s, from, dir);
 }
 
 static int cmd_py_bt(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err)
@@ -474,7 +489,7 @@ static int cmd_info_breakpoints(tdb_session *s, const char *args, tdb_reply *r, 
         const char *type = b->kind == BP_CATCH ? "catchpoint"
                            : b->kind == BP_PYTHON ? (b->temporary ? "tpython" : "python")
                            : b->temporary ? "tbreakpoint" : "breakpoint";
-        long hits = b->hits;
+        long hits = b->hits - b->passed;
         tdb_buf_addf(&r->text, "%-4d %-11s %-4s %-5ld %s\n", b->id, type, b->enabled ? "y" : "n",
                      hits, tdb_buf_str(&where));
         json_array_append_new(list, json_pack("{s:i, s:s, s:s, s:b, s:b, s:i, s:b, s:s?}", "number",
@@ -678,7 +693,7 @@ static const command commands[] = {
     {"thread", NULL, cmd_thread, "N: switch to thread N and show its frame"},
     {"break", "b", cmd_break, "LOC: a breakpoint (FUNCTION, FILE:LINE, *ADDR, FILE.py:LINE|FUNC)"},
     {"tbreak", NULL, cmd_tbreak, "LOCATION: a breakpoint that stops once"},
-    {"catch", NULL, cmd_catch, "throw [TYPE]: stop where C++ throws (libstdc++'s symbols read)"},
+    {"catch", NULL, cmd_catch, "throw [TYPE]: stop where C++ throws (a TYPE or a subclass)"},
     {"info breakpoints", "i b", cmd_info_breakpoints, "the breakpoints, with hit counts"},
     {"delete", "d", cmd_delete, "[N...]: delete breakpoints (all without N)"},
     {"disable", NULL, cmd_disable, "[N...]: disable breakpoints"},
@@ -688,6 +703,10 @@ static const command commands[] = {
     {"py-up", NULL, cmd_py_up, "select the next older Python frame"},
     {"py-down", NULL, cmd_py_down, "select the next newer Python frame"},
     {"py-list", NULL, cmd_py_list, "[LINE|START,END]: the source around the selected Python frame"},
+    {"py-locals", NULL, tdb_session_cmd_py_locals, "the selected Python frame's variables"},
+    {"py-print", NULL, tdb_session_cmd_py_print, "NAME: one Python variable (local, global or builtin)"},
+    {"args", NULL, tdb_session_cmd_args, "the selected native frame's typed arguments"},
+    {"tensor", NULL, tdb_session_cmd_tensor, "EXPR: an at::Tensor, TensorImpl* or Python tensor"},
     {"symbols", NULL, cmd_symbols, "REGEX: read the symbols of matching libraries (basic regex)"},
     {"kill", NULL, cmd_kill, "end a program tdebug started (refused after an attach)"},
     {"detach", NULL, cmd_quit, "leave an attached process running and end"},

@@ -5,6 +5,8 @@
  *                    launching, attaching, resuming, ending
  *   session_stack.c  the stack at a stop: readers, merged views, frames
  *   session_cmds.c   the commands typed at a stop
+ *   session_values.c the values a stop shows: C++ exceptions, arguments,
+ *                    tensors, Python variables
  *   session_query.c  the session as data, for front-ends (session.h's
  *                    "Structured queries")
  */
@@ -64,6 +66,8 @@ typedef struct bp_info {
     int py_line;     /* > 0: a line breakpoint */
     char *py_function; /* else: a function name */
     int slot;        /* its slot in the hook's table, -1 before it has one */
+    int passed;      /* BP_CATCH with a TYPE: throws of other classes let go
+                      * (gdb counts them among its hits) */
 } bp_info;
 
 /* Python breakpoints and stepping: the library tdebug loads into the
@@ -158,6 +162,7 @@ struct tdb_session {
     tdb_symbolizer *sym;
     tdb_py_snapshot *snap;
     char *hidden_debug_dir; /* gdb's debug-file-directory while hidden */
+    struct tdb_session_values *values; /* session_values.c's, made when first used */
 };
 
 /* session.c */
@@ -209,6 +214,36 @@ void tdb_session_python_fold(tdb_session *s, tdb_stackview *v);
 /* After a stop is recorded: is its top Python (s->python_top), and its
  * where/source for a Python top. */
 void tdb_session_python_describe(tdb_session *s, tdb_stop_info *out);
+
+/* session_cmds.c, for the commands of the other files */
+/* Fail R for command CMD with MSG (R->error, the text and an "error"
+ * event); returns 0. */
+int tdb_session_reply_fail(tdb_reply *r, const char *cmd, const char *msg);
+/* 1 when the program is at a stop, else 0 with R failed saying why. */
+int tdb_session_need_stop(tdb_session *s, tdb_reply *r, const char *cmd);
+/* The index of the Python frame nearest frame FROM going DIR (+1: to
+ * callers), FROM included; -1 when none. */
+int tdb_session_nearest_python(tdb_session *s, int from, int dir);
+
+/* session_values.c */
+/* At a stop of catchpoint B: the exception being thrown (*OUT_EXC, a new
+ * reference, stop_info's "exception"), and whether B's TYPE (its
+ * location "throw TYPE") is its class or a base of it.  1: a stop to
+ * present; 0: another class, let the program go on (*OUT_EXC untouched);
+ * -1 with ERR set when gdb failed. */
+int tdb_session_throw_stop(tdb_session *s, const bp_info *b, json_t **out_exc, tdb_error *err);
+/* The message of a throw stop ST: "C++ exception 'c10::Error' thrown
+ * (catchpoint 2): mat1 and mat2 shapes cannot be multiplied ...". */
+void tdb_session_describe_throw(const tdb_stop_info *st, tdb_buf *b);
+/* At a breakpoint stop: the arguments of frame 0 (new reference, the
+ * stop_info's "args"), or NULL when they cannot be named. */
+json_t *tdb_session_stop_args(tdb_session *s);
+/* The commands 'args', 'tensor EXPR', 'py-locals', 'py-print NAME'. */
+int tdb_session_cmd_args(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err);
+int tdb_session_cmd_tensor(tdb_session *s, const char *expr, tdb_reply *r, tdb_error *err);
+int tdb_session_cmd_py_locals(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err);
+int tdb_session_cmd_py_print(tdb_session *s, const char *name, tdb_reply *r, tdb_error *err);
+void tdb_session_values_free(tdb_session *s);
 
 /* session_stack.c */
 void tdb_session_drop_stop_readers(tdb_session *s);

@@ -45,6 +45,16 @@ int tdb_session_option(const char *cmd, int c, char *arg, tdb_session_options *o
         tdb_ptrs_push(&opts->breaks, &opts->n_breaks, arg);
         return 1;
     }
+    case TDB_OPT_CATCH_THROW: {
+        tdb_buf why = TDB_BUF_INIT;
+        if (arg && tdb_catch_type_refusal(arg, &why)) {
+            tdb_usage_error(cmd, "--catch-throw=%s: %s", arg, tdb_buf_str(&why));
+            tdb_buf_free(&why);
+            return -TDB_EXIT_USAGE;
+        }
+        tdb_ptrs_push(&opts->catch_throw, &opts->n_catch_throw, arg ? arg : "");
+        return 1;
+    }
     case TDB_OPT_SYMBOLS: {
         regex_t re;
         if (!*arg || strchr(arg, '\n') || regcomp(&re, arg, REG_NOSUB) != 0) {
@@ -121,6 +131,9 @@ void tdb_session_options_release(tdb_session_options *opts)
     free(opts->stop_at_load);
     free(opts->breaks);
     free(opts->symbols);
+    free(opts->catch_throw);
+    opts->catch_throw = NULL;
+    opts->n_catch_throw = 0;
     opts->stop_at_import = opts->stop_at_load = opts->breaks = opts->symbols = NULL;
     opts->n_stop_at_import = opts->n_stop_at_load = opts->n_breaks = opts->n_symbols = 0;
 }

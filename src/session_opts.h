@@ -1,6 +1,6 @@
 /*
  * session_opts.h: the options 'tdebug run' and 'tdebug attach' share
- * (--stop-at-import, --break, --symbols, --all-symbols, --batch, --json,
+ * (--stop-at-import, --break, --catch-throw, --symbols, --all-symbols, --batch, --json,
  * --verbose), parsed and checked in one place.
  */
 #ifndef TDB_SESSION_OPTS_H
@@ -20,6 +20,7 @@ enum {
     TDB_OPT_JSON,
     TDB_OPT_RAW,
     TDB_OPT_CPYTHON_SYMBOLS,
+    TDB_OPT_CATCH_THROW,
     TDB_OPT_FIRST_FREE /* commands number their own options from here */
 };
 
@@ -28,6 +29,7 @@ enum {
     {"stop-at-import", required_argument, NULL, TDB_OPT_STOP},            \
     {"stop-at-load", required_argument, NULL, TDB_OPT_STOP_LOAD},         \
     {"break", required_argument, NULL, 'b'},                              \
+    {"catch-throw", optional_argument, NULL, TDB_OPT_CATCH_THROW},        \
     {"symbols", required_argument, NULL, TDB_OPT_SYMBOLS},                \
     {"all-symbols", no_argument, NULL, TDB_OPT_ALL_SYMBOLS},              \
     {"batch", no_argument, NULL, TDB_OPT_BATCH},                          \

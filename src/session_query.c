@@ -15,6 +15,8 @@
  */
 #include "session_int.h"
 
+#include "tensor.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -501,7 +503,21 @@ static json_t *core_values(tdb_values *v, int thread, int index, const char *cmd
         json_t *e;
         json_array_foreach(vals, i, e)
         {
-            json_t *item = json_item(v, json_string_value(json_object_get(e, "name")), e);
+            /* A tensor (py-locals' "tensor", an argument's "value") shows
+             * as Python prints it, its fields as its parts; an argument's
+             * number as it is; anything else with its own "value" text. */
+            const char *name = json_string_value(json_object_get(e, "name"));
+            json_t *val = json_object_get(e, "value"), *t = json_object_get(e, "tensor");
+            if (!json_is_object(t) && json_is_object(val))
+                t = val;
+            json_t *item = json_is_object(t) ? json_item(v, name, t)
+                           : json_is_string(val) || !val || json_is_null(val) ? json_item(v, name, e)
+                                                                             : json_item(v, name, val);
+            if (json_is_object(t) && (json_object_get(t, "sizes") || json_object_get(t, "defined"))) {
+                char *repr = tdb_tensor_repr(t);
+                json_object_set_new(item, "value", json_string(repr));
+                free(repr);
+            }
             json_t *type = json_object_get(e, "type");
             if (json_is_string(type))
                 json_object_set(item, "type", type);
@@ -602,8 +618,8 @@ json_t *tdb_values_list(tdb_values *v, int h, const char **note, tdb_error *err)
     case REF_PY_LOCALS:
         list = core_values(v, ref.thread, ref.index, "py-locals", &local);
         if (!list && note)
-            *note = "Python locals cannot be read yet: the session core has no reader for "
-                    "them (issue #12); the stack and native values work";
+            *note = "this frame's Python locals cannot be read (see the session's "
+                    "warnings); the stack and native values work";
         return list ? list : json_array();
     case REF_ARGS:
         /* The core's decoded arguments (tensors included) when it has them,
@@ -663,7 +679,7 @@ json_t *tdb_values_evaluate(tdb_values *v, int thread, int index, const char *ex
                 json_t *one = vals ? json_array_get(vals, 0) : r.event;
                 json_t *value = json_object_get(one, "value");
                 if (r.error || !json_is_string(value))
-                    tdb_error_set(err, EINVAL, "tdebug cannot read Python values yet (issue #12): %s",
+                    tdb_error_set(err, EINVAL, "%s",
                                   r.error ? tdb_buf_str(&r.text) : "the core gave no value");
                 else
                     out = json_pack("{s:O, s:O?, s:i}", "value", value, "type",

@@ -744,10 +744,15 @@ static void add_json_ints(tdb_buf *b, const json_t *a)
 
 char *tdb_tensor_text(const json_t *t)
 {
+    return tdb_tensor_describe(t, 1);
+}
+
+char *tdb_tensor_describe(const json_t *t, int with_values)
+{
     tdb_buf b = TDB_BUF_INIT;
     if (json_is_false(json_object_get(t, "defined")))
         return tdb_xstrdup("undefined tensor");
-    const json_t *values = json_object_get(t, "values");
+    const json_t *values = with_values ? json_object_get(t, "values") : NULL;
     tdb_buf_addf(&b, "%s ", json_string_value(json_object_get(t, "dtype")));
     add_json_ints(&b, json_object_get(t, "sizes"));
     tdb_buf_adds(&b, " strides ");
@@ -771,10 +776,148 @@ char *tdb_tensor_text(const json_t *t)
         if ((json_int_t)json_array_size(values) < json_integer_value(json_object_get(t, "numel")))
             tdb_buf_adds(&b, json_array_size(values) ? ", ..." : "...");
         tdb_buf_addc(&b, ']');
-    } else {
+    } else if (with_values) {
         tdb_buf_addf(&b, " (values not shown: %s)",
                      json_string_value(json_object_get(t, "values_note")));
     }
+    return tdb_buf_detach(&b);
+}
+
+/* How torch prints the floating point values of one tensor (its
+ * _Formatter, without the padding to one width): all integral as "1.",
+ * a wide range in scientific notation, else four decimals. */
+typedef enum { FLOAT_INTEGRAL, FLOAT_FIXED, FLOAT_SCI } float_style;
+
+static double part_value(const json_t *v, int part)
+{
+    const json_t *x = json_is_array(v) ? json_array_get(v, (size_t)part) : part ? NULL : v;
+    return json_is_number(x) ? json_number_value(x) : 0;
+}
+
+static float_style float_style_of(const json_t *values)
+{
+    double lo = INFINITY, hi = 0;
+    int integral = 1;
+    size_t i;
+    json_t *v;
+    json_array_foreach(values, i, v) {
+        for (int part = 0; part < (json_is_array(v) ? 2 : 1); part++) {
+            double x = part_value(v, part);
+            if (!json_is_array(v) && !json_is_number(v))
+                continue; /* "nan", "inf" */
+            double a = x < 0 ? -x : x;
+            if (a < 9e15 && x != (double)(long long)x)
+                integral = 0;
+            if (a != 0) {
+                lo = a < lo ? a : lo;
+                hi = a > hi ? a : hi;
+            }
+        }
+    }
+    if (hi >= 1e8 || (!integral && lo < 1e-4))
+        return FLOAT_SCI;
+    return integral ? FLOAT_INTEGRAL : FLOAT_FIXED;
+}
+
+static void add_float(tdb_buf *b, double x, float_style st)
+{
+    if (isnan(x))
+        tdb_buf_adds(b, "nan");
+    else if (isinf(x))
+        tdb_buf_adds(b, x < 0 ? "-inf" : "inf");
+    else if (st == FLOAT_SCI)
+        tdb_buf_addf(b, "%.4e", x);
+    else if (st == FLOAT_FIXED)
+        tdb_buf_addf(b, "%.4f", x);
+    else
+        tdb_buf_addf(b, "%.0f.", x);
+}
+
+static void add_repr_value(tdb_buf *b, const json_t *v, int is_float, float_style st)
+{
+    if (json_is_array(v)) { /* complex: [real, imag] */
+        add_float(b, part_value(v, 0), st);
+        double im = part_value(v, 1);
+        tdb_buf_adds(b, signbit(im) ? "" : "+");
+        add_float(b, im, st);
+        tdb_buf_addc(b, 'j');
+    } else if (is_float && json_is_number(v)) {
+        add_float(b, json_number_value(v), st);
+    } else {
+        add_json_value(b, v);
+    }
+}
+
+/* VALUES[*I...] nested by SIZES[DIM...] as torch nests them. */
+static void add_nested(tdb_buf *b, const json_t *values, const json_t *sizes, size_t dim,
+                       size_t *i, int is_float, float_style st)
+{
+    if (dim == json_array_size(sizes)) {
+        add_repr_value(b, json_array_get(values, (*i)++), is_float, st);
+        return;
+    }
+    json_int_t n = json_integer_value(json_array_get(sizes, dim));
+    tdb_buf_addc(b, '[');
+    for (json_int_t k = 0; k < n; k++) {
+        if (k)
+            tdb_buf_adds(b, ", ");
+        add_nested(b, values, sizes, dim + 1, i, is_float, st);
+    }
+    tdb_buf_addc(b, ']');
+}
+
+char *tdb_tensor_repr(const json_t *t)
+{
+    if (json_is_false(json_object_get(t, "defined")))
+        return tdb_xstrdup("undefined tensor");
+    tdb_buf b = TDB_BUF_INIT;
+    const json_t *values = json_object_get(t, "values"), *sizes = json_object_get(t, "sizes");
+    const char *dtype = json_string_value(json_object_get(t, "dtype"));
+    const char *device = json_string_value(json_object_get(t, "device"));
+    json_int_t numel = json_integer_value(json_object_get(t, "numel"));
+    size_t ndim = json_array_size(sizes), n = json_array_size(values);
+    int is_float = dtype && (strncmp(dtype, "float", 5) == 0 || strcmp(dtype, "bfloat16") == 0 ||
+                             strncmp(dtype, "complex", 7) == 0);
+    float_style st = json_is_array(values) ? float_style_of(values) : FLOAT_FIXED;
+    int size_said = 0;
+
+    tdb_buf_adds(&b, "tensor(");
+    if (!json_is_array(values)) {
+        tdb_buf_adds(&b, "...");
+    } else if ((json_int_t)n >= numel && (numel > 0 || ndim == 1)) {
+        /* every value: nested as torch prints them (on one line) */
+        size_t i = 0;
+        add_nested(&b, values, sizes, 0, &i, is_float, st);
+    } else if (numel == 0) {
+        tdb_buf_adds(&b, "[]");
+    } else {
+        /* the first values in index order, then how big it is */
+        tdb_buf_addc(&b, '[');
+        for (size_t i = 0; i < n; i++) {
+            if (i)
+                tdb_buf_adds(&b, ", ");
+            add_repr_value(&b, json_array_get(values, i), is_float, st);
+        }
+        tdb_buf_adds(&b, n ? ", ...]" : "...]");
+    }
+    if (device && strcmp(device, "cpu") != 0)
+        tdb_buf_addf(&b, ", device='%s'", device);
+    if (!json_is_array(values) || (json_int_t)n < numel || (numel == 0 && ndim != 1)) {
+        tdb_buf_adds(&b, ", size=(");
+        for (size_t i = 0; i < ndim; i++)
+            tdb_buf_addf(&b, "%s%lld", i ? ", " : "",
+                         (long long)json_integer_value(json_array_get(sizes, i)));
+        tdb_buf_adds(&b, ndim == 1 ? ",)" : ")");
+        size_said = 1;
+    }
+    (void)size_said;
+    /* torch names the dtype unless it is a default one */
+    if (dtype && strcmp(dtype, "float32") && strcmp(dtype, "int64") && strcmp(dtype, "bool") &&
+        strcmp(dtype, "complex64"))
+        tdb_buf_addf(&b, ", dtype=torch.%s", dtype);
+    if (json_is_true(json_object_get(t, "requires_grad")))
+        tdb_buf_adds(&b, ", requires_grad=True");
+    tdb_buf_addc(&b, ')');
     return tdb_buf_detach(&b);
 }
 

@@ -171,5 +171,18 @@ int tdb_tensor_layout_from_dwarf(tdb_eval_int_fn eval, void *ctx, const char *st
  * values [1, 2.5, ...]" (offset, requires_grad and notes when they say
  * something).  New string. */
 char *tdb_tensor_text(const json_t *t);
+/* The same, without the values when WITH_VALUES is 0: "float32 [3, 5]
+ * strides [5, 1] cpu".  New string. */
+char *tdb_tensor_describe(const json_t *t, int with_values);
+
+/* The tensor as Python would print it, on one line, from what was read:
+ * "tensor([[0., 1., 2.], [3., 4., 5.]])", "tensor([1, 2], dtype=torch.int32)",
+ * "tensor([0.5000, 1.2500], requires_grad=True)"; a tensor with more
+ * values than were read shows those and its size: "tensor([0., 1., 2.,
+ * ...], size=(100,))"; one whose values were not read "tensor(...,
+ * device='meta', size=(2, 3))".  Numbers as torch formats them (integral
+ * floats as "1.", four decimals, scientific notation for wide ranges),
+ * without its padding.  New string. */
+char *tdb_tensor_repr(const json_t *t);
 
 #endif

@@ -910,7 +910,9 @@ int tdb_torch_calibrate(const char *python, const char *torch_dir, tdb_tensor_la
     rc = 0;
 cleanup:
     tdb_mem_close(&m);
-    tdb_child_finish(&c, 2000);
+    /* Killed, not asked to exit: the interpreter's finalization after
+     * 'import torch' takes half a second, and the helper holds nothing. */
+    tdb_child_finish(&c, 0);
     json_decref(doc);
     free(line);
     return rc;

@@ -53,7 +53,7 @@ int tdb_torch_open(pid_t pid, const tdb_maps *maps, tdb_torch **out, tdb_error *
 void tdb_torch_free(tdb_torch *t); /* accepts NULL */
 
 /* The layout for T's build: from the cache, else calibrated now (about
- * 1.5 s: the helper's 'import torch') and cached.  Borrowed from T; NULL
+ * a second: the helper's 'import torch') and cached.  Borrowed from T; NULL
  * with ERR set when calibration fails (the message says what the helper
  * said or which field was not found): decoding must then be refused. */
 const tdb_tensor_layout *tdb_torch_layout(tdb_torch *t, tdb_error *err);

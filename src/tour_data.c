@@ -150,6 +150,8 @@ static const tdb_tour_stop torch_stops[] = {
             "show Operators_*.cpp:LINE, and `step` would walk through Dispatcher::call. "
             "tinytensor's stop 4 (tt_ops_add_call) shows a dispatcher at source level.",
         .try_next = (const tdb_tour_try[]){
+            {"args", "self, other and alpha, as the stop listed them: read from the registers "
+                     "at the entry and the tensors in memory, without debug info"},
             {"bt", "the Python line that called it, between the C++ frames"},
             {"info symbol **(void ***)$rsi",
              "self's TensorImpl, by its vtable ($rsi is self; $rdi is where the result goes)"},
@@ -289,6 +291,7 @@ static const tdb_tour_stop tinytensor_stops[] = {
         .try_next = (const tdb_tour_try[]){
             {"info args", "self, other and alpha"},
             {"p *self", "a tensor: storage, shape, strides, dtype, device"},
+            {"tensor self", "the same tensor decoded: dtype, sizes, strides and its values"},
             {"up", "tt_pytensor_add, the bindings ('down' comes back)"},
             END},
     },

@@ -17,9 +17,6 @@ from conftest import PYTHON, ROOT, SLOW, tracer_of, wait_until
 from tdap_util import counter, program_pids_gone, schema_errors, start_target
 
 DAP_TESTS = ROOT / "tests" / "dap"
-NEEDS_PYTHON_VALUES = pytest.mark.xfail(
-    strict=True, reason="the session core has no reader for Python locals and tensors yet "
-                        "(issue #12: 'py-locals')")
 
 
 @pytest.fixture
@@ -53,7 +50,7 @@ def run_scenario(node, tdebug, tmp_path, name, **env):
     "python_breakpoint",
     "step_in_to_cpp",
     "step_out_back",
-    pytest.param("variables_with_tensors", marks=NEEDS_PYTHON_VALUES),
+    "variables_with_tensors",
 ])
 def test_scenario(node_client, tdebug, tmp_path, torch_available, name):
     msgs = run_scenario(node_client, tdebug, tmp_path, name)

@@ -208,7 +208,8 @@ def test_catch_throw_at_the_prompt_reads_libstdcxx_itself(tdebug, terminal, tmp_
     assert "Catchpoint 1 (throw)" in t.expect("(tdebug) ")
     t.send("continue")
     out = t.expect("(tdebug) ")
-    assert "tdebug: C++ exception thrown (catchpoint 1)" in out
+    assert ("tdebug: C++ exception 'c10::Error' thrown (catchpoint 1): mat1 and mat2 shapes "
+            "cannot be multiplied (2x3 and 4x5)") in out
     assert "__cxa_throw" in out and f'File "{script}", line 3, in <module>' in out
     t.send("quit")
     assert t.wait() == 0

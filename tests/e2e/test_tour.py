@@ -251,6 +251,8 @@ def test_interactive_tinytensor_tour_try_next_commands_work(tdebug):
         t.send("p *self")
         out = t.expect("(tour) ")
         assert "ndim = 1" in out and "dtype = TT_FLOAT64" in out and "device = TT_CPU" in out
+        t.send("tensor self")
+        assert "self (tt_tensor at 0x" in t.expect("(tour) ")
         t.send("")
         t.expect("=== Stop 5 of 5")
         t.expect("(tour) ")

@@ -47,25 +47,7 @@ typedef struct driver {
 static int eval_int(void *ctx, const char *expr, int64_t *out, tdb_error *err)
 {
     driver *d = ctx;
-    tdb_buf cmd = TDB_BUF_INIT;
-    json_t *res = NULL;
-    tdb_buf_adds(&cmd, "-data-evaluate-expression ");
-    tdb_mi_quote(&cmd, expr);
-    int rc = tdb_gdb_cmd(d->gdb, CMD_MS, &res, err, "%s", tdb_buf_str(&cmd));
-    tdb_buf_free(&cmd);
-    if (rc == 0) {
-        const char *v = tdb_mi_str(res, "value");
-        char *end;
-        long long x = v ? strtoll(v, &end, 0) : 0;
-        if (!v || end == v) {
-            tdb_error_set(err, 0, "'%s' is not an integer: %s", expr, v ? v : "?");
-            rc = -1;
-        } else {
-            *out = x;
-        }
-    }
-    json_decref(res);
-    return rc;
+    return tdb_gdb_eval_int(d->gdb, CMD_MS, expr, out, err);
 }
 
 static const tdb_tensor_layout *torch_layout(driver *d, json_t *out)
@@ -85,20 +67,6 @@ static const tdb_tensor_layout *torch_layout(driver *d, json_t *out)
     if (origin == 2)
         json_object_set_new(out, "calibration_seconds", json_real(secs));
     return l;
-}
-
-/* The offset of the pc in its function, from gdb's "info symbol". */
-static int64_t pc_offset(driver *d)
-{
-    char *s = tdb_gdb_console(d->gdb, CMD_MS, NULL, "info symbol $pc");
-    int64_t off = -1;
-    if (s) {
-        const char *plus = strstr(s, " + ");
-        const char *in = strstr(s, " in section ");
-        off = plus && in && plus < in ? strtoll(plus + 3, NULL, 10) : in ? 0 : -1;
-    }
-    free(s);
-    return off;
 }
 
 static int read_regs(driver *d, tdb_regs *r, tdb_error *err)
@@ -130,11 +98,11 @@ static void on_stop(driver *d, int n, const json_t *frame, int want_args, char *
         json_object_set_new(out, "error", json_string(err.msg));
         goto print;
     }
-    int64_t off = pc_offset(d);
+    uint64_t off;
     int pushed = 0, at_entry = 0;
     const char *why = "the pc's place in its function is unknown";
-    if (off >= 0)
-        at_entry = tdb_regs_at_entry(&mem, &r, r.rip - (uint64_t)off, &pushed, &why, &err) == 1;
+    if (tdb_gdb_symbol_offset(d->gdb, CMD_MS, r.rip, &off, NULL) == 0)
+        at_entry = tdb_regs_at_entry(&mem, &r, r.rip - off, &pushed, &why, &err) == 1;
 
     if (func && !strncmp(func, "__cxa_throw", 11)) {
         json_t *e = at_entry ? tdb_cxx_exception(&mem, r.gpr[0], r.gpr[1], &err) : NULL;

@@ -99,11 +99,41 @@ static void test_break_option(void **state)
     tdb_session_options_release(&o);
 }
 
+static void test_catch_throw_option(void **state)
+{
+    tdb_session_options o = {0};
+
+    assert_int_equal(tdb_session_option("run", TDB_OPT_CATCH_THROW, NULL, &o), 1);
+    assert_int_equal(tdb_session_option("attach", TDB_OPT_CATCH_THROW, "c10::Error", &o), 1);
+    assert_int_equal(tdb_session_option("run", TDB_OPT_CATCH_THROW,
+                                        "std::vector<int, std::allocator<int> >", &o), 1);
+    assert_int_equal(o.n_catch_throw, 3);
+    assert_string_equal(o.catch_throw[0], ""); /* every throw */
+    assert_string_equal(o.catch_throw[1], "c10::Error");
+
+    last_usage[0] = '\0';
+    assert_int_equal(tdb_session_option("run", TDB_OPT_CATCH_THROW, "c10::.*", &o), -TDB_EXIT_USAGE);
+    assert_non_null(strstr(last_usage, "tdebug run: --catch-throw=c10::.*: 'c10::.*' is not a C++ "
+                                       "class name"));
+    assert_non_null(strstr(last_usage, "not a regex"));
+    assert_int_equal(o.n_catch_throw, 3);
+
+    static const char *const refused[] = {"", "Error|IndexError", "(c10::Error)", "3d",
+                                          "c10::Error\n", "a.b"};
+    for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+        if (!tdb_catch_type_refusal(refused[i], NULL))
+            fail_msg("'%s' taken as a class name", refused[i]);
+    assert_int_equal(tdb_catch_type_refusal("::std::out_of_range", NULL), 0);
+    tdb_session_options_release(&o);
+    assert_int_equal(o.n_catch_throw, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kinds),
         cmocka_unit_test(test_break_option),
+        cmocka_unit_test(test_catch_throw_option),
     };
     return cmocka_run_group_tests_name("session_opts", tests, NULL, NULL);
 }

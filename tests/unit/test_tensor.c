@@ -461,6 +461,59 @@ static void test_dwarf(void **state)
     assert_non_null(strstr(e.msg, "knows no tensor struct"));
 }
 
+/* What Python would print, from the JSON of a decoded tensor. */
+static void test_repr(void **state)
+{
+    static const struct {
+        const char *json, *repr;
+    } cases[] = {
+        {"{\"sizes\": [2], \"dtype\": \"float32\", \"device\": \"cpu\", \"numel\": 2, "
+         "\"values\": [1.0, 1.0], \"requires_grad\": false}", "tensor([1., 1.])"},
+        {"{\"sizes\": [2, 3], \"dtype\": \"float32\", \"device\": \"cpu\", \"numel\": 6, "
+         "\"values\": [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]}", "tensor([[0., 1., 2.], [3., 4., 5.]])"},
+        {"{\"sizes\": [2], \"dtype\": \"float64\", \"device\": \"cpu\", \"numel\": 2, "
+         "\"values\": [0.5, 1.25], \"requires_grad\": true}",
+         "tensor([0.5000, 1.2500], dtype=torch.float64, requires_grad=True)"},
+        {"{\"sizes\": [3], \"dtype\": \"int32\", \"device\": \"cpu\", \"numel\": 3, "
+         "\"values\": [7, -8, 9]}", "tensor([7, -8, 9], dtype=torch.int32)"},
+        {"{\"sizes\": [2], \"dtype\": \"bool\", \"device\": \"cpu\", \"numel\": 2, "
+         "\"values\": [true, false]}", "tensor([True, False])"},
+        {"{\"sizes\": [], \"dtype\": \"float32\", \"device\": \"cpu\", \"numel\": 1, "
+         "\"values\": [2.5]}", "tensor(2.5000)"},
+        {"{\"sizes\": [100], \"dtype\": \"int64\", \"device\": \"cpu\", \"numel\": 100, "
+         "\"values\": [0, 1, 2]}", "tensor([0, 1, 2, ...], size=(100,))"},
+        {"{\"sizes\": [0, 3], \"dtype\": \"float32\", \"device\": \"cpu\", \"numel\": 0, "
+         "\"values\": []}", "tensor([], size=(0, 3))"},
+        {"{\"sizes\": [0], \"dtype\": \"float32\", \"device\": \"cpu\", \"numel\": 0, "
+         "\"values\": []}", "tensor([])"},
+        {"{\"sizes\": [2, 3], \"dtype\": \"float32\", \"device\": \"meta\", \"numel\": 6, "
+         "\"values\": null}", "tensor(..., device='meta', size=(2, 3))"},
+        {"{\"sizes\": [2], \"dtype\": \"complex64\", \"device\": \"cpu\", \"numel\": 2, "
+         "\"values\": [[1.0, 2.0], [0.0, -3.0]]}", "tensor([1.+2.j, 0.-3.j])"},
+        {"{\"sizes\": [3], \"dtype\": \"float32\", \"device\": \"cpu\", \"numel\": 3, "
+         "\"values\": [\"nan\", 1.0, \"-inf\"]}", "tensor([nan, 1., -inf])"},
+        {"{\"sizes\": [2], \"dtype\": \"float32\", \"device\": \"cpu\", \"numel\": 2, "
+         "\"values\": [1e-05, 1.0]}", "tensor([1.0000e-05, 1.0000e+00])"},
+        {"{\"defined\": false}", "undefined tensor"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        json_t *j = json_loads(cases[i].json, 0, NULL);
+        assert_non_null(j);
+        char *r = tdb_tensor_repr(j);
+        if (strcmp(r, cases[i].repr) != 0)
+            fail_msg("case %zu: '%s', expected '%s'", i, r, cases[i].repr);
+        free(r);
+        json_decref(j);
+    }
+    json_t *j = json_loads("{\"sizes\": [2, 3], \"strides\": [1, 2], \"dtype\": \"float32\", "
+                           "\"device\": \"cpu\", \"storage_offset\": 4, \"numel\": 6, "
+                           "\"values\": [1.0]}", 0, NULL);
+    char *d = tdb_tensor_describe(j, 0);
+    assert_string_equal(d, "float32 [2, 3] strides [1, 2] storage_offset 4 cpu");
+    free(d);
+    json_decref(j);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -475,6 +528,7 @@ int main(void)
         cmocka_unit_test(test_scalars),
         cmocka_unit_test(test_layout_json),
         cmocka_unit_test(test_dwarf),
+        cmocka_unit_test(test_repr),
     };
     return cmocka_run_group_tests(tests, fake_tensor_group_setup, fake_tensor_group_teardown);
 }

@@ -290,8 +290,8 @@ static void add_utf8(tdb_buf *b, uint32_t c, int raw)
     }
 }
 
-char *tdb_py_str(tdb_py_process *p, uint64_t addr, size_t max, int raw, int *trunc,
-                 int64_t *len_out)
+char *tdb_py_strn(tdb_py_process *p, uint64_t addr, size_t max, int raw, int *trunc,
+                 int64_t *len_out, size_t *nbytes)
 {
     uint8_t hdr[128];
     int32_t csize = TDB_PY_OFF(p, unicode_compact_size);
@@ -353,7 +353,15 @@ char *tdb_py_str(tdb_py_process *p, uint64_t addr, size_t max, int raw, int *tru
         *len_out = length;
     if (!b.s)
         tdb_buf_adds(&b, "");
+    if (nbytes)
+        *nbytes = b.len;
     return tdb_buf_detach(&b);
+}
+
+char *tdb_py_str(tdb_py_process *p, uint64_t addr, size_t max, int raw, int *trunc,
+                 int64_t *len_out)
+{
+    return tdb_py_strn(p, addr, max, raw, trunc, len_out, NULL);
 }
 
 uint8_t *tdb_py_bytes(tdb_py_process *p, uint64_t addr, size_t max, size_t *len,

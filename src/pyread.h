@@ -73,6 +73,10 @@ char *tdb_py_type_name(tdb_py_process *p, uint64_t type);
  * their UTF-8 (surrogates as U+FFFD still). */
 char *tdb_py_str(tdb_py_process *p, uint64_t addr, size_t max, int raw, int *trunc,
                  int64_t *len_out);
+/* The same, with its length in bytes in *NBYTES (a str may hold U+0000,
+ * which RAW keeps as a NUL byte). */
+char *tdb_py_strn(tdb_py_process *p, uint64_t addr, size_t max, int raw, int *trunc,
+                  int64_t *len_out, size_t *nbytes);
 /* A bytes object's contents (new buffer, *LEN), at most MAX bytes, or NULL;
  * *FULL_LEN gets its real size. */
 uint8_t *tdb_py_bytes(tdb_py_process *p, uint64_t addr, size_t max, size_t *len,

@@ -223,9 +223,10 @@ static int value_text(fmt *f, tdb_buf *b, uint64_t addr, int depth)
     } else if (type == t->unicode) {
         int trunc = 0;
         int64_t len = 0;
-        char *s = tdb_py_str(p, addr, f->max_str, 1, &trunc, &len);
+        size_t nbytes = 0;
+        char *s = tdb_py_strn(p, addr, f->max_str, 1, &trunc, &len, &nbytes);
         if (s) {
-            repr_text(b, s, strlen(s), '\'', 0);
+            repr_text(b, s, nbytes, '\'', 0);
             if (trunc)
                 tdb_buf_addf(b, "... (%lld characters)", (long long)len);
             free(s);

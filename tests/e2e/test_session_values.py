@@ -720,3 +720,13 @@ def test_dap_shows_arguments_tensors_python_values_and_c10_exceptions(tdebug, pr
     dap.continue_(stop["threadId"])
     assert dap.wait_event("exited")["body"]["exitCode"] == 0
     dap.finish()
+
+
+def test_py_print_keeps_a_nul_inside_a_str(tdebug, tmp_path):
+    script = tmp_path / "nul.py"
+    script.write_text('z = "a\\x00b"\nprint(len(z))\n')
+    r, evs = session(tdebug, tmp_path, ["py-print z"], "-b", f"{script}:2", "--", PYTHON,
+                     str(script))
+    assert r.returncode == 0, r.stderr
+    z = replies(evs, "py-print")[0]
+    assert (z["type"], z["value"]) == ("str", "'a\\x00b'"), z

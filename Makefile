@@ -124,7 +124,8 @@ PYPKG    := $(patsubst python/%,$(B)/python/%,$(PYPKG_SRC))
 # version, built against that version's internal headers, linked against no
 # libpython (its Py* symbols resolve in the process).
 PYHOOK   := $(B)/pyhook/libtdebug-pyhook-cpython-$(subst .,,$(PY_VERSION)).so
-PYHOOK_SRC := lib/pyhook/pyhook.c
+PYHOOK_SRC := lib/pyhook/pyhook.c lib/pyhook/evaltrace.c lib/pyhook/monitoring.c
+PYHOOK_DEPS := $(PYHOOK_SRC) lib/pyhook/pyhook.h lib/tdebug_pyhook.h
 PYHOOK_CFLAGS = -std=gnu11 $(WARN) -Wno-missing-prototypes -D_GNU_SOURCE -Ilib -O2 -g \
             -fPIC -fvisibility=hidden -fno-strict-aliasing
 PYENV_ROOT ?= $(shell pyenv root 2>/dev/null || echo $$HOME/.pyenv)
@@ -178,7 +179,7 @@ $(PYEXT): python/_tdebug.c lib/preload_announce.c
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) $(PY_CFLAGS) -fPIC -fvisibility=hidden -shared \
 	    -MF $(B)/obj/python/_tdebug.d -o $@ $(filter %.c,$^)
 
-$(PYHOOK): $(PYHOOK_SRC) lib/tdebug_pyhook.h
+$(PYHOOK): $(PYHOOK_DEPS)
 	@mkdir -p $(dir $@)
 	$(quiet) PYHOOK $@
 	$(Q)$(CC) $(PYHOOK_CFLAGS) $(PY_CFLAGS) -I$(PY_INCDIR)/internal -DPy_BUILD_CORE -shared \
@@ -191,7 +192,7 @@ pyhook-all: $(PYHOOK)
 	    [ -n "$$inc" ] || continue; \
 	    x=$${inc##*/python}; case $$x in 3.[0-7]|3.[0-7]m) continue;; esac; \
 	    out=$(B)/pyhook/pyenv-$${v##*/}/libtdebug-pyhook-cpython-$$(echo $$x | tr -d .).so; \
-	    if [ ! -e $$out ] || [ $(PYHOOK_SRC) -nt $$out ] || [ lib/tdebug_pyhook.h -nt $$out ]; then \
+	    if [ ! -e $$out ] || [ -n "$$(find $(PYHOOK_DEPS) -newer $$out)" ]; then \
 	        mkdir -p $$(dirname $$out); printf '  %-7s %s\n' PYHOOK $$out; \
 	        $(CC) $(PYHOOK_CFLAGS) -I$$inc -I$$inc/internal -DPy_BUILD_CORE -shared \
 	            -o $$out $(PYHOOK_SRC) || exit 1; \

@@ -130,6 +130,12 @@ class Gdb:
     def cli(self, command, timeout=SLOW):
         return self.cmd("-interpreter-exec console " + mi_quote(command), timeout)
 
+    def cli_text(self, command, timeout=SLOW):
+        """What a console command printed (its ~ stream records)."""
+        start = len(self.log)
+        self.cli(command, timeout)
+        return "".join(_unquote(line[2:-1]) for line in self.log[start:] if line.startswith('~"'))
+
     def eval(self, expr, timeout=SLOW):
         return _field(self.cmd("-data-evaluate-expression " + mi_quote(expr), timeout), "value")
 
@@ -248,6 +254,14 @@ class Pyhook:
     def bump(self):
         gen = self.g.num("tdebug_pyhook_control.generation")
         self.poke_int("generation", gen + 1, 8)
+        self.kick()
+
+    def kick(self):
+        """After an edit: where the library asks for it (sync_slot, 3.12+),
+        have the next Python call in any thread apply it."""
+        slot = self.g.num("tdebug_pyhook_control.sync_slot")
+        if slot:
+            self.poke(slot, self.g.num("tdebug_pyhook_control.sync_eval_frame").to_bytes(8, "little"))
 
     # -- stops
     def is_hook_stop(self, stopped):
@@ -284,6 +298,7 @@ class Pyhook:
     def detach(self):
         """disable by a memory write (no call), no breakpoint left, detach."""
         self.poke_int("disable", 1)
+        self.kick()
         if self.stop_bp:
             self.g.cmd(f"-break-delete {self.stop_bp}")
         self.g.cmd("-target-detach")

@@ -24,18 +24,12 @@ MAGIC = 0x6b6f6f6879706474
 
 
 def pyhook_lib(python):
-    """The library built for PYTHON: build/pyhook/ for the interpreter 'make'
-    targets, build/pyhook/pyenv-X.Y.Z/ for a pyenv one (make pyhook-all);
-    None when not built."""
-    out = subprocess.run([python, "-c", "import sys, sysconfig; "
-                          "print('%d%d' % sys.version_info[:2], sys.base_prefix)"],
-                         capture_output=True, text=True, check=True).stdout.split()
-    xy, prefix = out
-    name = f"libtdebug-pyhook-cpython-{xy}.so"
-    if "/.pyenv/versions/" in prefix:
-        lib = BUILD / "pyhook" / f"pyenv-{pathlib.Path(prefix).name}" / name
-    else:
-        lib = BUILD / "pyhook" / name
+    """The library for PYTHON's minor version, where a session looks for
+    it: build/pyhook/libtdebug-pyhook-cpython-3X.so ('make' builds
+    $(PYTHON)'s, 'make pyhook-all' every pyenv one's); None when not built."""
+    out = subprocess.run([python, "-c", "import sys; print('%d%d' % sys.version_info[:2])"],
+                         capture_output=True, text=True, check=True).stdout.strip()
+    lib = BUILD / "pyhook" / f"libtdebug-pyhook-cpython-{out}.so"
     return lib if lib.exists() else None
 
 

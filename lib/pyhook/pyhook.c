@@ -108,6 +108,12 @@ PyThreadState *find_thread(uint64_t tstate, int64_t tid)
                 return ts;
 #endif
         }
+#if !PY311
+    /* No native thread id in a thread state before 3.11: the thread gdb
+     * calls the library on (tdebug_pyhook_step_arm) is the one it names. */
+    if (!tstate && tid && tid == (int64_t)syscall(SYS_gettid) && PyGILState_Check())
+        return PyThreadState_Get();
+#endif
     return NULL;
 }
 

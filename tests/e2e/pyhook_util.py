@@ -12,7 +12,9 @@ import subprocess
 import threading
 import time
 
-from conftest import BUILD, SLOW
+import pytest
+
+from conftest import BUILD, ROOT, SLOW
 
 GDB = os.environ.get("TDEBUG_GDB", "gdb")
 
@@ -31,6 +33,29 @@ def pyhook_lib(python):
                          capture_output=True, text=True, check=True).stdout.strip()
     lib = BUILD / "pyhook" / f"libtdebug-pyhook-cpython-{out}.so"
     return lib if lib.exists() else None
+
+
+EXT_SRC = ROOT / "tests" / "fixtures" / "pyhookext" / "pyhookext.c"
+
+
+@pytest.fixture(scope="session")
+def build_ext(tmp_path_factory):
+    """pyhookext (tests/fixtures/pyhookext: a tiny extension whose native
+    code steps reach) built for an interpreter: the directory holding it."""
+    built = {}
+
+    def build(python):
+        if python not in built:
+            inc, suffix = subprocess.run(
+                [python, "-c", "import sysconfig; print(sysconfig.get_paths()['include']); "
+                 "print(sysconfig.get_config_var('EXT_SUFFIX'))"],
+                capture_output=True, text=True, check=True).stdout.split()
+            d = tmp_path_factory.mktemp("pyhookext")
+            subprocess.run(["gcc", "-shared", "-fPIC", "-g", "-O0", "-I", inc, "-o",
+                            str(d / ("pyhookext" + suffix)), str(EXT_SRC)], check=True)
+            built[python] = d
+        return built[python]
+    return build
 
 
 def _unquote(s):

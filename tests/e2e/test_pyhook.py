@@ -14,10 +14,10 @@ import time
 
 import pytest
 
-from conftest import PYTHON, ROOT, SLOW, clean_env, wait_until
+from conftest import PYTHON, SLOW, clean_env, wait_until
 from pyhook_util import (BP_FUNCTION, BP_LINE, STEP_FINISH, STEP_NEXT, STEP_STEP,
                          STOP_BREAKPOINT, STOP_FINISH, STOP_FUNCTION, STOP_NATIVE,
-                         STOP_STEP, Gdb, Pyhook, _field, maps_object, marker_line,
+                         STOP_STEP, Gdb, Pyhook, _field, build_ext, maps_object, marker_line,
                          pyhook_lib)
 from tinytensor_util import TT_OUT
 
@@ -333,29 +333,6 @@ def test_steps_across_exceptions_generators_and_recursion(attach, python):
 
 
 # ---- stepping into native code, on every interpreter
-
-EXT_SRC = ROOT / "tests" / "fixtures" / "pyhookext" / "pyhookext.c"
-
-
-@pytest.fixture(scope="session")
-def build_ext(tmp_path_factory):
-    """pyhookext (tests/fixtures/pyhookext) built for an interpreter: its
-    directory."""
-    built = {}
-
-    def build(python):
-        if python not in built:
-            inc, suffix = subprocess.run(
-                [python, "-c", "import sysconfig; print(sysconfig.get_paths()['include']); "
-                 "print(sysconfig.get_config_var('EXT_SUFFIX'))"],
-                capture_output=True, text=True, check=True).stdout.split()
-            d = tmp_path_factory.mktemp("pyhookext")
-            subprocess.run(["gcc", "-shared", "-fPIC", "-g", "-O0", "-I", inc, "-o",
-                            str(d / ("pyhookext" + suffix)), str(EXT_SRC)], check=True)
-            built[python] = d
-        return built[python]
-    return build
-
 
 NATIVE_OPS = """\
 import sys, time

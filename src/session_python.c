@@ -185,6 +185,17 @@ static int write_u64(tdb_session *s, uint64_t addr, uint64_t v, tdb_error *err)
     return write_mem(s, addr, &v, sizeof(v), err);
 }
 
+/* After an edit of the control block: where the library asks for it
+ * (3.12+: control.sync_slot), have the next Python call in any thread
+ * apply it (lib/tdebug_pyhook.h, "Edits"): a memory write, no call. */
+static int sync_soon(tdb_session *s, tdb_error *err)
+{
+    uint64_t sync[2]; /* sync_slot, sync_eval_frame */
+    if (read_mem(s, CONTROL(s, sync_slot), sync, sizeof(sync), err) < 0)
+        return -1;
+    return sync[0] ? write_u64(s, sync[0], sync[1], err) : 0;
+}
+
 /* gdb's breakpoints and catchpoints off (ON 0) or back on (1) around a
  * call gdb makes in the process: one that fires inside the call (the load
  * catchpoint when dlopen maps the hook, a user's breakpoint on malloc)
@@ -275,7 +286,9 @@ static int write_slot(tdb_session *s, bp_info *b, int clear, tdb_error *err)
         if (write_i32(s, CONTROL(s, n_breakpoints), h->n_slots, err) < 0)
             return -1;
     }
-    return write_u64(s, CONTROL(s, generation), ++h->generation, err);
+    if (write_u64(s, CONTROL(s, generation), ++h->generation, err) < 0)
+        return -1;
+    return h->state == PYHOOK_READY ? sync_soon(s, err) : 0;
 }
 
 /* ---- loading the library ---- */
@@ -808,6 +821,7 @@ void tdb_session_python_end(tdb_session *s)
         return;
     write_i32(s, CONTROL(s, step.mode), TDB_PYHOOK_STEP_NONE, NULL);
     write_i32(s, CONTROL(s, disable), 1, NULL);
+    sync_soon(s, NULL);
     if (h->stop_bp)
         tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, NULL, "-break-delete %d", h->stop_bp);
     if (h->native_bp)

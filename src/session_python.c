@@ -620,7 +620,21 @@ int tdb_session_python_stopped(tdb_session *s, int bkptno, const json_t *res, td
         h->step_pending = 0;
         write_i32(s, CONTROL(s, step.mode), TDB_PYHOOK_STEP_NONE, NULL);
         const json_t *frame = json_object_get(res, "frame");
-        if (tdb_mi_str(frame, "line")) {
+        int has_line = tdb_mi_str(frame, "line") != NULL;
+        const char *from = tdb_mi_str(frame, "from");
+        if (!has_line && from && !tdb_session_note_lib(s, from)->symbols) {
+            /* A library outside the ones whose symbols tdebug reads as
+             * they load (a user's extension elsewhere than the script):
+             * read them now, then ask gdb again where the stop is. */
+            json_t *fi = NULL;
+            if (tdb_session_load_library_symbols(s, from, err) < 0)
+                return -1;
+            tdb_session_note_lib(s, from)->symbols = 1;
+            if (tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, &fi, NULL, "-stack-info-frame") == 0)
+                has_line = tdb_mi_str(json_object_get(fi, "frame"), "line") != NULL;
+            json_decref(fi);
+        }
+        if (has_line) {
             /* With debug info, past the prologue to the first line of the
              * body (where gdb's 'break FUNCTION' stops), arguments set. */
             h->native_prologue = 1;

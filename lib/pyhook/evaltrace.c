@@ -533,30 +533,35 @@ static inline int caller_traced(PyThreadState *ts)
 }
 
 #if PY_VERSION_HEX >= 0x03090000
+#define EVAL_ARGS PyThreadState *ts, iframe *fr, int throwflag
 #define CALL_PREV(ts, fr, thr) g_prev_eval(ts, fr, thr)
-static PyObject *hook_eval(PyThreadState *ts, iframe *fr, int throwflag)
+#define CALL_HOOK(ts, fr, thr) hook_eval(ts, fr, thr)
 #else
+#define EVAL_ARGS iframe *fr, int throwflag
 #define CALL_PREV(ts, fr, thr) g_prev_eval(fr, thr)
-static PyObject *hook_eval(iframe *fr, int throwflag)
+#define CALL_HOOK(ts, fr, thr) hook_eval(fr, thr)
 #endif
-{
-#if PY_VERSION_HEX < 0x03090000
-    PyThreadState *ts = _PyThreadState_GET();
-#endif
-    C.stats_frames++;
-    if (UNLIKELY(C.disable | g_busy | (C.generation != g_gen))) {
-        /* inside the library, or tdebug edited the table or said disable */
-        if (g_busy)
-            return CALL_PREV(ts, fr, throwflag);
-        apply_control();
-        if (!g_installed)
-            return CALL_PREV(ts, fr, throwflag);
-    }
-    if (LIKELY(!g_active))
-        return CALL_PREV(ts, fr, throwflag);
-    if (!owns_tracing(ts))
-        return CALL_PREV(ts, fr, throwflag);
 
+static PyObject *hook_eval(EVAL_ARGS);
+
+/* tdebug edited the table or said disable (or the library runs this
+ * frame itself): apply it, then start the frame as the hook would. */
+static __attribute__((noinline)) PyObject *eval_control(PyThreadState *ts, iframe *fr,
+                                                        int throwflag)
+{
+    if (g_busy)
+        return CALL_PREV(ts, fr, throwflag);
+    apply_control();
+    if (!g_installed)
+        return CALL_PREV(ts, fr, throwflag);
+    return CALL_HOOK(ts, fr, throwflag);
+}
+
+/* A frame that gets line events, or whose caller has them, or a step
+ * under way: what the hook does besides starting it. */
+static __attribute__((noinline)) PyObject *eval_traced(PyThreadState *ts, iframe *fr,
+                                                       int throwflag)
+{
     code_info *ci = code_lookup(frame_code(fr));
     int step = stepping(ts);
     int want = ci != NULL || (step && (g_step.mode == TDB_PYHOOK_STEP_STEP || fr == g_step.frame));
@@ -564,26 +569,39 @@ static PyObject *hook_eval(iframe *fr, int throwflag)
         tls_fn_frame = fr;
         tls_fn_slot = ci->fn_slot;
     }
+    if (!want && !caller_traced(ts))
+        return CALL_PREV(ts, fr, throwflag); /* a step on another thread */
     if (want)
         C.stats_traced++;
-    else if (!caller_traced(ts)) {
-        /* The common case: neither this frame nor its caller has line
-         * events.  Unless something changed meanwhile (a sync, a step, a
-         * stop: the epoch), the caller's state after the call is the one
-         * it had: no lookup of the caller's code. */
-        unsigned epoch = g_epoch;
-        PyObject *res = CALL_PREV(ts, fr, throwflag);
-        if (LIKELY(epoch == g_epoch && g_installed)) {
-            set_tracing(ts, current_cframe(ts), 0);
-            return res;
-        }
-        recompute_caller(ts);
-        return res;
-    }
     set_tracing(ts, current_cframe(ts), want);
     PyObject *res = CALL_PREV(ts, fr, throwflag);
     recompute_caller(ts);
     return res;
+}
+
+/* Every Python frame starts here.  The common case (neither the frame
+ * nor its caller has line events, no step) is a few loads and a tail call
+ * of the evaluator: no frame of the hook's on the C stack, nothing done on
+ * return.  That needs nothing after the call: the callee's evaluator
+ * copies its use_tracing flag back into the caller's, and the callee's is
+ * the caller's (0) unless a frame inside it turned it on, which then set
+ * it back on its own return (eval_traced), or a sync turned on this whole
+ * thread's segments from the one that wants line events inward (retrace),
+ * which may leave the caller traced (correct, slower) until it returns,
+ * never untraced where it should be traced. */
+static PyObject *hook_eval(EVAL_ARGS)
+{
+#if PY_VERSION_HEX < 0x03090000
+    PyThreadState *ts = _PyThreadState_GET();
+#endif
+    C.stats_frames++;
+    if (UNLIKELY(C.disable | g_busy | (C.generation != g_gen)))
+        return eval_control(ts, fr, throwflag);
+    if (LIKELY(!g_active) || UNLIKELY(!owns_tracing(ts)))
+        return CALL_PREV(ts, fr, throwflag);
+    if (LIKELY(code_clean(frame_code(fr)) && !g_step.mode && !caller_traced(ts)))
+        return CALL_PREV(ts, fr, throwflag);
+    return eval_traced(ts, fr, throwflag);
 }
 
 /* ------------------------------------------------------------------ */

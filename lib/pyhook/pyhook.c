@@ -37,6 +37,7 @@ EXPORT tdb_pyhook_control tdebug_pyhook_control = {
     .size = sizeof(tdb_pyhook_control),
     .py_version = PY_VERSION_HEX,
 };
+extern tdb_pyhook_control g_control __attribute__((alias("tdebug_pyhook_control")));
 
 EXPORT __attribute__((noinline)) void tdebug_pyhook_stop(void)
 {
@@ -50,6 +51,7 @@ EXPORT __attribute__((noinline)) void tdebug_pyhook_stop(void)
 
 Py_ssize_t g_extra_index = -1;
 uint64_t g_gen = (uint64_t)-1;
+void *g_tag = TAG((uint64_t)-1);
 int g_installed;
 int g_active;
 int g_busy;
@@ -394,6 +396,7 @@ static void do_sync(void)
 {
     g_epoch++;
     g_gen = C.generation;
+    g_tag = TAG(g_gen);
     int nslots = C.n_breakpoints > TDB_PYHOOK_MAX_BREAKPOINTS ? TDB_PYHOOK_MAX_BREAKPOINTS
                                                                : C.n_breakpoints;
     for (int i = 0; i < nslots; i++)

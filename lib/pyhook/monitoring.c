@@ -682,6 +682,12 @@ static PyObject *mon_get(const char *name)
 
 int mech_install(void)
 {
+#ifdef Py_GIL_DISABLED
+    /* Everything here relies on the GIL serializing the callbacks. */
+    copy_str(C.error, sizeof C.error,
+             "a free-threaded CPython (built without the GIL) is not supported");
+    return -1;
+#endif
     if (!g_mon) {
         PyObject *m = PySys_GetObject("monitoring"); /* borrowed */
         if (!m) {

@@ -132,10 +132,12 @@ PYHOOK_CFLAGS = -std=gnu11 $(WARN) -Wno-missing-prototypes -D_GNU_SOURCE -Ilib -
             -fPIC -fvisibility=hidden -fno-strict-aliasing
 PYENV_ROOT ?= $(shell pyenv root 2>/dev/null || echo $$HOME/.pyenv)
 
+VSCODE_EXT := $(patsubst vscode/extension/%,$(B)/vscode-extension/%,$(wildcard vscode/extension/*))
+
 .PHONY: all deps test unit e2e demo bench install uninstall asan fuzz clean samples pyhook-all
 
 all: $(TDEBUG) $(EXECHELP) $(if $(PRELOAD_SRC),$(PRELOAD)) \
-     $(if $(wildcard python/_tdebug.c),$(PYEXT)) $(PYPKG) $(PYHOOK) samples
+     $(if $(wildcard python/_tdebug.c),$(PYEXT)) $(PYPKG) $(PYHOOK) samples $(VSCODE_EXT)
 
 $(B)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -205,6 +207,12 @@ pyhook-all: $(PYHOOK)
 	            -o $$out $(PYHOOK_SRC) || exit 1; \
 	    fi; \
 	done
+
+# The VS Code extension ('tdebug vscode --install-extension' finds it beside
+# tdebug, or in LIBDIR once installed).
+$(B)/vscode-extension/%: vscode/extension/%
+	@mkdir -p $(dir $@)
+	$(Q)cp $< $@
 
 $(B)/python/%.py: python/%.py
 	@mkdir -p $(dir $@)
@@ -278,6 +286,8 @@ install: all pyhook-all
 	install -d "$(DESTDIR)$(LIBDIR)/pyhook"
 	install -m 644 $(B)/pyhook/libtdebug-pyhook-cpython-*.so "$(DESTDIR)$(LIBDIR)/pyhook/"
 	install -m 644 doc/tdebug.1 "$(DESTDIR)$(MANDIR)/tdebug.1"
+	install -d "$(DESTDIR)$(LIBDIR)/vscode-extension"
+	install -m 644 $(VSCODE_EXT) "$(DESTDIR)$(LIBDIR)/vscode-extension/"
 	$(if $(wildcard $(B)/python/tdebug),mkdir -p "$(DESTDIR)$(LIBDIR)/tdebug" && \
 	    cp $(B)/python/tdebug/*.py $(B)/python/tdebug/*.so "$(DESTDIR)$(LIBDIR)/tdebug/" && \
 	    install -d "$(DESTDIR)$(PY_SITE)" && \

@@ -58,5 +58,8 @@ TDB_DECLARE_COMMAND(doctor);
 TDB_DECLARE_COMMAND(inspect);
 TDB_DECLARE_COMMAND(profile);
 TDB_DECLARE_COMMAND(stacks);
+TDB_DECLARE_COMMAND(dap);
+/* 'tdebug vscode --install-extension' (src/cmd_vscode_extension.c). */
+int cmd_vscode_install_extension(int argc, char **argv);
 
 #endif

@@ -497,7 +497,7 @@ static int write_handout(const char *path, const tour_state *t, const char *pyth
     tdb_buf_add(&b, t->md.s ? t->md.s : "", t->md.len);
     tdb_buf_addf(&b, "## The end\n\n%s\n", ending);
     /* What is there now: kept as a backup unless the handout is the same. */
-    old = tdb_read_file(path, &old_len, &err);
+    old = tdb_read_regular_file(path, NULL, &old_len, &err);
     if (!old && err.code == ENOENT)
         tdb_error_clear(&err);
     rc = err.set ? -1

@@ -8,6 +8,7 @@
  */
 #include "cmd.h"
 #include "common.h"
+#include "dwsource.h"
 #include "jsonc.h"
 #include "launch.h"
 #include "proc.h"
@@ -31,6 +32,7 @@ const char cmd_vscode_usage[] =
     "usage: tdebug vscode [--workspace DIR] (--program SCRIPT | --module M)\n"
     "                     [options] [--args ARG...]\n"
     "       tdebug vscode [--workspace DIR] --attach PID [options]\n"
+    "       tdebug vscode --install-extension [--extensions-dir DIR]\n"
     "\n"
     "Write .vscode/launch.json and .vscode/tasks.json in the workspace so that\n"
     "one F5 in VS Code debugs a Python program and the C/C++ it calls (torch,\n"
@@ -45,13 +47,15 @@ const char cmd_vscode_usage[] =
     "every other configuration, compound, input, task and comment stays as it\n"
     "was, byte for byte.  A changed file's previous text is kept as\n"
     "launch.json.~N~ (tasks.json.~N~); running the command again changes\n"
-    "nothing.  A file that does not parse is left alone.\n"
+    "nothing; runs at the same time take turns.  A file that does not parse, or\n"
+    "is not a regular file (a FIFO, a device), is left alone.\n"
     "\n"
     "  --workspace DIR   the folder opened in VS Code (default: .)\n"
     "  --program SCRIPT  the Python script to run (a relative path is the\n"
     "                    workspace's, else the current directory's)\n"
     "  --module M        or the module to run (python -m M)\n"
-    "  --args ARG...     the program's arguments: everything after --args\n"
+    "  --args ARG...     the program's arguments: everything after --args; they\n"
+    "                    reach the program byte for byte (a line break cannot)\n"
     "  --python PATH     the interpreter (default: $TDEBUG_PYTHON, else the one\n"
     "                    tdebug was built for); it needs debugpy\n"
     "  --port N          debugpy's port (default: kept from the last run, else a\n"
@@ -69,17 +73,32 @@ const char cmd_vscode_usage[] =
     "                    (Python + C++)\" when it runs a debugpy server.  As\n"
     "                    with 'tdebug attach', a debugpy adapter or launcher\n"
     "                    stands for the program it runs, and what gdb could\n"
-    "                    not attach to is refused with the reason\n"
+    "                    not attach to is refused with the reason.  When gdb\n"
+    "                    can attach with your rights it is started through\n"
+    "                    /bin/sh, so VS Code asks for no password (pkexec).\n"
+    "                    The compound has no stopAll: stopping it never ends\n"
+    "                    the process\n"
     "\n"
-    "gdb loads the symbols of only the interpreter, libc and the loader,\n"
-    "torch/c10 and your own extensions, steps over std:: and pybind11::, and\n"
-    "loads CPython's gdb helpers (py-bt) when installed.\n"
+    "gdb loads the symbols of only the interpreter, libc, libm and the loader,\n"
+    "torch/c10, what torch's stacks pass through (libstdc++, libgcc_s, libgomp,\n"
+    "libffi, BLAS, ...), every Python extension module, the shared objects under\n"
+    "the workspace (also ones built later) and --lib; breakpoints in the workspace and your extensions' sources\n"
+    "go by full path; it steps over std:: and pybind11::, and loads CPython's gdb\n"
+    "helpers (py-bt) when installed.  The launched program waits up to 60 s for\n"
+    "the Python side, then runs without it.\n"
     "\n"
     "Exit status: 0 written (or already up to date); 1 a file could not be\n"
     "parsed or updated (nothing is written), the interpreter has no debugpy,\n"
     "or the process cannot be attached to (or stands for several); 2 usage\n"
     "error; 125 gdb missing, /proc unreadable or a write failed; 126 the\n"
-    "interpreter does not run; 127 the script or interpreter does not exist.\n";
+    "interpreter does not run; 127 the script or interpreter does not exist.\n"
+    "\n"
+    "--install-extension installs the \"tdebug\" debug type for you instead: one\n"
+    "configuration that stops at Python and C++ breakpoints, whose adapter is\n"
+    "'tdebug dap', in VS Code's and VS Code Server's extension folders\n"
+    "(~/.vscode/extensions, ~/.vscode-server/extensions; --extensions-dir DIR,\n"
+    "repeatable, for others).  Running it again changes nothing; a folder of the\n"
+    "same name that is not tdebug's is left alone (exit status 1).\n";
 
 typedef struct options {
     const char *workspace;
@@ -138,30 +157,74 @@ static int resolve_program(const char *what, const char *name, char **out, tdb_e
 /* ------------------------------------------------------------------ */
 /* The process to attach to */
 
+static void keep_error(tdb_error *err, const tdb_error *e)
+{
+    if (err && !err->set && e->set)
+        *err = *e;
+}
+
+/* May this process signal P (kill(2)'s rule: our real or effective uid is
+ * its real or saved uid, or we are root)? */
+static int can_signal(const tdb_proc *p)
+{
+    uid_t r = getuid(), e = geteuid();
+    return e == 0 || (p && (p->uid == r || p->uid == e || p->suid == r || p->suid == e));
+}
+
 /* Resolve PID as 'tdebug attach' does (a debugpy adapter or launcher to
- * the debuggee, a thread to its process) and refuse what the gdb VS Code
- * starts could not attach to.  That gdb runs with the user's credentials,
- * or as root when ptrace_scope is not 0 and the user is not root: the
- * C/C++ extension then starts it through pkexec or sudo (MIEngine's
- * UnixUtilities.GetDebuggerCommand), and *OUT_SCOPE gets that ptrace_scope
- * (else 0).  Returns 0 with *OUT_TABLE (the processes, to free) and RES;
- * 1 when ambiguous (ERR lists the candidates) or -1, with ERR set. */
+ * the debuggee, a thread to its process) and decide how the gdb VS Code
+ * starts is to attach (tdb_vscode_plan_attach()): as the user, when gdb
+ * with its file capabilities may attach and the user may signal the
+ * process, or the process lets the user's debuggers in
+ * (prctl(PR_SET_PTRACER), tried with a seize let go at once); else as
+ * root, through the pkexec or sudo the C/C++ extension wraps gdb in
+ * whenever ptrace_scope is not 0 and the user is not root (MIEngine's
+ * UnixUtilities.GetDebuggerCommand).  Returns 0 with *OUT_TABLE (the
+ * processes, to free), RES, *OUT_PLAN, *OUT_SCOPE (ptrace_scope, -1
+ * without Yama), *OUT_PTRACER (the process's exception let gdb in) and
+ * *OUT_SIGNAL (the user may signal it); 1 when ambiguous (ERR lists the
+ * candidates) or -1 refused, with ERR set. */
 static int resolve_attach(pid_t pid, const char *gdb, tdb_proc_table **out_table,
-                          tdb_resolution *res, int *out_scope, tdb_error *err)
+                          tdb_resolution *res, tdb_vscode_attach_plan *out_plan, int *out_scope,
+                          int *out_ptracer, int *out_signal, tdb_error *err)
 {
     tdb_proc_table *t = tdb_proc_table_read("/proc", err);
+    tdb_error as_user = {0}, as_root = {0};
+    tdb_refusal refusal = TDB_REFUSAL_NONE;
     tdb_tracer tr;
-    int rc = -1;
+    int rc = -1, user_ok, signal_ok = 0, ptracer_ok = 0, root_ok = 0;
 
     if (!t)
         return -1;
     if (tdb_tracer_read(&tr, "/proc", gdb, err) < 0)
         goto cleanup;
     tdb_tracer_probe(&tr);
-    *out_scope = tr.yama_scope > 0 && geteuid() != 0 ? tr.yama_scope : 0;
-    if (*out_scope)
+    rc = tdb_attach_resolve(t, &tr, pid, res, &refusal, &as_user);
+    user_ok = rc == 0;
+    if (res->pid > 0)
+        signal_ok = can_signal(tdb_proc_table_lookup(t, res->pid, NULL));
+    if (rc < 0 && refusal == TDB_REFUSAL_YAMA && res->pid > 0)
+        ptracer_ok = tdb_trace_try(res->pid) == 0;
+    if (rc != 1 && (!user_ok || !signal_ok) && !ptracer_ok && tr.yama_scope > 0 && geteuid() != 0) {
+        tdb_resolution resr = {0};
         tdb_tracer_as_root(&tr);
-    rc = tdb_attach_resolve(t, &tr, pid, res, NULL, err);
+        root_ok = tdb_attach_resolve(t, &tr, pid, &resr, NULL, &as_root) == 0;
+        if (!user_ok || root_ok) { /* the resolution that is used */
+            tdb_resolution_release(res);
+            *res = resr;
+        } else {
+            tdb_resolution_release(&resr);
+        }
+    }
+    *out_scope = tr.yama_scope;
+    *out_ptracer = ptracer_ok;
+    *out_signal = signal_ok;
+    *out_plan = tdb_vscode_plan_attach(tr.yama_scope, geteuid() == 0, user_ok, signal_ok,
+                                       ptracer_ok, root_ok);
+    if (*out_plan != TDB_VSCODE_ATTACH_REFUSED)
+        rc = 0;
+    else
+        keep_error(err, as_root.set ? &as_root : &as_user);
     tdb_tracer_release(&tr);
 cleanup:
     if (rc == 0)
@@ -202,25 +265,93 @@ static int free_port(void)
 }
 
 /* The libraries whose symbols gdb loads: tdebug's fixed set, --lib, and the
- * shared objects in the workspace (and the script's folder outside it). */
+ * shared objects in the workspace (and the script's folder outside it),
+ * whose paths go to PATHS.  The fixed set is what a torch stack passes
+ * through: without a library's symbols gdb has none of its unwind
+ * information either, and a stack through it ends there in '??'. */
 static json_t *library_patterns(const options *o, const tdb_python_info *py, const char *ws_real,
-                                const char *script_dir)
+                                const char *script_dir, json_t *paths)
 {
     json_t *libs = json_array();
-    char *libpython = tdb_xasprintf("libpython%s*.so*", py && py->version ? py->version : "3");
+    const char *version = py && py->version ? py->version : "3";
+    char *libpython = tdb_xasprintf("libpython%s*.so*", version);
+    /* every extension module of this Python, wherever it is: the user's
+     * own, also one built or installed later ("3.11" gives
+     * "*.cpython-311-*.so") */
+    char *extensions = tdb_xasprintf("*.cpython-%.*s%s-*.so", (int)strcspn(version, "."), version,
+                                     strchr(version, '.') ? strchr(version, '.') + 1 : "*");
     const char *fixed[] = {
-        "libc.so.6", "ld-linux*.so*", libpython,
+        "libc.so.6", "ld-linux*.so*", "libm.so.6", libpython, extensions, "*.abi3.so",
         "libtorch*.so*", "libc10*.so*", "libshm.so*", "_C.cpython*.so", "_C_flatbuffer*.so",
+        /* C++: exceptions and std:: (its pretty-printers load with it) */
+        "libstdc++.so*", "libgcc_s.so*",
+        /* intra-op threads, ctypes and callbacks, torch's math kernels */
+        "libgomp*.so*", "libffi.so*", "libblas.so*", "liblapack.so*", "libopenblas*.so*",
+        "libdnnl.so*", "libsleef.so*", "libpthreadpool.so*",
     };
     for (size_t i = 0; i < sizeof(fixed) / sizeof(*fixed); i++)
         json_array_append_new(libs, json_string(fixed[i]));
     for (int i = 0; i < o->n_libs; i++)
         json_array_append_new(libs, json_string(o->libs[i]));
-    tdb_vscode_find_libraries(ws_real, LIB_SCAN_DEPTH, libs);
+    tdb_vscode_find_libraries(ws_real, LIB_SCAN_DEPTH, libs, paths);
     if (script_dir)
-        tdb_vscode_find_libraries(script_dir, 0, libs);
+        tdb_vscode_find_libraries(script_dir, 0, libs, paths);
     free(libpython);
+    free(extensions);
     return libs;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Where the sources of the libraries at PATHS are (their DWARF), outside
+ * the workspace (mapped already) and the system's directories, existing,
+ * sorted, none inside another: what sourceFileMap maps to itself so that
+ * MIEngine sends breakpoints in them by full path.  New array. */
+static json_t *source_dirs(json_t *paths, const char *ws_real)
+{
+    json_t *found = json_object(), *dirs = json_array();
+    size_t i, n = 0, wl = strlen(ws_real);
+    const char *key;
+    json_t *v;
+
+    json_array_foreach(paths, i, v) {
+        tdb_error ignored = {0};
+        tdb_dwarf_source_dirs(json_string_value(v), found, &ignored); /* no DWARF: nothing */
+    }
+    const char **sorted = tdb_xcalloc(json_object_size(found) + 1, sizeof(*sorted));
+    json_object_foreach(found, key, v) {
+        struct stat st;
+        int in_ws = !strncmp(key, ws_real, wl) && (key[wl] == '/' || key[wl] == '\0');
+        if (in_ws || !strncmp(key, "/usr/", 5) || stat(key, &st) < 0 || !S_ISDIR(st.st_mode))
+            continue;
+        sorted[n++] = key;
+    }
+    qsort(sorted, n, sizeof(*sorted), cmp_str);
+    for (i = 0; i < n && json_array_size(dirs) < 32; i++) {
+        const char *last = json_string_value(json_array_get(dirs, json_array_size(dirs) - 1));
+        size_t ll = last ? strlen(last) : 0;
+        if (last && !strncmp(sorted[i], last, ll) && (sorted[i][ll] == '/' || !strcmp(last, "/")))
+            continue; /* inside the one before */
+        json_array_append_new(dirs, json_string(sorted[i]));
+    }
+    free(sorted);
+    json_decref(found);
+    return dirs;
+}
+
+/* Why S cannot be written into launch.json as a program argument (or a
+ * path gdb's shell reads), or NULL when it can. */
+static const char *passable(const char *s)
+{
+    if (strpbrk(s, "\n\r"))
+        return "holds a line break (VS Code's C/C++ extension sends the program's arguments to gdb "
+               "on one line; pass it in a file or an environment variable)";
+    json_t *j = json_string(s); /* NULL when not UTF-8 */
+    json_decref(j);
+    return j ? NULL : "is not UTF-8 text (launch.json is UTF-8)";
 }
 
 static int parse_options(int argc, char **argv, options *o)
@@ -280,9 +411,22 @@ static int parse_options(int argc, char **argv, options *o)
     if (o->attach && o->python)
         return tdb_usage_error("vscode", "--python does not go with --attach (the process's own "
                                          "interpreter is the one)");
-    if (o->module && (!*o->module || strpbrk(o->module, " \t/")))
+    if (o->module && (!*o->module || strpbrk(o->module, " \t/\n\r")))
         return tdb_usage_error("vscode", "bad --module '%s' (expected a dotted module name)", o->module);
+    for (int i = 0; i < o->n_args; i++) {
+        const char *why = passable(o->args[i]);
+        if (why)
+            return tdb_usage_error("vscode", "cannot pass argument %d to the program: it %s", i + 1,
+                                   why);
+    }
     return 0;
+}
+
+static void say_waiting(void *workspace)
+{
+    const char *ws = workspace;
+    fprintf(stderr, "tdebug: another 'tdebug vscode' is writing '%s%s': waiting for it\n",
+            strcmp(ws, ".") ? ws : "", strcmp(ws, ".") ? "/.vscode" : ".vscode");
 }
 
 static void report(const tdb_vscode_written *w)
@@ -304,15 +448,20 @@ int cmd_vscode(int argc, char **argv)
     tdb_python_info py = {0};
     tdb_vscode_spec spec = {0};
     tdb_vscode_written written[2] = {{0}};
-    char *ws_real = NULL, *python = NULL, *gdb = NULL, *script = NULL, *program = NULL;
+    char *ws_real = NULL, *python = NULL, *gdb = NULL, *script = NULL;
     char *label = NULL, *script_dir = NULL, *helper = NULL, *root = NULL, *torch_src = NULL;
-    char *host = NULL, *attach_exe = NULL, *debugpy_name = NULL, tdebug[PATH_MAX];
-    json_t *libs = NULL, *configurations = NULL, *compounds = NULL, *tasks = NULL;
+    char *host = NULL, *attach_exe = NULL, *debugpy_name = NULL, *runner = NULL, tdebug[PATH_MAX];
+    json_t *libs = NULL, *lib_paths = json_array(), *src_dirs = NULL;
+    json_t *configurations = NULL, *compounds = NULL, *tasks = NULL;
     tdb_proc_table *procs = NULL;
     tdb_resolution target = {0};
+    tdb_vscode_attach_plan plan = TDB_VSCODE_ATTACH_DIRECT;
     pid_t attach_pid = 0;
-    int rc, port = 0, elevated_scope = 0;
+    int rc, port = 0, yama_scope = -1, by_ptracer = 0, signal_ok = 1;
 
+    for (int i = 1; i < argc && strcmp(argv[i], "--args") != 0; i++)
+        if (!strcmp(argv[i], "--install-extension"))
+            return cmd_vscode_install_extension(argc, argv);
     rc = parse_options(argc, argv, &o);
     if (rc == -TDB_EXIT_OK - 1) {
         free(o.libs);
@@ -346,7 +495,8 @@ int cmd_vscode(int argc, char **argv)
     tdebug[n] = '\0';
 
     if (o.attach) {
-        if (resolve_attach((pid_t)o.attach, gdb, &procs, &target, &elevated_scope, &err) != 0) {
+        if (resolve_attach((pid_t)o.attach, gdb, &procs, &target, &plan, &yama_scope, &by_ptracer,
+                           &signal_ok, &err) != 0) {
             rc = tdb_error_exit(&err);
             goto cleanup;
         }
@@ -374,10 +524,21 @@ int cmd_vscode(int argc, char **argv)
             printf("pid %d runs no debugpy server: writing only the C++ attach "
                    "(pass --port N if it listens where tdebug cannot see)\n", (int)attach_pid);
         }
-        if (elevated_scope)
-            tdb_warn("ptrace_scope is %d: gdb can attach to pid %d only with privileges (VS Code "
-                     "asks through pkexec); the launch entry (--program) needs none",
-                     elevated_scope, (int)attach_pid);
+        if (plan == TDB_VSCODE_ATTACH_ELEVATED)
+            tdb_warn("ptrace_scope is %d: gdb can attach to pid %d only as root, so VS Code's C/C++ "
+                     "extension starts it through pkexec (or sudo) and asks for a password; the "
+                     "launch entry (--program) needs none",
+                     yama_scope, (int)attach_pid);
+        else if (!signal_ok)
+            tdb_warn("gdb can attach to pid %d, another user's process, only by its CAP_SYS_PTRACE, "
+                     "which gives no right to signal it: VS Code will not be able to pause it, nor "
+                     "to detach while it runs (run VS Code as that user, or as root)",
+                     (int)attach_pid);
+        else if (by_ptracer)
+            tdb_warn("pid %d lets debuggers of its user attach (prctl(PR_SET_PTRACER), as a program "
+                     "paused by 'tdebug env' does while it waits): gdb is started as you, without "
+                     "pkexec; start \"tdebug: attach (C++, gdb)\" before the process takes that back",
+                     (int)attach_pid);
     } else {
         if (resolve_program("python", tdb_target_python(o.python), &python, &err) < 0) {
             rc = tdb_error_exit(&err);
@@ -408,12 +569,15 @@ int cmd_vscode(int argc, char **argv)
                 rc = TDB_EXIT_NOTFOUND;
                 goto cleanup;
             }
+            if (passable(script)) {
+                rc = tdb_usage_error("vscode", "cannot use the script '%s': its path %s", o.program,
+                                     passable(script));
+                goto cleanup;
+            }
             size_t wl = strlen(ws_real);
             if (!strncmp(script, ws_real, wl) && script[wl] == '/') {
-                program = tdb_xasprintf("${workspaceFolder}/%s", script + wl + 1);
                 label = tdb_xstrdup(script + wl + 1);
             } else {
-                program = tdb_xstrdup(script);
                 label = tdb_xstrdup(script);
                 script_dir = tdb_xstrdup(script);
                 *strrchr(script_dir, '/') = '\0';
@@ -422,6 +586,16 @@ int cmd_vscode(int argc, char **argv)
             label = tdb_xasprintf("-m %s", o.module);
         }
         host = tdb_xstrdup("127.0.0.1");
+        /* The runner gdb starts the interpreter on: beside the binary in a
+         * build tree, in LIBDIR/tdebug once installed. */
+        runner = tdb_companion_path("python/tdebug/_vscode_run.py");
+        if (!runner)
+            runner = tdb_companion_path("tdebug/_vscode_run.py");
+        if (!runner || passable(runner)) {
+            tdb_fail("cannot find tdebug's '_vscode_run.py' beside %s or in %s (reinstall tdebug)",
+                     tdebug, TDB_LIBDIR);
+            goto cleanup;
+        }
     }
 
     if (o.torch_src) {
@@ -440,8 +614,11 @@ int cmd_vscode(int argc, char **argv)
     }
 
     spec.label = label;
-    spec.program = program;
+    spec.program = script;
     spec.module = o.module;
+    spec.workspace = ws_real;
+    spec.runner = runner;
+    spec.attach_direct = attach_pid && plan == TDB_VSCODE_ATTACH_DIRECT;
     spec.args = o.args;
     spec.n_args = o.n_args;
     spec.python = python;
@@ -455,8 +632,10 @@ int cmd_vscode(int argc, char **argv)
     spec.build_root = root;
     helper = tdb_vscode_python_gdb_helper(python, &py);
     spec.gdb_helper = helper;
-    libs = library_patterns(&o, &py, ws_real, script_dir);
+    libs = library_patterns(&o, &py, ws_real, script_dir, lib_paths);
     spec.libraries = libs;
+    src_dirs = source_dirs(lib_paths, ws_real);
+    spec.source_dirs = src_dirs;
 
     if (!attach_pid) {
         /* The port is kept between runs, so that running again gives the
@@ -474,7 +653,8 @@ int cmd_vscode(int argc, char **argv)
 
     tdb_vscode_entries(&spec, &configurations, &compounds, &tasks);
     if (tdb_vscode_write(ws_real, o.workspace, configurations, compounds, tasks,
-                         tdb_vscode_stale_names(&spec), written, &err) < 0) {
+                         tdb_vscode_stale_names(&spec), say_waiting, (void *)o.workspace, written,
+                         &err) < 0) {
         rc = tdb_error_exit(&err);
         goto cleanup;
     }
@@ -485,6 +665,10 @@ int cmd_vscode(int argc, char **argv)
                port ? "Python + C++" : "C++, gdb");
     else
         printf("In VS Code: Run and Debug, pick \"tdebug: %s (Python + C++)\", press F5.\n", label);
+    printf("gdb reads the symbols of every shared object under %s and of every Python extension "
+           "module as they load; for another library, add --lib NAME and run this again (or type "
+           "'-exec sharedlibrary NAME' in the Debug Console).\n",
+           !strcmp(o.workspace, ".") ? "this folder" : o.workspace);
     rc = TDB_EXIT_OK;
 cleanup:
     tdb_vscode_written_clear(&written[0]);
@@ -493,13 +677,15 @@ cleanup:
     json_decref(compounds);
     json_decref(tasks);
     json_decref(libs);
+    json_decref(lib_paths);
+    json_decref(src_dirs);
+    free(runner);
     tdb_python_info_clear(&py);
     free(o.libs);
     free(ws_real);
     free(python);
     free(gdb);
     free(script);
-    free(program);
     free(label);
     free(script_dir);
     free(helper);

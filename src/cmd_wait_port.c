@@ -5,6 +5,7 @@
  */
 #include "cmd.h"
 #include "common.h"
+#include "procfs.h"
 #include "tcp.h"
 
 #include <getopt.h>
@@ -16,7 +17,7 @@
 #define POLL_MS 50
 
 const char cmd_wait_port_usage[] =
-    "usage: tdebug wait-port [--timeout S] [--quiet] HOST:PORT\n"
+    "usage: tdebug wait-port [--timeout S] [--started-within S] [--quiet] HOST:PORT\n"
     "\n"
     "Wait until a TCP socket listens on HOST:PORT, reading the kernel's tables\n"
     "(/proc/net/tcp and tcp6) instead of connecting: a client that connects\n"
@@ -24,8 +25,12 @@ const char cmd_wait_port_usage[] =
     "be an address ([::1] for IPv6) or a name; a bare PORT means 127.0.0.1.\n"
     "A socket bound to the wildcard address (0.0.0.0, ::) counts.\n"
     "\n"
-    "  --timeout S   give up after S seconds (default 60; 0 checks once)\n"
-    "  -q, --quiet   print nothing when the port listens\n"
+    "  --timeout S         give up after S seconds (default 60; 0 checks once)\n"
+    "  --started-within S  give up after S seconds when no process has HOST:PORT,\n"
+    "                      as written, among its arguments: the program that\n"
+    "                      would listen was not started ('tdebug vscode' runs\n"
+    "                      it with that argument)\n"
+    "  -q, --quiet         print nothing when the port listens\n"
     "\n"
     "Exit status: 0 listening; 1 nothing listened in time.\n";
 
@@ -33,11 +38,12 @@ int cmd_wait_port(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"timeout", required_argument, NULL, 't'},
+        {"started-within", required_argument, NULL, 's'},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    double timeout = DEFAULT_TIMEOUT;
+    double timeout = DEFAULT_TIMEOUT, started_within = -1;
     int quiet = 0, c, port, n_addrs, rc = TDB_EXIT_FAIL;
     char *host = NULL;
     tdb_tcp_addr addrs[8];
@@ -50,6 +56,11 @@ int cmd_wait_port(int argc, char **argv)
         case 't':
             if (tdb_parse_seconds(optarg, &timeout) < 0)
                 return tdb_usage_error("wait-port", "bad --timeout '%s' (expected seconds, e.g. 30)", optarg);
+            break;
+        case 's':
+            if (tdb_parse_seconds(optarg, &started_within) < 0)
+                return tdb_usage_error("wait-port", "bad --started-within '%s' (expected seconds, "
+                                                    "e.g. 30)", optarg);
             break;
         case 'q':
             quiet = 1;
@@ -74,7 +85,9 @@ int cmd_wait_port(int argc, char **argv)
         return tdb_usage_error("wait-port", "%s", err.msg);
     }
 
-    int64_t deadline = tdb_now_ms() + (int64_t)(timeout * 1000);
+    int64_t start = tdb_now_ms(), deadline = start + (int64_t)(timeout * 1000);
+    int64_t starter_deadline = start + (int64_t)(started_within * 1000);
+    int starter_seen = 0;
     for (;;) {
         tdb_tcp_socket *v = NULL;
         size_t n = 0;
@@ -89,6 +102,19 @@ int cmd_wait_port(int argc, char **argv)
                 printf("tdebug: %s is listening\n", argv[optind]);
             rc = TDB_EXIT_OK;
             break;
+        }
+        /* Once the program is seen it may take its time (gdb reading
+         * symbols); until then, the Python side may be waiting for a
+         * program nobody starts: say so instead of waiting it out. */
+        if (started_within >= 0 && !starter_seen) {
+            starter_seen = tdb_proc_with_arg(argv[optind]) != 0;
+            if (!starter_seen && tdb_now_ms() >= starter_deadline) {
+                tdb_fail("cannot wait for '%s': no program that would listen there started within "
+                         "%g s (in VS Code, start the compound that runs it under gdb, 'tdebug: ... "
+                         "(Python + C++)': the Python entry alone does not start it)",
+                         argv[optind], started_within);
+                break;
+            }
         }
         if (tdb_now_ms() >= deadline) {
             tdb_fail("cannot wait for '%s': nothing listens on it after %g s "

@@ -202,6 +202,8 @@ void tdb_buf_addc(tdb_buf *b, char c)
 
 void tdb_buf_vaddf(tdb_buf *b, const char *fmt, va_list ap)
 {
+    if (!fmt)
+        return; /* and gcc, inlining callers at -O1, knows it */
     va_list ap2;
     va_copy(ap2, ap);
     int n = vsnprintf(NULL, 0, fmt, ap2);
@@ -387,16 +389,12 @@ const char *tdb_default_python(void)
     return TDB_PYTHON;
 }
 
-char *tdb_read_file(const char *path, size_t *out_len, tdb_error *err)
+/* Read all of FD (closed) into a new string; PATH names it in messages. */
+static char *read_fd(int fd, const char *path, size_t *out_len, tdb_error *err)
 {
     tdb_buf b = TDB_BUF_INIT;
     char chunk[4096];
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
 
-    if (fd < 0) {
-        tdb_error_errno(err, "cannot open '%s'", path);
-        return NULL;
-    }
     for (;;) {
         ssize_t n = read(fd, chunk, sizeof(chunk));
         if (n < 0) {
@@ -415,6 +413,77 @@ char *tdb_read_file(const char *path, size_t *out_len, tdb_error *err)
     if (out_len)
         *out_len = b.len;
     return tdb_buf_detach(&b);
+}
+
+char *tdb_read_file(const char *path, size_t *out_len, tdb_error *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+    if (fd < 0) {
+        tdb_error_errno(err, "cannot open '%s'", path);
+        return NULL;
+    }
+    return read_fd(fd, path, out_len, err);
+}
+
+const char *tdb_file_kind(mode_t mode)
+{
+    switch (mode & S_IFMT) {
+    case S_IFREG: return "a regular file";
+    case S_IFDIR: return "a directory";
+    case S_IFIFO: return "a FIFO";
+    case S_IFCHR: return "a character device";
+    case S_IFBLK: return "a block device";
+    case S_IFSOCK: return "a socket";
+    case S_IFLNK: return "a symbolic link";
+    default: return "not a regular file";
+    }
+}
+
+/* ERR for NAME, which is (or links to) a file of MODE that is no regular
+ * file. */
+static void not_regular(tdb_error *err, const char *path, const char *name, mode_t mode)
+{
+    struct stat lst;
+    char *target = lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode) ? realpath(path, NULL) : NULL;
+    tdb_error_set_exit(err, TDB_EXIT_FAIL, EINVAL,
+                       "cannot update '%s': %s%s%s is %s, not a regular file (tdebug writes "
+                       "only regular files: move it away and run the command again)",
+                       name, target ? "it links to '" : "it", target ? target : "",
+                       target ? "', which" : "", tdb_file_kind(mode));
+    free(target);
+}
+
+char *tdb_read_regular_file(const char *path, const char *name, size_t *out_len, tdb_error *err)
+{
+    struct stat st, fst;
+    int fd;
+
+    if (!name)
+        name = path;
+    /* stat() first: a device is never opened (opening some has effects),
+     * a FIFO never waited on. */
+    if (stat(path, &st) < 0) {
+        tdb_error_set(err, errno, "cannot read '%s': %s", name, strerror(errno));
+        return NULL;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        not_regular(err, path, name, st.st_mode);
+        return NULL;
+    }
+    /* O_NONBLOCK: should a FIFO have taken its place since, the open does
+     * not wait for a writer, and fstat() below tells. */
+    fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        tdb_error_set(err, errno, "cannot read '%s': %s", name, strerror(errno));
+        return NULL;
+    }
+    if (fstat(fd, &fst) < 0 || !S_ISREG(fst.st_mode)) {
+        not_regular(err, path, name, fst.st_mode);
+        close(fd);
+        return NULL;
+    }
+    return read_fd(fd, name, out_len, err);
 }
 
 static int write_all(int fd, const char *s, size_t n)
@@ -530,8 +599,8 @@ int tdb_write_file_keeping(const char *path, const char *name, const char *old, 
         tdb_error_errno(err, "cannot stat '%s'", name);
         goto cleanup;
     }
-    if (existed && S_ISDIR(st.st_mode)) {
-        tdb_error_set(err, EISDIR, "cannot write '%s': it is a directory", name);
+    if (existed && !S_ISREG(st.st_mode)) {
+        not_regular(err, path, name, st.st_mode);
         goto cleanup;
     }
     /* The file must still hold what the caller read and based DATA on. */
@@ -543,7 +612,7 @@ int tdb_write_file_keeping(const char *path, const char *name, const char *old, 
     }
     if (existed) {
         size_t now_len;
-        now = tdb_read_file(real, &now_len, err);
+        now = tdb_read_regular_file(real, name, &now_len, err);
         if (!now)
             goto cleanup;
         if (now_len != old_len || memcmp(now, old, old_len)) {

@@ -15,6 +15,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* Exit statuses: the one table, tdb_exit_status_help (src/tdebug.c), which
  * 'tdebug --help', every command's --help and tdebug(1) print. */
@@ -148,11 +149,23 @@ const char *tdb_default_python(void);
  * Returns NULL with ERR set on failure; *OUT_LEN gets the length if given. */
 char *tdb_read_file(const char *path, size_t *out_len, tdb_error *err);
 
+/* "a FIFO", "a character device", "a directory", ... for messages. */
+const char *tdb_file_kind(mode_t mode);
+
+/* Read PATH as tdb_read_file() does, but only a regular file (after
+ * following symbolic links): anything else is refused before it is opened,
+ * so a FIFO never blocks and a device is never touched; ERR then says
+ * "cannot update 'NAME': it is a FIFO, not a regular file (...)" (exit
+ * status TDB_EXIT_FAIL).  A missing file gives NULL with ERR's code ENOENT.
+ * NAME is PATH as messages show it (NULL: PATH). */
+char *tdb_read_regular_file(const char *path, const char *name, size_t *out_len, tdb_error *err);
+
 /* Write LEN bytes of DATA to PATH, never half written and never losing
  * what was there ('tdebug vscode' and 'tour --markdown' write through it):
  *  - a temporary file in the same directory, fsync'ed, renamed over PATH,
  *    then the directory fsync'ed; a symbolic link is followed and its
- *    target replaced;
+ *    target replaced; anything but a regular file (a FIFO, a device, a
+ *    directory, also behind a link) is refused and left untouched;
  *  - the old file's mode is kept, and its owner when root writes a user's
  *    file; a new file gets what creat() would give (0666 & ~umask);
  *  - the previous bytes are first kept as PATH.~N~ (GNU numbered backups,

@@ -10,6 +10,7 @@
 #include "inspect.h"
 #include "mi_session.h"
 #include "ptrace_check.h"
+#include "pyframes.h"
 #include "spawn.h"
 
 #include <errno.h>
@@ -423,6 +424,67 @@ static char *runtime_object(json_t *info)
     return exe ? tdb_xstrdup(exe) : NULL;
 }
 
+/* Really read Python frames the way every tdebug stack does: start PYTHON
+ * in a known function, read its stack from memory, find the frame. */
+static void check_python_frames(tdb_doctor *d, const char *python, int can_run)
+{
+    tdb_check *c = add_check(d, "python-frames");
+    static const char code[] = "import sys, time\n"
+                               "def tdebug_doctor_frame():\n"
+                               "    print('ready', flush=True)\n"
+                               "    time.sleep(60)\n"
+                               "tdebug_doctor_frame()\n";
+    char *argv[] = {(char *)python, "-c", (char *)code, NULL};
+    tdb_child child;
+    tdb_error err = {0};
+    tdb_py_process *py = NULL;
+    tdb_py_snapshot *snap = NULL;
+    char *line = NULL;
+    if (!can_run) {
+        set_check(c, TDB_CHECK_WARN, tdb_xstrdup("not tried: this machine cannot trace processes"),
+                  tdb_xstrdup("fix ptrace first"));
+        return;
+    }
+    if (tdb_child_start(argv, NULL, &child, &err) < 0) {
+        set_check(c, TDB_CHECK_FAIL, tdb_xasprintf("cannot start %s: %s", python, err.msg),
+                  tdb_xstrdup("check --python"));
+        return;
+    }
+    if (!(line = tdb_child_wait_line(&child, "ready", PY_TIMEOUT_MS, &err))) {
+        set_check(c, TDB_CHECK_FAIL, tdb_xasprintf("%s did not start: %s", python, err.msg),
+                  tdb_xstrdup("check --python"));
+        goto done;
+    }
+    int rc = tdb_py_open(child.pid, NULL, &py, &err);
+    if (rc != 0) {
+        set_check(c, TDB_CHECK_FAIL,
+                  tdb_xasprintf("tdebug cannot read this interpreter's Python frames: %s",
+                                rc > 0 ? "no CPython runtime found in it" : err.msg),
+                  tdb_xstrdup("stacks still show native frames; see 'tdebug stacks --help' for "
+                              "the CPython versions read"));
+        goto done;
+    }
+    int found = 0;
+    if ((snap = tdb_py_read(py, &err)))
+        for (size_t i = 0; i < snap->n_threads && !found; i++)
+            for (size_t k = 0; k < snap->threads[i].n_frames && !found; k++)
+                found = strcmp(snap->threads[i].frames[k].name, "tdebug_doctor_frame") == 0;
+    if (found)
+        set_check(c, TDB_CHECK_OK,
+                  tdb_xasprintf("tdebug reads Python %s frames from memory (tried; python3-dbg "
+                                "not needed)", tdb_py_version(py)), NULL);
+    else
+        set_check(c, TDB_CHECK_FAIL,
+                  tdb_xasprintf("tdebug read Python %s but not the frame it ran (%s)",
+                                tdb_py_version(py), snap ? "frame missing" : err.msg),
+                  tdb_xstrdup("report this with 'tdebug stacks -v' on that interpreter"));
+done:
+    tdb_py_snapshot_free(snap);
+    tdb_py_close(py);
+    free(line);
+    tdb_child_finish(&child, 0);
+}
+
 static void check_python_debuginfo(tdb_doctor *d, const char *python, json_t *info)
 {
     tdb_check *c = add_check(d, "python-debuginfo");
@@ -459,9 +521,10 @@ static void check_python_debuginfo(tdb_doctor *d, const char *python, json_t *in
             remedy = tdb_xasprintf("this interpreter was built without debug info: rebuild it "
                                    "with CFLAGS=-g (pyenv: PYTHON_CFLAGS=-g pyenv install), or "
                                    "use one that has it (--python)");
-        set_check(c, TDB_CHECK_FAIL,
-                  tdb_xasprintf("no CPython debug info for %s (%s): py-bt cannot show Python "
-                                "frames", obj, r->debug_file ? "debug file has no DWARF"
+        set_check(c, TDB_CHECK_WARN,
+                  tdb_xasprintf("no CPython debug info for %s (%s): only gdb's own py-bt and "
+                                "--cpython-symbols need it (tdebug reads Python frames itself)",
+                                obj, r->debug_file ? "debug file has no DWARF"
                                 : r->debuglink || r->build_id ? "no debug file found"
                                                               : "stripped"),
                   remedy);
@@ -500,9 +563,11 @@ static void check_py_bt(tdb_doctor *d, const char *gdb_name, const char *python,
         set_check(c, TDB_CHECK_OK, tdb_xstrdup("gdb's py-bt shows Python frames (tried)"), NULL);
     } else if (strstr(r.out, "Undefined command: \"py-bt\"") ||
                strstr(r.err, "Undefined command: \"py-bt\"")) {
-        set_check(c, TDB_CHECK_FAIL,
+        set_check(c, TDB_CHECK_WARN,
                   tdb_xasprintf("gdb has no py-bt command for %s: CPython's gdb helpers "
-                                "(python-gdb.py) were not loaded", python),
+                                "(python-gdb.py) were not loaded; tdebug's own py-bt does "
+                                "not need them",
+                                python),
                   tdb_xstrdup("Debian: the python3.X-dbg package installs them under "
                               "/usr/share/gdb/auto-load/; elsewhere, copy Tools/gdb/libpython.py "
                               "beside the interpreter as NAME-gdb.py and allow it with "
@@ -513,8 +578,9 @@ static void check_py_bt(tdb_doctor *d, const char *gdb_name, const char *python,
                   tdb_xstrdup("try again on a less loaded machine"));
     } else {
         char *e = tdb_first_line(*r.err ? r.err : r.out);
-        set_check(c, TDB_CHECK_FAIL,
-                  tdb_xasprintf("py-bt showed no Python frame (%s)", *e ? e : "no output"),
+        set_check(c, TDB_CHECK_WARN,
+                  tdb_xasprintf("gdb's py-bt showed no Python frame (%s); tdebug's own py-bt "
+                                "does not need it", *e ? e : "no output"),
                   tdb_xstrdup("install the interpreter's debug info (see python-debuginfo) and "
                               "check 'gdb --args PYTHON' then 'run', 'py-bt' by hand"));
         free(e);
@@ -705,6 +771,7 @@ void tdb_doctor_run(const tdb_doctor_options *opt, tdb_doctor *d)
                             json_string_value(json_object_get(info, "version")),
                             json_is_true(json_object_get(info, "pydebug")) ? ", debug build" : ""),
               NULL);
+    check_python_frames(d, python, can_run);
     check_python_debuginfo(d, python, info);
     if (gdb_ok)
         check_py_bt(d, opt->gdb, python, can_run);

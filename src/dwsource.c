@@ -63,6 +63,50 @@ cleanup:
     return found;
 }
 
+long tdb_dwarf_source_dirs(const char *elf_path, json_t *dirs, tdb_error *err)
+{
+    Dwarf *dbg = NULL;
+    long units = -1;
+    int fd = open(elf_path, O_RDONLY | O_CLOEXEC);
+
+    if (fd < 0) {
+        tdb_error_errno(err, "cannot open '%s'", elf_path);
+        return -1;
+    }
+    dbg = dwarf_begin(fd, DWARF_C_READ);
+    if (!dbg) {
+        tdb_error_set(err, 0, "cannot read debug info in '%s': %s (was it built with -g?)",
+                      elf_path, dwarf_errmsg(-1));
+        goto cleanup;
+    }
+    units = 0;
+    Dwarf_Off off = 0, next;
+    size_t header;
+    while (dwarf_nextcu(dbg, off, &next, &header, NULL, NULL, NULL) == 0) {
+        Dwarf_Die die;
+        Dwarf_Attribute attr;
+        if (dwarf_offdie(dbg, off + header, &die)) {
+            const char *unit = dwarf_diename(&die);
+            const char *dir = dwarf_formstring(dwarf_attr(&die, DW_AT_comp_dir, &attr));
+            units++;
+            if (unit && unit[0] == '/') {
+                const char *slash = strrchr(unit, '/');
+                char *d = tdb_xstrndup(unit, slash > unit ? (size_t)(slash - unit) : 1);
+                json_object_set_new(dirs, d, json_true());
+                free(d);
+            } else if (unit && dir && dir[0] == '/') {
+                json_object_set_new(dirs, dir, json_true());
+            }
+        }
+        off = next;
+    }
+cleanup:
+    if (dbg)
+        dwarf_end(dbg);
+    close(fd);
+    return units;
+}
+
 int tdb_marked_line(const char *path, const char *marker, int *out_line, tdb_error *err)
 {
     char *text = tdb_read_file(path, NULL, err);

@@ -238,6 +238,35 @@ char *tdb_proc_comm(pid_t pid, pid_t tid)
     return s;
 }
 
+pid_t tdb_proc_with_arg(const char *arg)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *de;
+    size_t al = strlen(arg);
+    pid_t found = 0, self = getpid();
+
+    while (d && !found && (de = readdir(d))) {
+        char *end, path[300];
+        long pid = strtol(de->d_name, &end, 10);
+        size_t len = 0;
+        if (*end || pid <= 0 || pid == self)
+            continue;
+        snprintf(path, sizeof(path), "/proc/%s/cmdline", de->d_name);
+        char *raw = tdb_read_file(path, &len, NULL);
+        /* Every argument after the first, each ended by a NUL. */
+        for (size_t i = raw ? strnlen(raw, len) + 1 : len; i < len && !found;) {
+            size_t n = strnlen(raw + i, len - i);
+            if (n == al && !memcmp(raw + i, arg, al))
+                found = (pid_t)pid;
+            i += n + 1;
+        }
+        free(raw);
+    }
+    if (d)
+        closedir(d);
+    return found;
+}
+
 char *tdb_proc_cmdline(pid_t pid, size_t max)
 {
     char path[64];

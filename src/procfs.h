@@ -48,6 +48,9 @@ char *tdb_proc_comm(pid_t pid, pid_t tid);
 /* The command line with arguments joined by spaces (at most about MAX
  * bytes, "..." when cut), as a new string, or NULL when unreadable. */
 char *tdb_proc_cmdline(pid_t pid, size_t max);
+/* A process other than tdebug itself that has ARG, exactly, among its
+ * arguments (after argv[0]), or 0 when there is none that tdebug can see. */
+pid_t tdb_proc_with_arg(const char *arg);
 /* TracerPid from /proc/PID/status: 0 untraced, -1 unreadable. */
 pid_t tdb_proc_tracer(pid_t pid);
 /* The process (thread group) that thread TID belongs to, or -1. */

@@ -187,6 +187,23 @@ void tdb_tracer_as_root(tdb_tracer *t)
     compute_debugger_caps(t);
 }
 
+int tdb_trace_try(pid_t pid)
+{
+    int status;
+    pid_t child = fork();
+
+    if (child < 0)
+        return errno;
+    if (child == 0) {
+        int e = ptrace(PTRACE_SEIZE, pid, NULL, NULL) == 0 ? 0 : errno;
+        _exit(e > 0 && e < 256 ? e : e ? EPERM : 0);
+    }
+    while (waitpid(child, &status, 0) < 0)
+        if (errno != EINTR)
+            return errno;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : EIO;
+}
+
 int tdb_tracer_probe(tdb_tracer *t)
 {
     pid_t child = fork();

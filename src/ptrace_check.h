@@ -88,6 +88,12 @@ void tdb_tracer_as_root(tdb_tracer *t);
  * works at all) and returns it. */
 int tdb_tracer_probe(tdb_tracer *t);
 
+/* Try PTRACE_SEIZE on PID from a child of tdebug's, which then exits (the
+ * kernel lets go of a tracee whose tracer exits; a seize does not stop
+ * it): 0 when the kernel allowed it, else its errno.  What Yama decides
+ * only at attach time (a prctl(PR_SET_PTRACER) exception) shows here. */
+int tdb_trace_try(pid_t pid);
+
 /* What tracing is for, and by whom: the words of the refusals. */
 typedef struct tdb_trace_purpose {
     const char *verb;    /* "cannot VERB pid N: ..."; NULL: messages give the

@@ -325,6 +325,8 @@ static void update_bp(tdb_session *s, const json_t *bkpt)
     }
     tdb_buf_free(&where);
     tdb_buf_free(&one);
+    if (s->fe.breakpoint_changed && b->id)
+        tdb_session_bp_changed(s, b, bkpt);
 
     if (!json_is_array(locations) || b->kind == BP_IMPORT || strstr(b->location, "@plt"))
         return;
@@ -1223,12 +1225,15 @@ cleanup:
     return rc;
 }
 
+/* libstdc++'s file, whose symbols catch throw needs. */
+#define STDCXX_RE "/libstdc++\\.so[^/]*$"
+
 /* 'catch throw [TYPE]': stop where C++ throws (TYPE: a regex of the
  * exception's type).  gdb's catchpoint needs libstdc++'s symbols, which
  * tdebug reads itself, now when it is mapped, else when it loads. */
 int tdb_session_catch_throw(tdb_session *s, const char *type, tdb_reply *r, tdb_error *err)
 {
-    static const char stdcxx[] = "/libstdc++\\.so[^/]*$";
+    static const char stdcxx[] = STDCXX_RE;
     json_t *res = NULL;
     int mapped = 0;
     for (size_t i = 0; i < s->n_libs; i++)
@@ -1339,8 +1344,8 @@ tdb_session *tdb_session_new(const tdb_session_options *opts, const tdb_frontend
 
     /* Keep the program's stdio ours: gdb's stdin/stdout are MI pipes. */
     for (int i = 0; i < 3; i++) {
-        int src = i;
-        if (opts->output == TDB_OUTPUT_JSON && i == 1)
+        int src = opts->program_stdio ? opts->program_stdio[i] : i;
+        if (!opts->program_stdio && opts->output == TDB_OUTPUT_JSON && i == 1)
             src = 2; /* stdout carries only JSON; the program writes to stderr */
         s->saved_fds[i] = fcntl(src, F_DUPFD_CLOEXEC, 10);
         if (s->saved_fds[i] < 0) {
@@ -1486,8 +1491,18 @@ static int widen_interest(tdb_session *s, tdb_error *err)
  * after attaching). */
 static int arm(tdb_session *s, const char *script_dir, tdb_error *err)
 {
+    /* Breakpoints and catch throw placed before the program started (a
+     * front-end's, tdb_session_breakpoint_add()) need the same symbols as
+     * --break. */
+    int user_bps = 0;
+    for (size_t i = 0; i < s->n_bps; i++)
+        user_bps |= s->bps[i].kind == BP_NATIVE;
     if (!s->opts.all_symbols &&
-        set_interest(s, interest_regex(s, script_dir, s->opts.n_breaks > 0), err) < 0)
+        set_interest(s, interest_regex(s, script_dir, s->opts.n_breaks > 0 || user_bps), err) < 0)
+        return -1;
+    if (s->stdcxx_interest && !s->opts.all_symbols &&
+        set_interest(s, tdb_xasprintf("%s%s%s", s->interest ? s->interest : "",
+                                      s->interest ? "\\|" : "", STDCXX_RE), err) < 0)
         return -1;
     if (place_load_catchpoint(s, err) < 0)
         return -1;
@@ -1665,7 +1680,7 @@ int tdb_session_end(tdb_session *s, tdb_end how)
                 tdb_gdb_cmd(s->gdb, 30000, NULL, &err, "-target-detach");
                 say(s, "detached", "detached from pid %d", (int)s->pid);
             } else {
-                tdb_gdb_console(s->gdb, 30000, &err, "kill");
+                free(tdb_gdb_console(s->gdb, 30000, &err, "kill"));
             }
             s->state = EXITED;
         }
@@ -1687,25 +1702,15 @@ static int setup_symbols(tdb_session *s, tdb_error *err)
     if (!s->opts.all_symbols &&
         tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, err, "-gdb-set auto-solib-add off") < 0)
         return -1;
-    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-    char *dir = xdg && *xdg ? tdb_xasprintf("%s/tdebug/gdb-index", xdg)
-                : home && *home ? tdb_xasprintf("%s/.cache/tdebug/gdb-index", home) : NULL;
+    /* Best effort: an unwritable cache only costs time. */
+    char *dir = tdb_user_cache_dir("gdb-index", NULL);
     if (dir) {
-        /* Best effort: an unwritable cache only costs time. */
-        for (char *p = dir + 1; *p; p++)
-            if (*p == '/') {
-                *p = '\0';
-                mkdir(dir, 0700);
-                *p = '/';
-            }
-        if (mkdir(dir, 0700) == 0 || errno == EEXIST) {
-            tdb_buf cmd = TDB_BUF_INIT;
-            tdb_buf_adds(&cmd, "set index-cache directory ");
-            tdb_buf_adds(&cmd, dir);
-            if (console(s, CMD_TIMEOUT_MS, NULL, "%s", tdb_buf_str(&cmd)) == 0)
-                console(s, CMD_TIMEOUT_MS, NULL, "set index-cache enabled on");
-            tdb_buf_free(&cmd);
-        }
+        tdb_buf cmd = TDB_BUF_INIT;
+        tdb_buf_adds(&cmd, "set index-cache directory ");
+        tdb_buf_adds(&cmd, dir);
+        if (console(s, CMD_TIMEOUT_MS, NULL, "%s", tdb_buf_str(&cmd)) == 0)
+            console(s, CMD_TIMEOUT_MS, NULL, "set index-cache enabled on");
+        tdb_buf_free(&cmd);
         free(dir);
     }
     return 0;
@@ -2112,10 +2117,8 @@ int tdb_session_attach(tdb_session *s, pid_t pid, const json_t *announcement,
             }
         }
     }
-    if (s->have_interest || s->opts.n_symbols || s->opts.n_breaks) {
-        /* arm() below reads the symbols breakpoints need, library by
-         * library; --symbols are read now. */
-    }
+    /* arm() reads the symbols each breakpoint needs, library by library;
+     * --symbols are read now. */
     if (arm(s, NULL, err) < 0)
         return -1;
     if (s->opts.n_symbols && s->interest) {

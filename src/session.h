@@ -71,6 +71,10 @@ typedef struct tdb_session_options {
     int started_by_tdebug; /* attach: a program tdebug started ('run --preload'),
                             * whose end its caller reaps and reports */
     const char *commands;  /* -x FILE: commands run at stops, one a line */
+    const int *program_stdio; /* the launched program's stdin, stdout and
+                               * stderr (duplicated; the caller keeps its
+                               * own); NULL: tdebug's own (a front-end whose
+                               * stdout is a protocol stream passes pipes) */
 } tdb_session_options;
 
 typedef struct tdb_session tdb_session;
@@ -112,6 +116,10 @@ typedef struct tdb_frontend {
     void (*event)(void *data, const json_t *event);
     void (*program_started)(void *data, pid_t pid);
     void *data;
+    /* A breakpoint changed: it bound (a library defining it loaded), moved
+     * or its locations changed.  BP is tdb_session_breakpoint()'s JSON
+     * (borrowed).  NULL: not told. */
+    void (*breakpoint_changed)(void *data, const json_t *bp);
 } tdb_frontend;
 
 /* Print one event the way sessions do: with TDB_OUTPUT_JSON, one line
@@ -304,5 +312,88 @@ int tdb_session_has_stops(const tdb_session *s);
  * does not read itself). */
 unsigned tdb_session_stack_flags(const tdb_session *s);
 void tdb_session_render_stack(tdb_session *s, const tdb_stop_info *st, tdb_buf *out);
+
+/* ==== Structured queries (src/session_query.c) ====
+ *
+ * The session as data rather than text, for front-ends that show it in
+ * their own form (the Debug Adapter Protocol front-end, src/dap*.c): the
+ * program's environment, breakpoints, threads, one thread's merged stack,
+ * values.  Stack and value queries need a stop (tdb_session_stop()); they
+ * fail with ERR "the program is running" otherwise. */
+
+/* Set NAME=VALUE (VALUE NULL: unset NAME) in the environment of the program
+ * tdb_session_launch() will start; tdebug's and gdb's own environments are
+ * left alone.  Before launching.  -1 with ERR set when gdb cannot carry it
+ * (NAME empty or with '=', a newline in either, blanks around VALUE). */
+int tdb_session_program_setenv(tdb_session *s, const char *name, const char *value,
+                               tdb_error *err);
+
+/* Whether the core can stop in Python code: breakpoints on FILE.py:LINE
+ * and on Python functions (tdb_session_breakpoint_add()).  0 until the
+ * core has Python breakpoints; a front-end then says so instead of placing
+ * a gdb breakpoint that could never bind. */
+int tdb_session_python_breakpoints(const tdb_session *s);
+/* Is LOCATION a place in Python ("train.py:12", "pkg/mod.py:3", a dotted
+ * name such as "torch.nn.functional.relu") rather than a native one
+ * ("at::native::add", "csrc/x.c:3", "main", "*0x401000")? */
+int tdb_session_location_is_python(const char *location);
+
+/* A breakpoint as data (new reference), or NULL when there is no
+ * breakpoint ID:
+ *   {"id": N, "kind": "native"|"catch"|"python", "location": as given,
+ *    "pending": bool, "verified": bool (bound somewhere), "hits": N,
+ *    "where": "f at x.c:3; ..." or null, "file": full path or null,
+ *    "line": N or null (its first location with a line),
+ *    "message": why it is not verified, or null} */
+json_t *tdb_session_breakpoint(tdb_session *s, int id);
+/* Add a breakpoint at LOCATION (as 'break' takes it), at a stop or before
+ * the program starts.  Returns tdb_session_breakpoint()'s JSON (new
+ * reference); a location gdb rejects gives {"id": 0, "verified": false,
+ * "message": gdb's reason}.  NULL with ERR set when gdb failed. */
+json_t *tdb_session_breakpoint_add(tdb_session *s, const char *location, int temporary,
+                                   tdb_error *err);
+/* A catchpoint on C++ throws whose type matches the regex TYPE (NULL or
+ * "": every throw), as 'catch throw' makes it.  Returns as
+ * tdb_session_breakpoint_add(). */
+json_t *tdb_session_catchpoint_add(tdb_session *s, const char *type, tdb_error *err);
+/* Delete breakpoint ID: 0, or -1 when there is no such breakpoint. */
+int tdb_session_breakpoint_delete(tdb_session *s, int id);
+
+/* The threads at this stop (new reference): [{"id": gdb's number,
+ * "lwp": N, "name": its name or null, "current": bool}]. */
+json_t *tdb_session_threads(tdb_session *s, tdb_error *err);
+/* The thread the stop is in (gdb's number). */
+int tdb_session_stop_thread(tdb_session *s);
+/* THREAD's stack (0: the stop's thread) as the user sees it, innermost
+ * first (new reference): the merged frames of tdb_stackview_json(), each
+ * with "index" (its number for tdb_session_select(), stable until the
+ * program runs): python {index, kind, function, file, line}; native
+ * {index, kind, level, address, function, library, file, line}. */
+json_t *tdb_session_thread_stack(tdb_session *s, int thread, tdb_error *err);
+/* Make frame INDEX of THREAD (0: the stop's) the selected one, as
+ * 'thread' and 'frame' do: commands, finish and values then use it. */
+int tdb_session_select(tdb_session *s, int thread, int index, tdb_error *err);
+
+/* Values at a stop, named by handles (small positive numbers) a front-end
+ * shows and expands.  Handles are valid until tdb_values_reset(), which a
+ * front-end calls when the program runs again. */
+typedef struct tdb_values tdb_values;
+tdb_values *tdb_values_new(tdb_session *s);
+void tdb_values_free(tdb_values *v); /* accepts NULL */
+/* Forget every handle, and gdb's variable objects behind them. */
+void tdb_values_reset(tdb_values *v);
+/* The scopes of frame INDEX of THREAD (new reference): [{"name": "Locals",
+ * "kind": "locals"|"arguments"|"python-locals", "handle": N}]. */
+json_t *tdb_values_scopes(tdb_values *v, int thread, int index, tdb_error *err);
+/* What handle H holds (a scope, or a value with parts): [{"name", "type"
+ * (or null), "value", "handle": N (0: nothing inside)}] (new reference).
+ * A scope the core cannot read yet (Python locals before the core reads
+ * them) gives [] and *NOTE (may be NULL) says why (borrowed, static). */
+json_t *tdb_values_list(tdb_values *v, int h, const char **note, tdb_error *err);
+/* EXPR evaluated in frame INDEX of THREAD: a gdb expression in a native
+ * frame, a Python name in a Python frame.  {"value", "type", "handle"}
+ * (new reference), or NULL with ERR set to why (gdb's or Python's words). */
+json_t *tdb_values_evaluate(tdb_values *v, int thread, int index, const char *expr,
+                            tdb_error *err);
 
 #endif

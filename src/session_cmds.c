@@ -664,9 +664,9 @@ static int cmd_help(tdb_session *s, const char *args, tdb_reply *r, tdb_error *e
 
 static const command commands[] = {
     {"continue", "c", cmd_continue, "let the program run to the next stop"},
-    {"step", "s", cmd_step, "one source line, into calls (gdb's meaning)"},
-    {"next", "n", cmd_next, "one source line, over calls"},
-    {"finish", "fin", cmd_finish, "run until the selected frame returns; shows the value"},
+    {"step", "s", cmd_step, "one line, into calls: from Python into the C/C++ it runs"},
+    {"next", "n", cmd_next, "one line, over calls (a Python line at a Python stop)"},
+    {"finish", "fin", cmd_finish, "until the selected frame returns (to the Python line)"},
     {"stepi", "si", cmd_stepi, "one machine instruction, into calls"},
     {"nexti", "ni", cmd_nexti, "one machine instruction, over calls"},
     {"backtrace", "bt", cmd_bt, "[N|all|raw]: this thread's stack, native and Python merged"},
@@ -676,7 +676,7 @@ static const command commands[] = {
     {"down", NULL, cmd_down, "[N]: select the callee's frame"},
     {"info threads", "i threads", cmd_info_threads, "the threads, named as tdebug names frames"},
     {"thread", NULL, cmd_thread, "N: switch to thread N and show its frame"},
-    {"break", "b", cmd_break, "LOCATION: a breakpoint (FUNCTION, FILE:LINE, *ADDRESS)"},
+    {"break", "b", cmd_break, "LOC: a breakpoint (FUNCTION, FILE:LINE, *ADDR, FILE.py:LINE|FUNC)"},
     {"tbreak", NULL, cmd_tbreak, "LOCATION: a breakpoint that stops once"},
     {"catch", NULL, cmd_catch, "throw [TYPE]: stop where C++ throws (libstdc++'s symbols read)"},
     {"info breakpoints", "i b", cmd_info_breakpoints, "the breakpoints, with hit counts"},

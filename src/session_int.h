@@ -5,6 +5,8 @@
  *                    launching, attaching, resuming, ending
  *   session_stack.c  the stack at a stop: readers, merged views, frames
  *   session_cmds.c   the commands typed at a stop
+ *   session_query.c  the session as data, for front-ends (session.h's
+ *                    "Structured queries")
  */
 #ifndef TDB_SESSION_INT_H
 #define TDB_SESSION_INT_H
@@ -217,5 +219,10 @@ json_t *tdb_session_view_python(tdb_session *s, const tdb_stackview *v);
 void tdb_session_render_view(tdb_session *s, const tdb_stackview *v, const json_t *gdb_py,
                              tdb_buf *out);
 pid_t tdb_session_thread_lwp(tdb_session *s, int thread);
+
+/* session_query.c */
+/* Tell the front-end that breakpoint B changed (BKPT: gdb's tuple for it,
+ * which says where it bound). */
+void tdb_session_bp_changed(tdb_session *s, const bp_info *b, const json_t *bkpt);
 
 #endif

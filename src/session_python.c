@@ -505,7 +505,7 @@ int tdb_session_python_break(tdb_session *s, const char *location, int temporary
     if (tdb_parse_long(what, 1, 1L << 30, &line) < 0) {
         line = 0;
         /* FUNCTION, or Class.method: identifiers and dots */
-        for (const char *p = what; *p; p++)
+        for (const char *p = what; *p && strcmp(what, "<module>") != 0; p++)
             if (!(isalnum((unsigned char)*p) || *p == '_' || *p == '.' || (unsigned char)*p >= 0x80)) {
                 r->error = 1;
                 tdb_buf_addf(&r->text, "tdebug: '%s' is not a Python location: after FILE.py: "

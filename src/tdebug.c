@@ -29,6 +29,8 @@ static const tdb_command commands[] = {
      1},
     {"vscode", cmd_vscode, "write .vscode/launch.json for mixed Python/C++ debugging",
      cmd_vscode_usage, 0},
+    {"dap", cmd_dap, "a debug adapter (DAP) for VS Code: one debugger for Python and C++",
+     cmd_dap_usage, 0},
     {"wait-port", cmd_wait_port, "wait until a TCP port listens, without connecting",
      cmd_wait_port_usage, 1},
     {"doctor", cmd_doctor, "check gdb, ptrace, CPython debug info, debugpy, torch, preloading",

@@ -32,6 +32,7 @@ util-linux        setpriv, to test refusals as an unprivileged user
 libcap2-bin       setcap, to test gdb given CAP_SYS_PTRACE as a file capability
 clang-14          builds the fuzz targets with libFuzzer (make asan)
 libclang-rt-14-dev libFuzzer and the sanitizer runtimes clang links
+nodejs            runs Microsoft's DAP test client against 'tdebug dap' (tests/dap)
 valgrind          callgrind: instruction counts in make bench (bench/pyhook.py), steady on a loaded machine
 "
 
@@ -44,9 +45,34 @@ for pkg in $(printf '%s\n' "$PACKAGES" | awk 'NF { print $1 }'); do
     esac
 done
 
+# npm installs the DAP tests' client: Debian's package, unless the nodejs
+# installed already brings its own (NodeSource's does; Debian's npm would
+# conflict with it).
+command -v npm >/dev/null 2>&1 || missing="$missing npm"
+
+# The DAP tests' client, pinned by tests/dap/package-lock.json: 'npm ci'
+# when the installed one is not the pinned version.
+dap_tests="$(cd "$(dirname "$0")/../tests/dap" && pwd)"
+dap_client_ok() {
+    node -e 'const l = require(process.argv[1] + "/package-lock.json").packages;
+             const k = "node_modules/@vscode/debugadapter-testsupport";
+             process.exit(require(process.argv[1] + "/" + k + "/package.json").version
+                          === l[k].version ? 0 : 1)' "$dap_tests" 2>/dev/null
+}
+install_dap_client() {
+    dap_client_ok && return 0
+    if [ "${1:-}" = "--check" ]; then
+        echo "deps: missing: the DAP test client in tests/dap (npm ci)"
+        return 1
+    fi
+    echo "deps: installing the DAP test client in tests/dap (npm ci)"
+    (cd "$dap_tests" && npm ci --no-audit --no-fund --loglevel=error)
+}
+
 if [ -z "$missing" ]; then
     echo "deps: all packages present"
-    exit 0
+    install_dap_client "${1:-}"
+    exit $?
 fi
 if [ "${1:-}" = "--check" ]; then
     echo "deps: missing:$missing"
@@ -67,3 +93,4 @@ export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -q
 # shellcheck disable=SC2086
 $sudo apt-get install -y -q --no-install-recommends $missing
+install_dap_client

@@ -400,6 +400,7 @@ static tdb_jsonc_node *parse_container(parser *p, int is_object)
                 goto fail;
             }
             item->key_start = key_start;
+            item->key_len = key.len;
             item->key = tdb_buf_detach(&key);
         } else {
             item = parse_value(p);
@@ -633,14 +634,15 @@ tdb_jsonc_doc *tdb_jsonc_load(const char *path, const char *name, tdb_error *err
 {
     size_t len = 0;
     tdb_error local = {0};
-    char *text = tdb_read_file(path, &len, &local);
     tdb_jsonc_doc *doc;
 
     if (!name)
         name = path;
+    char *text = tdb_read_regular_file(path, name, &len, &local);
     if (!text) {
         if (local.code != ENOENT) {
-            tdb_error_set(err, local.code, "cannot read '%s': %s", name, strerror(local.code));
+            if (err && !err->set)
+                *err = local;
             return NULL;
         }
         doc = tdb_jsonc_parse("", 0, name, err);
@@ -686,9 +688,12 @@ const tdb_jsonc_node *tdb_jsonc_get(const tdb_jsonc_node *obj, const char *key)
 {
     if (!obj || obj->type != TDB_JSONC_OBJECT)
         return NULL;
-    for (size_t i = obj->n_items; i > 0; i--)
-        if (!strcmp(obj->items[i - 1]->key, key))
-            return obj->items[i - 1];
+    size_t len = strlen(key);
+    for (size_t i = obj->n_items; i > 0; i--) {
+        const tdb_jsonc_node *m = obj->items[i - 1];
+        if (m->key_len == len && !memcmp(m->key, key, len))
+            return m;
+    }
     return NULL;
 }
 
@@ -719,7 +724,8 @@ json_t *tdb_jsonc_to_json(const tdb_jsonc_doc *doc, const tdb_jsonc_node *n)
     case TDB_JSONC_OBJECT: {
         json_t *o = json_object();
         for (size_t i = 0; i < n->n_items; i++)
-            json_object_set_new_nocheck(o, n->items[i]->key, tdb_jsonc_to_json(doc, n->items[i]));
+            json_object_setn_new_nocheck(o, n->items[i]->key, n->items[i]->key_len,
+                                         tdb_jsonc_to_json(doc, n->items[i]));
         return o;
     }
     }
@@ -816,13 +822,14 @@ void tdb_jsonc_render_json(tdb_buf *b, json_t *v, const char *indent, const char
         }
     } else {
         const char *key;
+        size_t key_len;
         json_t *item;
         int first = 1;
-        json_object_foreach(v, key, item) {
+        json_object_keylen_foreach(v, key, key_len, item) {
             tdb_buf_adds(b, first ? "" : ",");
             first = 0;
             tdb_buf_addf(b, "%s%s", eol, inner);
-            render_string(b, key, strlen(key));
+            render_string(b, key, key_len);
             tdb_buf_adds(b, ": ");
             tdb_jsonc_render_json(b, item, inner, unit, eol);
         }
@@ -956,7 +963,13 @@ static void remove_item(const tdb_jsonc_doc *doc, edit_list *out, const tdb_json
     size_t s = it->key_start, e = it->end;
 
     if (it->comma != TDB_JSONC_NONE) {
-        e = it->comma + 1;
+        /* Whatever sits between the item and its comma (a comment) is the
+         * user's: the comma goes on its own then, and the comment stays. */
+        size_t gap = it->comma - it->end;
+        if (strspn(doc->text + it->end, " \t\r\n\v\f") >= gap)
+            e = it->comma + 1;
+        else
+            edits_add(out, it->comma, 1, NULL);
     } else {
         /* The last item, no trailing comma: the comma before it goes too,
          * unless the item before it goes (and takes its comma along). */
@@ -977,21 +990,31 @@ static void remove_item(const tdb_jsonc_doc *doc, edit_list *out, const tdb_json
     edits_add(out, s, e - s, NULL);
 }
 
-static const char *entry_id(json_t *entry, const char *id_key)
+/* The identity of a new entry (borrowed), or NULL. */
+static json_t *entry_id(json_t *entry, const char *id_key)
 {
-    return json_string_value(json_object_get(entry, id_key));
+    json_t *id = json_object_get(entry, id_key);
+    return json_is_string(id) ? id : NULL;
 }
 
-static const char *node_id(const tdb_jsonc_node *n, const char *id_key)
+/* The identity of an existing element, or NULL. */
+static const tdb_jsonc_node *node_id(const tdb_jsonc_node *n, const char *id_key)
 {
-    const tdb_jsonc_node *v = tdb_jsonc_get(n, id_key);
-    return v && v->type == TDB_JSONC_STRING ? v->string : NULL;
+    const tdb_jsonc_node *v = n->type == TDB_JSONC_OBJECT ? tdb_jsonc_get(n, id_key) : NULL;
+    return v && v->type == TDB_JSONC_STRING ? v : NULL;
 }
 
-static int listed(const char *id, const char *const *list)
+/* Byte for byte: a name with a NUL byte in it is another name. */
+static int same_id(const tdb_jsonc_node *id, json_t *eid)
+{
+    return id && eid && id->string_len == json_string_length(eid) &&
+           !memcmp(id->string, json_string_value(eid), id->string_len);
+}
+
+static int listed(const tdb_jsonc_node *id, const char *const *list)
 {
     for (; id && list && *list; list++)
-        if (!strcmp(id, *list))
+        if (id->string_len == strlen(*list) && !memcmp(id->string, *list, id->string_len))
             return 1;
     return 0;
 }
@@ -1075,15 +1098,13 @@ int tdb_jsonc_update_array(tdb_jsonc_doc *doc, const char *array_key, const char
     /* 1. Same identity: replace the first, remove later duplicates. */
     for (size_t i = 0; i < arr->n_items; i++) {
         const tdb_jsonc_node *it = arr->items[i];
-        const char *id = it->type == TDB_JSONC_OBJECT ? node_id(it, id_key) : NULL;
+        const tdb_jsonc_node *id = node_id(it, id_key);
         size_t j;
         if (!id)
             continue;
-        for (j = 0; j < n_entries; j++) {
-            const char *eid = entry_id(json_array_get(entries, j), id_key);
-            if (eid && !strcmp(eid, id))
+        for (j = 0; j < n_entries; j++)
+            if (same_id(id, entry_id(json_array_get(entries, j), id_key)))
                 break;
-        }
         if (j < n_entries && !used[j]) {
             used[j] = 1;
             replace_item(doc, &doc->edits, it, json_array_get(entries, j));
@@ -1181,7 +1202,8 @@ char *tdb_jsonc_render(const tdb_jsonc_doc *doc, size_t *out_len)
             free(indent);
         } else {
             tdb_buf b = TDB_BUF_INIT;
-            if (doc->len > doc->bom && doc->text[doc->len - 1] != '\n')
+            if (doc->len > doc->bom && doc->text[doc->len - 1] != '\n' &&
+                doc->text[doc->len - 1] != '\r')
                 tdb_buf_adds(&b, doc->eol);
             tdb_jsonc_render_json(&b, doc->new_members, "", doc->unit, doc->eol);
             tdb_buf_adds(&b, doc->eol);

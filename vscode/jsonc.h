@@ -47,7 +47,8 @@ struct tdb_jsonc_node {
     size_t start, end;      /* the value is text[start, end) */
     size_t key_start;       /* object members: the key's opening quote; else start */
     size_t comma;           /* the ',' after this element or member, or TDB_JSONC_NONE */
-    char *key;              /* object members: the decoded key; else NULL */
+    char *key;              /* object members: the decoded key (NUL-terminated); else NULL */
+    size_t key_len;         /* its length, which may include NUL bytes ("a\u0000b") */
     char *string;           /* strings: the decoded value (NUL-terminated) */
     size_t string_len;      /* its length, which may include NUL bytes */
     int boolean;            /* booleans: 0 or 1 */
@@ -63,8 +64,10 @@ typedef struct tdb_jsonc_doc tdb_jsonc_doc;
  * TDB_EXIT_FAIL). */
 tdb_jsonc_doc *tdb_jsonc_parse(const char *text, size_t len, const char *name,
                                tdb_error *err);
-/* Read and parse the file at PATH; a missing file is an empty document.
- * NAME is used in messages (NULL: PATH). */
+/* Read and parse the file at PATH; a missing file is an empty document,
+ * anything but a regular file (a FIFO, a device, also behind a symbolic
+ * link) an error, without waiting on it or opening it
+ * (tdb_read_regular_file()).  NAME is used in messages (NULL: PATH). */
 tdb_jsonc_doc *tdb_jsonc_load(const char *path, const char *name, tdb_error *err);
 void tdb_jsonc_doc_free(tdb_jsonc_doc *doc);
 
@@ -77,7 +80,8 @@ const char *tdb_jsonc_text(const tdb_jsonc_doc *doc, size_t *out_len);
 int tdb_jsonc_existed(const tdb_jsonc_doc *doc);
 
 /* The member KEY of OBJ (the last one when a key repeats, as in VS Code),
- * or NULL.  Borrowed. */
+ * or NULL.  A key holding a NUL byte ("name\u0000x") is never KEY.
+ * Borrowed. */
 const tdb_jsonc_node *tdb_jsonc_get(const tdb_jsonc_node *obj, const char *key);
 /* Line and column (from 1) of byte OFFSET in the document's text. */
 void tdb_jsonc_position(const tdb_jsonc_doc *doc, size_t offset, int *out_line,
@@ -88,8 +92,9 @@ json_t *tdb_jsonc_to_json(const tdb_jsonc_doc *doc, const tdb_jsonc_node *node);
 
 /* Queue edits of the root object's array member ARRAY_KEY.  ENTRIES is a
  * JSON array of objects, each identified by its member ID_KEY ("name" or
- * "label"): each replaces the first element with the same identity (later
- * duplicates are removed) or is appended.  Elements whose identity is one of
+ * "label"), a string compared byte for byte (NUL bytes included): each
+ * replaces the first element with the same identity (later duplicates are
+ * removed, their comments kept) or is appended.  Elements whose identity is one of
  * the NULL-terminated REMOVE (may be NULL) are removed.  The member is added
  * when missing.  Returns 0, or -1 with ERR set ("cannot update 'NAME': line
  * L, column C: ...") when the root or the member has the wrong type; the

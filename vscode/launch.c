@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -173,7 +174,10 @@ static void find_libs(const char *dir, int depth, json_t *names, size_t *budget)
                 if (depth > 0 && !skip_dir(dir, de->d_name))
                     find_libs(path, depth - 1, names, budget);
             } else if (is_shared_object_name(de->d_name) && is_elf(path)) {
-                json_object_set_new(names, de->d_name, json_true());
+                json_t *where = json_object_get(names, de->d_name);
+                if (!where)
+                    json_object_set_new(names, de->d_name, where = json_array());
+                json_array_append_new(where, json_string(path));
             }
         }
         free(path);
@@ -186,7 +190,7 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-void tdb_vscode_find_libraries(const char *dir, int max_depth, json_t *patterns)
+void tdb_vscode_find_libraries(const char *dir, int max_depth, json_t *patterns, json_t *paths)
 {
     json_t *names = json_object();
     size_t budget = 20000; /* entries looked at: a workspace that is $HOME stays quick */
@@ -199,6 +203,8 @@ void tdb_vscode_find_libraries(const char *dir, int max_depth, json_t *patterns)
     json_object_foreach(names, key, v) {
         int covered = 0; /* by a pattern already listed, e.g. _C.cpython*.so */
         json_t *pat;
+        if (paths)
+            json_array_extend(paths, v);
         json_array_foreach(patterns, i, pat) covered |= fnmatch(json_string_value(pat), key, 0) == 0;
         if (!covered)
             sorted[n++] = key;
@@ -252,6 +258,79 @@ char *tdb_vscode_torch_build_root(const char *torch_dir)
 }
 
 /* ------------------------------------------------------------------ */
+/* Words for MIEngine and gdb's shell */
+
+static int shell_safe(unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           (c && strchr("_@%+=:,./-", c));
+}
+
+/* Append S to B as the inside of a double-quoted sh word: '"', '\' and
+ * '`' escaped, '$' as "'$'" (a quote closed, a single-quoted $, a quote
+ * opened), so that no "${" is left for VS Code's substitution either. */
+static void add_double_quoted(tdb_buf *b, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '$')
+            tdb_buf_adds(b, "\"'$'\"");
+        else {
+            if (strchr("\"\\`", *s))
+                tdb_buf_addc(b, '\\');
+            tdb_buf_addc(b, *s);
+        }
+    }
+}
+
+char *tdb_vscode_arg(const char *arg)
+{
+    tdb_buf b = TDB_BUF_INIT;
+    const char *p;
+
+    if (strpbrk(arg, "\n\r"))
+        return NULL;
+    for (p = arg; *p && shell_safe((unsigned char)*p); p++)
+        ;
+    if (*arg && !*p)
+        return tdb_xstrdup(arg);
+    /* Starting with '"', the word is one MIEngine passes on untouched. */
+    tdb_buf_addc(&b, '"');
+    add_double_quoted(&b, arg);
+    tdb_buf_addc(&b, '"');
+    return tdb_buf_detach(&b);
+}
+
+/* The script as an argument: "${workspaceFolder}/REL" when it is in the
+ * workspace (VS Code puts the folder's path in, which then must need no
+ * escaping inside double quotes), else its absolute path.  New string. */
+static char *script_arg(const char *script, const char *workspace)
+{
+    size_t wl = workspace ? strlen(workspace) : 0;
+    if (wl && !strncmp(script, workspace, wl) && script[wl] == '/' &&
+        !strpbrk(workspace, "\"\\`$\n\r")) {
+        tdb_buf b = TDB_BUF_INIT;
+        tdb_buf_adds(&b, "\"${workspaceFolder}/");
+        add_double_quoted(&b, script + wl + 1);
+        tdb_buf_addc(&b, '"');
+        return tdb_buf_detach(&b);
+    }
+    return tdb_vscode_arg(script);
+}
+
+tdb_vscode_attach_plan tdb_vscode_plan_attach(int yama_scope, int is_root, int user_ok,
+                                              int can_signal, int ptracer_ok, int root_ok)
+{
+    if ((user_ok && can_signal) || (yama_scope == 1 && ptracer_ok && can_signal))
+        return TDB_VSCODE_ATTACH_DIRECT;
+    if (yama_scope > 0 && !is_root && root_ok)
+        return TDB_VSCODE_ATTACH_ELEVATED;
+    /* without Yama MIEngine starts gdb as the user whatever is written */
+    if (user_ok)
+        return TDB_VSCODE_ATTACH_DIRECT;
+    return TDB_VSCODE_ATTACH_REFUSED;
+}
+
+/* ------------------------------------------------------------------ */
 /* The entries */
 
 static char *entry_name(const tdb_vscode_spec *spec, const char *what)
@@ -269,16 +348,41 @@ static json_t *setup_command(const char *description, const char *text)
     return json_pack("{s:s, s:s, s:b}", "description", description, "text", text, "ignoreFailures", 1);
 }
 
+/* The gdb command that loads, at every stop, the symbols of the shared
+ * objects loaded from under WORKSPACE: a basic regex of its path, in a
+ * Python string literal, handed to a stop-event hook.  New string. */
+static char *workspace_hook(const char *workspace)
+{
+    tdb_buf re = TDB_BUF_INIT, cmd = TDB_BUF_INIT;
+    tdb_buf_addc(&re, '^');
+    for (const char *s = workspace; *s; s++) {
+        if (strchr("\\.[]*^$", *s))
+            tdb_buf_addc(&re, '\\');
+        tdb_buf_addc(&re, *s);
+    }
+    tdb_buf_addc(&re, '/');
+    tdb_buf_adds(&cmd, "python gdb.events.stop.connect(lambda event, where='");
+    for (const char *s = tdb_buf_str(&re); *s; s++) {
+        if (*s == '\\' || *s == '\'')
+            tdb_buf_addc(&cmd, '\\');
+        tdb_buf_addc(&cmd, *s);
+    }
+    tdb_buf_adds(&cmd, "': gdb.execute('sharedlibrary ' + where, to_string=True))");
+    tdb_buf_free(&re);
+    return tdb_buf_detach(&cmd);
+}
+
 /* What every cppdbg entry shares, added to CONF. */
 static void add_gdb_settings(const tdb_vscode_spec *spec, json_t *conf)
 {
-    json_t *setup = json_array();
+    json_t *setup = json_array(), *map = json_object();
     tdb_buf list = TDB_BUF_INIT;
     size_t i;
     json_t *v;
 
     json_object_set_new(conf, "MIMode", json_string("gdb"));
-    json_object_set_new(conf, "miDebuggerPath", json_string(spec->gdb));
+    if (!spec->attach_direct)
+        json_object_set_new(conf, "miDebuggerPath", json_string(spec->gdb));
 
     /* MIEngine turns auto-solib-add off and, at each library load, runs
      * 'sharedlibrary NAME' for the file names matching this list: the same
@@ -291,9 +395,14 @@ static void add_gdb_settings(const tdb_vscode_spec *spec, json_t *conf)
                         json_pack("{s:b, s:s}", "loadAll", 0, "exceptionList", tdb_buf_str(&list)));
     tdb_buf_free(&list);
 
+    /* MIEngine sends 'set debuginfod enabled off' itself. */
     json_array_append_new(setup, setup_command("Enable pretty-printing for gdb", "-enable-pretty-printing"));
-    json_array_append_new(setup, setup_command("Do not ask debuginfod servers for symbols",
-                                               "set debuginfod enabled off"));
+    if (spec->workspace) {
+        char *hook = workspace_hook(spec->workspace);
+        json_array_append_new(setup, setup_command("Load the symbols of every shared object under "
+                                                   "the workspace, whatever its name", hook));
+        free(hook);
+    }
     if (spec->gdb_helper) {
         char *cmd = tdb_xasprintf("source %s", spec->gdb_helper);
         json_array_append_new(setup, setup_command("Load CPython's gdb helpers (py-bt, py-list, py-print)", cmd));
@@ -310,8 +419,32 @@ static void add_gdb_settings(const tdb_vscode_spec *spec, json_t *conf)
         free(cmd);
     }
     json_object_set_new(conf, "setupCommands", setup);
+
+    /* A breakpoint in a mapped file goes to gdb by its full path; any
+     * other by its file name alone, which binds every file of that name
+     * (torch has several Copy.cpp). */
+    if (spec->workspace)
+        json_object_set_new(map, "${workspaceFolder}", json_string("${workspaceFolder}"));
+    json_array_foreach(spec->source_dirs, i, v) json_object_set(map, json_string_value(v), v);
     if (spec->torch_src && spec->build_root)
-        json_object_set_new(conf, "sourceFileMap", json_pack("{s:s}", spec->build_root, spec->torch_src));
+        json_object_set_new(map, spec->build_root, json_string(spec->torch_src));
+    if (json_object_size(map))
+        json_object_set(conf, "sourceFileMap", map);
+    json_decref(map);
+}
+
+/* gdb started as the user through /bin/sh (MIEngine's pipe transport), so
+ * that MIEngine does not wrap it in pkexec; MIEngine appends "GDB
+ * --interpreter=mi" in place of ${debuggerCommand}, and interrupts the
+ * program with "kill -5 PID" through the same shell. */
+static json_t *direct_transport(const tdb_vscode_spec *spec)
+{
+    tdb_buf gdb = TDB_BUF_INIT;
+    tdb_shell_quote(&gdb, spec->gdb);
+    json_t *t = json_pack("{s:s, s:[s, s], s:s}", "pipeProgram", "/bin/sh", "pipeArgs", "-c",
+                          "exec ${debuggerCommand}", "debuggerPath", tdb_buf_str(&gdb));
+    tdb_buf_free(&gdb);
+    return t;
 }
 
 static json_t *debugpy_attach(const tdb_vscode_spec *spec, const char *task)
@@ -339,11 +472,16 @@ void tdb_vscode_entries(const tdb_vscode_spec *spec, json_t **out_configurations
         conf = json_pack("{s:s, s:s, s:s, s:s, s:i}", "name", gdb_name, "type", "cppdbg", "request",
                          "attach", "program", spec->attach_program, "processId", (int)spec->attach_pid);
         add_gdb_settings(spec, conf);
+        if (spec->attach_direct)
+            json_object_set_new(conf, "pipeTransport", direct_transport(spec));
         json_array_append_new(configurations, conf);
         if (spec->port) {
+            /* No stopAll: VS Code would stop the other member with
+             * 'disconnect' and terminateDebuggee, and debugpy would kill
+             * the process. */
             json_array_append_new(configurations, debugpy_attach(spec, NULL));
-            json_array_append_new(compounds, json_pack("{s:s, s:[s, s], s:b}", "name", both,
-                                                       "configurations", gdb_name, py_name, "stopAll", 1));
+            json_array_append_new(compounds, json_pack("{s:s, s:[s, s]}", "name", both,
+                                                       "configurations", gdb_name, py_name));
         }
     } else {
         char *endpoint = tdb_xasprintf("%s:%d", spec->host, spec->port);
@@ -354,19 +492,30 @@ void tdb_vscode_entries(const tdb_vscode_spec *spec, json_t **out_configurations
          * breakpoints; debugpy warns unless this is off. */
         if (spec->python_version && strverscmp(spec->python_version, "3.11") >= 0)
             json_array_append_new(args, json_string("-Xfrozen_modules=off"));
-        json_array_append_new(args, json_string("-m"));
-        json_array_append_new(args, json_string("debugpy"));
-        json_array_append_new(args, json_string("--listen"));
-        json_array_append_new(args, json_string(endpoint));
-        json_array_append_new(args, json_string("--wait-for-client"));
-        if (spec->module) {
-            json_array_append_new(args, json_string("-m"));
-            json_array_append_new(args, json_string(spec->module));
-        } else {
-            json_array_append_new(args, json_string(spec->program));
+        /* The runner: listen on H:P, wait for the Python side a while, run
+         * the program (SCRIPT, or -m MODULE) with its arguments. */
+        const char *plain[] = {spec->runner, endpoint, NULL, spec->module ? "-m" : NULL,
+                               spec->module};
+        char wait[16];
+        snprintf(wait, sizeof(wait), "%d", TDB_VSCODE_PYTHON_WAIT);
+        plain[2] = wait;
+        for (size_t k = 0; k < sizeof(plain) / sizeof(*plain); k++) {
+            char *word = plain[k] ? tdb_vscode_arg(plain[k]) : NULL;
+            if (word)
+                json_array_append_new(args, json_string(word));
+            free(word);
         }
-        for (int i = 0; i < spec->n_args; i++)
-            json_array_append_new(args, json_string(spec->args[i]));
+        if (spec->program) {
+            char *word = script_arg(spec->program, spec->workspace);
+            json_array_append_new(args, json_string(word));
+            free(word);
+        }
+        for (int i = 0; i < spec->n_args; i++) {
+            char *word = tdb_vscode_arg(spec->args[i]);
+            if (word) /* the caller refused line breaks */
+                json_array_append_new(args, json_string(word));
+            free(word);
+        }
 
         conf = json_pack("{s:s, s:s, s:s, s:s, s:o, s:s, s:[], s:b, s:b}", "name", gdb_name, "type",
                          "cppdbg", "request", "launch", "program", spec->python, "args", args, "cwd",
@@ -376,10 +525,13 @@ void tdb_vscode_entries(const tdb_vscode_spec *spec, json_t **out_configurations
         json_array_append_new(configurations, debugpy_attach(spec, task));
         json_array_append_new(compounds, json_pack("{s:s, s:[s, s], s:b}", "name", both,
                                                    "configurations", gdb_name, py_name, "stopAll", 1));
-        /* A process task: no shell, so no quoting to get wrong. */
-        json_array_append_new(tasks, json_pack("{s:s, s:s, s:s, s:[s, s, s, s], s:[], s:{s:s}}", "label",
-                                               task, "type", "process", "command", spec->tdebug, "args",
-                                               "wait-port", endpoint, "--timeout", "120",
+        /* A process task: no shell, so no quoting to get wrong.  It gives
+         * up early when no program that would listen has started (the
+         * Python side started alone, or restarted). */
+        json_array_append_new(tasks, json_pack("{s:s, s:s, s:s, s:[s, s, s, s, s, s], s:[], s:{s:s}}",
+                                               "label", task, "type", "process", "command",
+                                               spec->tdebug, "args", "wait-port", endpoint,
+                                               "--timeout", "120", "--started-within", "30",
                                                "problemMatcher", "presentation", "reveal", "silent"));
         free(endpoint);
         free(task);
@@ -438,9 +590,26 @@ int tdb_vscode_existing_port(const char *workspace, const char *name)
     return port;
 }
 
+/* Hold WORKSPACE's .vscode directory (DFD) for this process: one 'tdebug
+ * vscode' at a time reads, edits and replaces its files, so that two runs
+ * for two programs both keep their entries.  flock() on the directory
+ * itself leaves no lock file behind.  Where the filesystem has no flock on
+ * directories (NFS), the runs are not serialised and tdb_write_file_keeping()
+ * still refuses to replace a file that changed since it was read. */
+static void lock_dir(int dfd, tdb_vscode_wait_fn on_wait, void *arg)
+{
+    if (flock(dfd, LOCK_EX | LOCK_NB) == 0 || errno != EWOULDBLOCK)
+        return;
+    if (on_wait)
+        on_wait(arg);
+    while (flock(dfd, LOCK_EX) < 0 && errno == EINTR)
+        ;
+}
+
 int tdb_vscode_write(const char *workspace, const char *shown, json_t *configurations,
                      json_t *compounds, json_t *tasks, const char *const *stale,
-                     tdb_vscode_written out[2], tdb_error *err)
+                     tdb_vscode_wait_fn on_wait, void *wait_arg, tdb_vscode_written out[2],
+                     tdb_error *err)
 {
     static const char *const files[2] = {"launch.json", "tasks.json"};
     char *dir = tdb_xasprintf("%s/.vscode", workspace);
@@ -449,9 +618,29 @@ int tdb_vscode_write(const char *workspace, const char *shown, json_t *configura
     size_t lens[2] = {0, 0};
     tdb_jsonc_doc *docs[2] = {NULL, NULL};
     json_t *launch_version = json_string("0.2.0"), *tasks_version = json_string("2.0.0");
-    int rc = -1;
+    struct stat ws_st, dir_st;
+    int rc = -1, dfd = -1;
 
     memset(out, 0, 2 * sizeof(*out));
+    int made_dir = mkdir(dir, 0777) == 0;
+    if (!made_dir && errno != EEXIST) {
+        tdb_error_errno(err, "cannot create '%s'", !strcmp(shown, ".") ? ".vscode" : dir);
+        goto cleanup;
+    }
+    /* root writing into a user's workspace (sudo): what tdebug creates
+     * belongs to the folder's owner, as if the user had made it. */
+    int give_away = geteuid() == 0 && stat(workspace, &ws_st) == 0 && ws_st.st_uid != 0;
+    if (give_away && made_dir)
+        (void)!chown(dir, ws_st.st_uid, ws_st.st_gid);
+    if (give_away && stat(dir, &dir_st) < 0)
+        give_away = 0;
+    dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0) {
+        tdb_error_errno(err, "cannot open '%s'", !strcmp(shown, ".") ? ".vscode" : dir);
+        goto cleanup;
+    }
+    lock_dir(dfd, on_wait, wait_arg);
+
     for (int i = 0; i < 2; i++) {
         paths[i] = tdb_xasprintf("%s/%s", dir, files[i]);
         names[i] = !strcmp(shown, ".") ? tdb_xasprintf(".vscode/%s", files[i])
@@ -473,19 +662,6 @@ int tdb_vscode_write(const char *workspace, const char *shown, json_t *configura
     for (int i = 0; i < 2; i++)
         texts[i] = tdb_jsonc_render(docs[i], &lens[i]);
 
-    struct stat ws_st, dir_st;
-    int made_dir = mkdir(dir, 0777) == 0;
-    if (!made_dir && errno != EEXIST) {
-        tdb_error_errno(err, "cannot create '%s'", !strcmp(shown, ".") ? ".vscode" : dir);
-        goto cleanup;
-    }
-    /* root writing into a user's workspace (sudo): what tdebug creates
-     * belongs to the folder's owner, as if the user had made it. */
-    int give_away = geteuid() == 0 && stat(workspace, &ws_st) == 0 && ws_st.st_uid != 0;
-    if (give_away && made_dir)
-        (void)!chown(dir, ws_st.st_uid, ws_st.st_gid);
-    if (give_away && stat(dir, &dir_st) < 0)
-        give_away = 0;
     /* tasks.json first: a task nobody uses yet is harmless, an entry whose
      * task is missing is not. */
     for (int i = 1; i >= 0; i--) {
@@ -510,6 +686,8 @@ int tdb_vscode_write(const char *workspace, const char *shown, json_t *configura
     }
     rc = 0;
 cleanup:
+    if (dfd >= 0)
+        close(dfd); /* and so unlocked */
     for (int i = 0; i < 2; i++) {
         free(paths[i]);
         free(names[i]);

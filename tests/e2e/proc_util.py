@@ -7,12 +7,42 @@ PTRACE_SEIZE would succeed, to hold tdebug's predictions against.  Every helper 
 fixture, so it is killed at the end of the test.
 """
 import contextlib
+import os
 import platform
+import shutil
 import subprocess
+import tempfile
 
-from conftest import PYTHON, proc_state, tracer_of, wait_until
+import pytest
+
+from conftest import PYTHON, proc_state, run, tracer_of, wait_until
 
 TIMEOUT = 120
+
+# The user nobody, keeping the bounding set (which a file capability needs;
+# as_nobody drops it), with capabilities inherited up to the exec only, so
+# that tdebug runs even from a checkout only root may enter (/root/...):
+# nobody has none once it runs.
+NOBODY_KEEPING_BOUNDS = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                         "--inh-caps=-all"]
+
+
+@contextlib.contextmanager
+def gdb_with_cap_sys_ptrace(mode=0o755):
+    """A copy of gdb given CAP_SYS_PTRACE as a file capability ('setcap
+    cap_sys_ptrace+ep'), in a new directory of MODE; yields (directory,
+    gdb's path) and removes them after."""
+    if not shutil.which("setcap"):
+        pytest.fail("setcap missing: 'make deps' installs libcap2-bin")
+    d = tempfile.mkdtemp(prefix="tdebug-gdbcap-")
+    try:
+        os.chmod(d, mode)
+        gdb = os.path.join(d, "gdb")
+        shutil.copy(shutil.which("gdb"), gdb)
+        run(["setcap", "cap_sys_ptrace+ep", gdb], check=True)
+        yield d, gdb
+    finally:
+        shutil.rmtree(d)
 
 # root without CAP_SYS_PTRACE, as in a container started without it.
 ROOT_NO_PTRACE_CAP = ["setpriv", "--inh-caps=-sys_ptrace", "--bounding-set=-sys_ptrace"]

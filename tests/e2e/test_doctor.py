@@ -4,11 +4,14 @@ import json
 import os
 import re
 import shutil
+import subprocess
+
+import pytest
 
 from conftest import PYTHON, clean_env, run
 
 IDS = ["gdb", "gdb-python", "ptrace-policy", "ptrace-run", "ptrace-attach", "python",
-       "python-debuginfo", "py-bt", "debugpy", "torch", "preload"]
+       "python-frames", "python-debuginfo", "py-bt", "debugpy", "torch", "preload"]
 
 
 def doctor_json(cmd, env=None, cwd=None):
@@ -21,12 +24,14 @@ def test_doctor_on_this_machine(tdebug, build_dir, torch_available):
     rc, doc, checks = doctor_json([tdebug, "doctor", "--json"])
     assert [c["id"] for c in doc["checks"]] == IDS
     assert rc == 0 and doc["ok"] is True and doc["failures"] == 0
-    for cid in ("gdb", "gdb-python", "ptrace-run", "ptrace-attach", "python",
+    for cid in ("gdb", "gdb-python", "ptrace-run", "ptrace-attach", "python", "python-frames",
                 "python-debuginfo", "py-bt", "debugpy"):
         assert checks[cid]["status"] == "ok", checks[cid]
         assert checks[cid]["remedy"] is None
     assert re.match(r"gdb \d+\.\d+ at /", checks["gdb"]["summary"])
     assert "(package python3.11-dbg)" in checks["python-debuginfo"]["summary"]
+    assert checks["python-frames"]["summary"].startswith(
+        "tdebug reads Python 3.11.2 frames from memory (tried")
     # Debian's torch has no debug info: a warning, with the way out
     assert checks["torch"]["status"] == "warning"
     assert "none of its" in checks["torch"]["summary"]
@@ -124,3 +129,22 @@ def test_doctor_usage(tdebug):
         r = run([tdebug, "doctor", *args])
         assert r.returncode == 2, args
         assert "see 'tdebug doctor --help'" in r.stderr
+
+
+def test_doctor_without_cpython_debug_info_is_not_a_failure(tdebug):
+    """gdb's py-* need CPython's debug info; tdebug's stacks and py-* do not:
+    an interpreter without it (a pyenv build) gets warnings, and tdebug's
+    own reading of its frames is tried and works."""
+    root = subprocess.run(["pyenv", "root"], capture_output=True, text=True).stdout.strip()
+    pythons = sorted(p for p in (os.path.join(root, "versions", v, "bin", "python3")
+                                 for v in os.listdir(os.path.join(root, "versions")) if v.startswith("3.12"))
+                     if os.path.exists(p)) if root and os.path.isdir(os.path.join(root, "versions")) else []
+    if not pythons:
+        pytest.skip("no pyenv CPython 3.12 on this machine (pyenv root: %r)" % root)
+    rc, doc, checks = doctor_json([tdebug, "doctor", "--json", "--python", pythons[0]])
+    assert checks["python-frames"]["status"] == "ok", checks["python-frames"]
+    assert "Python 3.12" in checks["python-frames"]["summary"]
+    for cid in ("python-debuginfo", "py-bt"):
+        assert checks[cid]["status"] in ("ok", "warning"), checks[cid]
+    assert "tdebug reads Python frames itself" in checks["python-debuginfo"]["summary"] or \
+        checks["python-debuginfo"]["status"] == "ok"

@@ -11,14 +11,14 @@ import os
 import re
 import shutil
 import subprocess
-import tempfile
 
 import pytest
 
 from conftest import PYTHON, clean_env, run, wait_until
 from debugpy_util import EmbeddedLayout, LaunchLayout, ListenLayout, PlainProgram
-from proc_util import (ROOT_NO_PTRACE_CAP, held_with_ptrace, seccomp_no_ptrace_prefix,
-                       start_waiter, start_zombie, try_ptrace)
+from proc_util import (NOBODY_KEEPING_BOUNDS, ROOT_NO_PTRACE_CAP, gdb_with_cap_sys_ptrace,
+                       held_with_ptrace, seccomp_no_ptrace_prefix, start_waiter, start_zombie,
+                       try_ptrace)
 from pty_util import Terminal
 
 
@@ -328,30 +328,16 @@ def test_gdb_with_file_capability(tdebug, procs, tmp_path):
     """'setcap cap_sys_ptrace+ep' on gdb lets a user attach to another
     user's process: tdebug predicts it from gdb's file capabilities (not
     its own), and gdb really attaches."""
-    if not shutil.which("setcap"):
-        pytest.fail("setcap missing: 'make deps' installs libcap2-bin")
-    # nobody, keeping the bounding set (as_nobody drops it, which would mask
-    # file capabilities), in a directory nobody can reach.  --inh-caps keeps
-    # capabilities up to the exec, so tdebug runs even from a checkout only
-    # root may enter (/root/...); nobody has none once it runs.
-    nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all"]
-    d = tempfile.mkdtemp(prefix="tdebug-gdbcap-")
-    try:
-        os.chmod(d, 0o755)
-        gdb = os.path.join(d, "gdb")
-        shutil.copy(shutil.which("gdb"), gdb)
-        run(["setcap", "cap_sys_ptrace+ep", gdb], check=True)
-        with PlainProgram(procs, tmp_path) as prog:
-            pid = str(prog.debuggee_pid)
-            r = run(nobody + [tdebug, "ps", "--check", pid])
-            assert r.returncode == 1 and "it runs as user 'root'" in r.stderr
-            r = run(nobody + [tdebug, "ps", "--check", pid], env=clean_env(TDEBUG_GDB=gdb))
-            assert r.returncode == 0, r.stderr
-            r = run(nobody + [gdb, "-nx", "-p", pid, "-batch", "-ex", "detach"])
-            assert r.returncode == 0, r.stderr
-            assert f"[Inferior 1 (process {pid}) detached]" in r.stdout
-    finally:
-        shutil.rmtree(d)
+    nobody = NOBODY_KEEPING_BOUNDS
+    with gdb_with_cap_sys_ptrace() as (_, gdb), PlainProgram(procs, tmp_path) as prog:
+        pid = str(prog.debuggee_pid)
+        r = run(nobody + [tdebug, "ps", "--check", pid])
+        assert r.returncode == 1 and "it runs as user 'root'" in r.stderr
+        r = run(nobody + [tdebug, "ps", "--check", pid], env=clean_env(TDEBUG_GDB=gdb))
+        assert r.returncode == 0, r.stderr
+        r = run(nobody + [gdb, "-nx", "-p", pid, "-batch", "-ex", "detach"])
+        assert r.returncode == 0, r.stderr
+        assert f"[Inferior 1 (process {pid}) detached]" in r.stdout
 
 
 def test_json_survives_bytes_that_are_not_utf8(tdebug, procs, tmp_path):

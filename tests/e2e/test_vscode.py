@@ -1,22 +1,26 @@
 """'tdebug vscode': what it writes, that it validates against the schemas VS
 Code applies, that the user's files lose nothing, and the refusals.  The
 runs of the written configurations are in test_vscode_e2e.py."""
+import fcntl
 import json
 import os
 import pathlib
 import re
 import socket
 import stat
+import sys
+import subprocess
 import tempfile
 
 import jsonschema
 import pytest
 
-from conftest import PYTHON, ROOT, free_port, run, wait_until
+from conftest import PYTHON, ROOT, SLOW, free_port, run, wait_until
 from debugpy_util import LaunchLayout, ListenLayout, PlainProgram
 from proc_util import held_with_ptrace
-from vscode_util import (Workspace, kill_adapters, load_jsonc, sample_workspace, schema_for,
-                         schemas_dir, strip_jsonc)
+from tinytensor_util import TT_SRC
+from vscode_util import (RUNNER, SCHEMAS, Workspace, kill_adapters, load_jsonc, sample_workspace,
+                         schema_for, strip_jsonc)
 
 FIXTURES = ROOT / "tests" / "fixtures" / "vscode"
 HELPER = pathlib.Path("/usr/share/gdb/auto-load") / (os.path.realpath(PYTHON).lstrip("/") + "-gdb.py")
@@ -30,11 +34,8 @@ def ws(tmp_path):
 
 @pytest.fixture(scope="session")
 def schemas():
-    d = schemas_dir()
-    if d is None:
-        pytest.fail("VS Code's schemas are missing: expected ../shared/vscode-schemas beside the "
-                    "checkout or /work/shared/vscode-schemas")
-    return d
+    assert (SCHEMAS / "launch.schema.json").exists(), f"VS Code's schemas are missing from {SCHEMAS}"
+    return SCHEMAS
 
 
 def vscode(tdebug, *args, cwd=None, check=True):
@@ -51,7 +52,8 @@ def validate(launch, schemas):
 
 
 def listen_port(args):
-    return int(args[args.index("--listen") + 1].rsplit(":", 1)[1])
+    """debugpy's port: the runner's first argument."""
+    return int(args[args.index(str(RUNNER)) + 1].rsplit(":", 1)[1])
 
 
 def own(items, key="name"):
@@ -65,7 +67,10 @@ def test_program_entries(tdebug, ws):
     r = vscode(tdebug, "--workspace", str(ws), "--program", "main.py", "--args", "--lr", "0.1", "a b")
     assert r.stdout == ("wrote %s/.vscode/launch.json\nwrote %s/.vscode/tasks.json\n"
                         "In VS Code: Run and Debug, pick \"tdebug: main.py (Python + C++)\", press F5.\n"
-                        % (ws, ws))
+                        "gdb reads the symbols of every shared object under %s and of every Python "
+                        "extension module as they load; for another library, add --lib NAME and run "
+                        "this again (or type '-exec sharedlibrary NAME' in the Debug Console).\n"
+                        % (ws, ws, ws))
     launch = load_jsonc(ws / ".vscode" / "launch.json")
     tasks = load_jsonc(ws / ".vscode" / "tasks.json")
     assert launch["version"] == "0.2.0" and tasks["version"] == "2.0.0"
@@ -78,14 +83,16 @@ def test_program_entries(tdebug, ws):
     gdb, py = launch["configurations"]
     assert (gdb["type"], gdb["request"], gdb["program"]) == ("cppdbg", "launch", PYTHON)
     port = listen_port(gdb["args"])
-    assert gdb["args"] == ["-Xfrozen_modules=off", "-m", "debugpy", "--listen", f"127.0.0.1:{port}",
-                           "--wait-for-client", "${workspaceFolder}/main.py", "--lr", "0.1", "a b"]
+    assert gdb["args"] == ["-Xfrozen_modules=off", str(RUNNER), f"127.0.0.1:{port}", "60",
+                           '"${workspaceFolder}/main.py"', "--lr", "0.1", '"a b"']
     assert gdb["cwd"] == "${workspaceFolder}"
     assert gdb["MIMode"] == "gdb" and os.path.isabs(gdb["miDebuggerPath"])
     info = gdb["symbolLoadInfo"]
     assert info["loadAll"] is False
     listed = info["exceptionList"].split(";")
     for pattern in ("libc.so.6", "ld-linux*.so*", "libtorch*.so*", "libc10*.so*", "_C.cpython*.so",
+                    "libstdc++.so*", "libgcc_s.so*", "libgomp*.so*", "libffi.so*",
+                    "*.cpython-3%d-*.so" % sys.version_info[1], "*.abi3.so",
                     "libtt_core.so", "libtt_python.so"):
         assert pattern in listed
     assert "libpython3.%d*.so*" % int(run([PYTHON, "-c", "import sys; print(sys.version_info[1])"]).stdout) in listed
@@ -94,7 +101,11 @@ def test_program_entries(tdebug, ws):
     assert "skip -rfu ^std::" in texts and "skip -rfu ^pybind11::" in texts
     if HELPER.exists():
         assert f"source {HELPER}" in texts
-    assert "sourceFileMap" not in gdb  # only with --torch-src
+    assert not any("debuginfod" in x for x in texts)  # MIEngine sends it
+    # the workspace and tinytensor's sources (its libraries' DWARF) map to
+    # themselves: breakpoints there go by full path
+    assert gdb["sourceFileMap"] == {"${workspaceFolder}": "${workspaceFolder}",
+                                    str(TT_SRC): str(TT_SRC)}
 
     assert (py["type"], py["request"]) == ("debugpy", "attach")
     assert py["connect"] == {"host": "127.0.0.1", "port": port}
@@ -102,7 +113,8 @@ def test_program_entries(tdebug, ws):
     assert py["preLaunchTask"] == "tdebug: wait for debugpy (main.py)"
     assert tasks["tasks"] == [{"label": "tdebug: wait for debugpy (main.py)", "type": "process",
                                "command": tdebug,
-                               "args": ["wait-port", f"127.0.0.1:{port}", "--timeout", "120"],
+                               "args": ["wait-port", f"127.0.0.1:{port}", "--timeout", "120",
+                                        "--started-within", "30"],
                                "problemMatcher": [], "presentation": {"reveal": "silent"}}]
 
 
@@ -110,7 +122,7 @@ def test_module_and_script_outside_workspace(tdebug, ws, tmp_path):
     vscode(tdebug, "--workspace", str(ws), "--module", "pkg.main", "--args", "x")
     w = Workspace(ws)
     args = w.config("tdebug: -m pkg.main (C++, gdb)")["args"]
-    assert args[-4:] == ["--wait-for-client", "-m", "pkg.main", "x"]
+    assert args[-4:] == ["60", "-m", "pkg.main", "x"]
     assert w.task("tdebug: wait for debugpy (-m pkg.main)")
 
     elsewhere = tmp_path / "other" / "run.py"
@@ -119,7 +131,7 @@ def test_module_and_script_outside_workspace(tdebug, ws, tmp_path):
     vscode(tdebug, "--workspace", str(ws), "--program", str(elsewhere))
     w = Workspace(ws)
     conf = w.config(f"tdebug: {elsewhere} (C++, gdb)")
-    assert conf["args"][-1] == str(elsewhere)
+    assert conf["args"][-1] == str(elsewhere)  # no quotes needed
     # both programs' entries live side by side
     assert len(own(w.launch["compounds"])) == 2
 
@@ -163,7 +175,8 @@ def test_torch_src_maps_where_torch_was_built(tdebug, ws, tmp_path):
     data = pathlib.Path(torch_dir, "lib", "libc10.so").read_bytes()
     m = re.search(rb'([^\0" ]*)c10/core/\w+\.cpp', data)
     root = m.group(1).decode().rstrip("/") or "/"
-    assert conf["sourceFileMap"] == {root if root else ".": str(src)}
+    assert conf["sourceFileMap"] == {str(ws): str(ws), str(TT_SRC): str(TT_SRC),
+                                     root if root else ".": str(src)}
 
 
 # ---------------------------------------------------------------------------
@@ -172,7 +185,8 @@ def test_torch_src_maps_where_torch_was_built(tdebug, ws, tmp_path):
 def test_every_configuration_validates(tdebug, ws, tmp_path, procs, schemas):
     src = tmp_path / "src"
     src.mkdir()
-    vscode(tdebug, "--workspace", str(ws), "--program", "main.py", "--torch-src", str(src))
+    vscode(tdebug, "--workspace", str(ws), "--program", "main.py", "--torch-src", str(src),
+           "--args", "it's", "$HOME", "", "(x)", "caf\u00e9")
     vscode(tdebug, "--workspace", str(ws), "--module", "pkg.main", "--args", "1")
     port = free_port()
     target = procs.start([PYTHON, "-Xfrozen_modules=off", "-m", "debugpy", "--listen", f"127.0.0.1:{port}",
@@ -403,7 +417,7 @@ def test_attach_asks_the_interpreter_as_the_process_named_it(tdebug, ws, procs, 
     assert "(torch is not installed)" in r.stderr, r.stderr
     conf = Workspace(ws).config("tdebug: attach (C++, gdb)")
     assert conf["program"] == os.readlink(f"/proc/{target.pid}/exe")
-    assert "sourceFileMap" not in conf
+    assert str(src) not in conf["sourceFileMap"].values()  # no build root to map from
 
 
 def test_attach_to_a_launcher_or_adapter_writes_the_debuggee(tdebug, ws, procs, tmp_path):
@@ -568,3 +582,78 @@ def test_root_gives_new_files_to_the_workspace_owner(tdebug, ws, as_nobody):
     vscode(tdebug, "--workspace", str(ws), "--program", "main.py")
     for p in (ws / ".vscode", ws / ".vscode" / "launch.json", ws / ".vscode" / "tasks.json"):
         assert (os.stat(p).st_uid, os.stat(p).st_gid) == (65534, 65534), p
+
+
+# ---------------------------------------------------------------------------
+# Files that are not files, and writers at the same time
+
+@pytest.mark.parametrize("which", ["launch.json", "tasks.json"])
+def test_a_fifo_is_refused_without_waiting_on_it(tdebug, ws, which):
+    vs = ws / ".vscode"
+    vs.mkdir()
+    os.mkfifo(vs / which)
+    r = vscode(tdebug, "--workspace", str(ws), "--program", "main.py", check=False)
+    assert r.returncode == 1
+    assert r.stderr == (f"tdebug: cannot update '{ws}/.vscode/{which}': it is a FIFO, not a "
+                        "regular file (tdebug writes only regular files: move it away and run the "
+                        "command again)\n")
+    assert r.stdout == ""
+    assert stat.S_ISFIFO(os.lstat(vs / which).st_mode)
+    assert sorted(p.name for p in vs.iterdir()) == [which]  # the other file is not written either
+
+
+@pytest.mark.parametrize("target", ["/dev/null", "fifo"])
+def test_a_link_to_a_device_or_fifo_is_refused(tdebug, ws, tmp_path, target):
+    vs = ws / ".vscode"
+    vs.mkdir()
+    if target == "fifo":
+        target = str(tmp_path / "a-fifo")
+        os.mkfifo(target)
+    before = os.stat(target)
+    (vs / "launch.json").symlink_to(target)
+    r = vscode(tdebug, "--program", "main.py", cwd=ws, check=False)
+    assert r.returncode == 1
+    kind = "a character device" if target == "/dev/null" else "a FIFO"
+    assert r.stderr == (f"tdebug: cannot update '.vscode/launch.json': it links to '{target}', "
+                        f"which is {kind}, not a regular file (tdebug writes only regular files: "
+                        "move it away and run the command again)\n")
+    after = os.stat(target)
+    assert (after.st_mode, after.st_rdev, after.st_ino) == (before.st_mode, before.st_rdev, before.st_ino)
+    assert os.readlink(vs / "launch.json") == target
+
+
+def test_a_second_writer_waits_for_the_first(tdebug, ws, procs):
+    """While another 'tdebug vscode' holds the workspace's .vscode, a run
+    says it waits and writes nothing; it writes once that one is done."""
+    vs = ws / ".vscode"
+    vs.mkdir()
+    fd = os.open(vs, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # as a run in progress holds it
+        p = procs.start([tdebug, "vscode", "--program", "main.py"], cwd=str(ws),
+                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert p.stderr.readline() == ("tdebug: another 'tdebug vscode' is writing '.vscode': "
+                                       "waiting for it\n")
+        assert list(vs.iterdir()) == [] and p.poll() is None
+    finally:
+        os.close(fd)
+    out, err = p.communicate(timeout=SLOW)
+    assert (p.returncode, err) == (0, "")
+    assert out.startswith("wrote .vscode/launch.json\nwrote .vscode/tasks.json\n")
+
+
+def test_writers_at_the_same_time_keep_each_others_entries(tdebug, ws, procs):
+    programs = [f"prog{i}.py" for i in range(6)]
+    for name in programs:
+        (ws / name).write_text("print(1)\n")
+    runs = [procs.start([tdebug, "vscode", "--workspace", str(ws), "--program", name],
+                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for name in programs]
+    for p in runs:
+        out, err = p.communicate(timeout=SLOW)
+        assert p.returncode == 0, err
+        assert "wrote" in out
+    w = Workspace(ws)
+    assert sorted(c["name"] for c in own(w.launch["compounds"])) == sorted(
+        f"tdebug: {name} (Python + C++)" for name in programs)
+    assert len(own(w.tasks["tasks"], "label")) == len(programs)

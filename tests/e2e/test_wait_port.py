@@ -2,10 +2,11 @@
 /proc/net/tcp{,6}, and never connects to it."""
 import socket
 import subprocess
+import time
 
 import pytest
 
-from conftest import SLOW, clean_env, free_port, run, wait_until
+from conftest import PYTHON, SLOW, clean_env, free_port, run, wait_until
 
 
 def listener(host="127.0.0.1", family=socket.AF_INET, port=0):
@@ -88,3 +89,32 @@ def test_bad_arguments_are_usage_errors(tdebug, args):
     assert r.returncode == 2, r.stderr
     assert r.stderr.startswith("tdebug wait-port: ")
     assert r.stderr.endswith("see 'tdebug wait-port --help'\n")
+
+
+def test_started_within_gives_up_when_nothing_starts_the_program(tdebug):
+    """The Python side of a launch compound started alone (or restarted,
+    which ends the program): nothing runs with HOST:PORT among its
+    arguments, so there is nothing to wait for."""
+    port = free_port()
+    r = run([tdebug, "wait-port", f"127.0.0.1:{port}", "--timeout", str(SLOW), "--started-within",
+             "0.3"])
+    assert r.returncode == 1
+    assert r.stderr == (f"tdebug: cannot wait for '127.0.0.1:{port}': no program that would listen "
+                        "there started within 0.3 s (in VS Code, start the compound that runs it "
+                        "under gdb, 'tdebug: ... (Python + C++)': the Python entry alone does not "
+                        "start it)\n")
+
+
+def test_started_within_waits_on_once_the_program_runs(tdebug, procs):
+    port = free_port()
+    endpoint = f"127.0.0.1:{port}"
+    starter = procs.start([PYTHON, "-c", "import time; time.sleep(600)", endpoint])
+    wait_until(lambda: endpoint in open(f"/proc/{starter.pid}/cmdline").read(),
+               what="the starter to run")
+    p = procs.start([tdebug, "wait-port", endpoint, "--timeout", str(SLOW), "--started-within", "0.2",
+                     "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(1)  # past --started-within (a lower bound: a slow machine only checks less)
+    assert p.poll() is None
+    with listener(port=port):
+        out, err = p.communicate(timeout=SLOW)
+        assert (p.returncode, out, err) == (0, "", "")

@@ -1,29 +1,42 @@
 """Run the configurations 'tdebug vscode' writes the way VS Code runs them.
 
 Nothing here is mocked: gdb and debugpy are the real ones.  What VS Code and
-its extensions do is reproduced from what they are documented and coded to
-do:
+its extensions do is reproduced from their sources (microsoft/vscode,
+microsoft/MIEngine, debugpy):
 
 - Workspace: reads .vscode/launch.json and tasks.json as VS Code does (JSON
-  with comments and trailing commas) and substitutes VS Code's variables.
+  with comments and trailing commas) and substitutes VS Code's variables,
+  in keys as in values.
 - run_task(): a pre-launch task ("type": "process" or "shell"), run to its
   end before the configuration that names it starts.
-- MIEngine: the C/C++ extension's gdb driver (microsoft/MIEngine,
-  DebuggedProcess.GetInitializeCommands): gdb --interpreter=mi; target-async
-  on; the setupCommands (MI commands as they are, others through
-  -interpreter-exec console); pagination off; with symbolLoadInfo.loadAll
-  false, auto-solib-add off and stop-on-solib-events 1, then at each stop
-  'sharedlibrary NAME' for every library loaded since whose file name
-  matches exceptionList (';'-separated, * and ? wildcards); then for a
-  launch -environment-cd, -file-exec-and-symbols, -exec-arguments, a
-  breakpoint on main that is deleted and continued from (stopAtEntry false),
-  the user's breakpoints (-break-insert -f FILE:LINE) and -exec-run; for an
-  attach -file-exec-and-symbols, -target-attach, the breakpoints, and
-  -exec-continue.
+- MIEngine: the C/C++ extension's gdb driver (DebuggedProcess.
+  GetInitializeCommands and the transports): gdb --interpreter=mi, or,
+  with "pipeTransport", the pipe program with MIEngine's argument string as
+  .NET splits it; target-async on; the setupCommands (MI commands as they
+  are, others through -interpreter-exec console with '"', '\\' and newlines
+  escaped); pagination off; 'set debuginfod enabled off'; auto-solib-add off
+  when symbolLoadInfo has loadAll false or an exceptionList, and
+  stop-on-solib-events 1 for a launch or an exceptionList, then at each
+  stop 'sharedlibrary NAME' for every library loaded since whose file name
+  matches exceptionList (';'-separated, * and ? wildcards, or the name
+  without its extension); then for a launch -environment-cd,
+  -file-exec-and-symbols, -exec-arguments with each argument quoted as
+  LaunchOptions.QuoteArgument quotes it (in double quotes, escaping
+  nothing, only when it holds a space, tab or parenthesis and does not
+  start with '"'), a breakpoint on main that is deleted and continued from
+  (stopAtEntry false), the user's breakpoints and -exec-run; for an attach
+  -file-exec-and-symbols, -target-attach, the breakpoints, and
+  -exec-continue.  A breakpoint goes as -break-insert -f FILE:LINE with
+  FILE the editor's path mapped by sourceFileMap when an entry maps it
+  (at a directory boundary), else its file name alone.
+- disconnect(): MIEngine's answer to DAP 'disconnect': detach for an attach
+  or when terminateDebuggee is false, else kill.
 - attach_debugpy(): the Python Debugger extension's side of a debugpy
   "attach" with "connect": a DAP client (dap_util.DapClient) on HOST:PORT
   sending initialize, attach (with the configuration as its arguments),
   setBreakpoints after the 'initialized' event, then configurationDone.
+- vscode_stop(): what VS Code sends when the user stops one session of a
+  compound (DebugSession.terminate/disconnect and DebugCompoundRoot).
 
 Every hit of a breakpoint, on either side, goes into one EventLog, so a test
 can check the order in which they happened.
@@ -40,11 +53,13 @@ import subprocess
 import threading
 import time
 
-from conftest import ROOT, SLOW, run
+from conftest import BUILD, ROOT, SLOW, run
 from dap_util import DapClient
 from tinytensor_util import TT_PKG, TT_SRC, marked_line
 
 SCRIPTS = ROOT / "tests" / "fixtures" / "vscode" / "scripts"
+# The runner the launched interpreter starts on, as 'make' puts it.
+RUNNER = BUILD / "python" / "tdebug" / "_vscode_run.py"
 
 
 # ---------------------------------------------------------------------------
@@ -101,11 +116,20 @@ def load_jsonc(path):
 
 
 VARIABLE = re.compile(r"\$\{([^}]*)\}")
+# Variables VS Code resolves that this harness cannot.
+UNRESOLVABLE = {"command", "input", "config", "extensionInstallFolder", "file", "fileDirname",
+                "fileBasename", "fileBasenameNoExtension", "fileExtname", "fileDirnameBasename",
+                "fileWorkspaceFolder", "fileWorkspaceFolderBasename", "relativeFile",
+                "relativeFileDirname", "lineNumber", "columnNumber", "selectedText",
+                "execPath", "execInstallFolder"}
 
 
 def substitute(value, folder, env=None):
-    """VS Code's variables in every string of VALUE.  A variable this harness
-    does not know is an error, so a test notices tdebug writing one."""
+    """VS Code's variables in every string of VALUE (and key).  A name VS
+    Code does not know stays as it is, as VS Code leaves it (MIEngine's
+    ${debuggerCommand} relies on that); one this harness cannot resolve
+    (commands, inputs, settings, the open editor's) is an error, so a test
+    notices tdebug writing one."""
     env = os.environ if env is None else env
     known = {
         "workspaceFolder": str(folder),
@@ -123,14 +147,16 @@ def substitute(value, folder, env=None):
             return env.get(name[4:], "")
         if name in known:
             return known[name]
-        raise ValueError(f"VS Code variable ${{{name}}} is not handled by this harness")
+        if name.split(":")[0] in UNRESOLVABLE:
+            raise ValueError(f"VS Code variable ${{{name}}} is not handled by this harness")
+        return m.group(0)
 
     if isinstance(value, str):
         return VARIABLE.sub(one, value)
     if isinstance(value, list):
         return [substitute(v, folder, env) for v in value]
-    if isinstance(value, dict):
-        return {k: substitute(v, folder, env) for k, v in value.items()}
+    if isinstance(value, dict):  # keys too (AbstractVariableResolverService)
+        return {substitute(k, folder, env): substitute(v, folder, env) for k, v in value.items()}
     return value
 
 
@@ -195,7 +221,8 @@ class EventLog:
 # gdb, the way the C/C++ extension drives it
 
 def _mi_cstring(s):
-    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    """A console command as MIEngine's Debugger.Escape() quotes it."""
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
 def _mi_field(line, name):
@@ -203,15 +230,74 @@ def _mi_field(line, name):
     return m.group(1) if m else None
 
 
-def _exec_arguments(args):
-    # MIEngine quotes an argument holding spaces or quotes; gdb hands the
-    # line to the shell that starts the program.
-    out = []
-    for a in args:
-        if a == "" or re.search(r"[\s\"'\\$`]", a):
-            a = '"' + re.sub(r'(["\\$`])', r"\\\1", a) + '"'
-        out.append(a)
-    return " ".join(out)
+def quote_argument(arg):
+    """LaunchOptions.QuoteArgument: in double quotes, escaping nothing, only
+    when empty or holding a space, tab or parenthesis and not starting with
+    a double quote."""
+    if arg == "" or (arg[0] != '"' and any(c in arg for c in " \t()")):
+        return '"' + arg + '"'
+    return arg
+
+
+def parse_arguments(args, quote=True):
+    """LaunchOptions.ParseArguments: the words joined by spaces."""
+    return " ".join(quote_argument(a) if quote else a for a in args)
+
+
+def dotnet_split(s):
+    """How .NET's Process splits an argument string into argv on Unix
+    (ParseArgumentsIntoList): whitespace separates, double quotes group,
+    2N backslashes before a quote are N and the quote counts, 2N+1 are N
+    and a literal quote, "" inside quotes is a quote."""
+    out, cur, in_quotes, have, i = [], [], False, False, 0
+    while i < len(s):
+        c = s[i]
+        if c == "\\":
+            n = 0
+            while i < len(s) and s[i] == "\\":
+                n += 1
+                i += 1
+            if i < len(s) and s[i] == '"':
+                cur.append("\\" * (n // 2))
+                if n % 2:
+                    cur.append('"')
+                    i += 1
+            else:
+                cur.append("\\" * n)
+            have = True
+            continue
+        if c == '"':
+            if in_quotes and i + 1 < len(s) and s[i + 1] == '"':
+                cur.append('"')
+                i += 2
+                continue
+            in_quotes = not in_quotes
+            have = True
+        elif c in " \t" and not in_quotes:
+            if have:
+                out.append("".join(cur))
+                cur, have = [], False
+        else:
+            cur.append(c)
+            have = True
+        i += 1
+    if have:
+        out.append("".join(cur))
+    return out
+
+
+def pipe_command(transport):
+    """argv of the process MIEngine starts for a "pipeTransport"
+    (PipeLaunchOptions.CreateFromJson, EnsurePipeArguments): the debugger
+    command put in place of ${debuggerCommand}, or appended."""
+    quote = transport.get("quoteArgs", True)
+    debugger = (transport.get("debuggerPath") or "/usr/bin/gdb") + " --interpreter=mi"
+    args = parse_arguments(transport.get("pipeArgs", []), quote)
+    if "${debuggerCommand}" in args:
+        args = args.replace("${debuggerCommand}", debugger)
+    else:
+        args = f"{args} {quote_argument(debugger) if quote else debugger}"
+    return [transport["pipeProgram"]] + dotnet_split(args)
 
 
 class MIEngine:
@@ -232,7 +318,12 @@ class MIEngine:
         self._send_lock = threading.Lock()
         self._pending_libs = []
         self._entry_bkpt = None
+        self.on_breakpoint = None  # called with (self, the stop record) at each breakpoint hit
+        self.breakpoint_answers = []
         self.loaded_symbols = []
+        self._running = threading.Event()
+        self._quitting = threading.Event()
+        self._paused = threading.Event()
         self.exit_code = None
         self.inferior_pid = None
         self.exited = threading.Event()
@@ -240,10 +331,22 @@ class MIEngine:
         self.error = None
 
     # -- process and I/O
-    def start(self, procs):
+    def command_line(self):
+        """argv and working directory of gdb as MIEngine starts it: through
+        the pipe program of a "pipeTransport" (PipeTransport.InitStreams),
+        else miDebuggerPath itself in its own directory (LocalTransport)."""
+        pipe = self.config.get("pipeTransport")
+        if pipe:
+            argv = pipe_command(pipe)
+            return argv, pipe.get("pipeCwd") or os.path.dirname(argv[0])
         gdb = self.config.get("miDebuggerPath", "gdb")
-        extra = self.config.get("miDebuggerArgs", "").split()
-        self.proc = procs.start([gdb, "--interpreter=mi"] + extra, stdin=subprocess.PIPE,
+        extra = dotnet_split(self.config.get("miDebuggerArgs", ""))
+        return [gdb, "--interpreter=mi"] + extra, os.path.dirname(gdb) or None
+
+    def start(self, procs, prefix=()):
+        """Start gdb; PREFIX (e.g. setpriv ...) runs it as another user."""
+        argv, cwd = self.command_line()
+        self.proc = procs.start(list(prefix) + argv, cwd=cwd, stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                 bufsize=1, errors="replace")
         threading.Thread(target=self._reader, daemon=True).start()
@@ -261,6 +364,8 @@ class MIEngine:
                     self._cond.notify_all()
             elif line.startswith("=thread-group-started"):
                 self.inferior_pid = int(_mi_field(line, "pid"))
+            elif line.startswith("*running"):
+                self._running.set()
             elif line.startswith("*stopped") or line.startswith("=library-loaded"):
                 self._async.put(line)
             elif line.startswith("(gdb)"):
@@ -304,21 +409,47 @@ class MIEngine:
                 self.command(text, ignore)
             else:
                 self.console(text, ignore)
-        self.console("set pagination off")
+        self.command('-interpreter-exec console "set pagination off"')
+        debuginfod = self.config.get("debuginfod", {}).get("enabled", False)
+        self.console(f"set debuginfod enabled {'on' if debuginfod else 'off'}", ignore_failures=True)
         can_auto_load = self.load_all and not self.exceptions
         self.command("-gdb-set auto-solib-add " + ("on" if can_auto_load else "off"))
-        self.command("-gdb-set stop-on-solib-events 1")
+        # WaitDynamicLibLoad (an exceptionList) or the terminal reset of a
+        # local launch
+        if self.exceptions or self.config["request"] == "launch":
+            self.command("-gdb-set stop-on-solib-events 1")
 
-    def _editor_to_target(self, path):
+    def breakpoint_file(self, path):
+        """The file name MIEngine sends for a breakpoint in the editor's
+        PATH (DebuggedProcess.MapCurrentSrcToCompileTimeSrc, then
+        Breakpoints.Bind): mapped by the first sourceFileMap entry whose
+        editor path starts it at a directory boundary, else its base name."""
         for target, editor in self.source_map.items():
-            editor = editor if isinstance(editor, str) else editor.get("editorPath", "")
-            if editor and path.startswith(editor.rstrip("/") + "/"):
-                return target.rstrip("/") + path[len(editor.rstrip("/")):]
-        return path
+            use = True
+            if not isinstance(editor, str):
+                editor, use = editor.get("editorPath", ""), editor.get("useForBreakpoints", True)
+            if not use or not editor or not path.startswith(editor):
+                continue
+            rest = path[len(editor):]
+            if not rest:
+                return target
+            if rest[0] == "/":
+                rest = rest.strip("/")
+            elif not editor.endswith("/"):
+                continue
+            return os.path.join(target, rest)
+        return os.path.basename(path)
 
     def insert_breakpoints(self, breakpoints):
+        """Returns gdb's answers, one a breakpoint."""
+        answers = []
         for path, line in breakpoints:
-            self.command(f"-break-insert -f {self._editor_to_target(str(path))}:{line}")
+            name = self.breakpoint_file(str(path)).strip()
+            location = f"{name}:{line}"
+            if " " in name:  # MICommandFactory.PreparePath
+                location = '"' + name.replace("\\", "\\\\") + f':{line}"'
+            answers.append(self.command(f"-break-insert -f {location}")[1])
+        return answers
 
     def launch(self, breakpoints):
         c = self.config
@@ -327,13 +458,14 @@ class MIEngine:
         if c.get("cwd"):
             self.command("-environment-cd " + _mi_cstring(c["cwd"]))
         self.command("-file-exec-and-symbols " + _mi_cstring(c["program"]))
-        if c.get("args"):
-            self.command("-exec-arguments " + _exec_arguments(c["args"]))
+        args = parse_arguments(c.get("args", []))
+        if args.strip():
+            self.command("-exec-arguments " + args)
         _, line = self.command("-break-insert main", ignore_failures=True)
         self._entry_bkpt = _mi_field(line, "number")
         for e in c.get("environment", []):
             self.command(f"-gdb-set environment {e['name']}={e['value']}")
-        self.insert_breakpoints(breakpoints)
+        self.breakpoint_answers = self.insert_breakpoints(breakpoints)
         self.command("-exec-run")
 
     def attach(self, breakpoints, timeout=SLOW):
@@ -344,7 +476,7 @@ class MIEngine:
         self.command(f"-target-attach {int(c['processId'])}")
         if not self.attached.wait(timeout):
             raise AssertionError("gdb never stopped after attaching (see the transcript)")
-        self.insert_breakpoints(breakpoints)
+        self.breakpoint_answers = self.insert_breakpoints(breakpoints)
         self.command("-exec-continue")
 
     def _matches(self, host_name):
@@ -383,7 +515,25 @@ class MIEngine:
             self.error = e
             self.exited.set()
 
+    def disconnect(self, terminate_debuggee=None, timeout=SLOW):
+        """MIEngine's answer to a DAP 'disconnect' (AD7DebugSession.
+        HandleDisconnectRequestAsync): detach for an attach or when
+        terminateDebuggee is false (interrupting a running program first,
+        as Debugger.CmdDetach does), else kill; then gdb exits."""
+        detach = self.config["request"] == "attach" or terminate_debuggee is False
+        self._quitting.set()
+        if self._running.is_set():
+            self.command("-exec-interrupt", ignore_failures=True)
+            if not self._paused.wait(timeout):
+                raise AssertionError("gdb never stopped for the detach (see the transcript)")
+        self.command("-target-detach" if detach else "kill", ignore_failures=not detach)
+        self.close()
+
     def _stopped(self, line):
+        self._running.clear()
+        if self._quitting.is_set():
+            self._paused.set()
+            return
         reason = _mi_field(line, "reason")
         if reason == "exited-normally":
             self.exit_code = 0
@@ -402,6 +552,8 @@ class MIEngine:
             frame = line[line.index("frame={"):]  # one frame in a stop record
             self.log.add("c", func=_mi_field(frame, "func"), file=_mi_field(frame, "fullname"),
                          line=int(_mi_field(frame, "line") or 0))
+            if self.on_breakpoint:  # look around, as a user at a stop does
+                self.on_breakpoint(self, line)
         elif reason is None and not self.attached.is_set() and self.config["request"] == "attach":
             self.attached.set()  # -target-attach's stop; the attach goes on from there
             return
@@ -487,6 +639,61 @@ def kill_adapters(port):
 
 
 # ---------------------------------------------------------------------------
+# Both sessions of a compound
+
+def debug_both(procs, tmp_path, gdb_conf, py_conf, c_bps, py_bps, start_gdb, go=None,
+               on_breakpoint=None):
+    """The two sessions of a compound: gdb started by START_GDB(gdb) with
+    the C breakpoints, then debugpy with the Python ones; GO() (if given)
+    once both are in; ON_BREAKPOINT(gdb, stop record) at each C breakpoint
+    hit.  Returns the log of hits, the pid debugpy reported, the pid gdb
+    started, the exit status gdb saw, and the libraries whose symbols
+    MIEngine loaded."""
+    log = EventLog()
+    gdb = MIEngine(gdb_conf, log, tmp_path / "gdb-mi.log")
+    gdb.on_breakpoint = on_breakpoint
+    try:
+        gdb.start(procs)
+        start_gdb(gdb)
+        dap = attach_debugpy(py_conf, py_bps, tmp_path / "dap.log")
+        try:
+            pid = dap.process_pid(timeout=SLOW)
+            if go:
+                go()
+            follow_python(dap, log)
+        finally:
+            dap.close()
+        status = gdb.wait_exit()
+        inferior = gdb.inferior_pid
+        loaded = set(gdb.loaded_symbols)
+    finally:
+        gdb.close()
+        kill_adapters(py_conf["connect"]["port"])
+    return log, pid, inferior, status, loaded
+
+
+def debug_launch(procs, tmp_path, ws, label, c_bps, py_bps, tweak=None, on_breakpoint=None):
+    """Run the launch compound 'tdebug vscode' wrote for LABEL in WS as VS
+    Code does (TWEAK(gdb configuration) first, when given): see
+    debug_both()."""
+    w = Workspace(ws)
+    compound = w.compound(f"tdebug: {label} (Python + C++)")
+    gdb_conf, py_conf = (w.config(n) for n in compound["configurations"])
+    if tweak:
+        tweak(gdb_conf)
+
+    def start(gdb):
+        # VS Code starts both configurations of the compound at once; the
+        # debugpy one waits for its pre-launch task first.
+        gdb.launch(c_bps)
+        task = w.run_task(py_conf["preLaunchTask"])
+        assert task.returncode == 0, task.stderr
+
+    return debug_both(procs, tmp_path, gdb_conf, py_conf, c_bps, py_bps, start,
+                      on_breakpoint=on_breakpoint)
+
+
+# ---------------------------------------------------------------------------
 # The sample: tinytensor and the scripts that call it
 
 def marker_line(path, marker):
@@ -519,13 +726,9 @@ def sample_breakpoints(ws, script):
             [(c_file, marked_line(C_BREAKPOINT[0], C_BREAKPOINT[1]))])
 
 
-def schemas_dir():
-    """VS Code's JSON Schemas, beside the checkout (ROOT/../shared) or in
-    /work/shared; None when absent."""
-    for d in (ROOT.parent / "shared" / "vscode-schemas", pathlib.Path("/work/shared/vscode-schemas")):
-        if (d / "launch.schema.json").exists():
-            return d
-    return None
+# VS Code's JSON Schemas for launch.json, kept in the checkout (their
+# provenance is in the README beside them).
+SCHEMAS = ROOT / "tests" / "fixtures" / "schemas" / "vscode"
 
 
 def schema_for(config, directory):
@@ -534,3 +737,35 @@ def schema_for(config, directory):
     assert path.exists(), f"no schema {name} for a configuration tdebug wrote"
     return json.loads(path.read_text())
 
+
+
+# ---------------------------------------------------------------------------
+# VS Code stopping the sessions of a compound
+
+def _end_session(session, terminate):
+    """DebugSession.terminate() (TERMINATE) or disconnect() on one session:
+    an MIEngine, or a (DapClient, configuration) pair for debugpy."""
+    if isinstance(session, MIEngine):
+        # cppdbg has no 'terminate' request: both are a 'disconnect'
+        session.disconnect(terminate_debuggee=terminate)
+        return
+    dap, config = session
+    if terminate and config["request"] == "launch":  # debugpy supports 'terminate'
+        dap.request("terminate", {}, check=False)
+    else:
+        dap.disconnect(terminate=terminate)
+
+
+def vscode_stop(sessions, stopped, disconnect, compound):
+    """What VS Code sends when the user stops the session named STOPPED of
+    those a COMPOUND started (SESSIONS: configuration name -> session): to
+    it, 'disconnect' with terminateDebuggee false when DISCONNECT (the
+    Disconnect button, which is also Shift+F5 on an attach session), else
+    terminate(), which for an attach is 'disconnect' with terminateDebuggee
+    true; then, when the compound has stopAll, terminate() to every other
+    one (DebugCompoundRoot.onDidSessionStop)."""
+    _end_session(sessions[stopped], terminate=not disconnect)
+    if compound.get("stopAll"):
+        for name, session in sessions.items():
+            if name != stopped:
+                _end_session(session, terminate=True)

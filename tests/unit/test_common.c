@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* ---- tdb_target_python ---- */
 
@@ -194,11 +195,56 @@ static void test_directory_and_missing_dir_refused(void **state)
     (void)state;
 
     assert_int_equal(tdb_write_file_keeping(tmp_tree, NULL, NULL, 0, "x", 1, NULL, NULL, &err), -1);
-    assert_non_null(strstr(err.msg, "it is a directory"));
+    assert_non_null(strstr(err.msg, "it is a directory, not a regular file"));
     tdb_error_clear(&err);
     assert_int_equal(tdb_write_file_keeping(missing, NULL, NULL, 0, "x", 1, NULL, NULL, &err), -1);
     assert_non_null(strstr(err.msg, "cannot create a temporary file in"));
     assert_int_equal(err.code, ENOENT);
+    free(missing);
+}
+
+/* A FIFO, a device, and a link to either are refused before they are
+ * opened (the FIFO has no writer: opening it to read would block) and left
+ * as they were; a missing file is ENOENT. */
+static void test_only_regular_files_are_read_or_written(void **state)
+{
+    char *fifo = tdb_xasprintf("%s/launch.json", tmp_tree);
+    char *link_path = tdb_xasprintf("%s/tasks.json", tmp_tree);
+    char *missing = tdb_xasprintf("%s/none.json", tmp_tree);
+    tdb_error err = {0};
+    struct stat st;
+    (void)state;
+
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    assert_null(tdb_read_regular_file(fifo, "launch.json", NULL, &err));
+    assert_string_equal(err.msg, "cannot update 'launch.json': it is a FIFO, not a regular file "
+                                 "(tdebug writes only regular files: move it away and run the "
+                                 "command again)");
+    assert_int_equal(err.exit_code, TDB_EXIT_FAIL);
+    tdb_error_clear(&err);
+    assert_int_equal(tdb_write_file_keeping(fifo, "launch.json", NULL, 0, "x", 1, NULL, NULL, &err), -1);
+    assert_non_null(strstr(err.msg, "it is a FIFO, not a regular file"));
+    assert_int_equal(lstat(fifo, &st), 0);
+    assert_true(S_ISFIFO(st.st_mode));
+
+    assert_int_equal(symlink("/dev/null", link_path), 0);
+    tdb_error_clear(&err);
+    assert_null(tdb_read_regular_file(link_path, NULL, NULL, &err));
+    assert_non_null(strstr(err.msg, "it links to '/dev/null', which is a character device"));
+    tdb_error_clear(&err);
+    assert_int_equal(tdb_write_file_keeping(link_path, NULL, "", 0, "x", 1, NULL, NULL, &err), -1);
+    assert_non_null(strstr(err.msg, "which is a character device, not a regular file"));
+    assert_int_equal(stat("/dev/null", &st), 0);
+    assert_true(S_ISCHR(st.st_mode));
+
+    tdb_error_clear(&err);
+    assert_null(tdb_read_regular_file(missing, NULL, NULL, &err));
+    assert_int_equal(err.code, ENOENT);
+    assert_string_equal(tdb_file_kind(S_IFSOCK), "a socket");
+    unlink(fifo);
+    unlink(link_path);
+    free(fifo);
+    free(link_path);
     free(missing);
 }
 
@@ -328,6 +374,7 @@ int main(void)
         cmocka_unit_test(test_change_keeps_numbered_backups),
         cmocka_unit_test(test_symlink_target_is_replaced),
         cmocka_unit_test(test_directory_and_missing_dir_refused),
+        cmocka_unit_test(test_only_regular_files_are_read_or_written),
         cmocka_unit_test(test_utf8_rules),
         cmocka_unit_test(test_json_bytes_keeps_every_byte),
         cmocka_unit_test(test_json_setters_flag_escaped_values),

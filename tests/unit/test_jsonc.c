@@ -179,9 +179,16 @@ static void check_spans(const tdb_jsonc_doc *doc, const tdb_jsonc_node *n, const
 
     if (!alone)
         fail_msg("%s: span %zu-%zu does not parse alone: %s", path, n->start, n->end, err.msg);
+    /* Compared as rendered text: jansson's json_equal() looks keys up by
+     * C string, and "a\u0000b" is not "a". */
     json_t *a = tdb_jsonc_to_json(doc, n), *b = tdb_jsonc_to_json(alone, tdb_jsonc_root(alone));
-    if (!json_equal(a, b))
+    tdb_buf ta = TDB_BUF_INIT, tb = TDB_BUF_INIT;
+    tdb_jsonc_render_json(&ta, a, "", " ", "\n");
+    tdb_jsonc_render_json(&tb, b, "", " ", "\n");
+    if (ta.len != tb.len || memcmp(tdb_buf_str(&ta), tdb_buf_str(&tb), ta.len))
         fail_msg("%s: span %zu-%zu differs from its value", path, n->start, n->end);
+    tdb_buf_free(&ta);
+    tdb_buf_free(&tb);
     json_decref(a);
     json_decref(b);
     tdb_jsonc_doc_free(alone);
@@ -196,6 +203,8 @@ static void check_spans(const tdb_jsonc_doc *doc, const tdb_jsonc_node *n, const
 static void check_fixture(const char *path)
 {
     size_t len, out_len, again_len;
+    if (!path)
+        return; /* never: fixtures have names (and gcc -O1 -fsanitize asks) */
     char *text = read_or_fail(path, &len);
     char *errfile = tdb_xasprintf("%.*s.err", (int)(strlen(path) - 5), path);
     char *expfile = tdb_xasprintf("%.*s.expected.json", (int)(strlen(path) - 5), path);

@@ -793,6 +793,31 @@ static void test_debugpy_listen_port_zero(void **state)
 
 /* --- the live system: these processes exist on any Linux */
 
+/* tdb_trace_try(): the kernel's answer to a seize, let go at once (the
+ * child that seized has exited): the process runs on, untraced. */
+static void test_trace_try(void **state)
+{
+    (void)state;
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        pause();
+        _exit(0);
+    }
+    assert_int_equal(tdb_trace_try(child), 0);
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)child);
+    char *status = tdb_read_file(path, NULL, NULL);
+    assert_non_null(status);
+    assert_true(contains(status, "TracerPid:\t0\n"));
+    free(status);
+    assert_int_equal(kill(child, 0), 0); /* still there */
+    kill(child, SIGKILL);
+    waitpid(child, NULL, 0);
+    /* gone: the kernel says so */
+    assert_int_equal(tdb_trace_try(child), ESRCH);
+}
+
 static void test_live_prepare_and_explain(void **state)
 {
     tdb_resolution res;
@@ -952,6 +977,7 @@ int main(void)
         cmocka_unit_test(test_refusal_process_states),
         cmocka_unit_test(test_refusal_from_tracer_state),
         cmocka_unit_test(test_attach_resolve),
+        cmocka_unit_test(test_trace_try),
         cmocka_unit_test(test_live_prepare_and_explain),
         cmocka_unit_test(test_python_names),
         cmocka_unit_test(test_short_command),

@@ -1,0 +1,142 @@
+"""Python breakpoints through a real session (issue 11): 'tdebug run' with a
+Python breakpoint armed that never hits, against the same program without
+tdebug, in one run (interleaved): a call-heavy pure-Python loop and a small
+torch training step (MLP forward + backward on CPU).  Each program times
+its own work (what a user's loop pays) so tdebug's start-up, which
+bench/run_import.py measures, stays out of the ratio; the whole command is
+timed too.  Then the latency of 'step' from a Python line into torch's C++
+(and of 'finish' back), from the stop before to the stop it makes, read off
+tdebug's --json events as they arrive.
+Targets: loop <= 1.5x (3.11), torch step <= 1.05x, step latency < 200 ms."""
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+from benchlib import PYTHON, TDEBUG
+
+RUNS = int(os.environ.get("BENCH_RUNS", "5"))
+
+LOOP = r'''
+import sys, time
+def fib(n):
+    return n if n < 2 else fib(n - 1) + fib(n - 2)
+def never_called():
+    return 0                                  # NEVER
+t = time.perf_counter()
+fib(30)
+print("work", time.perf_counter() - t, file=sys.stderr)
+'''
+
+TRAIN = r'''
+import sys, time, torch
+def never_called():
+    return 0                                  # NEVER
+torch.manual_seed(0)
+torch.set_num_threads(1)
+model = torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.ReLU(),
+                            torch.nn.Linear(64, 64), torch.nn.ReLU(), torch.nn.Linear(64, 1))
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+x, y = torch.randn(32, 64), torch.randn(32, 1)
+def step():
+    opt.zero_grad()
+    loss = torch.nn.functional.mse_loss(model(x), y)
+    loss.backward()
+    opt.step()
+for _ in range(20):
+    step()
+t = time.perf_counter()
+for _ in range(400):
+    step()
+print("work", time.perf_counter() - t, file=sys.stderr)
+'''
+
+STEPS = r'''
+import torch
+x = torch.ones(2)
+for i in range(40):
+    z = torch.add(x, x)                       # STOP
+'''
+
+
+def line_of(text, marker):
+    return [i + 1 for i, l in enumerate(text.splitlines()) if marker in l][0]
+
+
+def work_time(cmd):
+    t = time.perf_counter()
+    r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    total = time.perf_counter() - t
+    # 1: the armed breakpoint was never hit, as planned (tdebug says so)
+    if r.returncode not in (0, 1) or "work " not in r.stderr:
+        sys.exit(f"bench: {' '.join(cmd)} failed ({r.returncode}): {r.stderr[-500:]}")
+    work = [float(l.split()[1]) for l in r.stderr.splitlines() if l.startswith("work ")]
+    return work[-1], total
+
+
+def compare(title, path, text):
+    bp = f"{path}:{line_of(text, '# NEVER')}"
+    cands = [("plain", [PYTHON, path]),
+             ("tdebug run, Python breakpoint armed",
+              [TDEBUG, "run", "--batch", "-b", bp, "--", PYTHON, path])]
+    work = {n: [] for n, _ in cands}
+    total = {n: [] for n, _ in cands}
+    for _ in range(RUNS):
+        for name, cmd in cands:
+            w, t = work_time(cmd)
+            work[name].append(w)
+            total[name].append(t)
+    print(f"== {title} (median of {RUNS} interleaved runs)")
+    base = statistics.median(work["plain"])
+    for name, _ in cands:
+        w, t = statistics.median(work[name]), statistics.median(total[name])
+        print(f"  {name:<40} work {w:6.3f} s ({min(work[name]):.3f}-{max(work[name]):.3f})"
+              f"  {w / base:5.2f}x   whole command {t:6.2f} s")
+    return statistics.median(work[cands[1][0]]) / base
+
+
+def step_latency(path):
+    """Median ms from a stop to the next stop when the next command is
+    'step' (from torch.add's line into its binding) or 'finish' (back)."""
+    cmds = tempfile.NamedTemporaryFile("w", suffix=".cmds", delete=False)
+    cmds.write("step\nfinish\ncontinue\n" * 20)
+    cmds.close()
+    p = subprocess.Popen([TDEBUG, "run", "--json", "-x", cmds.name, "-b",
+                          f"{path}:{line_of(STEPS, '# STOP')}", "--", PYTHON, path],
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    stops = []
+    for line in p.stdout:
+        now = time.perf_counter()
+        e = json.loads(line)
+        if e.get("event") == "stopped":
+            stops.append((now, e["reason"]))
+    p.wait()
+    os.unlink(cmds.name)
+    steps = [1000 * (t - stops[i - 1][0]) for i, (t, why) in enumerate(stops)
+             if i and why == "step" and stops[i - 1][1] == "python-breakpoint"]
+    finishes = [1000 * (t - stops[i - 1][0]) for i, (t, why) in enumerate(stops)
+                if i and why == "finish"]
+    print("== step from a Python line into torch's C++, and finish back (tdebug run --json -x)")
+    print(f"  step   median {statistics.median(steps):6.1f} ms over {len(steps)} "
+          f"(range {min(steps):.1f}-{max(steps):.1f})  target < 200 ms")
+    print(f"  finish median {statistics.median(finishes):6.1f} ms over {len(finishes)}")
+
+
+def main():
+    d = tempfile.mkdtemp(prefix="tdebug-bench-")
+    paths = {}
+    for name, text in (("loop.py", LOOP), ("train.py", TRAIN), ("steps.py", STEPS)):
+        paths[name] = os.path.join(d, name)
+        with open(paths[name], "w") as f:
+            f.write(text)
+    r1 = compare("call-heavy pure-Python loop (fib(30))", paths["loop.py"], LOOP)
+    print(f"  ratio {r1:.2f}x (target <= 1.5x)")
+    r2 = compare("torch training step (MLP forward+backward, 400 steps)", paths["train.py"], TRAIN)
+    print(f"  ratio {r2:.2f}x (target <= 1.05x)")
+    step_latency(paths["steps.py"])
+
+
+main()

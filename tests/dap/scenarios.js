@@ -1,0 +1,229 @@
+// tdebug dap driven by Microsoft's own Debug Adapter Protocol client for
+// tests, @vscode/debugadapter-testsupport's DebugClient (pinned in
+// package.json and package-lock.json, installed by 'make deps').
+//
+//   node tests/dap/scenarios.js NAME
+//
+// runs one scenario and exits 0, or prints what failed and exits 1.  Every
+// message the adapter sends is appended, one JSON a line, to
+// $TDAP_TRANSCRIPT; tests/e2e/test_dap_client.py runs each scenario, then
+// checks every message against the DAP JSON Schema.  Inputs come from the
+// environment: TDEBUG (the binary), TDAP_PYTHON, TDAP_DIR (a scratch
+// folder), TDAP_TARGET_PID (attach), TDAP_OUT (facts for the test to check).
+'use strict';
+
+const assert = require('assert');
+const fs = require('fs');
+const path = require('path');
+const { DebugClient } = require('@vscode/debugadapter-testsupport');
+
+const TDEBUG = process.env.TDEBUG;
+const PYTHON = process.env.TDAP_PYTHON || '/usr/bin/python3';
+const DIR = process.env.TDAP_DIR;
+const TIMEOUT = 180000; // generous: gdb reading torch's symbols on a loaded machine
+const TORCH_ADD = 'at::_ops::add_Tensor::call';
+
+function client() {
+    const dc = new DebugClient(TDEBUG, 'dap', 'tdebug');
+    dc.defaultTimeout = TIMEOUT;
+    const dispatch = dc.dispatch;
+    dc.dispatch = function (body) {
+        fs.appendFileSync(process.env.TDAP_TRANSCRIPT, body.replace(/\n/g, ' ') + '\n');
+        return dispatch.call(this, body);
+    };
+    return dc;
+}
+
+function script(name, text) {
+    const p = path.join(DIR, name);
+    fs.writeFileSync(p, text);
+    return p;
+}
+
+function note(facts) {
+    fs.writeFileSync(process.env.TDAP_OUT, JSON.stringify(facts));
+}
+
+// Launch PROGRAM, setting breakpoints with SETUP(dc) once 'initialized' came.
+async function launch(dc, args, setup) {
+    await dc.start();
+    await Promise.all([
+        dc.waitForEvent('initialized').then(async () => {
+            if (setup) await setup(dc);
+            return dc.configurationDone();
+        }),
+        dc.launch(Object.assign({ python: PYTHON }, args)),
+    ]);
+}
+
+// The next stop and its stack.  WAITING: a wait for 'stopped' registered
+// before the request that causes it (an event that comes in the same read
+// as that request's response would be missed otherwise).
+async function stoppedFrames(dc, reason, waiting) {
+    const ev = await (waiting || dc.waitForEvent('stopped'));
+    if (reason) assert.strictEqual(ev.body.reason, reason, JSON.stringify(ev.body));
+    const st = await dc.stackTraceRequest({ threadId: ev.body.threadId });
+    return { ev, frames: st.body.stackFrames };
+}
+
+const TORCH_PROGRAM = 'import torch\n' +
+    'a = torch.ones(2)\n' +
+    'x = a + 1  # line 3\n' +
+    'print("x =", x)\n';
+
+const scenarios = {
+    // A C++ function breakpoint in torch: pending, bound when torch loads, hit.
+    async function_breakpoint() {
+        const dc = client();
+        const prog = script('fb.py', TORCH_PROGRAM);
+        let bp;
+        const bound = dc.waitForEvent('breakpoint');
+        await launch(dc, { program: prog }, async () => {
+            const r = await dc.setFunctionBreakpointsRequest({ breakpoints: [{ name: TORCH_ADD }] });
+            bp = r.body.breakpoints[0];
+            assert.strictEqual(bp.verified, false);
+        });
+        const { ev, frames } = await stoppedFrames(dc, 'function breakpoint');
+        assert.deepStrictEqual(ev.body.hitBreakpointIds, [bp.id]);
+        assert.strictEqual((await bound).body.breakpoint.verified, true);
+        assert.ok(frames[0].name.startsWith(TORCH_ADD), frames[0].name);
+        const py = frames.filter(f => f.source && f.source.path === prog);
+        assert.strictEqual(py.length, 1);
+        assert.strictEqual(py[0].line, 3);
+        const out = dc.assertOutput('stdout', 'x = tensor([2., 2.])\n');
+        await dc.continueRequest({ threadId: ev.body.threadId });
+        await out;
+        await dc.waitForEvent('terminated');
+        await dc.stop();
+    },
+
+    // A c10 error (a shape mismatch) as an exception breakpoint.
+    async exception_breakpoint() {
+        const dc = client();
+        const prog = script('shape.py', 'import torch\na = torch.ones(2)\nb = torch.ones(3)\n' +
+            'try:\n    a + b  # line 5\nexcept RuntimeError as e:\n    print("caught")\n');
+        await launch(dc, { program: prog }, dc =>
+            dc.setExceptionBreakpointsRequest({ filters: ['c10_error'] }));
+        const { ev, frames } = await stoppedFrames(dc, 'exception');
+        assert.ok(frames.some(f => f.name.startsWith('c10::detail::torchCheckFail')));
+        const py = frames.filter(f => f.source && f.source.path === prog);
+        assert.strictEqual(py[0].line, 5);
+        const out = dc.assertOutput('stdout', 'caught\n');
+        await dc.continueRequest({ threadId: ev.body.threadId });
+        await out;
+        await dc.stop();
+    },
+
+    // A breakpoint on a line of a .py file stops there.
+    async python_breakpoint() {
+        const dc = client();
+        const prog = script('pb.py', TORCH_PROGRAM);
+        await dc.start();
+        await dc.hitBreakpoint({ program: prog, python: PYTHON }, { path: prog, line: 3 });
+        await dc.stop();
+    },
+
+    // From that Python line, stepIn goes down into torch's C++.
+    async step_in_to_cpp() {
+        const dc = client();
+        const prog = script('si.py', TORCH_PROGRAM);
+        await dc.start();
+        await dc.hitBreakpoint({ program: prog, python: PYTHON }, { path: prog, line: 3 });
+        const stepped = dc.waitForEvent('stopped');
+        await dc.stepInRequest({ threadId: 1 });
+        const { frames } = await stoppedFrames(dc, 'step', stepped);
+        assert.ok(!(frames[0].source && frames[0].source.path === prog),
+                  'still in Python: ' + frames[0].name);
+        assert.ok(frames.some(f => f.source && f.source.path === prog && f.line === 3));
+        await dc.stop();
+    },
+
+    // stepIn from a Python line into torch's C++ (the binding the line
+    // calls), then stepOut: back at the Python line that called it.
+    async step_out_back() {
+        const dc = client();
+        const prog = script('so.py', TORCH_PROGRAM);
+        await dc.start();
+        await dc.hitBreakpoint({ program: prog, python: PYTHON }, { path: prog, line: 3 });
+        let stepped = dc.waitForEvent('stopped');
+        await dc.stepInRequest({ threadId: 1 });
+        let { frames } = await stoppedFrames(dc, 'step', stepped);
+        assert.ok(!(frames[0].source && frames[0].source.path === prog), 'not in C++: ' + frames[0].name);
+        stepped = dc.waitForEvent('stopped');
+        await dc.stepOutRequest({ threadId: 1 });
+        ({ frames } = await stoppedFrames(dc, 'step', stepped));
+        assert.strictEqual(frames[0].source && frames[0].source.path, prog, frames[0].name);
+        assert.strictEqual(frames[0].line, 3);
+        await dc.stop();
+    },
+
+    // The Python frame's locals, with a tensor decoded.
+    async variables_with_tensors() {
+        const dc = client();
+        const prog = script('vt.py', TORCH_PROGRAM);
+        await launch(dc, { program: prog }, dc =>
+            dc.setFunctionBreakpointsRequest({ breakpoints: [{ name: TORCH_ADD }] }));
+        const { frames } = await stoppedFrames(dc, 'function breakpoint');
+        const py = frames.find(f => f.source && f.source.path === prog);
+        const scopes = (await dc.scopesRequest({ frameId: py.id })).body.scopes;
+        const vars = (await dc.variablesRequest({
+            variablesReference: scopes[0].variablesReference })).body.variables;
+        const a = vars.find(v => v.name === 'a');
+        assert.ok(a, 'no local a in ' + JSON.stringify(vars));
+        assert.ok(/tensor\(\[1\., 1\.\]\)/.test(a.value), a.value);
+        assert.ok(a.variablesReference > 0, 'a tensor has parts');
+        const parts = (await dc.variablesRequest({
+            variablesReference: a.variablesReference })).body.variables;
+        const names = parts.map(p => p.name);
+        for (const want of ['dtype', 'device'])
+            assert.ok(names.some(n => n.includes(want)), want + ' not in ' + names);
+        await dc.stop();
+    },
+
+    // Attach, stop, disconnect: the process keeps running, untraced.
+    async attach_disconnect() {
+        const dc = client();
+        const pid = Number(process.env.TDAP_TARGET_PID);
+        await dc.start();
+        const stopped = dc.waitForEvent('stopped');
+        await Promise.all([
+            dc.waitForEvent('initialized').then(() => dc.configurationDoneRequest()),
+            dc.initializeRequest().then(() =>
+                dc.attachRequest({ processId: pid, stopOnEntry: true })),
+        ]);
+        const { frames } = await stoppedFrames(dc, 'entry', stopped);
+        assert.ok(frames.some(f => f.source && /target\.py$/.test(f.source.path)));
+        await dc.disconnectRequest({});
+        dc.stopAdapter();
+    },
+
+    // The client dies at a stop, without a word: the adapter ends the session.
+    async client_dies() {
+        const dc = client();
+        const prog = script('cd.py', TORCH_PROGRAM);
+        const proc = dc.waitForEvent('process');
+        await launch(dc, { program: prog }, dc =>
+            dc.setFunctionBreakpointsRequest({ breakpoints: [{ name: TORCH_ADD }] }));
+        await stoppedFrames(dc, 'function breakpoint');
+        note({ program: (await proc).body.systemProcessId, adapter: dc._adapterProcess.pid });
+        process.exit(0); // no disconnect: the adapter sees its input end
+    },
+};
+
+async function main() {
+    const name = process.argv[2];
+    if (!scenarios[name]) {
+        console.error('usage: node scenarios.js ' + Object.keys(scenarios).join('|'));
+        process.exit(2);
+    }
+    try {
+        await scenarios[name]();
+        console.log('ok ' + name);
+        process.exit(0);
+    } catch (e) {
+        console.error('FAILED ' + name + ': ' + (e && e.stack ? e.stack : e));
+        process.exit(1);
+    }
+}
+
+main();

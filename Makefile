@@ -11,9 +11,11 @@
 #   make install     PREFIX=/usr/local (DESTDIR for staging)
 #   make asan        AddressSanitizer + UBSan build in build-asan/: unit tests,
 #                    then every fuzz target for FUZZ_SECONDS each (make fuzz)
-#   make pyhook-all  the Python breakpoint library for every pyenv CPython
-#                    3.8-3.13 present (build/pyhook/pyenv-3.X.Y/), besides
-#                    the one 'make' builds for $(PYTHON) (build/pyhook/)
+#   make pyhook-all  the Python breakpoint library for every CPython minor
+#                    version pyenv has (3.8+), besides the one 'make' builds
+#                    for $(PYTHON): build/pyhook/libtdebug-pyhook-cpython-3X.so,
+#                    one per minor version (built with the headers of the
+#                    first 3.X.Y found; it serves every 3.X.Y)
 #
 # Knobs (make VAR=value):
 #   PYTHON=/usr/bin/python3  the interpreter tdebug targets and builds its
@@ -124,7 +126,8 @@ PYPKG    := $(patsubst python/%,$(B)/python/%,$(PYPKG_SRC))
 # version, built against that version's internal headers, linked against no
 # libpython (its Py* symbols resolve in the process).
 PYHOOK   := $(B)/pyhook/libtdebug-pyhook-cpython-$(subst .,,$(PY_VERSION)).so
-PYHOOK_SRC := lib/pyhook/pyhook.c
+PYHOOK_SRC := lib/pyhook/pyhook.c lib/pyhook/evaltrace.c lib/pyhook/monitoring.c
+PYHOOK_DEPS := $(PYHOOK_SRC) lib/pyhook/pyhook.h lib/tdebug_pyhook.h
 PYHOOK_CFLAGS = -std=gnu11 $(WARN) -Wno-missing-prototypes -D_GNU_SOURCE -Ilib -O2 -g \
             -fPIC -fvisibility=hidden -fno-strict-aliasing
 PYENV_ROOT ?= $(shell pyenv root 2>/dev/null || echo $$HOME/.pyenv)
@@ -180,20 +183,25 @@ $(PYEXT): python/_tdebug.c lib/preload_announce.c
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) $(PY_CFLAGS) -fPIC -fvisibility=hidden -shared \
 	    -MF $(B)/obj/python/_tdebug.d -o $@ $(filter %.c,$^)
 
-$(PYHOOK): $(PYHOOK_SRC) lib/tdebug_pyhook.h
+$(PYHOOK): $(PYHOOK_DEPS)
 	@mkdir -p $(dir $@)
 	$(quiet) PYHOOK $@
 	$(Q)$(CC) $(PYHOOK_CFLAGS) $(PY_CFLAGS) -I$(PY_INCDIR)/internal -DPy_BUILD_CORE -shared \
 	    -o $@ $(PYHOOK_SRC)
 
-# Every pyenv CPython 3.8+ with headers: build/pyhook/pyenv-3.X.Y/...-3X.so
+# Every other minor version pyenv has, 3.8+ with headers, into the same
+# flat directory the session looks in (pyhook/ beside tdebug, or
+# $(LIBDIR)/pyhook): $(PYTHON)'s minor version is $(PYHOOK)'s.
 pyhook-all: $(PYHOOK)
-	$(Q)for v in $(wildcard $(PYENV_ROOT)/versions/3.*); do \
+	$(Q)done=" $(subst .,,$(PY_VERSION)) "; \
+	for v in $(wildcard $(PYENV_ROOT)/versions/3.*); do \
 	    inc=$$(ls -d $$v/include/python3.* 2>/dev/null | head -1); \
 	    [ -n "$$inc" ] || continue; \
 	    x=$${inc##*/python}; case $$x in 3.[0-7]|3.[0-7]m) continue;; esac; \
-	    out=$(B)/pyhook/pyenv-$${v##*/}/libtdebug-pyhook-cpython-$$(echo $$x | tr -d .).so; \
-	    if [ ! -e $$out ] || [ $(PYHOOK_SRC) -nt $$out ] || [ lib/tdebug_pyhook.h -nt $$out ]; then \
+	    xy=$$(echo $$x | tr -d .); \
+	    case "$$done" in *" $$xy "*) continue;; esac; done="$$done$$xy "; \
+	    out=$(B)/pyhook/libtdebug-pyhook-cpython-$$xy.so; \
+	    if [ ! -e $$out ] || [ -n "$$(find $(PYHOOK_DEPS) -newer $$out)" ]; then \
 	        mkdir -p $$(dirname $$out); printf '  %-7s %s\n' PYHOOK $$out; \
 	        $(CC) $(PYHOOK_CFLAGS) -I$$inc -I$$inc/internal -DPy_BUILD_CORE -shared \
 	            -o $$out $(PYHOOK_SRC) || exit 1; \
@@ -270,13 +278,13 @@ fuzz:
 	    FUZZ_CFLAGS="-std=gnu11 -D_GNU_SOURCE -iquote src -Igdb -Ivscode -Ilib $(JANSSON_CFLAGS)" \
 	    FUZZ_LIBS="$(JANSSON_LIBS)" tests/run-fuzz $(FUZZ_SRC)
 
-install: all
+install: all pyhook-all
 	install -d "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(LIBDIR)" "$(DESTDIR)$(MANDIR)"
 	install -m 755 $(TDEBUG) "$(DESTDIR)$(BINDIR)/tdebug"
 	install -m 755 $(EXECHELP) "$(DESTDIR)$(LIBDIR)/tdebug-exec"
 	install -m 644 $(PRELOAD) "$(DESTDIR)$(LIBDIR)/libtdebug-preload.so"
-	cd $(B)/pyhook && for f in $$(find . -name 'libtdebug-pyhook-*.so'); do \
-	    install -D -m 644 $$f "$(DESTDIR)$(LIBDIR)/pyhook/$$f" || exit 1; done
+	install -d "$(DESTDIR)$(LIBDIR)/pyhook"
+	install -m 644 $(B)/pyhook/libtdebug-pyhook-cpython-*.so "$(DESTDIR)$(LIBDIR)/pyhook/"
 	install -m 644 doc/tdebug.1 "$(DESTDIR)$(MANDIR)/tdebug.1"
 	install -d "$(DESTDIR)$(LIBDIR)/vscode-extension"
 	install -m 644 $(VSCODE_EXT) "$(DESTDIR)$(LIBDIR)/vscode-extension/"

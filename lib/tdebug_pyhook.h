@@ -33,6 +33,18 @@
  *      tdebug_pyhook_install()`: 0 installed, -1 refused (.error says why).
  *   4. `break tdebug_pyhook_stop` and continue.
  *
+ * Edits (the table, `disable`) are memory writes made while the process
+ * is stopped.  The library applies them on return from tdebug_pyhook_stop
+ * when the process stopped there; otherwise at its next safe point, which
+ * tdebug brings about: when .sync_slot is not 0 (3.12+), write the 8 bytes
+ * of .sync_eval_frame at the address .sync_slot (the interpreter's PEP 523
+ * eval_frame slot): the next Python call in any thread runs the library,
+ * which puts the slot back as it was and applies the edit.  Without it,
+ * a 3.12+ process applies an edit only when one of the library's own
+ * events next happens, which code without breakpoints never has.  (3.8-
+ * 3.11: .sync_slot is 0; the hook sees every call anyway.)  A loop that
+ * calls no Python function at all applies it at its next call.
+ *
  * Safe points: the library calls into CPython, so every gdb `call` of it
  * (dlopen, install, sync, step_arm) must be made on a thread that holds the
  * GIL and is at a point where CPython can be re-entered: the entry of
@@ -111,6 +123,23 @@ enum {
  * from any other safe point, e.g. after a native `finish` returned into the
  * evaluator).  It sets `armed` when it has taken the request and clears
  * mode (and armed) when it reports the stop that ends the step.
+ *
+ * Cancelling: tdebug writes mode 0 (while the process is stopped, e.g. at
+ * the native breakpoint a step into native code reached, over the `next`
+ * it had armed in case the call never got there).  A step the library has
+ * armed ends without a report at the library's next event of any thread;
+ * one it has not taken yet is never taken.  Writing a new request (mode
+ * last) over an armed step replaces it the same way.
+ *
+ * What a step reaches (3.12+ as on 3.11): `step` stops at the first line
+ * of a Python function the line calls, or reports (STOP_NATIVE) the C
+ * function a call, an operator, a subscript, a comparison or an attribute
+ * getter/setter is about to run when it is outside the interpreter.  On
+ * 3.12+ an operator is recognised only where the value stack's depth is
+ * known: from the start of the line the step started at, across jumps and
+ * comprehension loops, not after an exception caught in the line nor for
+ * the rest of a line whose step started elsewhere (after a native
+ * `finish`); calls always are.
  */
 typedef struct tdb_pyhook_step {
     int32_t mode;         /* TDB_PYHOOK_STEP_* */
@@ -154,8 +183,10 @@ typedef struct tdb_pyhook_report {
     uint64_t tstate;      /* the thread: PyThreadState * */
     int64_t tid;          /* and native thread id */
     uint64_t native_addr; /* NATIVE: the C function about to be called */
-    char native_what[TDB_PYHOOK_NAME_MAX]; /* NATIVE: what it implements,
-                                            * e.g. "Tensor.__add__", "add" */
+    char native_what[TDB_PYHOOK_NAME_MAX]; /* NATIVE: what it implements, as
+                                            * a user names it: "torch.add",
+                                            * "Tensor.__add__", "len",
+                                            * "Linear.weight" (a getter) */
     char file[TDB_PYHOOK_FILE_MAX];        /* co_filename (truncated) */
     char function[TDB_PYHOOK_NAME_MAX];    /* co_qualname (3.11+) or co_name */
 } tdb_pyhook_report;
@@ -173,24 +204,28 @@ typedef struct tdb_pyhook_control {
     int32_t disable;              /* tdebug writes 1: the library removes
                                    * every hook at its next safe point (the
                                    * next Python call in any thread, or on
-                                   * return from tdebug_pyhook_stop) and sets
-                                   * installed to 0 */
+                                   * return from tdebug_pyhook_stop; 3.12+:
+                                   * with sync_slot written, see "Edits")
+                                   * and sets installed to 0 */
     int32_t mechanism;            /* TDB_PYHOOK_MECH_* in use */
     uint64_t generation;          /* tdebug bumps it after editing bp[] */
     uint64_t applied_generation;  /* the library: the generation in force */
-    /* Reserved for 3.12+ (0 in this version): where no hook runs at every
-     * call, tdebug would write the pointer sync_eval_frame at sync_slot
-     * (the interpreter's eval_frame) to have an edit applied at the next
-     * Python call in any thread. */
+    /* 3.12+, while installed: after an edit made outside a hook stop,
+     * tdebug writes the 8 bytes of sync_eval_frame at the address
+     * sync_slot (see "Edits" above).  0 otherwise. */
     uint64_t sync_slot;
     uint64_t sync_eval_frame;
     int32_t foreign_tracers;      /* threads where another sys.settrace
                                    * user (debugpy, coverage, pdb) holds the
                                    * trace function: breakpoints cannot stop
-                                   * there (3.8-3.11) */
+                                   * there (3.8-3.11; always 0 on 3.12+,
+                                   * where those are other sys.monitoring
+                                   * tools) */
     int32_t n_breakpoints;        /* slots tdebug uses: bp[0..n-1] */
     int32_t traced_threads;       /* threads whose trace function is the
-                                   * library's (after the last sync or
+                                   * library's (3.12+: every thread of the
+                                   * interpreter, whose events are the
+                                   * library's; after the last sync or
                                    * uninstall: 0 once disabled) */
     int32_t reserved;
     tdb_pyhook_step step;         /* tdebug writes (see above) */
@@ -208,8 +243,11 @@ enum {
                                          * evaluation hook; line events only
                                          * for frames whose code has a
                                          * breakpoint (a C trace function) */
-    TDB_PYHOOK_MECH_MONITORING = 2      /* 3.12+: sys.monitoring, events set
-                                         * on code objects with breakpoints */
+    TDB_PYHOOK_MECH_MONITORING = 2      /* 3.12+: sys.monitoring (tool id
+                                         * 0, the debugger's, else 4 or 3);
+                                         * line events only on code objects
+                                         * with breakpoints, the rest only
+                                         * while a step needs them */
 };
 
 /* The exported symbols (default visibility; everything else is hidden). */

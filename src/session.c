@@ -1501,7 +1501,10 @@ int tdb_session_add_interest(tdb_session *s, const char *regex, tdb_error *err)
     tdb_buf_addf(&re, "%s%s%s", s->interest ? s->interest : "", s->interest ? "\\|" : "", regex);
     if (set_interest(s, tdb_buf_detach(&re), err) < 0)
         return -1;
-    return s->state == NOT_STARTED ? 0 : place_load_catchpoint(s, err);
+    /* Before the run, arm() places the catchpoint; one it placed already
+     * must take the new regex too (a shared libpython added by Python
+     * breakpoints after it). */
+    return s->state == NOT_STARTED && s->catch_load_bp <= 0 ? 0 : place_load_catchpoint(s, err);
 }
 
 static int widen_interest(tdb_session *s, tdb_error *err)

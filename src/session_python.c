@@ -185,6 +185,17 @@ static int write_u64(tdb_session *s, uint64_t addr, uint64_t v, tdb_error *err)
     return write_mem(s, addr, &v, sizeof(v), err);
 }
 
+/* After an edit of the control block: where the library asks for it
+ * (3.12+: control.sync_slot), have the next Python call in any thread
+ * apply it (lib/tdebug_pyhook.h, "Edits"): a memory write, no call. */
+static int sync_soon(tdb_session *s, tdb_error *err)
+{
+    uint64_t sync[2]; /* sync_slot, sync_eval_frame */
+    if (read_mem(s, CONTROL(s, sync_slot), sync, sizeof(sync), err) < 0)
+        return -1;
+    return sync[0] ? write_u64(s, sync[0], sync[1], err) : 0;
+}
+
 /* gdb's breakpoints and catchpoints off (ON 0) or back on (1) around a
  * call gdb makes in the process: one that fires inside the call (the load
  * catchpoint when dlopen maps the hook, a user's breakpoint on malloc)
@@ -275,7 +286,9 @@ static int write_slot(tdb_session *s, bp_info *b, int clear, tdb_error *err)
         if (write_i32(s, CONTROL(s, n_breakpoints), h->n_slots, err) < 0)
             return -1;
     }
-    return write_u64(s, CONTROL(s, generation), ++h->generation, err);
+    if (write_u64(s, CONTROL(s, generation), ++h->generation, err) < 0)
+        return -1;
+    return h->state == PYHOOK_READY ? sync_soon(s, err) : 0;
 }
 
 /* ---- loading the library ---- */
@@ -607,7 +620,21 @@ int tdb_session_python_stopped(tdb_session *s, int bkptno, const json_t *res, td
         h->step_pending = 0;
         write_i32(s, CONTROL(s, step.mode), TDB_PYHOOK_STEP_NONE, NULL);
         const json_t *frame = json_object_get(res, "frame");
-        if (tdb_mi_str(frame, "line")) {
+        int has_line = tdb_mi_str(frame, "line") != NULL;
+        const char *from = tdb_mi_str(frame, "from");
+        if (!has_line && from && !tdb_session_note_lib(s, from)->symbols) {
+            /* A library outside the ones whose symbols tdebug reads as
+             * they load (a user's extension elsewhere than the script):
+             * read them now, then ask gdb again where the stop is. */
+            json_t *fi = NULL;
+            if (tdb_session_load_library_symbols(s, from, err) < 0)
+                return -1;
+            tdb_session_note_lib(s, from)->symbols = 1;
+            if (tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, &fi, NULL, "-stack-info-frame") == 0)
+                has_line = tdb_mi_str(json_object_get(fi, "frame"), "line") != NULL;
+            json_decref(fi);
+        }
+        if (has_line) {
             /* With debug info, past the prologue to the first line of the
              * body (where gdb's 'break FUNCTION' stops), arguments set. */
             h->native_prologue = 1;
@@ -808,6 +835,7 @@ void tdb_session_python_end(tdb_session *s)
         return;
     write_i32(s, CONTROL(s, step.mode), TDB_PYHOOK_STEP_NONE, NULL);
     write_i32(s, CONTROL(s, disable), 1, NULL);
+    sync_soon(s, NULL);
     if (h->stop_bp)
         tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, NULL, "-break-delete %d", h->stop_bp);
     if (h->native_bp)

@@ -33,6 +33,7 @@ libcap2-bin       setcap, to test gdb given CAP_SYS_PTRACE as a file capability
 clang-14          builds the fuzz targets with libFuzzer (make asan)
 libclang-rt-14-dev libFuzzer and the sanitizer runtimes clang links
 nodejs            runs Microsoft's DAP test client against 'tdebug dap' (tests/dap)
+valgrind          callgrind: instruction counts in make bench (bench/pyhook.py), steady on a loaded machine
 "
 
 missing=""

@@ -4,61 +4,24 @@
  * tdebug loads this library into the target with gdb (dlopen at a safe
  * point, then tdebug_pyhook_install()) and drives it through the control
  * block of lib/tdebug_pyhook.h; read that header first: it is the contract.
- * Built once per CPython version against that version's internal headers
- * (-DPy_BUILD_CORE); Py* symbols resolve against the process.
+ * Built once per CPython minor version against that version's internal
+ * headers (-DPy_BUILD_CORE); Py* symbols resolve against the process.
  *
- * 3.8-3.11 (mechanism EVAL_TRACE).  A PEP 523 frame evaluation hook sees
- * every frame start and end.  Line events come from a C trace function, but
- * only where they are wanted: CPython keeps a per-thread trace function and
- * (3.10+) a per-evaluator-call `use_tracing` flag in the _PyCFrame on the C
- * stack, copied into the callee at entry and back into the caller at exit.
- * The hook sets that flag for each frame it starts: on when the frame's code
- * has a breakpoint or a step is under way on the thread, off otherwise; so
- * code without breakpoints runs at full speed (what the hook itself costs
- * aside), and code with one gets line events.  3.8/3.9 have no _PyCFrame:
- * there the trace function itself is set and cleared around each frame.
- *   Frames that were already running when a breakpoint was set (attach to
- * a training loop, break inside the loop) are found by walking every
- * thread's frames at each sync: their evaluator calls ("segments") get
- * use_tracing on at once, by plain stores into the _PyCFrame of a thread
- * that is blocked (it re-reads the flag before its next instruction).
- * Inner segments that were started before the hook existed return to their
- * caller without passing through it, copying their flag outward, so they
- * are kept traced too (the `keep` set).
- *
- * Per code object, what the breakpoint table means for it is cached in
+ * This file is what every CPython shares: the control block, matching the
+ * breakpoint table against code objects (cached per code object in
  * co_extra, keyed by the generation it was computed for; a code object
- * that matches nothing costs a tagged integer, no allocation.
+ * that matches nothing costs a tagged integer, no allocation), stops and
+ * their reports, and finding the native function a step goes into.  How
+ * line events are obtained is the mechanism's: evaltrace.c (3.8-3.11, a
+ * PEP 523 frame evaluation hook and a C trace function) or monitoring.c
+ * (3.12+, sys.monitoring); pyhook.h says what they share.
  *
  * Rules kept everywhere: the GIL is held whenever CPython is called (the
- * hook and the trace function run with it; gdb calls us only at safe
- * points); an exception raised inside the library is cleared and the one
- * the program had is restored; nothing is printed; a thread whose trace
- * function belongs to someone else (sys.settrace: pdb, debugpy, coverage)
- * is left alone and counted in control.foreign_tracers.
+ * hooks and callbacks run with it; gdb calls us only at safe points); an
+ * exception raised inside the library is cleared and the one the program
+ * had is restored; nothing is printed.
  */
-#include <Python.h>
-#include <frameobject.h>
-
-#if PY_VERSION_HEX >= 0x030c0000
-/* 3.12+: see the PY312 section below */
-#elif PY_VERSION_HEX >= 0x030b0000
-#define NEED_OPCODE_TABLES
-#include <internal/pycore_code.h>
-#include <internal/pycore_frame.h>
-#include <internal/pycore_opcode.h>
-#include <internal/pycore_pystate.h>
-#undef NEED_OPCODE_TABLES
-#elif PY_VERSION_HEX >= 0x03090000
-#include <internal/pycore_interp.h>
-#include <internal/pycore_pystate.h>
-#include <opcode.h>
-#else
-#include <internal/pycore_pystate.h>
-#include <opcode.h>
-#endif
-
-#include "tdebug_pyhook.h"
+#include "pyhook.h"
 
 #include <dlfcn.h>
 #include <stddef.h>
@@ -68,28 +31,13 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define EXPORT __attribute__((visibility("default")))
-#define LIKELY(x) __builtin_expect(!!(x), 1)
-#define UNLIKELY(x) __builtin_expect(!!(x), 0)
-
-#ifndef Py_IS_TYPE /* 3.8 */
-#define Py_IS_TYPE(o, t) (Py_TYPE(o) == (t))
-#endif
-
-#define PY310 (PY_VERSION_HEX >= 0x030a0000)
-#define PY311 (PY_VERSION_HEX >= 0x030b0000)
-#define PY312 (PY_VERSION_HEX >= 0x030c0000)
-
-#define MAX_WALK 10000 /* frames per thread: above any recursion limit */
-#define MAX_KEEP 256
-
 EXPORT tdb_pyhook_control tdebug_pyhook_control = {
     .magic = TDB_PYHOOK_MAGIC,
     .abi = TDB_PYHOOK_ABI,
     .size = sizeof(tdb_pyhook_control),
     .py_version = PY_VERSION_HEX,
 };
-#define C tdebug_pyhook_control
+extern tdb_pyhook_control g_control __attribute__((alias("tdebug_pyhook_control")));
 
 EXPORT __attribute__((noinline)) void tdebug_pyhook_stop(void)
 {
@@ -98,120 +46,81 @@ EXPORT __attribute__((noinline)) void tdebug_pyhook_stop(void)
     __asm__ volatile("" ::: "memory");
 }
 
-#if PY312
-/* 3.12+ want sys.monitoring: not implemented in this version of the
- * library.  Everything below refuses cleanly. */
-static int refuse(void)
-{
-    snprintf(C.error, sizeof C.error,
-             "this library does not support Python %d.%d yet (3.8-3.11 only)",
-             (PY_VERSION_HEX >> 24) & 0xff, (PY_VERSION_HEX >> 16) & 0xff);
-    return -1;
-}
-EXPORT int tdebug_pyhook_install(void) { return refuse(); }
-EXPORT int tdebug_pyhook_sync(void) { return refuse(); }
-EXPORT int tdebug_pyhook_step_arm(void) { return refuse(); }
-EXPORT int tdebug_pyhook_uninstall(void) { return 0; }
-#else
-
 /* ------------------------------------------------------------------ */
-/* Version shims                                                       */
+/* State                                                               */
 
-#if PY311
-typedef _PyInterpreterFrame iframe;  /* a frame's identity for us */
-#define FRAME_BACK(fr) ((fr)->previous)
-#define IFRAME_OF(f) ((f)->f_frame)
-typedef PyObject *(*eval_fn)(PyThreadState *, _PyInterpreterFrame *, int);
-#define USE_TRACING_ON 255
-#else
-typedef PyFrameObject iframe;
-#define FRAME_BACK(fr) ((fr)->f_back)
-#define IFRAME_OF(f) (f)
-#if PY_VERSION_HEX >= 0x03090000
-typedef PyObject *(*eval_fn)(PyThreadState *, PyFrameObject *, int);
-#else
-typedef PyObject *(*eval_fn)(PyFrameObject *, int);
-#endif
-#define USE_TRACING_ON 1
-#endif
+Py_ssize_t g_extra_index = -1;
+uint64_t g_gen = (uint64_t)-1;
+void *g_tag = TAG((uint64_t)-1);
+int g_installed;
+int g_active;
+int g_busy;
+unsigned g_epoch;
+void *g_interp_base;
+/* The type of a bound slot wrapper (None.__bool__): 3.13 no longer
+ * exports _PyMethodWrapper_Type. */
+static PyTypeObject *g_method_wrapper_type;
+step_state g_step;
+__thread iframe *tls_fn_frame;
+__thread int tls_fn_slot;
 
-static inline PyCodeObject *frame_code(iframe *fr) { return fr->f_code; }
-
-static inline iframe *thread_frame(PyThreadState *ts)
+int frame_line(iframe *fr)
 {
 #if PY311
-    return ts->cframe->current_frame;
-#else
-    return ts->frame;
-#endif
-}
-
-static int frame_line(iframe *fr)
-{
-#if PY311
-    return PyCode_Addr2Line(fr->f_code, _PyInterpreterFrame_LASTI(fr) * (int)sizeof(_Py_CODEUNIT));
+    return PyCode_Addr2Line(frame_code(fr), _PyInterpreterFrame_LASTI(fr) * (int)sizeof(_Py_CODEUNIT));
 #else
     return PyFrame_GetLineNumber(fr);
 #endif
 }
 
-/* A frame starting from its beginning (not a generator resuming). */
-static inline int frame_is_fresh(iframe *fr, int throwflag)
+void copy_str(char *dst, size_t n, const char *src)
 {
-    if (throwflag)
-        return 0;
+    if (!src)
+        src = "";
+    size_t l = strlen(src);
+    if (l >= n)
+        l = n - 1;
+    memcpy(dst, src, l);
+    dst[l] = 0;
+}
+
+int any_enabled(void)
+{
+    for (int i = 0; i < C.n_breakpoints && i < TDB_PYHOOK_MAX_BREAKPOINTS; i++)
+        if (C.bp[i].id > 0 && C.bp[i].enabled)
+            return 1;
+    return 0;
+}
+
+void for_each_thread(void (*fn)(PyThreadState *))
+{
+    for (PyInterpreterState *is = PyInterpreterState_Head(); is; is = PyInterpreterState_Next(is))
+        for (PyThreadState *ts = PyInterpreterState_ThreadHead(is); ts; ts = PyThreadState_Next(ts))
+            fn(ts);
+}
+
+PyThreadState *find_thread(uint64_t tstate, int64_t tid)
+{
+    for (PyInterpreterState *is = PyInterpreterState_Head(); is; is = PyInterpreterState_Next(is))
+        for (PyThreadState *ts = PyInterpreterState_ThreadHead(is); ts; ts = PyThreadState_Next(ts)) {
+            if (tstate && (uint64_t)(uintptr_t)ts == tstate)
+                return ts;
 #if PY311
-    return _PyInterpreterFrame_LASTI(fr) < 0;
-#else
-    return fr->f_lasti < 0;
+            if (!tstate && tid && (int64_t)ts->native_thread_id == tid)
+                return ts;
 #endif
+        }
+#if !PY311
+    /* No native thread id in a thread state before 3.11: the thread gdb
+     * calls the library on (tdebug_pyhook_step_arm) is the one it names. */
+    if (!tstate && tid && tid == (int64_t)syscall(SYS_gettid) && PyGILState_Check())
+        return PyThreadState_Get();
+#endif
+    return NULL;
 }
 
 /* ------------------------------------------------------------------ */
-/* State                                                               */
-
-static Py_ssize_t g_extra_index = -1;
-static uint64_t g_gen = (uint64_t)-1; /* generation applied */
-static int g_installed;
-static int g_active;     /* some enabled breakpoint, or a step: look at frames */
-static int g_busy;       /* inside the library: let frames through */
-static unsigned g_epoch; /* +1 whenever what frames want may change */
-static eval_fn g_prev_eval; /* what the hook chains to */
-static void *g_interp_base; /* load address of the interpreter's image */
-
-/* Frames of segments that must stay traced because an outer segment wants
- * line events (see the header comment). */
-static iframe *g_keep[MAX_KEEP];
-static int g_nkeep;
-
-/* The step under way (one at a time). */
-static struct {
-    int mode;
-    int returned;             /* the start frame returned: stop at the next event */
-    PyThreadState *ts;
-    iframe *frame;
-    int line;
-    PyFrameObject *opcodes[4]; /* frame objects we set f_trace_opcodes on (owned) */
-    int nopcodes;
-} g_step;
-
-/* Function breakpoint waiting for the first line of a new frame. */
-static __thread iframe *tls_fn_frame;
-static __thread int tls_fn_slot;
-
-static int trace_func(PyObject *obj, PyFrameObject *f, int what, PyObject *arg);
-
-/* ------------------------------------------------------------------ */
 /* Breakpoint matching and the per-code cache                          */
-
-typedef struct code_info {
-    uint64_t gen;
-    int fn_slot;       /* a function breakpoint on this code, else -1 */
-    int n;             /* line breakpoints */
-    struct { int line, slot; } v[];
-} code_info;
-
-#define TAG(gen) ((void *)(uintptr_t)(((gen) << 1) | 1))
 
 static void code_info_free(void *p)
 {
@@ -219,7 +128,7 @@ static void code_info_free(void *p)
         PyMem_RawFree(p);
 }
 
-static const char *utf8(PyObject *s)
+const char *utf8(PyObject *s)
 {
     if (!s || !PyUnicode_Check(s))
         return NULL;
@@ -324,7 +233,7 @@ static int name_matches(const char *want, PyCodeObject *co)
     return 0;
 }
 
-static code_info *code_compute(PyCodeObject *co)
+code_info *code_compute(PyCodeObject *co)
 {
     code_info *ci = NULL;
     const char *file = utf8(co->co_filename);
@@ -378,306 +287,57 @@ static code_info *code_compute(PyCodeObject *co)
     return ci;
 }
 
-/* co_extra's layout (Objects/codeobject.c, the same in 3.6-3.11): read
- * inline, since this runs at every call. */
-typedef struct {
-    Py_ssize_t ce_size;
-    void *ce_extras[1];
-} code_extra;
-
-/* The breakpoints of CO for the current generation, NULL when none. */
-static inline code_info *code_lookup(PyCodeObject *co)
-{
-    void *x = NULL;
-    code_extra *ce = co->co_extra;
-    if (LIKELY(ce && ce->ce_size > g_extra_index))
-        x = ce->ce_extras[g_extra_index];
-    if ((uintptr_t)x & 1) {
-        if (((uintptr_t)x >> 1) == (uintptr_t)((g_gen << 1) >> 1))
-            return NULL;
-    } else if (x && ((code_info *)x)->gen == g_gen) {
-        return x;
-    }
-    return code_compute(co);
-}
-
-static inline int in_keep(iframe *fr)
-{
-    for (int i = 0; i < g_nkeep; i++)
-        if (g_keep[i] == fr)
-            return 1;
-    return 0;
-}
-
-static inline int stepping(PyThreadState *ts)
-{
-    return g_step.mode && g_step.ts == ts;
-}
-
-/* The frames one evaluator call runs: FR and its callers up to the frame
- * the call was entered with (3.11 inlines Python-to-Python calls; earlier
- * versions run one frame per call). */
-static int segment_wants(iframe *fr)
-{
-    for (int n = 0; fr && n < MAX_WALK; fr = FRAME_BACK(fr), n++) {
-        if (code_lookup(frame_code(fr)) || in_keep(fr))
-            return 1;
-#if PY311
-        if (fr->is_entry)
-            break;
-#else
-        break;
-#endif
-    }
-    return 0;
-}
 
 /* ------------------------------------------------------------------ */
-/* Turning line events on and off                                      */
-
-static inline int owns_tracing(PyThreadState *ts)
-{
-    return ts->c_tracefunc == NULL || ts->c_tracefunc == trace_func;
-}
-
-#if PY310
-/* 3.10+: our trace function stays set on the thread; the per-call flag
- * decides.  CF is the _PyCFrame whose evaluator (or whose callee, which
- * copies it at entry) is concerned. */
-static inline void set_tracing(PyThreadState *ts, void *cfp, int on)
-{
-#if PY311
-    _PyCFrame *cf = cfp;
-#else
-    CFrame *cf = cfp;
-#endif
-    if (ts->c_tracefunc != trace_func) {
-        if (!on)
-            return;
-        Py_CLEAR(ts->c_traceobj);
-        ts->c_tracefunc = trace_func;
-    }
-    cf->use_tracing = (ts->tracing == 0 && (on || ts->c_profilefunc)) ? USE_TRACING_ON : 0;
-}
-#else
-static inline int *tracing_possible(PyThreadState *ts)
-{
-#if PY_VERSION_HEX >= 0x03090000
-    return &ts->interp->ceval.tracing_possible;
-#else
-    return &_PyRuntime.ceval.tracing_possible;
-#endif
-}
-
-/* 3.8/3.9: line events depend on the thread's trace function itself. */
-static inline void set_tracing(PyThreadState *ts, void *unused, int on)
-{
-    Py_tracefunc want = on ? trace_func : NULL;
-    if (ts->c_tracefunc == want)
-        return;
-    *tracing_possible(ts) += (want != NULL) - (ts->c_tracefunc != NULL);
-    if (on)
-        Py_CLEAR(ts->c_traceobj);
-    ts->c_tracefunc = want;
-    ts->use_tracing = (ts->c_tracefunc != NULL || ts->c_profilefunc != NULL);
-}
-#endif
-
-static inline void *current_cframe(PyThreadState *ts)
-{
-#if PY310
-    return ts->cframe;
-#else
-    return NULL;
-#endif
-}
-
-/* Recompute line events for every frame of thread TS: at each sync, step
- * start and end.  Also rebuilds the keep set for TS's segments. */
-static void retrace(PyThreadState *ts)
-{
-    if (!owns_tracing(ts)) {
-        C.foreign_tracers++;
-        return;
-    }
-    int step = stepping(ts);
-    iframe *segs[512];
-    void *cfs[512];
-    int nseg = 0;
-#if PY311
-    for (_PyCFrame *cf = ts->cframe; cf && nseg < 512; cf = cf->previous) {
-        if (!cf->current_frame)
-            continue;
-        segs[nseg] = cf->current_frame;
-        cfs[nseg++] = cf;
-    }
-#elif PY310
-    CFrame *cf = ts->cframe;
-    for (PyFrameObject *f = ts->frame; f && cf && nseg < 512; f = f->f_back, cf = cf->previous) {
-        segs[nseg] = f;
-        cfs[nseg++] = cf;
-    }
-#else
-    for (PyFrameObject *f = ts->frame; f && nseg < 512; f = f->f_back) {
-        segs[nseg] = f;
-        cfs[nseg++] = NULL;
-    }
-#endif
-    /* The outermost segment that wants line events: every segment inside
-     * it is kept traced, so that its flag reaches the wanting one. */
-    int outer = -1;
-    for (int i = 0; i < nseg; i++)
-        if (segment_wants(segs[i]))
-            outer = i;
-    for (int i = 0; i < outer; i++) {
-        int n = 0;
-        for (iframe *fr = segs[i]; fr && n < MAX_WALK; fr = FRAME_BACK(fr), n++) {
-            if (g_nkeep < MAX_KEEP && !in_keep(fr))
-                g_keep[g_nkeep++] = fr;
-#if PY311
-            if (fr->is_entry)
-                break;
-#else
-            break;
-#endif
-        }
-    }
-#if PY310
-    for (int i = 0; i < nseg; i++)
-        set_tracing(ts, cfs[i], step || i <= outer);
-#else
-    set_tracing(ts, NULL, step || outer >= 0);
-#endif
-    (void)cfs;
-}
-
-/* ------------------------------------------------------------------ */
-/* Sync: apply the breakpoint table                                    */
-
-static void for_each_thread(void (*fn)(PyThreadState *))
-{
-    for (PyInterpreterState *is = PyInterpreterState_Head(); is; is = PyInterpreterState_Next(is))
-        for (PyThreadState *ts = PyInterpreterState_ThreadHead(is); ts; ts = PyThreadState_Next(ts))
-            fn(ts);
-}
-
-static void count_traced(PyThreadState *ts)
-{
-    if (ts->c_tracefunc == trace_func)
-        C.traced_threads++;
-}
-
-static void do_sync(void)
-{
-    g_epoch++;
-    g_gen = C.generation;
-    g_nkeep = 0;
-    C.foreign_tracers = 0;
-    int nslots = C.n_breakpoints > TDB_PYHOOK_MAX_BREAKPOINTS ? TDB_PYHOOK_MAX_BREAKPOINTS
-                                                               : C.n_breakpoints;
-    int any = 0;
-    for (int i = 0; i < nslots; i++) {
-        C.bp[i].bound = 0;
-        if (C.bp[i].id > 0 && C.bp[i].enabled)
-            any = 1;
-    }
-    g_active = any || g_step.mode;
-    for_each_thread(retrace);
-    C.traced_threads = 0;
-    for_each_thread(count_traced);
-    C.applied_generation = g_gen;
-}
-
-/* ------------------------------------------------------------------ */
-/* Stops                                                               */
-
-static void copy_str(char *dst, size_t n, const char *src)
-{
-    if (!src)
-        src = "";
-    size_t l = strlen(src);
-    if (l >= n)
-        l = n - 1;
-    memcpy(dst, src, l);
-    dst[l] = 0;
-}
-
-static void step_clear_opcodes(void)
-{
-    for (int i = 0; i < g_step.nopcodes; i++) {
-        g_step.opcodes[i]->f_trace_opcodes = 0;
-        Py_DECREF(g_step.opcodes[i]);
-    }
-    g_step.nopcodes = 0;
-}
-
-static void step_want_opcodes(PyFrameObject *f)
-{
-    if (!f || g_step.nopcodes == 4)
-        return;
-    for (int i = 0; i < g_step.nopcodes; i++)
-        if (g_step.opcodes[i] == f)
-            return;
-    Py_INCREF(f);
-    f->f_trace_opcodes = 1;
-    g_step.opcodes[g_step.nopcodes++] = f;
-}
+/* Steps and stops                                                     */
 
 static void step_end(void)
 {
-    PyThreadState *ts = g_step.ts;
     g_epoch++;
-    step_clear_opcodes();
+    if (g_step.mode)
+        mech_step_end();
     memset(&g_step, 0, sizeof g_step);
     C.step.mode = TDB_PYHOOK_STEP_NONE;
     C.step.armed = 0;
-    g_active = 0;
-    for (int i = 0; i < C.n_breakpoints && i < TDB_PYHOOK_MAX_BREAKPOINTS; i++)
-        if (C.bp[i].id > 0 && C.bp[i].enabled)
-            g_active = 1;
-    (void)ts;
+    g_active = any_enabled();
 }
 
-static PyThreadState *find_thread(uint64_t tstate, int64_t tid)
+void step_cancelled(void)
 {
-    for (PyInterpreterState *is = PyInterpreterState_Head(); is; is = PyInterpreterState_Next(is))
-        for (PyThreadState *ts = PyInterpreterState_ThreadHead(is); ts; ts = PyThreadState_Next(ts)) {
-            if (tstate && (uint64_t)(uintptr_t)ts == tstate)
-                return ts;
-#if PY311
-            if (!tstate && tid && (int64_t)ts->native_thread_id == tid)
-                return ts;
-#endif
-        }
-    return NULL;
+    /* tdebug wrote mode 0 over a step the library had armed (a step into
+     * native code reached its native breakpoint first): nothing is to be
+     * reported for it any more. */
+    g_busy++;
+    step_end();
+    g_busy--;
 }
 
-/* The frame object of thread TS's innermost frame (new reference). */
-static PyFrameObject *thread_frame_object(PyThreadState *ts)
+int step_stops_at_line(iframe *fr)
 {
-    if (ts == PyThreadState_Get()) {
-        PyFrameObject *f = PyEval_GetFrame();
-        Py_XINCREF(f);
-        return f;
+    switch (g_step.mode) {
+    case TDB_PYHOOK_STEP_STEP:
+        return 1;
+    case TDB_PYHOOK_STEP_NEXT:
+        if (fr == g_step.frame || g_step.returned)
+            return 1;
+        /* Deeper (a recursive call of the same code, a breakpoint's frame
+         * not at its line) or a caller the start frame returned to
+         * without our seeing it. */
+        int n = 0;
+        for (iframe *p = FRAME_BACK(fr); p && n < MAX_WALK; p = FRAME_BACK(p), n++)
+            if (p == g_step.frame)
+                return 0;
+        return 1;
+    case TDB_PYHOOK_STEP_FINISH:
+        return g_step.returned;
+    default:
+        return 0;
     }
-    PyObject *d = _PyThread_CurrentFrames();
-    PyObject *f = NULL;
-    if (d) {
-        PyObject *key = PyLong_FromUnsignedLong(ts->thread_id);
-        if (key) {
-            f = PyDict_GetItemWithError(d, key);
-            Py_XINCREF(f);
-            Py_DECREF(key);
-        }
-        Py_DECREF(d);
-    }
-    PyErr_Clear();
-    return (PyFrameObject *)f;
 }
 
-/* Take the step request tdebug wrote.  F: the frame object of the frame
- * it starts in, when the caller has it. */
-static int step_take(PyFrameObject *f)
+/* Take the step request tdebug wrote.  CTX: the mechanism's (what the
+ * event the thread stopped in knows of the frame). */
+static int step_take(void *ctx)
 {
     PyThreadState *ts = find_thread(C.step.tstate, C.step.tid);
     if (!ts) {
@@ -685,19 +345,19 @@ static int step_take(PyFrameObject *f)
         C.step.mode = TDB_PYHOOK_STEP_NONE;
         return -1;
     }
-    if (!owns_tracing(ts)) {
-        copy_str(C.error, sizeof C.error,
-                 "step: another trace function (sys.settrace) owns that thread");
-        C.step.mode = TDB_PYHOOK_STEP_NONE;
-        return -1;
-    }
     iframe *fr = C.step.frame ? (iframe *)(uintptr_t)C.step.frame : thread_frame(ts);
+    while (fr && !frame_is_python(fr))
+        fr = FRAME_BACK(fr);
     if (!fr) {
         copy_str(C.error, sizeof C.error, "step: the thread runs no Python code");
         C.step.mode = TDB_PYHOOK_STEP_NONE;
         return -1;
     }
-    step_clear_opcodes();
+    if (g_step.mode) {
+        /* a new request over an armed step: the old one ends unreported */
+        mech_step_end();
+        memset(&g_step, 0, sizeof g_step);
+    }
     g_epoch++;
     g_step.mode = C.step.mode;
     g_step.ts = ts;
@@ -705,25 +365,63 @@ static int step_take(PyFrameObject *f)
     g_step.line = C.step.line ? C.step.line : frame_line(fr);
     g_step.returned = 0;
     g_active = 1;
-    if (g_step.mode == TDB_PYHOOK_STEP_STEP) {
-        PyFrameObject *own = NULL;
-        if (!f || IFRAME_OF(f) != fr) {
-            own = thread_frame_object(ts);
-            f = own;
-        }
-        if (f && IFRAME_OF(f) == fr)
-            step_want_opcodes(f);
-        Py_XDECREF(own);
+    if (mech_step_take(ctx) < 0) {
+        memset(&g_step, 0, sizeof g_step);
+        C.step.mode = TDB_PYHOOK_STEP_NONE;
+        g_active = any_enabled();
+        return -1;
     }
     C.step.armed = 1;
-    retrace(ts);
     return 0;
 }
 
-static void do_uninstall(void);
+static void do_uninstall(void)
+{
+    if (!g_installed)
+        return;
+    if (g_step.mode)
+        mech_step_end();
+    memset(&g_step, 0, sizeof g_step);
+    C.step.mode = TDB_PYHOOK_STEP_NONE;
+    C.step.armed = 0;
+    mech_uninstall();
+    g_installed = 0;
+    g_active = 0;
+    C.installed = 0;
+    C.mechanism = TDB_PYHOOK_MECH_NONE;
+    C.disable = 0;
+}
+
+static void do_sync(void)
+{
+    g_epoch++;
+    g_gen = C.generation;
+    g_tag = TAG(g_gen);
+    int nslots = C.n_breakpoints > TDB_PYHOOK_MAX_BREAKPOINTS ? TDB_PYHOOK_MAX_BREAKPOINTS
+                                                               : C.n_breakpoints;
+    for (int i = 0; i < nslots; i++)
+        C.bp[i].bound = 0;
+    g_active = any_enabled() || g_step.mode;
+    mech_sync();
+    C.applied_generation = g_gen;
+}
+
+void apply_control(void)
+{
+    PyObject *et, *ev, *tb;
+    PyErr_Fetch(&et, &ev, &tb);
+    g_busy++;
+    if (C.disable)
+        do_uninstall();
+    else if (C.generation != g_gen)
+        do_sync();
+    g_busy--;
+    PyErr_Clear();
+    PyErr_Restore(et, ev, tb);
+}
 
 /* Back from tdebug_pyhook_stop (or a gdb call): apply what tdebug wrote. */
-static void after_stop(PyFrameObject *f)
+static void after_stop(void *ctx)
 {
     if (C.disable) {
         do_uninstall();
@@ -732,12 +430,11 @@ static void after_stop(PyFrameObject *f)
     if (C.generation != g_gen)
         do_sync();
     if (C.step.mode != TDB_PYHOOK_STEP_NONE && !C.step.armed)
-        step_take(f);
+        step_take(ctx);
 }
 
-/* Report a stop to tdebug and wait for it (the gdb breakpoint). */
-static void stop(int reason, int slot, PyThreadState *ts, iframe *fr, PyFrameObject *f,
-                 int line, void *native, const char *what)
+void stop(int reason, int slot, PyThreadState *ts, iframe *fr, void *ctx, int line, void *native,
+          const char *what)
 {
     PyObject *et, *ev, *tb;
     PyErr_Fetch(&et, &ev, &tb);
@@ -773,7 +470,7 @@ static void stop(int reason, int slot, PyThreadState *ts, iframe *fr, PyFrameObj
     if (g_step.mode)
         step_end();
     tdebug_pyhook_stop();
-    after_stop(f);
+    after_stop(ctx);
     PyErr_Clear();
     g_busy--;
     PyErr_Restore(et, ev, tb);
@@ -781,13 +478,6 @@ static void stop(int reason, int slot, PyThreadState *ts, iframe *fr, PyFrameObj
 
 /* ------------------------------------------------------------------ */
 /* Where a step goes native                                            */
-
-enum { R_NONE, R_PYTHON, R_NATIVE };
-typedef struct resolved {
-    int kind;
-    void *addr;
-    char what[TDB_PYHOOK_NAME_MAX];
-} resolved;
 
 /* Is ADDR in CPython itself (the interpreter's image or its lib-dynload
  * modules)?  That code is stepped through; the first native function
@@ -802,6 +492,22 @@ static int in_interpreter(void *addr)
     return info.dli_fname && strstr(info.dli_fname, "/lib-dynload/") != NULL;
 }
 
+/* What a user calls type T: its qualified name ("Tensor", "Linear"),
+ * not the module path a static type's tp_name has. */
+static const char *type_qualname(PyTypeObject *t)
+{
+    if (t->tp_flags & Py_TPFLAGS_HEAPTYPE) {
+        const char *q = utf8(((PyHeapTypeObject *)t)->ht_qualname);
+        if (q)
+            return q;
+        PyErr_Clear();
+    }
+    const char *dot = strrchr(t->tp_name, '.');
+    return dot ? dot + 1 : t->tp_name;
+}
+
+/* FN is native code outside the interpreter: the step goes there.  TYPE
+ * and NAME make what it is called ("Tensor.__add__", "torch.add"). */
 static int native(resolved *r, void *fn, const char *type, const char *name)
 {
     if (!fn || in_interpreter(fn))
@@ -812,7 +518,8 @@ static int native(resolved *r, void *fn, const char *type, const char *name)
     return 1;
 }
 
-/* What calling descriptor/attribute value D (found on TYPE) runs first. */
+/* What calling descriptor/attribute value D (found on TYPE, the type of
+ * the object it is called on when known) runs first. */
 static int resolve_descr(resolved *r, PyObject *d, PyTypeObject *type, const char *name)
 {
     if (!d)
@@ -823,16 +530,18 @@ static int resolve_descr(resolved *r, PyObject *d, PyTypeObject *type, const cha
     }
     if (Py_IS_TYPE(d, &PyMethodDescr_Type) || Py_IS_TYPE(d, &PyClassMethodDescr_Type)) {
         PyMethodDescrObject *m = (PyMethodDescrObject *)d;
-        return native(r, (void *)m->d_method->ml_meth, m->d_common.d_type->tp_name,
-                      m->d_method->ml_name);
+        return native(r, (void *)m->d_method->ml_meth,
+                      type_qualname(type ? type : m->d_common.d_type), m->d_method->ml_name);
     }
     if (Py_IS_TYPE(d, &PyWrapperDescr_Type)) {
         PyWrapperDescrObject *w = (PyWrapperDescrObject *)d;
-        return native(r, w->d_wrapped, w->d_common.d_type->tp_name, name);
+        return native(r, w->d_wrapped, type_qualname(type ? type : w->d_common.d_type),
+                      name ? name : utf8(w->d_common.d_name));
     }
     if (PyCFunction_Check(d)) {
         PyCFunctionObject *c = (PyCFunctionObject *)d;
-        return native(r, (void *)c->m_ml->ml_meth, type ? type->tp_name : NULL, c->m_ml->ml_name);
+        return native(r, (void *)c->m_ml->ml_meth, type ? type_qualname(type) : NULL,
+                      c->m_ml->ml_name);
     }
     return 0;
 }
@@ -842,7 +551,7 @@ static int resolve_slot(resolved *r, PyTypeObject *type, void *slot, const char 
 {
     if (!slot)
         return 0;
-    if (native(r, slot, type->tp_name, dunder))
+    if (native(r, slot, type_qualname(type), dunder))
         return 1;
     /* A slot in the interpreter: a generic slot_* wrapper calling the
      * special method, or CPython's own implementation. */
@@ -856,7 +565,7 @@ static int resolve_slot(resolved *r, PyTypeObject *type, void *slot, const char 
     return resolve_descr(r, d, type, dunder);
 }
 
-static int resolve_callable(resolved *r, PyObject *c, int depth)
+int resolve_callable(resolved *r, PyObject *c, PyObject *self, int depth)
 {
     if (!c || depth > 4)
         return 0;
@@ -865,40 +574,51 @@ static int resolve_callable(resolved *r, PyObject *c, int depth)
         return 1;
     }
     if (PyMethod_Check(c))
-        return resolve_callable(r, PyMethod_GET_FUNCTION(c), depth + 1);
+        return resolve_callable(r, PyMethod_GET_FUNCTION(c), PyMethod_GET_SELF(c), depth + 1);
     if (PyCFunction_Check(c)) {
+        /* A method bound to an instance or a class: that class's name.  A
+         * function of a module, or a static method that says which module
+         * it belongs to (torch.add is a static method of torch._C's
+         * _VariableFunctionsClass whose __module__ is "torch"): the
+         * module's, except for builtins ("len"). */
         PyCFunctionObject *f = (PyCFunctionObject *)c;
-        const char *owner = NULL;
-        if (f->m_self && !PyModule_Check(f->m_self))
-            owner = Py_TYPE(f->m_self)->tp_name;
+        PyObject *bound = f->m_self;
+        const char *owner = NULL, *mod = utf8(f->m_module);
+        PyErr_Clear();
+        if (bound && !PyModule_Check(bound) && !(f->m_ml->ml_flags & METH_STATIC))
+            owner = type_qualname(PyType_Check(bound) ? (PyTypeObject *)bound : Py_TYPE(bound));
+        else if (mod && strcmp(mod, "builtins") != 0)
+            owner = mod;
+        else if (bound && PyType_Check(bound))
+            owner = type_qualname((PyTypeObject *)bound);
         return native(r, (void *)f->m_ml->ml_meth, owner, f->m_ml->ml_name);
     }
     if (Py_IS_TYPE(c, &PyMethodDescr_Type) || Py_IS_TYPE(c, &PyClassMethodDescr_Type) ||
         Py_IS_TYPE(c, &PyWrapperDescr_Type))
-        return resolve_descr(r, c, NULL, NULL);
-    if (Py_IS_TYPE(c, &_PyMethodWrapper_Type)) {
+        return resolve_descr(r, c, self ? Py_TYPE(self) : NULL, NULL);
+    if (g_method_wrapper_type && Py_IS_TYPE(c, g_method_wrapper_type)) {
         /* a bound slot wrapper (x.__add__ of a C type): descrobject.c's
          * wrapperobject, whose first field is the descriptor */
         PyWrapperDescrObject *d = *(PyWrapperDescrObject **)((char *)c + sizeof(PyObject));
-        return d ? native(r, d->d_wrapped, d->d_common.d_type->tp_name,
+        return d ? native(r, d->d_wrapped, type_qualname(d->d_common.d_type),
                           utf8(d->d_common.d_name))
                  : 0;
     }
     if (PyType_Check(c)) {
         PyTypeObject *t = (PyTypeObject *)c;
-        if (native(r, (void *)t->tp_new, t->tp_name, "__new__") ||
-            native(r, (void *)t->tp_init, t->tp_name, "__init__"))
+        if (native(r, (void *)t->tp_new, type_qualname(t), "__new__") ||
+            native(r, (void *)t->tp_init, type_qualname(t), "__init__"))
             return 1;
         return 0; /* Python __new__/__init__ show up as frames */
     }
     return resolve_slot(r, Py_TYPE(c), (void *)Py_TYPE(c)->tp_call, "__call__");
 }
 
-static int resolve_getattr(resolved *r, PyObject *obj, PyObject *name, int store)
+int resolve_getattr(resolved *r, PyObject *obj, PyObject *name, int store)
 {
     PyTypeObject *t = Py_TYPE(obj);
     void *hook = store ? (void *)t->tp_setattro : (void *)t->tp_getattro;
-    if (native(r, hook, t->tp_name, store ? "__setattr__" : "__getattribute__"))
+    if (native(r, hook, type_qualname(t), store ? "__setattr__" : "__getattribute__"))
         return 1;
     if (!name || !PyUnicode_Check(name) || PyType_Check(obj))
         return 0;
@@ -908,13 +628,13 @@ static int resolve_getattr(resolved *r, PyObject *obj, PyObject *name, int store
     if (Py_IS_TYPE(d, &PyGetSetDescr_Type)) {
         PyGetSetDescrObject *g = (PyGetSetDescrObject *)d;
         return native(r, store ? (void *)g->d_getset->set : (void *)g->d_getset->get,
-                      t->tp_name, g->d_getset->name);
+                      type_qualname(t), g->d_getset->name);
     }
     if (PyObject_TypeCheck(d, &PyProperty_Type)) {
         PyObject *fn = PyObject_GetAttrString(d, store ? "fset" : "fget");
         int ok = 0;
         if (fn) {
-            ok = resolve_callable(r, fn, 1);
+            ok = resolve_callable(r, fn, obj, 1);
             Py_DECREF(fn);
         }
         PyErr_Clear();
@@ -953,7 +673,7 @@ static void *nb_slot(PyTypeObject *t, size_t off)
     return *(void **)((char *)t->tp_as_number + off);
 }
 
-static int resolve_binop(resolved *r, PyObject *a, PyObject *b, int op, int inplace)
+int resolve_binop(resolved *r, PyObject *a, PyObject *b, int op, int inplace)
 {
     if (op < 0 || op > 12)
         return 0;
@@ -971,7 +691,7 @@ static int resolve_binop(resolved *r, PyObject *a, PyObject *b, int op, int inpl
     return 0;
 }
 
-static int resolve_subscr(resolved *r, PyObject *container, int store)
+int resolve_subscr(resolved *r, PyObject *container, int store)
 {
     PyTypeObject *t = Py_TYPE(container);
     const char *dunder = store ? "__setitem__" : "__getitem__";
@@ -983,7 +703,7 @@ static int resolve_subscr(resolved *r, PyObject *container, int store)
     return resolve_slot(r, t, slot, dunder);
 }
 
-static int resolve_compare(resolved *r, PyObject *a, int op)
+int resolve_compare(resolved *r, PyObject *a, int op)
 {
     static const char *const names[] = {"__lt__", "__le__", "__eq__", "__ne__", "__gt__", "__ge__"};
     if (op < 0 || op > 5)
@@ -991,369 +711,9 @@ static int resolve_compare(resolved *r, PyObject *a, int op)
     return resolve_slot(r, Py_TYPE(a), (void *)Py_TYPE(a)->tp_richcompare, names[op]);
 }
 
-/* The instruction frame F is about to run: does it call native code
- * outside the interpreter first?  Fills R. */
-static int resolve_instruction(resolved *r, PyFrameObject *f)
-{
-    PyCodeObject *co = frame_code(IFRAME_OF(f));
-    int opcode, oparg;
-    PyObject **sp;
-#if PY311
-    _PyInterpreterFrame *fr = f->f_frame;
-    _Py_CODEUNIT *ip = fr->prev_instr;
-    _Py_CODEUNIT *end = _PyCode_CODE(co) + Py_SIZE(co);
-    if (ip < _PyCode_CODE(co) || ip >= end || fr->stacktop < 0)
-        return 0;
-    opcode = _PyOpcode_Deopt[_Py_OPCODE(*ip)];
-    oparg = _Py_OPARG(*ip);
-    while (opcode == EXTENDED_ARG && ip + 1 < end) {
-        ip++;
-        opcode = _PyOpcode_Deopt[_Py_OPCODE(*ip)];
-        oparg = (oparg << 8) | _Py_OPARG(*ip);
-    }
-    sp = fr->localsplus + fr->stacktop;
-#else
-    const unsigned char *code = (const unsigned char *)PyBytes_AS_STRING(co->co_code);
-    Py_ssize_t len = PyBytes_GET_SIZE(co->co_code);
-#if PY310
-    Py_ssize_t i = (Py_ssize_t)f->f_lasti * 2;
-    sp = f->f_valuestack + f->f_stackdepth;
-#else
-    Py_ssize_t i = f->f_lasti;
-    sp = f->f_stacktop;
-    if (!sp)
-        return 0;
-#endif
-    if (i < 0 || i + 1 >= len)
-        return 0;
-    opcode = code[i];
-    oparg = code[i + 1];
-    while (opcode == EXTENDED_ARG && i + 3 < len) {
-        i += 2;
-        opcode = code[i];
-        oparg = (oparg << 8) | code[i + 1];
-    }
-#endif
-#define PEEK(n) (sp[-(n)])
-    PyObject *names = co->co_names;
-    switch (opcode) {
-#if PY311
-    case CALL: {
-        PyObject *meth = PEEK(oparg + 2);
-        return resolve_callable(r, meth ? meth : PEEK(oparg + 1), 0);
-    }
-#else
-    case CALL_FUNCTION:
-        return resolve_callable(r, PEEK(oparg + 1), 0);
-    case CALL_FUNCTION_KW:
-        return resolve_callable(r, PEEK(oparg + 2), 0);
-    case CALL_METHOD: {
-        PyObject *meth = PEEK(oparg + 2);
-        return resolve_callable(r, meth ? meth : PEEK(oparg + 1), 0);
-    }
-#endif
-    case CALL_FUNCTION_EX:
-        return resolve_callable(r, PEEK(2 + (oparg & 1)), 0);
-#if PY311
-    case BINARY_OP:
-        if (oparg >= NB_INPLACE_ADD)
-            return resolve_binop(r, PEEK(2), PEEK(1), oparg - NB_INPLACE_ADD, 1);
-        return resolve_binop(r, PEEK(2), PEEK(1), oparg, 0);
-#else
-#define BIN(opc, op, inplace) case opc: return resolve_binop(r, PEEK(2), PEEK(1), op, inplace);
-    BIN(BINARY_ADD, 0, 0) BIN(BINARY_AND, 1, 0) BIN(BINARY_FLOOR_DIVIDE, 2, 0)
-    BIN(BINARY_LSHIFT, 3, 0) BIN(BINARY_MATRIX_MULTIPLY, 4, 0) BIN(BINARY_MULTIPLY, 5, 0)
-    BIN(BINARY_MODULO, 6, 0) BIN(BINARY_OR, 7, 0) BIN(BINARY_POWER, 8, 0)
-    BIN(BINARY_RSHIFT, 9, 0) BIN(BINARY_SUBTRACT, 10, 0) BIN(BINARY_TRUE_DIVIDE, 11, 0)
-    BIN(BINARY_XOR, 12, 0)
-    BIN(INPLACE_ADD, 0, 1) BIN(INPLACE_AND, 1, 1) BIN(INPLACE_FLOOR_DIVIDE, 2, 1)
-    BIN(INPLACE_LSHIFT, 3, 1) BIN(INPLACE_MATRIX_MULTIPLY, 4, 1) BIN(INPLACE_MULTIPLY, 5, 1)
-    BIN(INPLACE_MODULO, 6, 1) BIN(INPLACE_OR, 7, 1) BIN(INPLACE_POWER, 8, 1)
-    BIN(INPLACE_RSHIFT, 9, 1) BIN(INPLACE_SUBTRACT, 10, 1) BIN(INPLACE_TRUE_DIVIDE, 11, 1)
-    BIN(INPLACE_XOR, 12, 1)
-#undef BIN
-#endif
-    case BINARY_SUBSCR:
-        return resolve_subscr(r, PEEK(2), 0);
-    case STORE_SUBSCR:
-        return resolve_subscr(r, PEEK(2), 1);
-    case COMPARE_OP:
-        return resolve_compare(r, PEEK(2), oparg);
-    case LOAD_ATTR:
-    case LOAD_METHOD:
-        return resolve_getattr(r, PEEK(1), PyTuple_GetItem(names, oparg), 0);
-    case STORE_ATTR:
-        return resolve_getattr(r, PEEK(1), PyTuple_GetItem(names, oparg), 1);
-    default:
-        return 0;
-    }
-#undef PEEK
-}
 
 /* ------------------------------------------------------------------ */
-/* The trace function: line, opcode and return events of traced frames */
-
-static void on_line(PyThreadState *ts, PyFrameObject *f)
-{
-    iframe *fr = IFRAME_OF(f);
-    int line = PyFrame_GetLineNumber(f);
-    code_info *ci = code_lookup(frame_code(fr));
-    if (ci) {
-        if (ci->fn_slot >= 0 && tls_fn_frame == fr) {
-            tls_fn_frame = NULL;
-            stop(TDB_PYHOOK_STOP_FUNCTION, ci->fn_slot, ts, fr, f, line, NULL, NULL);
-            return;
-        }
-        for (int i = 0; i < ci->n; i++)
-            if (ci->v[i].line == line) {
-                stop(TDB_PYHOOK_STOP_BREAKPOINT, ci->v[i].slot, ts, fr, f, line, NULL, NULL);
-                return;
-            }
-    }
-    if (!stepping(ts))
-        return;
-    int stop_here = 0;
-    switch (g_step.mode) {
-    case TDB_PYHOOK_STEP_STEP:
-        stop_here = 1;
-        break;
-    case TDB_PYHOOK_STEP_NEXT:
-        if (fr == g_step.frame || g_step.returned) {
-            stop_here = 1;
-        } else {
-            /* deeper (a breakpoint's frame that is not at its line) or a
-             * caller after the start frame returned without our seeing it */
-            stop_here = 1;
-            int n = 0;
-            for (iframe *p = FRAME_BACK(fr); p && n < MAX_WALK; p = FRAME_BACK(p), n++)
-                if (p == g_step.frame) {
-                    stop_here = 0;
-                    break;
-                }
-        }
-        break;
-    case TDB_PYHOOK_STEP_FINISH:
-        stop_here = g_step.returned;
-        break;
-    }
-    if (stop_here)
-        stop(g_step.mode == TDB_PYHOOK_STEP_FINISH ? TDB_PYHOOK_STOP_FINISH : TDB_PYHOOK_STOP_STEP,
-             -1, ts, fr, f, line, NULL, NULL);
-}
-
-static void on_opcode(PyThreadState *ts, PyFrameObject *f)
-{
-    if (!stepping(ts))
-        return;
-    iframe *fr = IFRAME_OF(f);
-    if (g_step.returned) {
-        /* the first instruction of the caller after the call returned */
-        stop(g_step.mode == TDB_PYHOOK_STEP_FINISH ? TDB_PYHOOK_STOP_FINISH : TDB_PYHOOK_STOP_STEP,
-             -1, ts, fr, f, PyFrame_GetLineNumber(f), NULL, NULL);
-        return;
-    }
-    if (g_step.mode != TDB_PYHOOK_STEP_STEP || fr != g_step.frame)
-        return;
-    resolved r = {0};
-    if (resolve_instruction(&r, f) && r.kind == R_NATIVE)
-        stop(TDB_PYHOOK_STOP_NATIVE, -1, ts, fr, f, PyFrame_GetLineNumber(f), r.addr, r.what);
-    PyErr_Clear();
-}
-
-static void on_return(PyThreadState *ts, PyFrameObject *f)
-{
-    if (!stepping(ts) || IFRAME_OF(f) != g_step.frame)
-        return;
-    /* Stop at the caller's next instruction, right after the call. */
-    g_step.returned = 1;
-    g_epoch++;
-    step_clear_opcodes();
-#if PY_VERSION_HEX >= 0x03090000
-    PyFrameObject *back = PyFrame_GetBack(f);
-#else
-    PyFrameObject *back = f->f_back;
-    Py_XINCREF(back);
-#endif
-    step_want_opcodes(back);
-    Py_XDECREF(back);
-    retrace(ts);
-}
-
-static int trace_func(PyObject *obj, PyFrameObject *f, int what, PyObject *arg)
-{
-    if (g_busy || !g_installed)
-        return 0;
-    PyThreadState *ts = PyThreadState_Get();
-    PyObject *et, *ev, *tb;
-    PyErr_Fetch(&et, &ev, &tb);
-    switch (what) {
-    case PyTrace_LINE:
-        on_line(ts, f);
-        break;
-    case PyTrace_OPCODE:
-        on_opcode(ts, f);
-        break;
-    case PyTrace_RETURN:
-        on_return(ts, f);
-        break;
-    default:
-        break;
-    }
-    PyErr_Clear();
-    PyErr_Restore(et, ev, tb);
-    return 0;
-}
-
-/* ------------------------------------------------------------------ */
-/* The frame evaluation hook                                           */
-
-/* Back in the caller's evaluator call (segment): its line events. */
-static void recompute_caller(PyThreadState *ts)
-{
-    if (g_installed && owns_tracing(ts)) {
-        iframe *caller = thread_frame(ts);
-        int cw = stepping(ts) || (caller && segment_wants(caller));
-        set_tracing(ts, current_cframe(ts), cw);
-    }
-}
-
-/* Does the caller's evaluator call (the current segment) have line events? */
-static inline int caller_traced(PyThreadState *ts)
-{
-#if PY311
-    return ts->cframe->use_tracing != 0;
-#elif PY310
-    return ts->cframe->use_tracing != 0;
-#else
-    return ts->c_tracefunc != NULL;
-#endif
-}
-
-#if PY_VERSION_HEX >= 0x03090000
-#define CALL_PREV(ts, fr, thr) g_prev_eval(ts, fr, thr)
-static PyObject *hook_eval(PyThreadState *ts, iframe *fr, int throwflag)
-#else
-#define CALL_PREV(ts, fr, thr) g_prev_eval(fr, thr)
-static PyObject *hook_eval(iframe *fr, int throwflag)
-#endif
-{
-#if PY_VERSION_HEX < 0x03090000
-    PyThreadState *ts = _PyThreadState_GET();
-#endif
-    C.stats_frames++;
-    if (UNLIKELY(C.disable | g_busy)) {
-        if (C.disable && !g_busy)
-            do_uninstall();
-        return CALL_PREV(ts, fr, throwflag);
-    }
-    if (UNLIKELY(C.generation != g_gen)) {
-        PyObject *et, *ev, *tb;
-        PyErr_Fetch(&et, &ev, &tb);
-        g_busy++;
-        do_sync();
-        g_busy--;
-        PyErr_Restore(et, ev, tb);
-    }
-    if (LIKELY(!g_active))
-        return CALL_PREV(ts, fr, throwflag);
-    if (!owns_tracing(ts))
-        return CALL_PREV(ts, fr, throwflag);
-
-    code_info *ci = code_lookup(frame_code(fr));
-    int step = stepping(ts);
-    int want = ci != NULL || (step && (g_step.mode == TDB_PYHOOK_STEP_STEP || fr == g_step.frame));
-    if (ci && ci->fn_slot >= 0 && frame_is_fresh(fr, throwflag)) {
-        tls_fn_frame = fr;
-        tls_fn_slot = ci->fn_slot;
-    }
-    if (want)
-        C.stats_traced++;
-    else if (!caller_traced(ts)) {
-        /* The common case: neither this frame nor its caller has line
-         * events.  Unless something changed meanwhile (a sync, a step, a
-         * stop: the epoch), the caller's state after the call is the one
-         * it had: no lookup of the caller's code. */
-        unsigned epoch = g_epoch;
-        PyObject *res = CALL_PREV(ts, fr, throwflag);
-        if (LIKELY(epoch == g_epoch && g_installed)) {
-            set_tracing(ts, current_cframe(ts), 0);
-            return res;
-        }
-        recompute_caller(ts);
-        return res;
-    }
-    set_tracing(ts, current_cframe(ts), want);
-    PyObject *res = CALL_PREV(ts, fr, throwflag);
-    recompute_caller(ts);
-    return res;
-}
-
-/* ------------------------------------------------------------------ */
-/* Install / uninstall                                                 */
-
-static eval_fn default_eval(void)
-{
-    return (eval_fn)_PyEval_EvalFrameDefault;
-}
-
-static eval_fn get_eval(PyInterpreterState *is)
-{
-#if PY_VERSION_HEX >= 0x03090000
-    return (eval_fn)_PyInterpreterState_GetEvalFrameFunc(is);
-#else
-    return is->eval_frame;
-#endif
-}
-
-static void set_eval(PyInterpreterState *is, eval_fn fn)
-{
-#if PY_VERSION_HEX >= 0x03090000
-    _PyInterpreterState_SetEvalFrameFunc(is, (_PyFrameEvalFunction)fn);
-#else
-    is->eval_frame = fn;
-#endif
-}
-
-static void untrace_thread(PyThreadState *ts)
-{
-    if (ts->c_tracefunc != trace_func)
-        return;
-#if PY310
-    ts->c_tracefunc = NULL;
-    int on = ts->c_profilefunc != NULL && ts->tracing == 0;
-#if PY311
-    for (_PyCFrame *cf = ts->cframe; cf; cf = cf->previous)
-        cf->use_tracing = on ? 255 : 0;
-#else
-    for (CFrame *cf = ts->cframe; cf; cf = cf->previous)
-        cf->use_tracing = on;
-#endif
-#else
-    set_tracing(ts, NULL, 0);
-#endif
-}
-
-static void do_uninstall(void)
-{
-    if (!g_installed)
-        return;
-    for (PyInterpreterState *is = PyInterpreterState_Head(); is; is = PyInterpreterState_Next(is))
-        if (get_eval(is) == (eval_fn)hook_eval)
-            set_eval(is, g_prev_eval);
-    step_clear_opcodes();
-    memset(&g_step, 0, sizeof g_step);
-    C.step.mode = TDB_PYHOOK_STEP_NONE;
-    C.step.armed = 0;
-    for_each_thread(untrace_thread);
-    C.traced_threads = 0;
-    for_each_thread(count_traced);
-    g_installed = 0;
-    g_active = 0;
-    g_nkeep = 0;
-    C.installed = 0;
-    C.mechanism = TDB_PYHOOK_MECH_NONE;
-    C.disable = 0;
-}
+/* The exported functions                                              */
 
 EXPORT int tdebug_pyhook_install(void)
 {
@@ -1378,24 +738,29 @@ EXPORT int tdebug_pyhook_install(void)
             return -1;
         }
     }
-    PyInterpreterState *main_is = PyInterpreterState_Head();
-    eval_fn prev = get_eval(main_is);
-    if (!prev)
-        prev = default_eval();
-    if (prev == (eval_fn)hook_eval)
-        prev = default_eval();
-    g_prev_eval = prev;
-    for (PyInterpreterState *is = main_is; is; is = PyInterpreterState_Next(is))
-        set_eval(is, hook_eval);
-    g_installed = 1;
-    C.installed = 1;
-    C.disable = 0;
-    C.mechanism = TDB_PYHOOK_MECH_EVAL_TRACE;
-    C.error[0] = 0;
+    PyObject *et, *ev, *tb;
+    PyErr_Fetch(&et, &ev, &tb);
+    if (!g_method_wrapper_type) {
+        PyObject *w = PyObject_GetAttrString(Py_None, "__bool__");
+        if (w) {
+            g_method_wrapper_type = Py_TYPE(w);
+            Py_DECREF(w);
+        }
+        PyErr_Clear();
+    }
     g_busy++;
-    do_sync();
+    int rc = mech_install();
+    if (rc == 0) {
+        g_installed = 1;
+        C.installed = 1;
+        C.disable = 0;
+        C.error[0] = 0;
+        do_sync();
+    }
     g_busy--;
-    return 0;
+    PyErr_Clear();
+    PyErr_Restore(et, ev, tb);
+    return rc;
 }
 
 /* A gdb call of WHAT: are we installed and on a thread holding the GIL? */
@@ -1412,12 +777,16 @@ EXPORT int tdebug_pyhook_sync(void)
 {
     if (!callable_here("sync"))
         return -1;
+    PyObject *et, *ev, *tb;
+    PyErr_Fetch(&et, &ev, &tb);
     g_busy++;
     if (C.disable)
         do_uninstall();
     else
         do_sync();
     g_busy--;
+    PyErr_Clear();
+    PyErr_Restore(et, ev, tb);
     return 0;
 }
 
@@ -1427,11 +796,15 @@ EXPORT int tdebug_pyhook_step_arm(void)
         return -1;
     if (C.step.mode == TDB_PYHOOK_STEP_NONE)
         return 0;
+    PyObject *et, *ev, *tb;
+    PyErr_Fetch(&et, &ev, &tb);
     g_busy++;
     if (C.generation != g_gen)
         do_sync();
     int rc = step_take(NULL);
     g_busy--;
+    PyErr_Clear();
+    PyErr_Restore(et, ev, tb);
     return rc;
 }
 
@@ -1443,8 +816,12 @@ EXPORT int tdebug_pyhook_uninstall(void)
         copy_str(C.error, sizeof C.error, "uninstall: this thread does not hold the GIL");
         return -1;
     }
+    PyObject *et, *ev, *tb;
+    PyErr_Fetch(&et, &ev, &tb);
+    g_busy++;
     do_uninstall();
+    g_busy--;
+    PyErr_Clear();
+    PyErr_Restore(et, ev, tb);
     return 0;
 }
-
-#endif /* !PY312 */

@@ -12,7 +12,9 @@ import subprocess
 import threading
 import time
 
-from conftest import BUILD, SLOW
+import pytest
+
+from conftest import BUILD, ROOT, SLOW
 
 GDB = os.environ.get("TDEBUG_GDB", "gdb")
 
@@ -24,19 +26,36 @@ MAGIC = 0x6b6f6f6879706474
 
 
 def pyhook_lib(python):
-    """The library built for PYTHON: build/pyhook/ for the interpreter 'make'
-    targets, build/pyhook/pyenv-X.Y.Z/ for a pyenv one (make pyhook-all);
-    None when not built."""
-    out = subprocess.run([python, "-c", "import sys, sysconfig; "
-                          "print('%d%d' % sys.version_info[:2], sys.base_prefix)"],
-                         capture_output=True, text=True, check=True).stdout.split()
-    xy, prefix = out
-    name = f"libtdebug-pyhook-cpython-{xy}.so"
-    if "/.pyenv/versions/" in prefix:
-        lib = BUILD / "pyhook" / f"pyenv-{pathlib.Path(prefix).name}" / name
-    else:
-        lib = BUILD / "pyhook" / name
+    """The library for PYTHON's minor version, where a session looks for
+    it: build/pyhook/libtdebug-pyhook-cpython-3X.so ('make' builds
+    $(PYTHON)'s, 'make pyhook-all' every pyenv one's); None when not built."""
+    out = subprocess.run([python, "-c", "import sys; print('%d%d' % sys.version_info[:2])"],
+                         capture_output=True, text=True, check=True).stdout.strip()
+    lib = BUILD / "pyhook" / f"libtdebug-pyhook-cpython-{out}.so"
     return lib if lib.exists() else None
+
+
+EXT_SRC = ROOT / "tests" / "fixtures" / "pyhookext" / "pyhookext.c"
+
+
+@pytest.fixture(scope="session")
+def build_ext(tmp_path_factory):
+    """pyhookext (tests/fixtures/pyhookext: a tiny extension whose native
+    code steps reach) built for an interpreter: the directory holding it."""
+    built = {}
+
+    def build(python):
+        if python not in built:
+            inc, suffix = subprocess.run(
+                [python, "-c", "import sysconfig; print(sysconfig.get_paths()['include']); "
+                 "print(sysconfig.get_config_var('EXT_SUFFIX'))"],
+                capture_output=True, text=True, check=True).stdout.split()
+            d = tmp_path_factory.mktemp("pyhookext")
+            subprocess.run(["gcc", "-shared", "-fPIC", "-g", "-O0", "-I", inc, "-o",
+                            str(d / ("pyhookext" + suffix)), str(EXT_SRC)], check=True)
+            built[python] = d
+        return built[python]
+    return build
 
 
 def _unquote(s):
@@ -129,6 +148,12 @@ class Gdb:
 
     def cli(self, command, timeout=SLOW):
         return self.cmd("-interpreter-exec console " + mi_quote(command), timeout)
+
+    def cli_text(self, command, timeout=SLOW):
+        """What a console command printed (its ~ stream records)."""
+        start = len(self.log)
+        self.cli(command, timeout)
+        return "".join(_unquote(line[2:-1]) for line in self.log[start:] if line.startswith('~"'))
 
     def eval(self, expr, timeout=SLOW):
         return _field(self.cmd("-data-evaluate-expression " + mi_quote(expr), timeout), "value")
@@ -248,6 +273,14 @@ class Pyhook:
     def bump(self):
         gen = self.g.num("tdebug_pyhook_control.generation")
         self.poke_int("generation", gen + 1, 8)
+        self.kick()
+
+    def kick(self):
+        """After an edit: where the library asks for it (sync_slot, 3.12+),
+        have the next Python call in any thread apply it."""
+        slot = self.g.num("tdebug_pyhook_control.sync_slot")
+        if slot:
+            self.poke(slot, self.g.num("tdebug_pyhook_control.sync_eval_frame").to_bytes(8, "little"))
 
     # -- stops
     def is_hook_stop(self, stopped):
@@ -284,6 +317,7 @@ class Pyhook:
     def detach(self):
         """disable by a memory write (no call), no breakpoint left, detach."""
         self.poke_int("disable", 1)
+        self.kick()
         if self.stop_bp:
             self.g.cmd(f"-break-delete {self.stop_bp}")
         self.g.cmd("-target-detach")

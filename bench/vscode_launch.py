@@ -62,7 +62,7 @@ def main():
             "import torch\nimport tinytensor\n"
             "x = torch.ones(2) + 1  # PYTHON-BREAKPOINT\n"
             "assert repr(tinytensor.ones(2) + 1) == 'tensor([2., 2.])'\n")
-        run([TDEBUG, "vscode", "--workspace", str(ws), "--program", "bench_main.py"], check=True)
+        run([TDEBUG, "vscode", "--compound", "--workspace", str(ws), "--program", "bench_main.py"], check=True)
         w = Workspace(ws)
         gdb_conf = w.config("tdebug: bench_main.py (C++, gdb)")
         py_conf = w.config("tdebug: bench_main.py (Python, debugpy)")

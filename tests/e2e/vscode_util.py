@@ -53,7 +53,7 @@ import subprocess
 import threading
 import time
 
-from conftest import BUILD, ROOT, SLOW, run
+from conftest import BUILD, PYTHON, ROOT, SLOW, run
 from dap_util import DapClient
 from tinytensor_util import TT_PKG, TT_SRC, marked_line
 
@@ -719,6 +719,19 @@ def sample_workspace(dest):
     return dest
 
 
+# A small C++ extension (tests/fixtures/vscode/cppext/README.md).
+CPPEXT = ROOT / "tests" / "fixtures" / "vscode" / "cppext"
+
+
+def cpp_workspace(tmp_path):
+    """A workspace holding cppext, built in place (-O0 -g) as its user would."""
+    ws = tmp_path / "ws"
+    shutil.copytree(CPPEXT, ws)
+    r = run([PYTHON, "setup.py", "-q", "build_ext", "--inplace"], cwd=ws)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return ws
+
+
 def sample_breakpoints(ws, script):
     """([(python file, line)], [(C file, line)]) for SCRIPT in WS."""
     c_file = TT_SRC / C_BREAKPOINT[0]
@@ -731,11 +744,61 @@ def sample_breakpoints(ws, script):
 SCHEMAS = ROOT / "tests" / "fixtures" / "schemas" / "vscode"
 
 
+# tdebug's own extension: its package.json contributes the "tdebug" type.
+EXTENSION = ROOT / "vscode" / "extension"
+
+
+def extension_schema(request):
+    """The JSON Schema VS Code checks a "tdebug" configuration with: the
+    extension's configurationAttributes[REQUEST], merged as VS Code merges
+    every debugger's (Debugger.getSchemaAttributes in microsoft/vscode's
+    src/vs/workbench/contrib/debug/common/debugger.ts: name, type and
+    request required, the properties every configuration has added, no
+    other property allowed), with the same common properties as the
+    fixture schemas beside it."""
+    pkg = json.loads((EXTENSION / "package.json").read_text())
+    (debugger,) = pkg["contributes"]["debuggers"]
+    attrs = json.loads(json.dumps(debugger["configurationAttributes"][request]))  # a copy
+    props = attrs.setdefault("properties", {})
+    props.update({
+        "type": {"enum": [debugger["type"]]},
+        "name": {"type": "string"},
+        "request": {"enum": [request]},
+        "debugServer": {"type": "number"},
+        "preLaunchTask": {"type": ["string", "object", "null"]},
+        "postDebugTask": {"type": ["string", "object", "null"]},
+        "presentation": {"type": "object"},
+        "internalConsoleOptions": {"enum": ["neverOpen", "openOnSessionStart",
+                                            "openOnFirstSessionStart"]},
+        "suppressMultipleSessionWarning": {"type": "boolean"},
+        "windows": {"type": "object"}, "linux": {"type": "object"}, "osx": {"type": "object"},
+    })
+    attrs["required"] = ["name", "type", "request"] + attrs.get("required", [])
+    attrs["additionalProperties"] = False
+    attrs["type"] = "object"
+    attrs["$schema"] = "http://json-schema.org/draft-07/schema#"
+    return attrs
+
+
 def schema_for(config, directory):
+    """The schema of CONFIG: the extension's own for a "tdebug" one, else
+    the fixture for its debugger in DIRECTORY."""
+    if config["type"] == "tdebug":
+        return extension_schema(config["request"])
     name = f"{config['type']}.{config['request']}.schema.json"
     path = pathlib.Path(directory) / name
     assert path.exists(), f"no schema {name} for a configuration tdebug wrote"
     return json.loads(path.read_text())
+
+
+def install_extension(tdebug, home):
+    """'tdebug vscode --install-extension' for a user whose home is HOME, as
+    'tdebug vscode' then finds it.  Returns HOME."""
+    home = pathlib.Path(home)
+    home.mkdir(parents=True, exist_ok=True)
+    run([tdebug, "vscode", "--install-extension"], env=dict(os.environ, HOME=str(home)),
+        check=True)
+    return home
 
 
 

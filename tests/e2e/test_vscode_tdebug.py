@@ -17,11 +17,10 @@ import jsonschema
 import pytest
 
 from conftest import PYTHON, ROOT, clean_env, run, tracer_of, wait_until
-from pty_util import Terminal
-from tdap_util import Adapter, counter, start_target
+from tdap_util import counter, start_target
 from test_vscode import item_texts, user_files
-from vscode_util import (EXTENSION, SCHEMAS, Workspace, cpp_workspace, extension_schema,
-                         install_extension, load_jsonc, marker_line)
+from vscode_util import (EXTENSION, SCHEMAS, VSCodeTdebug, Workspace, cpp_workspace,
+                         extension_schema, install_extension, load_jsonc, marker_line)
 
 FIXTURES = ROOT / "tests" / "fixtures" / "vscode"
 PKG = json.loads((EXTENSION / "package.json").read_text())
@@ -346,62 +345,6 @@ def test_what_keeps_vs_code_from_the_extension_is_said(tdebug, tmp_path):
 # ---------------------------------------------------------------------------
 # The configuration, run the way VS Code runs it
 
-# What VS Code says in 'initialize' (DebugSession.initialize in
-# microsoft/vscode's src/vs/workbench/contrib/debug/browser/debugSession.ts).
-VSCODE_INITIALIZE = {
-    "clientID": "vscode", "clientName": "Visual Studio Code", "adapterID": "tdebug",
-    "pathFormat": "path", "linesStartAt1": True, "columnsStartAt1": True,
-    "supportsVariableType": True, "supportsVariablePaging": True,
-    "supportsRunInTerminalRequest": True, "locale": "en", "supportsProgressReporting": True,
-    "supportsInvalidatedEvent": True, "supportsMemoryReferences": True,
-    "supportsArgsCanBeInterpretedByShell": True, "supportsMemoryEvent": True,
-    "supportsStartDebuggingRequest": True,
-}
-
-
-class VSCode:
-    """A "tdebug" configuration from launch.json run as VS Code runs it: the
-    adapter the extension names ('tdebug dap', started in a directory of
-    its own, not the workspace), 'initialize' as VS Code says it, the
-    configuration with its variables substituted (vscode_util.Workspace)
-    as the launch or attach request, with the keys VS Code adds; the
-    breakpoints once 'initialized' came (setBreakpoints per file, then
-    setFunctionBreakpoints and setExceptionBreakpoints, empty), then
-    configurationDone; runInTerminal answered with a terminal (a pty)."""
-
-    def __init__(self, tdebug, procs, tmp_path, ws, name):
-        self.conf = Workspace(ws).config(name)
-        elsewhere = tmp_path / "adapter-cwd"
-        elsewhere.mkdir()
-        self.dap = Adapter.start(tdebug, procs, tmp_path, cwd=str(elsewhere))
-        self.terminals = []
-        self.dap.on_reverse_request("runInTerminal", self._run_in_terminal)
-        self.dap.c.initialize(**VSCODE_INITIALIZE)
-
-    def _run_in_terminal(self, args):
-        t = Terminal(args["args"])
-        self.terminals.append(t)
-        return {"processId": t.proc.pid}
-
-    def start(self, breakpoints=()):
-        def setup(d):
-            by_file = {}
-            for path, line in breakpoints:
-                by_file.setdefault(str(path), []).append(line)
-            for path, lines in by_file.items():
-                d.set_breakpoints(path, lines)
-            d.request("setFunctionBreakpoints", {"breakpoints": []})
-            d.request("setExceptionBreakpoints", {"filters": []})
-        args = dict(self.conf, __configurationTarget=6, __sessionId="tdebug-e2e-session")
-        r = self.dap.start_program(self.conf["request"], args, setup)
-        assert r["success"], r
-        return r
-
-    def close(self):
-        for t in self.terminals:
-            t.close()
-
-
 def test_the_configuration_stops_in_python_steps_into_cpp_and_back(tdebug, procs, tmp_path,
                                                                     home):
     """cppext (a C++ extension built in the workspace): the Python
@@ -414,7 +357,7 @@ def test_the_configuration_stops_in_python_steps_into_cpp_and_back(tdebug, procs
     py_line = marker_line(main, "PYTHON-BREAKPOINT")
     ops = ws / "src" / "ops" / "copy.cpp"
     cpp_line = marker_line(ops, "MARK: ops copy")
-    code = VSCode(tdebug, procs, tmp_path, ws, "tdebug: vec_main.py (Python + C++)")
+    code = VSCodeTdebug(tdebug, procs, tmp_path, ws, "tdebug: vec_main.py (Python + C++)")
     try:
         assert code.conf["program"] == str(main) and code.conf["cwd"] == str(ws)
         code.start([(main, py_line), (ops, cpp_line)])
@@ -480,7 +423,7 @@ def test_hostile_arguments_and_environment_reach_the_program_through_tdebug_dap(
     vscode(tdebug, "--workspace", str(ws), "--program", "show.py",
            *[f"--env={k}={v}" for k, v in env.items()], f"--env=OUT={out}", "--args", *HOSTILE,
            home=home)
-    code = VSCode(tdebug, procs, tmp_path, ws, "tdebug: show.py (Python + C++)")
+    code = VSCodeTdebug(tdebug, procs, tmp_path, ws, "tdebug: show.py (Python + C++)")
     try:
         assert code.conf["args"] == HOSTILE  # substituting changed nothing
         code.start()
@@ -501,7 +444,7 @@ def test_the_attach_configuration_attaches_and_leaves_the_process_running(tdebug
     ws = tmp_path / "ws"
     ws.mkdir()
     vscode(tdebug, "--workspace", str(ws), "--attach", str(p.pid), "--stop-on-entry", home=home)
-    code = VSCode(tdebug, procs, tmp_path, ws, "tdebug: attach (Python + C++)")
+    code = VSCodeTdebug(tdebug, procs, tmp_path, ws, "tdebug: attach (Python + C++)")
     try:
         code.start()
         dap = code.dap

@@ -55,6 +55,8 @@ import time
 
 from conftest import BUILD, PYTHON, ROOT, SLOW, run
 from dap_util import DapClient
+from pty_util import Terminal
+from tdap_util import Adapter
 from tinytensor_util import TT_PKG, TT_SRC, marked_line
 
 SCRIPTS = ROOT / "tests" / "fixtures" / "vscode" / "scripts"
@@ -800,6 +802,65 @@ def install_extension(tdebug, home):
         check=True)
     return home
 
+
+
+# ---------------------------------------------------------------------------
+# The "tdebug" configuration, run as VS Code runs it
+
+# What VS Code says in 'initialize' (DebugSession.initialize in
+# microsoft/vscode's src/vs/workbench/contrib/debug/browser/debugSession.ts).
+VSCODE_INITIALIZE = {
+    "clientID": "vscode", "clientName": "Visual Studio Code", "adapterID": "tdebug",
+    "pathFormat": "path", "linesStartAt1": True, "columnsStartAt1": True,
+    "supportsVariableType": True, "supportsVariablePaging": True,
+    "supportsRunInTerminalRequest": True, "locale": "en", "supportsProgressReporting": True,
+    "supportsInvalidatedEvent": True, "supportsMemoryReferences": True,
+    "supportsArgsCanBeInterpretedByShell": True, "supportsMemoryEvent": True,
+    "supportsStartDebuggingRequest": True, "supportsANSIStyling": True,
+}
+
+
+class VSCodeTdebug:
+    """A "tdebug" configuration from launch.json run as VS Code runs it: the
+    adapter the extension names ('tdebug dap', started in a directory of
+    its own, not the workspace), 'initialize' as VS Code says it, the
+    configuration with its variables substituted (vscode_util.Workspace)
+    as the launch or attach request, with the keys VS Code adds; the
+    breakpoints once 'initialized' came (setBreakpoints per file, then
+    setFunctionBreakpoints and setExceptionBreakpoints, empty), then
+    configurationDone; runInTerminal answered with a terminal (a pty)."""
+
+    def __init__(self, tdebug, procs, tmp_path, ws, name):
+        self.conf = Workspace(ws).config(name)
+        elsewhere = tmp_path / "adapter-cwd"
+        elsewhere.mkdir(exist_ok=True)
+        self.dap = Adapter.start(tdebug, procs, tmp_path, cwd=str(elsewhere))
+        self.terminals = []
+        self.dap.on_reverse_request("runInTerminal", self._run_in_terminal)
+        self.dap.c.initialize(**VSCODE_INITIALIZE)
+
+    def _run_in_terminal(self, args):
+        t = Terminal(args["args"])
+        self.terminals.append(t)
+        return {"processId": t.proc.pid}
+
+    def start(self, breakpoints=()):
+        def setup(d):
+            by_file = {}
+            for path, line in breakpoints:
+                by_file.setdefault(str(path), []).append(line)
+            for path, lines in by_file.items():
+                d.set_breakpoints(path, lines)
+            d.request("setFunctionBreakpoints", {"breakpoints": []})
+            d.request("setExceptionBreakpoints", {"filters": []})
+        args = dict(self.conf, __configurationTarget=6, __sessionId="tdebug-e2e-session")
+        r = self.dap.start_program(self.conf["request"], args, setup)
+        assert r["success"], r
+        return r
+
+    def close(self):
+        for t in self.terminals:
+            t.close()
 
 
 # ---------------------------------------------------------------------------

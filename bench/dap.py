@@ -130,7 +130,7 @@ def main():
         ws.mkdir()
         script = ws / "bench_add.py"
         script.write_text("import torch\nx = torch.ones(2) + 1\n")
-        run([TDEBUG, "vscode", "--workspace", str(ws), "--program", "bench_add.py"], check=True)
+        run([TDEBUG, "vscode", "--compound", "--workspace", str(ws), "--program", "bench_add.py"], check=True)
         w = Workspace(ws)
         gdb_conf = next(c for c in w.launch["configurations"] if c.get("type") == "cppdbg")
         gdb_conf = w.config(gdb_conf["name"])

@@ -61,5 +61,13 @@ TDB_DECLARE_COMMAND(stacks);
 TDB_DECLARE_COMMAND(dap);
 /* 'tdebug vscode --install-extension' (src/cmd_vscode_extension.c). */
 int cmd_vscode_install_extension(int argc, char **argv);
+/* Install tdebug's VS Code extension into each of DIRS (NULL-terminated;
+ * NULL: the user's VS Code and VS Code Server folders), printing what was
+ * done; *OUT_CHANGED (if given): 1 when anything was written.  Returns the
+ * exit status. */
+int cmd_vscode_install_into(char *const *dirs, int *out_changed);
+/* Warn, saying what to run, for each of the user's extensions folders in
+ * which VS Code would not find the "tdebug" debug type. */
+void cmd_vscode_check_extension(void);
 
 #endif

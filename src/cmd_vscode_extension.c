@@ -16,6 +16,89 @@
 #include <string.h>
 #include <unistd.h>
 
+/* The extension beside this tdebug (new string), or NULL after saying so;
+ * TDEBUG (PATH_MAX bytes) gets this tdebug's path. */
+static char *extension_source(char *tdebug)
+{
+    ssize_t n = readlink("/proc/self/exe", tdebug, PATH_MAX - 1);
+    char *src = tdb_companion_path("vscode-extension");
+    if (n <= 0 || !src) {
+        tdb_fail("cannot find %s (reinstall tdebug)",
+                 n <= 0 ? "tdebug's own path" : "the VS Code extension beside tdebug");
+        free(src);
+        return NULL;
+    }
+    tdebug[n] = '\0';
+    return src;
+}
+
+/* The user's extensions folders (tdb_vscode_extension_dirs()), or NULL
+ * after saying why not. */
+static char **user_dirs(void)
+{
+    const char *home = getenv("HOME");
+    if (!home || *home != '/') {
+        tdb_fail("cannot find your home directory ($HOME is not set): give --extensions-dir DIR");
+        return NULL;
+    }
+    return tdb_vscode_extension_dirs(home);
+}
+
+int cmd_vscode_install_into(char *const *dirs, int *out_changed)
+{
+    char tdebug[PATH_MAX], *src = extension_source(tdebug), **mine = NULL;
+    int status = TDB_EXIT_OK;
+
+    if (out_changed)
+        *out_changed = 0;
+    if (!src)
+        return TDB_EXIT_TOOL;
+    if (!dirs && !(dirs = mine = user_dirs())) {
+        free(src);
+        return TDB_EXIT_FAIL;
+    }
+    for (char *const *d = dirs; *d; d++) {
+        tdb_buf report = TDB_BUF_INIT;
+        tdb_error err = {0};
+        int changed = 0;
+        int rc = tdb_vscode_install_extension(src, tdebug, *d, &report, &changed, &err);
+        fputs(tdb_buf_str(&report), stdout);
+        if (rc < 0) {
+            tdb_print_error(&err);
+            status = err.exit_code ? err.exit_code : TDB_EXIT_TOOL;
+        } else if (changed && out_changed) {
+            *out_changed = 1;
+        }
+        tdb_buf_free(&report);
+    }
+    tdb_strv_free(mine);
+    free(src);
+    return status;
+}
+
+void cmd_vscode_check_extension(void)
+{
+    char tdebug[PATH_MAX], *src = extension_source(tdebug);
+    const char *home = getenv("HOME");
+    char **dirs = src && home && *home == '/' ? tdb_vscode_extension_dirs(home) : NULL;
+
+    for (char **d = dirs; d && *d; d++) {
+        tdb_buf why = TDB_BUF_INIT;
+        tdb_error err = {0};
+        int rc = tdb_vscode_extension_installed(src, *d, &why, &err);
+        if (rc < 0)
+            tdb_print_error(&err);
+        else if (rc == 0)
+            tdb_warn("VS Code cannot run a \"tdebug\" configuration yet: in %s, %s (run "
+                     "'tdebug vscode --install-extension', or add --install-extension to this "
+                     "command; then reload VS Code's window)",
+                     *d, tdb_buf_str(&why));
+        tdb_buf_free(&why);
+    }
+    tdb_strv_free(dirs);
+    free(src);
+}
+
 int cmd_vscode_install_extension(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -24,9 +107,9 @@ int cmd_vscode_install_extension(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    char **dirs = NULL, *src = NULL, tdebug[PATH_MAX];
+    char **dirs = NULL;
     size_t n_dirs = 0;
-    int c, status = TDB_EXIT_OK;
+    int c, status;
 
     optind = 1;
     opterr = 0;
@@ -37,49 +120,20 @@ int cmd_vscode_install_extension(int argc, char **argv)
         case 'h': tdb_strv_free(dirs); return tdb_print_usage("vscode");
         default:
             tdb_strv_free(dirs);
-            return tdb_usage_error("vscode", "--install-extension takes only --extensions-dir DIR, "
-                                             "not '%s'", argv[optind - 1]);
+            return tdb_usage_error("vscode", "--install-extension takes only --extensions-dir DIR "
+                                             "(or one of --program, --module, --attach, --wait to "
+                                             "write a configuration too), not '%s'",
+                                   argv[optind - 1]);
         }
     }
     if (optind < argc) {
         tdb_strv_free(dirs);
         return tdb_usage_error("vscode", "--install-extension takes no argument '%s'", argv[optind]);
     }
-    ssize_t n = readlink("/proc/self/exe", tdebug, sizeof(tdebug) - 1);
-    src = tdb_companion_path("vscode-extension");
-    if (n <= 0 || !src) {
-        tdb_fail("cannot find %s (reinstall tdebug)",
-                 n <= 0 ? "tdebug's own path" : "the VS Code extension beside tdebug");
-        status = TDB_EXIT_TOOL;
-        goto cleanup;
-    }
-    tdebug[n] = '\0';
-    if (!dirs) {
-        const char *home = getenv("HOME");
-        if (!home || *home != '/') {
-            tdb_fail("cannot find your home directory ($HOME is not set): give --extensions-dir DIR");
-            status = TDB_EXIT_FAIL;
-            goto cleanup;
-        }
-        dirs = tdb_vscode_extension_dirs(home);
-    }
-    for (char **d = dirs; d && *d; d++) {
-        tdb_buf report = TDB_BUF_INIT;
-        tdb_error err = {0};
-        if (tdb_vscode_install_extension(src, tdebug, *d, &report, NULL, &err) < 0) {
-            fputs(tdb_buf_str(&report), stdout);
-            tdb_print_error(&err);
-            status = err.exit_code ? err.exit_code : TDB_EXIT_TOOL;
-        } else {
-            fputs(tdb_buf_str(&report), stdout);
-        }
-        tdb_buf_free(&report);
-    }
+    status = cmd_vscode_install_into(dirs, NULL);
     if (status == TDB_EXIT_OK)
         printf("In VS Code: reload the window, then pick a \"tdebug\" configuration in Run and "
                "Debug (or add one: \"tdebug: launch a script\").\n");
-cleanup:
     tdb_strv_free(dirs);
-    free(src);
     return status;
 }

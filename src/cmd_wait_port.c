@@ -28,8 +28,8 @@ const char cmd_wait_port_usage[] =
     "  --timeout S         give up after S seconds (default 60; 0 checks once)\n"
     "  --started-within S  give up after S seconds when no process has HOST:PORT,\n"
     "                      as written, among its arguments: the program that\n"
-    "                      would listen was not started ('tdebug vscode' runs\n"
-    "                      it with that argument)\n"
+    "                      would listen was not started ('tdebug vscode\n"
+    "                      --compound' runs it with that argument)\n"
     "  -q, --quiet         print nothing when the port listens\n"
     "\n"
     "Exit status: 0 listening; 1 nothing listened in time.\n";

@@ -1,6 +1,7 @@
 /* common.c: errors, buffers, parsing and paths shared by all layers. */
 #include "common.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <jansson.h>
 #include <errno.h>
@@ -303,6 +304,19 @@ void tdb_shell_quote(tdb_buf *b, const char *arg)
             tdb_buf_addc(b, *p);
     }
     tdb_buf_addc(b, '\'');
+}
+
+const char *tdb_gdb_env_problem(const char *name, const char *value)
+{
+    /* 'set environment' takes one line and trims blanks around the value:
+     * what it cannot carry exactly is refused, not changed. */
+    size_t n = value ? strlen(value) : 0;
+    if (!*name || strpbrk(name, "=\n\r \t"))
+        return "a name has no '=', blank or newline";
+    if (value && (strpbrk(value, "\n\r") ||
+                  (n && (isspace((unsigned char)value[0]) || isspace((unsigned char)value[n - 1])))))
+        return "gdb drops newlines and blanks at the ends of a value";
+    return NULL;
 }
 
 char *tdb_companion_path(const char *name)

@@ -119,6 +119,13 @@ const char *tdb_base_name(const char *path);
 /* Append ARG to B quoted for a POSIX shell ('...' with '\'' for quotes). */
 void tdb_shell_quote(tdb_buf *b, const char *arg);
 
+/* Why gdb's 'set environment' cannot give a program NAME=VALUE exactly
+ * (VALUE NULL: unsetting NAME), as words to follow "cannot pass
+ * environment variable 'NAME' to the program: ": a name must be non-empty
+ * without '=', blanks or newlines, and gdb drops newlines and the blanks
+ * at the ends of a value.  NULL when it can.  Static string. */
+const char *tdb_gdb_env_problem(const char *name, const char *value);
+
 /* Where tdebug's companion files are: the directory of the running binary
  * when it holds NAME (a build tree), else BINDIR/../lib/tdebug (an install,
  * wherever it was put), else TDB_LIBDIR.  Returns a new string, or NULL

@@ -24,27 +24,13 @@
 
 /* ---- the program's environment ---- */
 
-static int has_blank_edge(const char *v)
-{
-    size_t n = strlen(v);
-    return n && (isspace((unsigned char)v[0]) || isspace((unsigned char)v[n - 1]));
-}
-
 int tdb_session_program_setenv(tdb_session *s, const char *name, const char *value,
                                tdb_error *err)
 {
-    /* gdb's 'set environment' takes one line and trims blanks around the
-     * value: what it cannot carry exactly is refused, not changed. */
-    if (!*name || strpbrk(name, "=\n\r \t")) {
-        tdb_error_set(err, EINVAL, "cannot pass environment variable '%s' to the program: a name "
-                                   "has no '=', blank or newline",
-                      name);
-        return -1;
-    }
-    if (value && (strpbrk(value, "\n\r") || has_blank_edge(value))) {
-        tdb_error_set(err, EINVAL, "cannot pass environment variable '%s' to the program: gdb "
-                                   "drops newlines and blanks at the ends of a value",
-                      name);
+    const char *why = tdb_gdb_env_problem(name, value);
+    if (why) {
+        tdb_error_set(err, EINVAL, "cannot pass environment variable '%s' to the program: %s",
+                      name, why);
         return -1;
     }
     if (!value)

@@ -248,24 +248,151 @@ static int unmark_obsolete(const char *dir, const char *folder, int *changed, td
     return rc;
 }
 
+/* The extension's package.json in SRC (new reference) with its publisher,
+ * name and version (borrowed from it), or NULL with ERR set. */
+static json_t *read_identity(const char *src, const char **pub, const char **name,
+                             const char **version, tdb_error *err)
+{
+    char *pkg_path = tdb_xasprintf("%s/package.json", src);
+    json_error_t jerr;
+    json_t *pkg = json_load_file(pkg_path, 0, &jerr);
+    *pub = json_string_value(json_object_get(pkg, "publisher"));
+    *name = json_string_value(json_object_get(pkg, "name"));
+    *version = json_string_value(json_object_get(pkg, "version"));
+    if (!*pub || !*name || !*version) {
+        tdb_error_set(err, EINVAL, "cannot read the extension's '%s': %s (reinstall tdebug)",
+                      pkg_path, pkg ? "no publisher, name or version" : jerr.text);
+        json_decref(pkg);
+        pkg = NULL;
+    }
+    free(pkg_path);
+    return pkg;
+}
+
+/* Whether the JSON file PATH is a package.json of PUB's NAME. */
+static int is_ours(const char *path, const char *pub, const char *name)
+{
+    json_t *their = json_load_file(path, 0, NULL);
+    const char *p2 = json_string_value(json_object_get(their, "publisher"));
+    const char *n2 = json_string_value(json_object_get(their, "name"));
+    int ours = p2 && n2 && !strcmp(p2, pub) && !strcmp(n2, name);
+    json_decref(their);
+    return ours;
+}
+
+/* The version of another PREFIX* folder in DIR (new string), or NULL. */
+static char *other_version(const char *dir, const char *prefix)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char *found = NULL;
+    size_t pl = strlen(prefix);
+    while (d && !found && (e = readdir(d)))
+        if (!strncasecmp(e->d_name, prefix, pl) && e->d_name[pl])
+            found = tdb_xstrdup(e->d_name + pl);
+    if (d)
+        closedir(d);
+    return found;
+}
+
+int tdb_vscode_extension_installed(const char *src, const char *dir, tdb_buf *why,
+                                   tdb_error *err)
+{
+    const char *pub, *name, *version;
+    json_t *pkg = read_identity(src, &pub, &name, &version, err), *list = NULL, *obsolete = NULL;
+    char *id = NULL, *folder = NULL, *target = NULL, *file = NULL, *text = NULL, *other = NULL;
+    tdb_buf reason = TDB_BUF_INIT;
+    size_t len = 0;
+    int exists, rc = -1;
+    struct stat st;
+
+    if (!pkg)
+        return -1;
+    id = tdb_xasprintf("%s.%s", pub, name);
+    folder = tdb_xasprintf("%s-%s", id, version);
+    target = tdb_xasprintf("%s/%s", dir, folder);
+    file = tdb_xasprintf("%s/package.json", target);
+    if (lstat(target, &st) < 0 || !S_ISDIR(st.st_mode)) {
+        char *prefix = tdb_xasprintf("%s-", id);
+        other = other_version(dir, prefix);
+        free(prefix);
+        if (other)
+            tdb_buf_addf(&reason, "tdebug's extension is version %s, not this tdebug's %s", other,
+                         version);
+        else
+            tdb_buf_adds(&reason, "tdebug's extension is not installed");
+        goto cleanup;
+    }
+    if (!is_ours(file, pub, name)) {
+        tdb_buf_addf(&reason, "'%s' is not tdebug's extension", target);
+        goto cleanup;
+    }
+    free(file);
+    file = tdb_xasprintf("%s/bin/tdebug", target);
+    if (stat(file, &st) < 0 || !S_ISREG(st.st_mode) || access(file, X_OK) < 0) {
+        tdb_buf_addf(&reason, lstat(file, &st) == 0 ? "the extension's adapter '%s' is a broken link"
+                                                    : "the extension's adapter '%s' is missing",
+                     file);
+        goto cleanup;
+    }
+    /* VS Code (1.74+) loads only the folders its extensions.json lists,
+     * when there is one, and none it marked obsolete. */
+    free(file);
+    file = tdb_xasprintf("%s/extensions.json", dir);
+    list = load_json(file, &text, &len, &exists, NULL);
+    if (exists) {
+        int listed = 0;
+        size_t i;
+        json_t *e;
+        json_array_foreach(list, i, e) {
+            const char *eid = json_string_value(json_object_get(json_object_get(e, "identifier"), "id"));
+            const char *rel = json_string_value(json_object_get(e, "relativeLocation"));
+            listed |= eid && rel && !strcasecmp(eid, id) && !strcmp(rel, folder);
+        }
+        if (!listed) {
+            tdb_buf_addf(&reason, "VS Code's '%s' does not list the extension", file);
+            goto cleanup;
+        }
+    }
+    free(text);
+    text = NULL;
+    free(file);
+    file = tdb_xasprintf("%s/.obsolete", dir);
+    obsolete = load_json(file, &text, &len, &exists, NULL);
+    if (json_object_get(obsolete, folder)) {
+        tdb_buf_addf(&reason, "VS Code marked the extension to be deleted ('%s')", file);
+        goto cleanup;
+    }
+    rc = 1;
+cleanup:
+    if (rc != 1) {
+        if (why)
+            tdb_buf_adds(why, tdb_buf_str(&reason));
+        rc = 0;
+    }
+    tdb_buf_free(&reason);
+    json_decref(pkg);
+    json_decref(list);
+    json_decref(obsolete);
+    free(id);
+    free(folder);
+    free(target);
+    free(file);
+    free(text);
+    free(other);
+    return rc;
+}
+
 int tdb_vscode_install_extension(const char *src, const char *tdebug, const char *dir,
                                  tdb_buf *report, int *out_changed, tdb_error *err)
 {
-    char *pkg_path = tdb_xasprintf("%s/package.json", src), *target = NULL, *folder = NULL;
-    char *id = NULL, *theirs = NULL;
-    json_t *pkg = NULL, *their_pkg = NULL;
+    char *target = NULL, *folder = NULL, *id = NULL, *theirs = NULL;
+    const char *pub, *name, *version;
+    json_t *pkg = read_identity(src, &pub, &name, &version, err);
     int changed = 0, rc = -1;
-    json_error_t jerr;
 
-    pkg = json_load_file(pkg_path, 0, &jerr);
-    const char *pub = json_string_value(json_object_get(pkg, "publisher"));
-    const char *name = json_string_value(json_object_get(pkg, "name"));
-    const char *version = json_string_value(json_object_get(pkg, "version"));
-    if (!pub || !name || !version) {
-        tdb_error_set(err, EINVAL, "cannot read the extension's '%s': %s (reinstall tdebug)",
-                      pkg_path, pkg ? "no publisher, name or version" : jerr.text);
+    if (!pkg)
         goto cleanup;
-    }
     id = tdb_xasprintf("%s.%s", pub, name);
     folder = tdb_xasprintf("%s-%s", id, version);
     target = tdb_xasprintf("%s/%s", dir, folder);
@@ -273,10 +400,7 @@ int tdb_vscode_install_extension(const char *src, const char *tdebug, const char
     if (lstat(target, &st) == 0) {
         /* Ours only if its package.json says so. */
         theirs = tdb_xasprintf("%s/package.json", target);
-        their_pkg = S_ISDIR(st.st_mode) ? json_load_file(theirs, 0, NULL) : NULL;
-        const char *p2 = json_string_value(json_object_get(their_pkg, "publisher"));
-        const char *n2 = json_string_value(json_object_get(their_pkg, "name"));
-        if (!p2 || !n2 || strcmp(p2, pub) != 0 || strcmp(n2, name) != 0) {
+        if (!S_ISDIR(st.st_mode) || !is_ours(theirs, pub, name)) {
             tdb_error_set_exit(err, TDB_EXIT_FAIL, EEXIST,
                                "'%s' exists and is not tdebug's extension: left alone (move it "
                                "away and run again)",
@@ -299,8 +423,6 @@ int tdb_vscode_install_extension(const char *src, const char *tdebug, const char
     rc = 0;
 cleanup:
     json_decref(pkg);
-    json_decref(their_pkg);
-    free(pkg_path);
     free(target);
     free(folder);
     free(id);

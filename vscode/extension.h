@@ -41,4 +41,18 @@ char **tdb_vscode_extension_dirs(const char *home);
 int tdb_vscode_install_extension(const char *src, const char *tdebug, const char *dir,
                                  tdb_buf *report, int *out_changed, tdb_error *err);
 
+/* Whether the extension in SRC is installed in the extensions folder DIR
+ * as tdb_vscode_install_extension() leaves it, so that VS Code there
+ * knows the "tdebug" debug type: its folder PUBLISHER.NAME-VERSION with
+ * SRC's version, its package.json tdebug's, its bin/tdebug an executable
+ * (the link's target exists), listed in DIR/extensions.json when there is
+ * one and not marked in DIR/.obsolete.  Returns 1 when it is; 0 when not,
+ * with WHY (if given) appended what is wrong, as a sentence ("tdebug's
+ * extension is not installed", "tdebug's extension is version 0.0.1, not
+ * this tdebug's 0.1.0", "the extension's adapter 'D/bin/tdebug' is a
+ * broken link", ...); -1 with ERR set when SRC's own package.json cannot
+ * be read. */
+int tdb_vscode_extension_installed(const char *src, const char *dir, tdb_buf *why,
+                                   tdb_error *err);
+
 #endif

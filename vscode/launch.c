@@ -300,6 +300,80 @@ char *tdb_vscode_arg(const char *arg)
     return tdb_buf_detach(&b);
 }
 
+int tdb_vscode_has_variable(const char *s)
+{
+    /* VS Code takes "${" as a variable when its braces close: counting
+     * '{' up and '}' down from the one after '$', the count gets back to
+     * 0.  With D(x) the '{' minus the '}' before byte x, that is a later
+     * D no greater than the one just after the "${" '{': suffix minima
+     * decide every "${" in one pass. */
+    size_t n = strlen(s);
+    long *depth, *min_after, d = 0; /* depth[x]: D(x); min_after[x]: the least from x on */
+    int found = 0;
+    if (!strstr(s, "${"))
+        return 0;
+    depth = tdb_xcalloc(n + 1, sizeof(*depth));
+    min_after = tdb_xcalloc(n + 1, sizeof(*min_after));
+    for (size_t x = 0; x < n; x++) {
+        depth[x] = d;
+        d += s[x] == '{' ? 1 : s[x] == '}' ? -1 : 0;
+    }
+    depth[n] = d;
+    min_after[n] = depth[n];
+    for (size_t x = n; x-- > 0;)
+        min_after[x] = depth[x] < min_after[x + 1] ? depth[x] : min_after[x + 1];
+    for (size_t m = 0; m + 3 <= n && !found; m++)
+        if (s[m] == '$' && s[m + 1] == '{')
+            found = min_after[m + 3] <= depth[m + 1];
+    free(min_after);
+    free(depth);
+    return found;
+}
+
+char *tdb_vscode_glob_regex(const char *glob)
+{
+    tdb_buf b = TDB_BUF_INIT;
+    tdb_buf_addc(&b, '/');
+    for (const char *p = glob; *p; p++) {
+        if (*p == '*') {
+            tdb_buf_adds(&b, "[^/]*");
+        } else if (*p == '?') {
+            tdb_buf_adds(&b, "[^/]");
+        } else if (*p == '[') {
+            /* fnmatch's bracket: '!' (or '^') negates, a ']' first is a
+             * member; without its ']' the '[' is itself. */
+            const char *q = p + 1;
+            int negate = *q == '!' || *q == '^';
+            if (negate)
+                q++;
+            if (*q == ']')
+                q++;
+            while (*q && *q != ']')
+                q++;
+            if (!*q) {
+                tdb_buf_adds(&b, "\\[");
+                continue;
+            }
+            tdb_buf_adds(&b, negate ? "[^" : "[");
+            for (const char *c = p + 1 + negate; c < q; c++)
+                if (*c != '\\')
+                    tdb_buf_addc(&b, *c);
+            tdb_buf_addc(&b, ']');
+            p = q;
+        } else {
+            if (*p == '\\' && p[1])
+                p++;
+            /* special in a basic regex; any other escaped would turn GNU
+             * operators (\+, \?, \|) on */
+            if (strchr(".[\\*^$", *p))
+                tdb_buf_addc(&b, '\\');
+            tdb_buf_addc(&b, *p);
+        }
+    }
+    tdb_buf_addc(&b, '$');
+    return tdb_buf_detach(&b);
+}
+
 /* The script as an argument: "${workspaceFolder}/REL" when it is in the
  * workspace (VS Code puts the folder's path in, which then must need no
  * escaping inside double quotes), else its absolute path.  New string. */
@@ -333,9 +407,21 @@ tdb_vscode_attach_plan tdb_vscode_plan_attach(int yama_scope, int is_root, int u
 /* ------------------------------------------------------------------ */
 /* The entries */
 
+/* What an entry is for: "attach", "attach when torch loads", or the label. */
+static const char *subject(const tdb_vscode_spec *spec)
+{
+    return spec->wait ? "attach when torch loads" : spec->attach_pid ? "attach" : spec->label;
+}
+
 static char *entry_name(const tdb_vscode_spec *spec, const char *what)
 {
-    return tdb_xasprintf(TDB_VSCODE_PREFIX "%s (%s)", spec->attach_pid ? "attach" : spec->label, what);
+    return tdb_xasprintf(TDB_VSCODE_PREFIX "%s (%s)", subject(spec), what);
+}
+
+char *tdb_vscode_pick_name(const tdb_vscode_spec *spec)
+{
+    int alone = spec->compound && spec->attach_pid && !spec->port;
+    return entry_name(spec, alone ? "C++, gdb" : "Python + C++");
 }
 
 char *tdb_vscode_debugpy_name(const tdb_vscode_spec *spec)
@@ -459,6 +545,65 @@ static json_t *debugpy_attach(const tdb_vscode_spec *spec, const char *task)
     return conf;
 }
 
+/* The script as the "tdebug" configuration's "program": under the
+ * workspace "${workspaceFolder}/REL" (VS Code puts the folder in; what it
+ * puts in is not searched for variables again), else its path.  New
+ * string. */
+static char *program_path(const char *script, const char *workspace)
+{
+    size_t wl = workspace ? strlen(workspace) : 0;
+    if (wl && !strncmp(script, workspace, wl) && script[wl] == '/')
+        return tdb_xasprintf("${workspaceFolder}/%s", script + wl + 1);
+    return tdb_xstrdup(script);
+}
+
+/* The one "tdebug" configuration: what 'tdebug dap' takes for a launch or
+ * an attach (vscode/extension/package.json's configurationAttributes). */
+static json_t *tdebug_entry(const tdb_vscode_spec *spec)
+{
+    char *name = tdb_vscode_pick_name(spec);
+    int attach = spec->attach_pid || spec->wait;
+    json_t *conf = json_pack("{s:s, s:s, s:s}", "name", name, "type", "tdebug", "request",
+                             attach ? "attach" : "launch");
+    free(name);
+    if (spec->wait) {
+        json_object_set_new(conf, "wait", json_true());
+    } else if (spec->attach_pid) {
+        json_object_set_new(conf, "processId", json_integer(spec->attach_pid));
+    } else {
+        json_t *args = json_array();
+        if (spec->program) {
+            char *path = program_path(spec->program, spec->workspace);
+            json_object_set_new(conf, "program", json_string(path));
+            free(path);
+        } else {
+            json_object_set_new(conf, "module", json_string(spec->module));
+        }
+        /* A JSON array: the adapter quotes each for gdb's shell itself. */
+        for (int i = 0; i < spec->n_args; i++)
+            json_array_append_new(args, json_string(spec->args[i]));
+        json_object_set_new(conf, "args", args);
+        json_object_set_new(conf, "python", json_string(spec->python));
+        json_object_set_new(conf, "cwd", json_string("${workspaceFolder}"));
+        if (spec->env && json_object_size(spec->env))
+            json_object_set_new(conf, "env", json_deep_copy(spec->env));
+    }
+    if (spec->stop_on_entry)
+        json_object_set_new(conf, "stopOnEntry", json_true());
+    if (spec->n_stop_at_import) {
+        json_t *mods = json_array();
+        for (int i = 0; i < spec->n_stop_at_import; i++)
+            json_array_append_new(mods, json_string(spec->stop_at_import[i]));
+        json_object_set_new(conf, "stopAtImport", mods);
+    }
+    if (spec->symbols && json_array_size(spec->symbols))
+        json_object_set_new(conf, "symbols", json_deep_copy(spec->symbols));
+    if (spec->catch_throw)
+        json_object_set_new(conf, "catchThrow", *spec->catch_throw ? json_string(spec->catch_throw)
+                                                                   : json_true());
+    return conf;
+}
+
 void tdb_vscode_entries(const tdb_vscode_spec *spec, json_t **out_configurations,
                         json_t **out_compounds, json_t **out_tasks)
 {
@@ -468,7 +613,9 @@ void tdb_vscode_entries(const tdb_vscode_spec *spec, json_t **out_configurations
     char *both = entry_name(spec, "Python + C++");
     json_t *conf;
 
-    if (spec->attach_pid) {
+    if (!spec->compound) {
+        json_array_append_new(configurations, tdebug_entry(spec));
+    } else if (spec->attach_pid) {
         conf = json_pack("{s:s, s:s, s:s, s:s, s:i}", "name", gdb_name, "type", "cppdbg", "request",
                          "attach", "program", spec->attach_program, "processId", (int)spec->attach_pid);
         add_gdb_settings(spec, conf);
@@ -544,15 +691,40 @@ void tdb_vscode_entries(const tdb_vscode_spec *spec, json_t **out_configurations
     *out_tasks = tasks;
 }
 
-const char *const *tdb_vscode_stale_names(const tdb_vscode_spec *spec)
+void tdb_vscode_stale_names(const tdb_vscode_spec *spec, tdb_vscode_stale *out)
 {
-    static const char *const attach_without_server[] = {
-        TDB_VSCODE_PREFIX "attach (Python, debugpy)",
-        TDB_VSCODE_PREFIX "attach (Python + C++)",
-        NULL,
-    };
-    static const char *const none[] = {NULL};
-    return spec->attach_pid && !spec->port ? attach_without_server : none;
+    size_t nc = 0, nm = 0, nt = 0;
+    out->configurations = tdb_xcalloc(1, sizeof(char *)); /* empty lists, not NULL */
+    out->compounds = tdb_xcalloc(1, sizeof(char *));
+    out->tasks = tdb_xcalloc(1, sizeof(char *));
+    if (spec->wait)
+        return; /* a name of its own: nothing else was ever written for it */
+    if (!spec->compound) {
+        /* The compound of the same program (or attach) and what it used. */
+        tdb_ptrs_push(&out->configurations, &nc, entry_name(spec, "C++, gdb"));
+        tdb_ptrs_push(&out->configurations, &nc, tdb_vscode_debugpy_name(spec));
+        tdb_ptrs_push(&out->compounds, &nm, entry_name(spec, "Python + C++"));
+        if (!spec->attach_pid)
+            tdb_ptrs_push(&out->tasks, &nt,
+                          tdb_xasprintf(TDB_VSCODE_PREFIX "wait for debugpy (%s)", spec->label));
+        return;
+    }
+    /* The "tdebug" configuration of the same name as the compound. */
+    tdb_ptrs_push(&out->configurations, &nc, entry_name(spec, "Python + C++"));
+    if (spec->attach_pid && !spec->port) {
+        /* A process without a debugpy server: the debugpy entry and the
+         * compound of an earlier attach go. */
+        tdb_ptrs_push(&out->configurations, &nc, tdb_vscode_debugpy_name(spec));
+        tdb_ptrs_push(&out->compounds, &nm, entry_name(spec, "Python + C++"));
+    }
+}
+
+void tdb_vscode_stale_clear(tdb_vscode_stale *stale)
+{
+    tdb_strv_free(stale->configurations);
+    tdb_strv_free(stale->compounds);
+    tdb_strv_free(stale->tasks);
+    memset(stale, 0, sizeof(*stale));
 }
 
 /* ------------------------------------------------------------------ */
@@ -606,8 +778,27 @@ static void lock_dir(int dfd, tdb_vscode_wait_fn on_wait, void *arg)
         ;
 }
 
+/* Whether DOC's root has the array ARRAY_KEY, and an element of it whose
+ * ID_KEY is one of NAMES (NULL-terminated) when NAMES is given. */
+static int has_member(const tdb_jsonc_doc *doc, const char *array_key, const char *id_key,
+                      char *const *names)
+{
+    const tdb_jsonc_node *a = tdb_jsonc_get(tdb_jsonc_root(doc), array_key);
+    if (!a || a->type != TDB_JSONC_ARRAY)
+        return 0;
+    if (!names)
+        return 1;
+    for (size_t i = 0; i < a->n_items; i++) {
+        const tdb_jsonc_node *id = tdb_jsonc_get(a->items[i], id_key);
+        for (char *const *n = names; id && id->type == TDB_JSONC_STRING && *n; n++)
+            if (id->string_len == strlen(*n) && !memcmp(id->string, *n, id->string_len))
+                return 1;
+    }
+    return 0;
+}
+
 int tdb_vscode_write(const char *workspace, const char *shown, json_t *configurations,
-                     json_t *compounds, json_t *tasks, const char *const *stale,
+                     json_t *compounds, json_t *tasks, const tdb_vscode_stale *stale,
                      tdb_vscode_wait_fn on_wait, void *wait_arg, tdb_vscode_written out[2],
                      tdb_error *err)
 {
@@ -641,34 +832,48 @@ int tdb_vscode_write(const char *workspace, const char *shown, json_t *configura
     }
     lock_dir(dfd, on_wait, wait_arg);
 
+    char *const *stale_conf = stale ? stale->configurations : NULL;
+    char *const *stale_comp = stale ? stale->compounds : NULL;
+    char *const *stale_tasks = stale && stale->tasks && *stale->tasks ? stale->tasks : NULL;
+    int need_tasks = json_array_size(tasks) > 0;
     for (int i = 0; i < 2; i++) {
         paths[i] = tdb_xasprintf("%s/%s", dir, files[i]);
         names[i] = !strcmp(shown, ".") ? tdb_xasprintf(".vscode/%s", files[i])
                                        : tdb_xasprintf("%s/.vscode/%s", shown, files[i]);
-        docs[i] = tdb_jsonc_load(paths[i], names[i], err);
-        if (!docs[i])
+        docs[i] = tdb_jsonc_load(paths[i], names[i], i == 0 || need_tasks ? err : NULL);
+        if (!docs[i] && (i == 0 || need_tasks))
             goto cleanup;
     }
+    /* Nothing to add to tasks.json: it is edited only to take a stale
+     * task out, and only when it has one. */
+    int edit_tasks = need_tasks || (docs[1] && tdb_jsonc_existed(docs[1]) && stale_tasks &&
+                                    has_member(docs[1], "tasks", "label", stale_tasks));
     /* Edit both before writing either: a file that does not parse or has
      * the wrong shape leaves both untouched. */
     if (tdb_jsonc_ensure_member(docs[0], "version", launch_version, err) < 0 ||
-        tdb_jsonc_update_array(docs[0], "configurations", "name", configurations, stale, err) < 0 ||
-        tdb_jsonc_update_array(docs[0], "compounds", "name", compounds, stale, err) < 0)
+        tdb_jsonc_update_array(docs[0], "configurations", "name", configurations,
+                               (const char *const *)stale_conf, err) < 0)
         goto cleanup;
-    if (json_array_size(tasks) > 0 &&
-        (tdb_jsonc_ensure_member(docs[1], "version", tasks_version, err) < 0 ||
-         tdb_jsonc_update_array(docs[1], "tasks", "label", tasks, NULL, err) < 0))
+    if ((json_array_size(compounds) > 0 || has_member(docs[0], "compounds", "name", NULL)) &&
+        tdb_jsonc_update_array(docs[0], "compounds", "name", compounds,
+                               (const char *const *)stale_comp, err) < 0)
+        goto cleanup;
+    if (edit_tasks &&
+        ((need_tasks && tdb_jsonc_ensure_member(docs[1], "version", tasks_version, err) < 0) ||
+         tdb_jsonc_update_array(docs[1], "tasks", "label", tasks,
+                                (const char *const *)stale_tasks, err) < 0))
         goto cleanup;
     for (int i = 0; i < 2; i++)
-        texts[i] = tdb_jsonc_render(docs[i], &lens[i]);
+        if (i == 0 || edit_tasks)
+            texts[i] = tdb_jsonc_render(docs[i], &lens[i]);
 
     /* tasks.json first: a task nobody uses yet is harmless, an entry whose
      * task is missing is not. */
     for (int i = 1; i >= 0; i--) {
         size_t old_len;
+        if (i == 1 && !edit_tasks)
+            continue; /* no task to write or take out: tasks.json is left alone */
         const char *old = tdb_jsonc_text(docs[i], &old_len);
-        if (i == 1 && json_array_size(tasks) == 0)
-            continue; /* attach mode needs no task: leave tasks.json alone */
         if (tdb_write_file_keeping(paths[i], names[i], tdb_jsonc_existed(docs[i]) ? old : NULL,
                                    old_len, texts[i], lens[i], &out[i].backup, &out[i].changed,
                                    err) < 0)

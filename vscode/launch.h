@@ -3,9 +3,27 @@
  * what they are made from (the interpreter, the libraries whose symbols
  * matter, where PyTorch was built).
  *
- * The entries are written for what the C/C++ extension's MIEngine and VS
- * Code really do with them (read from their sources), not for an ideal
- * client:
+ * The default is ONE configuration of the "tdebug" debug type, which the
+ * extension in vscode/extension/ contributes and whose adapter is 'tdebug
+ * dap' (installed by 'tdebug vscode --install-extension'):
+ *   "tdebug: LABEL (Python + C++)"   a launch of the script or module with
+ *                                    its arguments, interpreter and the
+ *                                    workspace as cwd
+ *   "tdebug: attach (Python + C++)"  (--attach PID) an attach by processId
+ *   "tdebug: attach when torch loads (Python + C++)"  (--wait) an attach
+ *                                    with "wait": true
+ * with only the attributes of the extension's configurationAttributes.
+ * Its "args" reach the adapter as a JSON array, and the adapter quotes each
+ * for gdb's shell itself: every UTF-8 string gets to the program byte for
+ * byte, line breaks included.  What no JSON string of a configuration can
+ * carry past VS Code is a variable: VS Code substitutes every "${...}" in
+ * every string (keys too) before the adapter sees it, and has no escape
+ * (tdb_vscode_has_variable(): the caller refuses those).
+ *
+ * The alternative (--compound) is two debuggers, the C/C++ extension's gdb
+ * and debugpy, whose entries are written for what the C/C++ extension's
+ * MIEngine and VS Code really do with them (read from their sources), not
+ * for an ideal client:
  *  - MIEngine quotes a program argument only when it holds a space, tab or
  *    parenthesis and does not start with '"', escapes nothing, and gdb
  *    starts the program through /bin/sh: every argument is written as a
@@ -22,7 +40,7 @@
  *    mapped to themselves, so breakpoints go by full path;
  *  - MIEngine sends 'set debuginfod enabled off' itself.
  *
- * Launch (the default): a compound of
+ * Launch: a compound of
  *   "tdebug: LABEL (C++, gdb)"      cppdbg launch: gdb starts the interpreter
  *                                   on tdebug's runner (python/tdebug/
  *                                   _vscode_run.py), which listens with
@@ -42,6 +60,10 @@
  * When gdb can attach with the user's own rights the cppdbg attach starts
  * gdb through /bin/sh (pipeTransport): MIEngine wraps gdb in pkexec or sudo
  * for every local attach by processId under ptrace_scope > 0.
+ *
+ * Writing one form for a program (or attach) removes the other form's
+ * entries for it (tdb_vscode_stale_names()): the picker never shows two
+ * "tdebug: LABEL (Python + C++)".
  *
  * Every cppdbg entry enables pretty printing, loads CPython's gdb helpers
  * when there are any, steps over std:: and pybind11:: code, and maps
@@ -128,8 +150,23 @@ typedef enum tdb_vscode_attach_plan {
 tdb_vscode_attach_plan tdb_vscode_plan_attach(int yama_scope, int is_root, int user_ok,
                                               int can_signal, int ptracer_ok, int root_ok);
 
+/* Nonzero when VS Code would substitute something in S: a "${" with its
+ * closing "}" (braces nest), as VS Code's ConfigurationResolverExpression
+ * finds variables in every string of a configuration, keys included.
+ * There is no escape for one, so such a string cannot reach a "tdebug"
+ * configuration's adapter as it is. */
+int tdb_vscode_has_variable(const char *s);
+
+/* GLOB, a file name pattern as fnmatch(3) reads it ('*', '?', '[...]',
+ * '\'), as a basic regex of the paths of the files it names: "/", the
+ * pattern ('*' and '?' never crossing a '/'), "$".  For --lib in a "tdebug"
+ * configuration's "symbols" (gdb's 'sharedlibrary' regexes).  New string. */
+char *tdb_vscode_glob_regex(const char *glob);
+
 /* Everything an entry is made from.  Strings are borrowed. */
 typedef struct tdb_vscode_spec {
+    int compound;              /* 1: the cppdbg + debugpy compound (--compound);
+                                * 0: one "tdebug" configuration */
     const char *label;         /* "train.py", "-m pkg.main"; NULL in attach mode */
     const char *program;       /* the script's absolute path, or NULL */
     const char *module;        /* or the module */
@@ -151,6 +188,15 @@ typedef struct tdb_vscode_spec {
     pid_t attach_pid;          /* nonzero: attach mode */
     const char *attach_program; /* the attached process's executable */
     int attach_direct;         /* attach: gdb started by /bin/sh, not through pkexec */
+    /* The "tdebug" configuration only (the caller refused what VS Code
+     * would substitute): */
+    int wait;                  /* attach to the first process 'tdebug env' paused */
+    int stop_on_entry;         /* "stopOnEntry": true */
+    char *const *stop_at_import; /* "stopAtImport": module names */
+    int n_stop_at_import;
+    json_t *symbols;           /* "symbols": basic regexes (array), or NULL */
+    const char *catch_throw;   /* "catchThrow": NULL none, "" true, else the regex */
+    json_t *env;               /* "env": NAME -> VALUE (object), or NULL */
 } tdb_vscode_spec;
 
 /* The entries for SPEC (new references): the launch.json configurations
@@ -162,10 +208,25 @@ void tdb_vscode_entries(const tdb_vscode_spec *spec, json_t **out_configurations
  * between runs. */
 char *tdb_vscode_debugpy_name(const tdb_vscode_spec *spec);
 
-/* The names tdebug owned in attach mode but does not write this time
- * (NULL-terminated, static): a process without a debugpy server loses the
- * debugpy entry and compound of an earlier attach. */
-const char *const *tdb_vscode_stale_names(const tdb_vscode_spec *spec);
+/* The name of what the user picks in Run and Debug for SPEC: the "tdebug"
+ * configuration, or the compound ("tdebug: attach (C++, gdb)" alone for an
+ * attach compound without a debugpy server).  New string. */
+char *tdb_vscode_pick_name(const tdb_vscode_spec *spec);
+
+/* Entries tdebug wrote before that this write removes, by array: the other
+ * form's for the same program (or attach), and the debugpy entry and
+ * compound of an earlier attach to a process that had a debugpy server
+ * when this one has none.  NULL-terminated lists (tdb_strv_free), never
+ * NULL. */
+typedef struct tdb_vscode_stale {
+    char **configurations;
+    char **compounds;
+    char **tasks;
+} tdb_vscode_stale;
+
+/* SPEC's stale names into OUT (release with tdb_vscode_stale_clear()). */
+void tdb_vscode_stale_names(const tdb_vscode_spec *spec, tdb_vscode_stale *out);
+void tdb_vscode_stale_clear(tdb_vscode_stale *stale);
 
 /* The outcome of writing one file. */
 typedef struct tdb_vscode_written {
@@ -178,16 +239,20 @@ typedef struct tdb_vscode_written {
  * caller's), before waiting for it. */
 typedef void (*tdb_vscode_wait_fn)(void *arg);
 
-/* Read WORKSPACE/.vscode/launch.json and tasks.json, apply the entries and
- * write both (creating .vscode).  Neither file is written unless both
- * parse and take the edits; anything but a regular file there is refused
- * untouched.  One process at a time does this for a workspace (a lock on
- * the .vscode directory): ON_WAIT(WAIT_ARG), when not NULL, is called
- * before waiting for another.  SHOWN is the workspace as messages name it
- * ("." for the current directory).  Returns 0 with OUT[0] (launch.json)
- * and OUT[1] (tasks.json) filled, or -1 with ERR set. */
+/* Read WORKSPACE/.vscode/launch.json and tasks.json, apply the entries
+ * (removing STALE's, which may be NULL) and write both (creating .vscode).
+ * Neither file is written unless both parse and take the edits; anything
+ * but a regular file there is refused untouched.  Without TASKS to write,
+ * tasks.json is only edited when it exists, parses and holds one of
+ * STALE's tasks (else it is left as it is, whatever it holds: nothing
+ * needs it), and launch.json gets no empty "compounds".  One process at a
+ * time does this for a workspace (a lock on the .vscode directory):
+ * ON_WAIT(WAIT_ARG), when not NULL, is called before waiting for another.
+ * SHOWN is the workspace as messages name it ("." for the current
+ * directory).  Returns 0 with OUT[0] (launch.json) and OUT[1] (tasks.json;
+ * its path NULL when it was left alone) filled, or -1 with ERR set. */
 int tdb_vscode_write(const char *workspace, const char *shown, json_t *configurations,
-                     json_t *compounds, json_t *tasks, const char *const *stale,
+                     json_t *compounds, json_t *tasks, const tdb_vscode_stale *stale,
                      tdb_vscode_wait_fn on_wait, void *wait_arg, tdb_vscode_written out[2],
                      tdb_error *err);
 void tdb_vscode_written_clear(tdb_vscode_written *w);

@@ -3,6 +3,7 @@ the one it was built for: the installed tdebug must find its companions
 (the exec wrapper, the preloaded library, the VS Code runner) where it was
 installed."""
 import json
+import os
 import subprocess
 
 from conftest import BUILD, PYTHON, ROOT, clean_env, run
@@ -19,16 +20,29 @@ def test_install_elsewhere_than_built_for(tmp_path):
     assert "installed run" in r.stdout
     r = run([tdebug, "env"], env=clean_env())
     assert f"export LD_AUDIT='{prefix / 'lib' / 'tdebug' / 'libtdebug-preload.so'}'" in r.stdout
-    # 'tdebug vscode' has gdb start the interpreter on the installed runner
+    # 'tdebug vscode --compound' has gdb start the interpreter on the
+    # installed runner
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "main.py").write_text("print(1)\n")
-    r = run([tdebug, "vscode", "--workspace", str(ws), "--program", "main.py"])
+    r = run([tdebug, "vscode", "--compound", "--workspace", str(ws), "--program", "main.py"])
     assert r.returncode == 0, r.stderr
     runner = prefix / "lib" / "tdebug" / "tdebug" / "_vscode_run.py"
     assert runner.is_file()
     launch = json.loads((ws / ".vscode" / "launch.json").read_text())
     assert f'"{runner}"' in launch["configurations"][0]["args"]  # quoted: a space in it
+    # and the installed extension, which 'tdebug vscode' then finds installed
+    home = tmp_path / "home"
+    r = run([tdebug, "vscode", "--workspace", str(ws), "--program", "main.py",
+             "--install-extension"], env=clean_env(HOME=home))
+    assert r.returncode == 0, r.stderr
+    ext = next((home / ".vscode" / "extensions").glob("tdebug.tdebug-*"))
+    assert os.readlink(ext / "bin" / "tdebug") == tdebug
+    r = run([tdebug, "vscode", "--workspace", str(ws), "--program", "main.py"],
+            env=clean_env(HOME=home))
+    assert r.returncode == 0 and r.stderr == ""
+    launch = json.loads((ws / ".vscode" / "launch.json").read_text())
+    assert [c["type"] for c in launch["configurations"]] == ["tdebug"]
     assert not list(prefix.rglob("__pycache__"))
     # the Python breakpoint library (lib/tdebug_pyhook.h) for every CPython
     # minor version built, flat, where the session looks for it

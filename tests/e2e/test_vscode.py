@@ -1,6 +1,9 @@
 """'tdebug vscode': what it writes, that it validates against the schemas VS
-Code applies, that the user's files lose nothing, and the refusals.  The
-runs of the written configurations are in test_vscode_e2e.py."""
+Code applies, that the user's files lose nothing, and the refusals.  Most
+of this is the compound (--compound); what is about the "tdebug"
+configuration alone, the default, is in test_vscode_tdebug.py.  The runs
+of the written configurations are in test_vscode_e2e.py (the compound) and
+test_vscode_tdebug.py."""
 import fcntl
 import json
 import os
@@ -19,11 +22,24 @@ from conftest import PYTHON, ROOT, SLOW, free_port, run, wait_until
 from debugpy_util import LaunchLayout, ListenLayout, PlainProgram
 from proc_util import held_with_ptrace
 from tinytensor_util import TT_SRC
-from vscode_util import (RUNNER, SCHEMAS, Workspace, kill_adapters, load_jsonc, sample_workspace,
-                         schema_for, strip_jsonc)
+from vscode_util import (RUNNER, SCHEMAS, Workspace, install_extension, kill_adapters, load_jsonc,
+                         sample_workspace, schema_for, strip_jsonc)
 
 FIXTURES = ROOT / "tests" / "fixtures" / "vscode"
 HELPER = pathlib.Path("/usr/share/gdb/auto-load") / (os.path.realpath(PYTHON).lstrip("/") + "-gdb.py")
+
+
+@pytest.fixture(scope="session")
+def extension_home(tdebug, tmp_path_factory):
+    """A home where tdebug's extension is installed."""
+    return install_extension(tdebug, tmp_path_factory.mktemp("home"))
+
+
+@pytest.fixture(autouse=True)
+def _home_with_the_extension(extension_home, monkeypatch):
+    """Every run here is a user's who has the extension: 'tdebug vscode'
+    warns about nothing (test_vscode_tdebug.py checks the warning)."""
+    monkeypatch.setenv("HOME", str(extension_home))
 
 
 @pytest.fixture
@@ -64,7 +80,7 @@ def own(items, key="name"):
 # What is written
 
 def test_program_entries(tdebug, ws):
-    r = vscode(tdebug, "--workspace", str(ws), "--program", "main.py", "--args", "--lr", "0.1", "a b")
+    r = vscode(tdebug, "--compound", "--workspace", str(ws), "--program", "main.py", "--args", "--lr", "0.1", "a b")
     assert r.stdout == ("wrote %s/.vscode/launch.json\nwrote %s/.vscode/tasks.json\n"
                         "In VS Code: Run and Debug, pick \"tdebug: main.py (Python + C++)\", press F5.\n"
                         "gdb reads the symbols of every shared object under %s and of every Python "
@@ -119,7 +135,7 @@ def test_program_entries(tdebug, ws):
 
 
 def test_module_and_script_outside_workspace(tdebug, ws, tmp_path):
-    vscode(tdebug, "--workspace", str(ws), "--module", "pkg.main", "--args", "x")
+    vscode(tdebug, "--compound", "--workspace", str(ws), "--module", "pkg.main", "--args", "x")
     w = Workspace(ws)
     args = w.config("tdebug: -m pkg.main (C++, gdb)")["args"]
     assert args[-4:] == ["60", "-m", "pkg.main", "x"]
@@ -128,7 +144,7 @@ def test_module_and_script_outside_workspace(tdebug, ws, tmp_path):
     elsewhere = tmp_path / "other" / "run.py"
     elsewhere.parent.mkdir()
     elsewhere.write_text("print(1)\n")
-    vscode(tdebug, "--workspace", str(ws), "--program", str(elsewhere))
+    vscode(tdebug, "--compound", "--workspace", str(ws), "--program", str(elsewhere))
     w = Workspace(ws)
     conf = w.config(f"tdebug: {elsewhere} (C++, gdb)")
     assert conf["args"][-1] == str(elsewhere)  # no quotes needed
@@ -137,9 +153,9 @@ def test_module_and_script_outside_workspace(tdebug, ws, tmp_path):
 
 
 def test_second_run_changes_nothing_and_keeps_the_port(tdebug, ws):
-    vscode(tdebug, "--workspace", str(ws), "--program", "main.py")
+    vscode(tdebug, "--compound", "--workspace", str(ws), "--program", "main.py")
     before = {p.name: p.read_bytes() for p in (ws / ".vscode").iterdir()}
-    r = vscode(tdebug, "--workspace", str(ws), "--program", "main.py")
+    r = vscode(tdebug, "--compound", "--workspace", str(ws), "--program", "main.py")
     assert r.stdout.startswith(f"{ws}/.vscode/launch.json is up to date\n"
                                f"{ws}/.vscode/tasks.json is up to date\n")
     after = {p.name: p.read_bytes() for p in (ws / ".vscode").iterdir()}
@@ -148,9 +164,9 @@ def test_second_run_changes_nothing_and_keeps_the_port(tdebug, ws):
 
 def test_port_option_and_backups(tdebug, ws):
     port = free_port()
-    vscode(tdebug, "--program", "main.py", cwd=ws)
+    vscode(tdebug, "--compound", "--program", "main.py", cwd=ws)
     first = (ws / ".vscode" / "launch.json").read_bytes()
-    r = vscode(tdebug, "--program", "main.py", "--port", str(port), cwd=ws)
+    r = vscode(tdebug, "--compound", "--program", "main.py", "--port", str(port), cwd=ws)
     assert r.stdout.startswith("wrote .vscode/launch.json (the previous file is kept as "
                                ".vscode/launch.json.~1~)\n"
                                "wrote .vscode/tasks.json (the previous file is kept as "
@@ -165,7 +181,7 @@ def test_port_option_and_backups(tdebug, ws):
 def test_torch_src_maps_where_torch_was_built(tdebug, ws, tmp_path):
     src = tmp_path / "pytorch"
     src.mkdir()
-    vscode(tdebug, "--workspace", str(ws), "--program", "main.py", "--torch-src", str(src))
+    vscode(tdebug, "--compound", "--workspace", str(ws), "--program", "main.py", "--torch-src", str(src))
     conf = Workspace(ws).config("tdebug: main.py (C++, gdb)")
     assert f"directory {src}" in [c["text"] for c in conf["setupCommands"]]
     # Where torch was built, read here independently from libc10's strings.
@@ -185,15 +201,15 @@ def test_torch_src_maps_where_torch_was_built(tdebug, ws, tmp_path):
 def test_every_configuration_validates(tdebug, ws, tmp_path, procs, schemas):
     src = tmp_path / "src"
     src.mkdir()
-    vscode(tdebug, "--workspace", str(ws), "--program", "main.py", "--torch-src", str(src),
+    vscode(tdebug, "--compound", "--workspace", str(ws), "--program", "main.py", "--torch-src", str(src),
            "--args", "it's", "$HOME", "", "(x)", "caf\u00e9")
-    vscode(tdebug, "--workspace", str(ws), "--module", "pkg.main", "--args", "1")
+    vscode(tdebug, "--compound", "--workspace", str(ws), "--module", "pkg.main", "--args", "1")
     port = free_port()
     target = procs.start([PYTHON, "-Xfrozen_modules=off", "-m", "debugpy", "--listen", f"127.0.0.1:{port}",
                           "attach_main.py", str(tmp_path / "never")], cwd=str(ws))
     try:
         run([tdebug, "wait-port", f"127.0.0.1:{port}"], check=True)
-        vscode(tdebug, "--workspace", str(ws), "--attach", str(target.pid))
+        vscode(tdebug, "--compound", "--workspace", str(ws), "--attach", str(target.pid))
     finally:
         kill_adapters(port)
     launch = load_jsonc(ws / ".vscode" / "launch.json")
@@ -255,7 +271,9 @@ def item_texts(text, key):
     return [t for t in items if theirs(t)]
 
 
-def test_user_entries_comments_and_mode_are_kept(tdebug, ws, schemas):
+def user_files(ws):
+    """WS/.vscode with a user's launch.json (mode 0640) and tasks.json:
+    (the folder, their texts)."""
     vs = ws / ".vscode"
     vs.mkdir()
     original = (FIXTURES / "user-entries.json").read_text()
@@ -263,7 +281,12 @@ def test_user_entries_comments_and_mode_are_kept(tdebug, ws, schemas):
     (vs / "launch.json").write_text(original)
     (vs / "tasks.json").write_text(original_tasks)
     os.chmod(vs / "launch.json", 0o640)
-    vscode(tdebug, "--workspace", str(ws), "--program", "main.py")
+    return vs, original, original_tasks
+
+
+def test_user_entries_comments_and_mode_are_kept(tdebug, ws, schemas):
+    vs, original, original_tasks = user_files(ws)
+    vscode(tdebug, "--compound", "--workspace", str(ws), "--program", "main.py")
     new = (vs / "launch.json").read_text()
     for key in ("configurations", "compounds", "inputs"):
         kept = item_texts(original, key)
@@ -281,26 +304,28 @@ def test_user_entries_comments_and_mode_are_kept(tdebug, ws, schemas):
     assert "Attach to gdbserver" in names and "Python: module" in names
     assert launch["inputs"][0]["id"] == "port"
     # a second run: nothing changes, no new backup
-    vscode(tdebug, "--workspace", str(ws), "--program", "main.py")
+    vscode(tdebug, "--compound", "--workspace", str(ws), "--program", "main.py")
     assert (vs / "launch.json").read_text() == new
     assert sorted(p.name for p in vs.iterdir()) == ["launch.json", "launch.json.~1~", "tasks.json",
                                                     "tasks.json.~1~"]
 
 
-@pytest.mark.parametrize("broken, message", [
+@pytest.mark.parametrize("broken, message, form", [
     ("launch.json", "tdebug: cannot parse '.vscode/launch.json': line 7, column 13: "
-                    "expected ',' or '}' after a property value, found '\"'\n"),
+                    "expected ',' or '}' after a property value, found '\"'\n", "--compound"),
     ("tasks.json", "tdebug: cannot parse '.vscode/tasks.json': line 7, column 13: "
-                   "expected ',' or '}' after a property value, found '\"'\n"),
+                   "expected ',' or '}' after a property value, found '\"'\n", "--compound"),
+    ("launch.json", "tdebug: cannot parse '.vscode/launch.json': line 7, column 13: "
+                    "expected ',' or '}' after a property value, found '\"'\n", None),
 ])
-def test_a_file_that_does_not_parse_is_left_untouched(tdebug, ws, broken, message):
+def test_a_file_that_does_not_parse_is_left_untouched(tdebug, ws, broken, message, form):
     vs = ws / ".vscode"
     vs.mkdir()
     bad = (FIXTURES / "bad-missing-comma.json").read_bytes()
     (vs / broken).write_bytes(bad)
     other = "tasks.json" if broken == "launch.json" else "launch.json"
     (vs / other).write_text("{}\n")
-    r = vscode(tdebug, "--program", "main.py", cwd=ws, check=False)
+    r = vscode(tdebug, *[form] if form else [], "--program", "main.py", cwd=ws, check=False)
     assert r.returncode == 1
     assert r.stderr == message
     assert r.stdout == ""
@@ -327,7 +352,7 @@ def test_symlinked_launch_json_stays_a_link(tdebug, ws, tmp_path):
     (vs / "launch.json").symlink_to(target)
     vscode(tdebug, "--workspace", str(ws), "--program", "main.py")
     assert (vs / "launch.json").is_symlink()
-    assert "tdebug: main.py (C++, gdb)" in target.read_text()
+    assert "tdebug: main.py (Python + C++)" in target.read_text()
     assert (tmp_path / "dotfiles-launch.json.~1~").exists()
 
 
@@ -346,7 +371,7 @@ def test_attach_finds_the_port_of_debugpy_listen_in_code(tdebug, ws, procs, tmp_
     try:
         run([tdebug, "wait-port", f"127.0.0.1:{port}"], check=True)
         # the program's connection to its adapter is up once listen() returned
-        wait_until(lambda: vscode(tdebug, "--workspace", str(ws), "--attach", str(target.pid))
+        wait_until(lambda: vscode(tdebug, "--compound", "--workspace", str(ws), "--attach", str(target.pid))
                    and "tdebug: attach (Python, debugpy)" in (ws / ".vscode" / "launch.json").read_text(),
                    what="tdebug to see the adapter")
     finally:
@@ -366,11 +391,11 @@ def test_attach_without_debugpy_drops_the_old_python_entries(tdebug, ws, procs, 
     plain = procs.start([PYTHON, "-c", "import time; time.sleep(600)"])
     try:
         run([tdebug, "wait-port", f"127.0.0.1:{port}"], check=True)
-        vscode(tdebug, "--workspace", str(ws), "--attach", str(with_server.pid))
+        vscode(tdebug, "--compound", "--workspace", str(ws), "--attach", str(with_server.pid))
     finally:
         kill_adapters(port)
     assert len(own(load_jsonc(ws / ".vscode" / "launch.json")["configurations"])) == 2
-    r = vscode(tdebug, "--workspace", str(ws), "--attach", str(plain.pid))
+    r = vscode(tdebug, "--compound", "--workspace", str(ws), "--attach", str(plain.pid))
     assert f"pid {plain.pid} runs no debugpy server" in r.stdout
     assert 'pick "tdebug: attach (C++, gdb)"' in r.stdout
     launch = load_jsonc(ws / ".vscode" / "launch.json")
@@ -392,7 +417,7 @@ def test_attach_to_a_debugpy_client_writes_only_the_cpp_entry(tdebug, ws, procs,
     target = procs.start([PYTHON, "-X", "frozen_modules=off", package, "--connect",
                           f"127.0.0.1:{port}", "--configure-qt", "none", str(tmp_path / "serve.py")])
     try:
-        r = run([tdebug, "vscode", "--workspace", str(ws), "--attach", str(target.pid)])
+        r = run([tdebug, "vscode", "--compound", "--workspace", str(ws), "--attach", str(target.pid)])
         assert r.returncode == 0, r.stderr
         assert r.stderr == (f"tdebug: warning: pid {target.pid} is already debugged by a debugpy "
                             "client (it was started with --connect): writing only the C++ attach\n")
@@ -413,7 +438,7 @@ def test_attach_asks_the_interpreter_as_the_process_named_it(tdebug, ws, procs, 
     src.mkdir()
     wait_until(lambda: pathlib.Path(f"/proc/{target.pid}/cmdline").read_bytes().startswith(
         bytes(venv)), what="the venv's python to start")
-    r = vscode(tdebug, "--workspace", str(ws), "--attach", str(target.pid), "--torch-src", str(src))
+    r = vscode(tdebug, "--compound", "--workspace", str(ws), "--attach", str(target.pid), "--torch-src", str(src))
     assert "(torch is not installed)" in r.stderr, r.stderr
     conf = Workspace(ws).config("tdebug: attach (C++, gdb)")
     assert conf["program"] == os.readlink(f"/proc/{target.pid}/exe")
@@ -426,7 +451,7 @@ def test_attach_to_a_launcher_or_adapter_writes_the_debuggee(tdebug, ws, procs, 
     'tdebug attach'.  Its Python side has a debugger already: VS Code."""
     with LaunchLayout(procs, tmp_path) as lay:
         for given, role in ((lay.launcher_pid, "launcher"), (lay.adapter_pid, "adapter")):
-            r = vscode(tdebug, "--workspace", str(ws), "--attach", str(given))
+            r = vscode(tdebug, "--compound", "--workspace", str(ws), "--attach", str(given))
             note, warning = r.stderr.splitlines()
             assert note.startswith(f"tdebug: pid {given} is the debugpy {role}; attaching to ")
             assert str(lay.debuggee_pid) in note
@@ -443,7 +468,7 @@ def test_attach_to_the_adapter_of_a_server_writes_both_sides(tdebug, ws, procs, 
     """The double-forked adapter of 'python -m debugpy --listen' leads to
     the server, and the server's port to the debugpy entry."""
     with ListenLayout(procs, tmp_path) as lay:
-        r = vscode(tdebug, "--workspace", str(ws), "--attach", str(lay.adapter_pid))
+        r = vscode(tdebug, "--compound", "--workspace", str(ws), "--attach", str(lay.adapter_pid))
         assert r.stderr.startswith(f"tdebug: pid {lay.adapter_pid} is the debugpy adapter; "
                                    f"attaching to {lay.server_pid}, the program it debugs\n")
     w = Workspace(ws)
@@ -463,7 +488,10 @@ def test_attach_to_an_adapter_with_two_programs_lists_them(tdebug, ws, procs, tm
     assert not (ws / ".vscode").exists()
 
 
-def test_attach_refusals(tdebug, ws, procs, tmp_path):
+@pytest.mark.parametrize("form", [[], ["--compound"]])
+def test_attach_refusals(tdebug, ws, procs, tmp_path, form):
+    def vscode(tdebug, *args, check):
+        return run([tdebug, "vscode", *form, *args])
     sleeper = procs.start(["sleep", "600"])
     r = vscode(tdebug, "--workspace", str(ws), "--attach", str(sleeper.pid), check=False)
     assert r.returncode == 1
@@ -487,12 +515,14 @@ def test_attach_refusals(tdebug, ws, procs, tmp_path):
     assert not (ws / ".vscode").exists()
 
 
-def test_attach_refuses_another_users_process(tdebug, procs, tmp_path, as_nobody):
-    """Without Yama, the gdb VS Code starts has the user's credentials."""
+@pytest.mark.parametrize("form", [[], ["--compound"]])
+def test_attach_refuses_another_users_process(tdebug, procs, tmp_path, as_nobody, form):
+    """Without Yama, the gdb VS Code starts has the user's credentials, and
+    'tdebug dap' runs as the user."""
     with PlainProgram(procs, tmp_path) as prog, \
             tempfile.TemporaryDirectory(prefix="tdebug-vscode-") as ws:
         os.chmod(ws, 0o777)
-        r = run(as_nobody + [tdebug, "vscode", "--workspace", ws, "--attach",
+        r = run(as_nobody + [tdebug, "vscode", *form, "--workspace", ws, "--attach",
                              str(prog.debuggee_pid)])
         assert r.returncode == 1
         assert r.stderr.startswith(f"tdebug: cannot attach to pid {prog.debuggee_pid}: it runs as "
@@ -525,12 +555,18 @@ def test_missing_script_and_interpreters(tdebug, ws, tmp_path):
 def test_interpreter_without_debugpy(tdebug, ws, tmp_path):
     venv = tmp_path / "venv"
     run([PYTHON, "-m", "venv", "--without-pip", str(venv)], check=True)
-    r = vscode(tdebug, "--workspace", str(ws), "--program", "main.py", "--python",
+    r = vscode(tdebug, "--compound", "--workspace", str(ws), "--program", "main.py", "--python",
                str(venv / "bin" / "python"), check=False)
     assert r.returncode == 1
     assert r.stderr == (f"tdebug: cannot use '{venv}/bin/python' for VS Code: it has no debugpy "
-                        "module (install python3-debugpy or 'pip install debugpy', or pass --python)\n")
+                        "module (install python3-debugpy or 'pip install debugpy', or pass "
+                        "--python; without --compound no debugpy is needed)\n")
     assert not (ws / ".vscode").exists()
+    # The "tdebug" configuration reads the Python side itself.
+    r = vscode(tdebug, "--workspace", str(ws), "--program", "main.py", "--python",
+               str(venv / "bin" / "python"))
+    assert r.returncode == 0 and r.stderr == ""
+    assert Workspace(ws).config("tdebug: main.py (Python + C++)")["python"] == str(venv / "bin" / "python")
 
 
 @pytest.mark.parametrize("args", [
@@ -539,6 +575,24 @@ def test_interpreter_without_debugpy(tdebug, ws, tmp_path):
     ["--program", "main.py", "--port", "0"], ["--attach", "pid"], ["--module", "a b"],
     ["--program", "main.py", "stray"], ["--program"], ["--frobnicate"],
     ["--workspace", "/nonexistent/folder", "--program", "main.py"],
+    # one form's options with the other
+    ["--program", "main.py", "--port", "5678"], ["--program", "main.py", "--torch-src", "."],
+    ["--compound", "--wait"], ["--compound", "--program", "main.py", "--stop-on-entry"],
+    ["--compound", "--program", "main.py", "--stop-at-import", "torch._C"],
+    ["--compound", "--program", "main.py", "--symbols", "x"],
+    ["--compound", "--program", "main.py", "--catch-throw"],
+    ["--compound", "--program", "main.py", "--env", "A=b"],
+    ["--wait", "--attach", "1"], ["--wait", "--args", "x"], ["--wait", "--env", "A=b"],
+    ["--attach", "1", "--env", "A=b"], ["--program", "main.py", "--extensions-dir", "x"],
+    ["--install-extension", "--workspace", "."],
+    # values launch.json cannot carry, or the adapter would refuse
+    ["--program", "main.py", "--stop-at-import", "not a module"],
+    ["--program", "main.py", "--symbols", "\\("], ["--program", "main.py", "--symbols", ""],
+    ["--program", "main.py", "--catch-throw="], ["--program", "main.py", "--catch-throw=a\nb"],
+    ["--program", "main.py", "--env", "NOVALUE"], ["--program", "main.py", "--env", "=x"],
+    ["--program", "main.py", "--env", "A= padded "], ["--program", "main.py", "--env", "A=a\nb"],
+    ["--program", "main.py", "--env", "A=${env:HOME}"], ["--program", "main.py", "--lib", "${x}"],
+    ["--program", "main.py", "--symbols", "${x}"], ["--module", "a-b"],
 ])
 def test_usage_errors(tdebug, ws, args):
     r = vscode(tdebug, "--workspace", str(ws), *args, check=False)
@@ -548,38 +602,44 @@ def test_usage_errors(tdebug, ws, args):
 
 
 def test_readme_names_are_the_written_names(tdebug, tmp_path, procs):
-    """The README's "press F5" steps name exactly what tdebug writes."""
+    """The README's "press F5" steps name exactly what tdebug writes, in
+    both forms."""
     readme = (ROOT / "README.md").read_text()
     section = readme.split("### Debug in VS Code: `tdebug vscode`", 1)[1].split("\n## ", 1)[0]
     documented = set(re.findall(r"\*\*(tdebug: [^*]+)\*\*", section))
     assert "tdebug vscode --program train.py --args --epochs 1" in section
-    ws = tmp_path / "project"
-    ws.mkdir()
-    (ws / "train.py").write_text("print('training')\n")
-    r = vscode(tdebug, "--program", "train.py", "--args", "--epochs", "1", cwd=ws)
-    picked = re.search(r'pick "([^"]+)"', r.stdout).group(1)
+    assert "tdebug vscode --compound --program train.py --args --epochs 1" in section
+    written, picked = set(), set()
     port = free_port()
     (tmp_path / "serve.py").write_text("import time\ntime.sleep(600)\n")
     server = procs.start([PYTHON, "-Xfrozen_modules=off", "-m", "debugpy", "--listen",
                           f"127.0.0.1:{port}", str(tmp_path / "serve.py")])
+    run([tdebug, "wait-port", f"127.0.0.1:{port}"], check=True)
     try:
-        run([tdebug, "wait-port", f"127.0.0.1:{port}"], check=True)
-        vscode(tdebug, "--attach", str(server.pid), cwd=ws)
+        for form in ([], ["--compound"]):
+            ws = tmp_path / f"project{len(form)}"
+            ws.mkdir()
+            (ws / "train.py").write_text("print('training')\n")
+            for target in (["--program", "train.py", "--args", "--epochs", "1"],
+                           ["--attach", str(server.pid)], [] if form else ["--wait"]):
+                if target:
+                    r = vscode(tdebug, *form, *target, cwd=ws)
+                    picked.add(re.search(r'pick "([^"]+)"', r.stdout).group(1))
+            launch = load_jsonc(ws / ".vscode" / "launch.json")
+            tasks = load_jsonc(ws / ".vscode" / "tasks.json") if form else {"tasks": []}
+            written |= ({c["name"] for c in launch["configurations"] + launch.get("compounds", [])}
+                        | {t["label"] for t in tasks["tasks"]})
     finally:
         kill_adapters(port)
-    launch = load_jsonc(ws / ".vscode" / "launch.json")
-    tasks = load_jsonc(ws / ".vscode" / "tasks.json")
-    written = ({c["name"] for c in launch["configurations"] + launch["compounds"]} |
-               {t["label"] for t in tasks["tasks"]})
     assert documented == written
-    assert picked in documented
+    assert picked <= documented
 
 
 def test_root_gives_new_files_to_the_workspace_owner(tdebug, ws, as_nobody):
     """'sudo tdebug vscode' in a user's folder: .vscode and the new files
     are the user's, not root's."""
     os.chown(ws, 65534, 65534)
-    vscode(tdebug, "--workspace", str(ws), "--program", "main.py")
+    vscode(tdebug, "--compound", "--workspace", str(ws), "--program", "main.py")
     for p in (ws / ".vscode", ws / ".vscode" / "launch.json", ws / ".vscode" / "tasks.json"):
         assert (os.stat(p).st_uid, os.stat(p).st_gid) == (65534, 65534), p
 
@@ -587,12 +647,13 @@ def test_root_gives_new_files_to_the_workspace_owner(tdebug, ws, as_nobody):
 # ---------------------------------------------------------------------------
 # Files that are not files, and writers at the same time
 
-@pytest.mark.parametrize("which", ["launch.json", "tasks.json"])
-def test_a_fifo_is_refused_without_waiting_on_it(tdebug, ws, which):
+@pytest.mark.parametrize("which, form", [("launch.json", []), ("launch.json", ["--compound"]),
+                                         ("tasks.json", ["--compound"])])
+def test_a_fifo_is_refused_without_waiting_on_it(tdebug, ws, which, form):
     vs = ws / ".vscode"
     vs.mkdir()
     os.mkfifo(vs / which)
-    r = vscode(tdebug, "--workspace", str(ws), "--program", "main.py", check=False)
+    r = vscode(tdebug, *form, "--workspace", str(ws), "--program", "main.py", check=False)
     assert r.returncode == 1
     assert r.stderr == (f"tdebug: cannot update '{ws}/.vscode/{which}': it is a FIFO, not a "
                         "regular file (tdebug writes only regular files: move it away and run the "
@@ -639,14 +700,15 @@ def test_a_second_writer_waits_for_the_first(tdebug, ws, procs):
         os.close(fd)
     out, err = p.communicate(timeout=SLOW)
     assert (p.returncode, err) == (0, "")
-    assert out.startswith("wrote .vscode/launch.json\nwrote .vscode/tasks.json\n")
+    assert out.startswith("wrote .vscode/launch.json\nIn VS Code: ")
 
 
-def test_writers_at_the_same_time_keep_each_others_entries(tdebug, ws, procs):
+@pytest.mark.parametrize("form", [[], ["--compound"]])
+def test_writers_at_the_same_time_keep_each_others_entries(tdebug, ws, procs, form):
     programs = [f"prog{i}.py" for i in range(6)]
     for name in programs:
         (ws / name).write_text("print(1)\n")
-    runs = [procs.start([tdebug, "vscode", "--workspace", str(ws), "--program", name],
+    runs = [procs.start([tdebug, "vscode", *form, "--workspace", str(ws), "--program", name],
                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             for name in programs]
     for p in runs:
@@ -654,6 +716,10 @@ def test_writers_at_the_same_time_keep_each_others_entries(tdebug, ws, procs):
         assert p.returncode == 0, err
         assert "wrote" in out
     w = Workspace(ws)
-    assert sorted(c["name"] for c in own(w.launch["compounds"])) == sorted(
-        f"tdebug: {name} (Python + C++)" for name in programs)
-    assert len(own(w.tasks["tasks"], "label")) == len(programs)
+    picked = sorted(f"tdebug: {name} (Python + C++)" for name in programs)
+    if form:
+        assert sorted(c["name"] for c in own(w.launch["compounds"])) == picked
+        assert len(own(w.tasks["tasks"], "label")) == len(programs)
+    else:
+        assert sorted(c["name"] for c in own(w.launch["configurations"])) == picked
+        assert not (ws / ".vscode" / "tasks.json").exists()

@@ -6,33 +6,22 @@ gdb and debugpy both attached, against a C++ extension built in the
 workspace (tests/fixtures/vscode/cppext)."""
 import json
 import re
-import shutil
 import subprocess
 
 import pytest
 
-from conftest import PYTHON, ROOT, free_port, run
-from vscode_util import (RUNNER, Workspace, debug_launch, kill_adapters, marker_line,
-                         parse_arguments, quote_argument)
+from conftest import PYTHON, free_port, run
+from vscode_util import (RUNNER, Workspace, cpp_workspace, debug_launch, kill_adapters,
+                         marker_line, parse_arguments, quote_argument)
 
-CPPEXT = ROOT / "tests" / "fixtures" / "vscode" / "cppext"
 
 HOSTILE = ["it's", 'a"b', "$HOME", "${workspaceFolder}", "${env:HOME}", "*.py", "a\\b", "a\\",
            ";", "a;b", "(x)", "", "a b", "tab\tx", "`id`", "$(id)", "~", "!", "|", "&", ">", "<",
            "#c", "--lr=0.1", "caf\u00e9", '"', "'", "\\", "'$'", '""', "x{,}"]
 
 
-def cpp_workspace(tmp_path):
-    """A workspace holding cppext, built in place (-O0 -g) as its user would."""
-    ws = tmp_path / "ws"
-    shutil.copytree(CPPEXT, ws)
-    r = run([PYTHON, "setup.py", "-q", "build_ext", "--inplace"], cwd=ws)
-    assert r.returncode == 0, r.stdout + r.stderr
-    return ws
-
-
 def vscode(tdebug, ws, *args):
-    r = run([tdebug, "vscode", "--workspace", str(ws), "--program", "vec_main.py", *args])
+    r = run([tdebug, "vscode", "--compound", "--workspace", str(ws), "--program", "vec_main.py", *args])
     assert r.returncode == 0, r.stderr
     return Workspace(ws)
 
@@ -90,7 +79,7 @@ def test_a_line_break_cannot_be_passed(tdebug, tmp_path):
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "vec_main.py").write_text("pass\n")
-    r = run([tdebug, "vscode", "--workspace", str(ws), "--program", "vec_main.py", "--args", "ok",
+    r = run([tdebug, "vscode", "--compound", "--workspace", str(ws), "--program", "vec_main.py", "--args", "ok",
              "two\nlines"])
     assert r.returncode == 2
     assert r.stderr.startswith("tdebug vscode: cannot pass argument 2 to the program: it holds a "

@@ -23,7 +23,7 @@ def sample(tmp_path):
 
 def test_launch_compound_hits_python_then_c_and_exits_0(tdebug, sample, procs, tmp_path):
     ws = sample
-    r = run([tdebug, "vscode", "--workspace", str(ws), "--program", "main.py"], check=True)
+    r = run([tdebug, "vscode", "--compound", "--workspace", str(ws), "--program", "main.py"], check=True)
     assert 'pick "tdebug: main.py (Python + C++)"' in r.stdout
     w = Workspace(ws)
     compound = w.compound("tdebug: main.py (Python + C++)")
@@ -57,7 +57,7 @@ def test_attach_compound_on_a_running_process_hits_python_then_c(tdebug, sample,
                          stdout=output, stderr=subprocess.STDOUT)
     run([tdebug, "wait-port", f"127.0.0.1:{port}"], check=True)
 
-    r = run([tdebug, "vscode", "--workspace", str(ws), "--attach", str(target.pid)], check=True)
+    r = run([tdebug, "vscode", "--compound", "--workspace", str(ws), "--attach", str(target.pid)], check=True)
     assert 'pick "tdebug: attach (Python + C++)"' in r.stdout
     w = Workspace(ws)
     compound = w.compound("tdebug: attach (Python + C++)")
@@ -88,7 +88,7 @@ def start_attach_compound(tdebug, ws, procs, tmp_path, go):
                           f"127.0.0.1:{port}", "attach_main.py", str(go)], cwd=str(ws),
                          stdout=output, stderr=subprocess.STDOUT)
     run([tdebug, "wait-port", f"127.0.0.1:{port}"], check=True)
-    run([tdebug, "vscode", "--workspace", str(ws), "--attach", str(target.pid)], check=True)
+    run([tdebug, "vscode", "--compound", "--workspace", str(ws), "--attach", str(target.pid)], check=True)
     w = Workspace(ws)
     compound = w.compound("tdebug: attach (Python + C++)")
     gdb_name, py_name = compound["configurations"]
@@ -155,10 +155,19 @@ def test_attach_as_a_user_whose_gdb_has_cap_sys_ptrace(tdebug, procs, tmp_path):
         target = start_waiter(procs, prefix=nobody, undumpable=True)
         pid = str(target.pid)
         # nobody's own gdb may not: refused, nothing written
+        r = run(nobody + [tdebug, "vscode", "--compound", "--workspace", ws, "--attach", pid])
+        assert r.returncode == 1 and "it is not dumpable" in r.stderr, r.stderr
+        assert os.listdir(ws) == []
+        # The "tdebug" configuration attaches as the user too ('tdebug dap'
+        # runs that gdb): refused and written alike.
         r = run(nobody + [tdebug, "vscode", "--workspace", ws, "--attach", pid])
         assert r.returncode == 1 and "it is not dumpable" in r.stderr, r.stderr
         assert os.listdir(ws) == []
         r = run(nobody + [tdebug, "vscode", "--workspace", ws, "--attach", pid],
+                env=clean_env(TDEBUG_GDB=gdb))
+        assert r.returncode == 0, r.stderr
+        assert Workspace(ws).config("tdebug: attach (Python + C++)")["processId"] == target.pid
+        r = run(nobody + [tdebug, "vscode", "--compound", "--workspace", ws, "--attach", pid],
                 env=clean_env(TDEBUG_GDB=gdb))
         assert r.returncode == 0, r.stderr
         assert r.stderr == ""  # no pkexec ahead, nothing to warn of
@@ -181,7 +190,7 @@ def test_attach_as_a_user_whose_gdb_has_cap_sys_ptrace(tdebug, procs, tmp_path):
         # Another user's process, by the capability alone: attaching would
         # work, pausing would not (no right to signal it): said before.
         with PlainProgram(procs, tmp_path) as prog:
-            r = run(nobody + [tdebug, "vscode", "--workspace", ws, "--attach",
+            r = run(nobody + [tdebug, "vscode", "--compound", "--workspace", ws, "--attach",
                               str(prog.debuggee_pid)], env=clean_env(TDEBUG_GDB=gdb))
             assert r.returncode == 0
             assert "which gives no right to signal it: VS Code will not be able to pause it" in r.stderr
@@ -195,7 +204,7 @@ def test_restarting_the_cpp_side_alone_then_the_python_side(tdebug, sample, proc
     (F5 on the Python entry): its task returns at once, it attaches, and
     both sides stop at their breakpoints in the new program."""
     ws = sample
-    run([tdebug, "vscode", "--workspace", str(ws), "--program", "main.py"], check=True)
+    run([tdebug, "vscode", "--compound", "--workspace", str(ws), "--program", "main.py"], check=True)
     w = Workspace(ws)
     gdb_conf, py_conf = (w.config(n) for n in
                          w.compound("tdebug: main.py (Python + C++)")["configurations"])

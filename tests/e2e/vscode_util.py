@@ -53,8 +53,10 @@ import subprocess
 import threading
 import time
 
-from conftest import BUILD, ROOT, SLOW, run
+from conftest import BUILD, PYTHON, ROOT, SLOW, run
 from dap_util import DapClient
+from pty_util import Terminal
+from tdap_util import Adapter
 from tinytensor_util import TT_PKG, TT_SRC, marked_line
 
 SCRIPTS = ROOT / "tests" / "fixtures" / "vscode" / "scripts"
@@ -719,6 +721,19 @@ def sample_workspace(dest):
     return dest
 
 
+# A small C++ extension (tests/fixtures/vscode/cppext/README.md).
+CPPEXT = ROOT / "tests" / "fixtures" / "vscode" / "cppext"
+
+
+def cpp_workspace(tmp_path):
+    """A workspace holding cppext, built in place (-O0 -g) as its user would."""
+    ws = tmp_path / "ws"
+    shutil.copytree(CPPEXT, ws)
+    r = run([PYTHON, "setup.py", "-q", "build_ext", "--inplace"], cwd=ws)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return ws
+
+
 def sample_breakpoints(ws, script):
     """([(python file, line)], [(C file, line)]) for SCRIPT in WS."""
     c_file = TT_SRC / C_BREAKPOINT[0]
@@ -731,12 +746,121 @@ def sample_breakpoints(ws, script):
 SCHEMAS = ROOT / "tests" / "fixtures" / "schemas" / "vscode"
 
 
+# tdebug's own extension: its package.json contributes the "tdebug" type.
+EXTENSION = ROOT / "vscode" / "extension"
+
+
+def extension_schema(request):
+    """The JSON Schema VS Code checks a "tdebug" configuration with: the
+    extension's configurationAttributes[REQUEST], merged as VS Code merges
+    every debugger's (Debugger.getSchemaAttributes in microsoft/vscode's
+    src/vs/workbench/contrib/debug/common/debugger.ts: name, type and
+    request required, the properties every configuration has added, no
+    other property allowed), with the same common properties as the
+    fixture schemas beside it."""
+    pkg = json.loads((EXTENSION / "package.json").read_text())
+    (debugger,) = pkg["contributes"]["debuggers"]
+    attrs = json.loads(json.dumps(debugger["configurationAttributes"][request]))  # a copy
+    props = attrs.setdefault("properties", {})
+    props.update({
+        "type": {"enum": [debugger["type"]]},
+        "name": {"type": "string"},
+        "request": {"enum": [request]},
+        "debugServer": {"type": "number"},
+        "preLaunchTask": {"type": ["string", "object", "null"]},
+        "postDebugTask": {"type": ["string", "object", "null"]},
+        "presentation": {"type": "object"},
+        "internalConsoleOptions": {"enum": ["neverOpen", "openOnSessionStart",
+                                            "openOnFirstSessionStart"]},
+        "suppressMultipleSessionWarning": {"type": "boolean"},
+        "windows": {"type": "object"}, "linux": {"type": "object"}, "osx": {"type": "object"},
+    })
+    attrs["required"] = ["name", "type", "request"] + attrs.get("required", [])
+    attrs["additionalProperties"] = False
+    attrs["type"] = "object"
+    attrs["$schema"] = "http://json-schema.org/draft-07/schema#"
+    return attrs
+
+
 def schema_for(config, directory):
+    """The schema of CONFIG: the extension's own for a "tdebug" one, else
+    the fixture for its debugger in DIRECTORY."""
+    if config["type"] == "tdebug":
+        return extension_schema(config["request"])
     name = f"{config['type']}.{config['request']}.schema.json"
     path = pathlib.Path(directory) / name
     assert path.exists(), f"no schema {name} for a configuration tdebug wrote"
     return json.loads(path.read_text())
 
+
+def install_extension(tdebug, home):
+    """'tdebug vscode --install-extension' for a user whose home is HOME, as
+    'tdebug vscode' then finds it.  Returns HOME."""
+    home = pathlib.Path(home)
+    home.mkdir(parents=True, exist_ok=True)
+    run([tdebug, "vscode", "--install-extension"], env=dict(os.environ, HOME=str(home)),
+        check=True)
+    return home
+
+
+
+# ---------------------------------------------------------------------------
+# The "tdebug" configuration, run as VS Code runs it
+
+# What VS Code says in 'initialize' (DebugSession.initialize in
+# microsoft/vscode's src/vs/workbench/contrib/debug/browser/debugSession.ts).
+VSCODE_INITIALIZE = {
+    "clientID": "vscode", "clientName": "Visual Studio Code", "adapterID": "tdebug",
+    "pathFormat": "path", "linesStartAt1": True, "columnsStartAt1": True,
+    "supportsVariableType": True, "supportsVariablePaging": True,
+    "supportsRunInTerminalRequest": True, "locale": "en", "supportsProgressReporting": True,
+    "supportsInvalidatedEvent": True, "supportsMemoryReferences": True,
+    "supportsArgsCanBeInterpretedByShell": True, "supportsMemoryEvent": True,
+    "supportsStartDebuggingRequest": True, "supportsANSIStyling": True,
+}
+
+
+class VSCodeTdebug:
+    """A "tdebug" configuration from launch.json run as VS Code runs it: the
+    adapter the extension names ('tdebug dap', started in a directory of
+    its own, not the workspace), 'initialize' as VS Code says it, the
+    configuration with its variables substituted (vscode_util.Workspace)
+    as the launch or attach request, with the keys VS Code adds; the
+    breakpoints once 'initialized' came (setBreakpoints per file, then
+    setFunctionBreakpoints and setExceptionBreakpoints, empty), then
+    configurationDone; runInTerminal answered with a terminal (a pty)."""
+
+    def __init__(self, tdebug, procs, tmp_path, ws, name):
+        self.conf = Workspace(ws).config(name)
+        elsewhere = tmp_path / "adapter-cwd"
+        elsewhere.mkdir(exist_ok=True)
+        self.dap = Adapter.start(tdebug, procs, tmp_path, cwd=str(elsewhere))
+        self.terminals = []
+        self.dap.on_reverse_request("runInTerminal", self._run_in_terminal)
+        self.dap.c.initialize(**VSCODE_INITIALIZE)
+
+    def _run_in_terminal(self, args):
+        t = Terminal(args["args"])
+        self.terminals.append(t)
+        return {"processId": t.proc.pid}
+
+    def start(self, breakpoints=()):
+        def setup(d):
+            by_file = {}
+            for path, line in breakpoints:
+                by_file.setdefault(str(path), []).append(line)
+            for path, lines in by_file.items():
+                d.set_breakpoints(path, lines)
+            d.request("setFunctionBreakpoints", {"breakpoints": []})
+            d.request("setExceptionBreakpoints", {"filters": []})
+        args = dict(self.conf, __configurationTarget=6, __sessionId="tdebug-e2e-session")
+        r = self.dap.start_program(self.conf["request"], args, setup)
+        assert r["success"], r
+        return r
+
+    def close(self):
+        for t in self.terminals:
+            t.close()
 
 
 # ---------------------------------------------------------------------------

@@ -366,10 +366,31 @@ static void test_json_versioned_puts_version_first(void **state)
     json_decref(v);
 }
 
+/* What gdb's 'set environment' cannot carry exactly is named, the rest
+ * passes (tdebug dap's "env", tdebug vscode's --env). */
+static void test_gdb_env_problem(void **state)
+{
+    (void)state;
+    assert_null(tdb_gdb_env_problem("A", "b c"));
+    assert_null(tdb_gdb_env_problem("A", ""));
+    assert_null(tdb_gdb_env_problem("A", "$(id) `x` 'q' \"d\" \\ ; ${"));
+    assert_null(tdb_gdb_env_problem("A", NULL)); /* unset */
+    assert_string_equal(tdb_gdb_env_problem("", "x"), "a name has no '=', blank or newline");
+    assert_string_equal(tdb_gdb_env_problem("A=B", "x"), "a name has no '=', blank or newline");
+    assert_string_equal(tdb_gdb_env_problem("A B", "x"), "a name has no '=', blank or newline");
+    assert_string_equal(tdb_gdb_env_problem("A", "x\ny"),
+                        "gdb drops newlines and blanks at the ends of a value");
+    assert_string_equal(tdb_gdb_env_problem("A", " x"),
+                        "gdb drops newlines and blanks at the ends of a value");
+    assert_string_equal(tdb_gdb_env_problem("A", "x\t"),
+                        "gdb drops newlines and blanks at the ends of a value");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_target_python_rule),
+        cmocka_unit_test(test_gdb_env_problem),
         cmocka_unit_test(test_write_new_file),
         cmocka_unit_test(test_change_keeps_numbered_backups),
         cmocka_unit_test(test_symlink_target_is_replaced),

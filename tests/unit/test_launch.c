@@ -1,7 +1,8 @@
 /*
  * test_launch.c: the pure parts of vscode/launch.c: where PyTorch was
- * built, the search for the user's own libraries, and the shape and names
- * of the entries.  What the command writes as a whole is checked against
+ * built, the search for the user's own libraries, the shape and names of
+ * the entries (the "tdebug" configuration and the compound), what VS Code
+ * takes for a variable, and --lib's globs as regexes.  What the command writes as a whole is checked against
  * VS Code's schemas and run end to end in tests/e2e/test_vscode*.py.
  */
 #include <setjmp.h>
@@ -13,6 +14,7 @@
 #include "common.h"
 #include "launch.h"
 
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,10 +115,44 @@ static void test_find_libraries(void **state)
     free(dir);
 }
 
+/* Release what tdb_vscode_entries() gave. */
+static void release(json_t *conf, json_t *comp, json_t *tasks)
+{
+    json_decref(conf);
+    json_decref(comp);
+    json_decref(tasks);
+}
+
+/* SPEC's stale names: the configurations C1, C2, the compound M and the
+ * task T (NULL: none). */
+static void check_stale(const tdb_vscode_spec *spec, const char *c1, const char *c2,
+                        const char *m, const char *t)
+{
+    tdb_vscode_stale st;
+    tdb_vscode_stale_names(spec, &st);
+    const char *conf[] = {c1, c2, NULL};
+    for (size_t i = 0; i < 3; i++) {
+        if (conf[i])
+            assert_string_equal(st.configurations[i], conf[i]);
+        else
+            assert_null(st.configurations[i]);
+        if (!conf[i])
+            break;
+    }
+    if (m)
+        assert_string_equal(st.compounds[0], m);
+    assert_null(st.compounds[m ? 1 : 0]);
+    if (t)
+        assert_string_equal(st.tasks[0], t);
+    assert_null(st.tasks[t ? 1 : 0]);
+    tdb_vscode_stale_clear(&st);
+}
+
 static tdb_vscode_spec spec_for_launch(json_t *libs)
 {
     static char *args[] = {"--lr", "0.1"};
     tdb_vscode_spec s = {0};
+    s.compound = 1;
     s.label = "train.py";
     s.program = "/home/me/proj/train.py";
     s.workspace = "/home/me/proj";
@@ -173,10 +209,9 @@ static void test_launch_entries(void **state)
                         "tdebug: wait for debugpy (train.py)");
     assert_string_equal(json_string_value(json_object_get(py, "preLaunchTask")),
                         "tdebug: wait for debugpy (train.py)");
-    assert_null(tdb_vscode_stale_names(&s)[0]);
-    json_decref(conf);
-    json_decref(comp);
-    json_decref(tasks);
+    /* the "tdebug" configuration of that name goes */
+    check_stale(&s, "tdebug: train.py (Python + C++)", NULL, NULL, NULL);
+    release(conf, comp, tasks);
 
     /* --module, 3.11, --torch-src with a known build root */
     s.program = NULL;
@@ -198,9 +233,7 @@ static void test_launch_entries(void **state)
     json_t *last = json_array_get(json_object_get(gdb, "setupCommands"),
                                   json_array_size(json_object_get(gdb, "setupCommands")) - 1);
     assert_string_equal(json_string_value(json_object_get(last, "text")), "directory /src/pytorch");
-    json_decref(conf);
-    json_decref(comp);
-    json_decref(tasks);
+    release(conf, comp, tasks);
     json_decref(libs);
 }
 
@@ -211,6 +244,7 @@ static void test_attach_entries(void **state)
     json_t *conf, *comp, *tasks;
     (void)state;
 
+    s.compound = 1;
     s.gdb = "/usr/bin/gdb";
     s.host = "127.0.0.1";
     s.libraries = libs;
@@ -226,14 +260,15 @@ static void test_attach_entries(void **state)
     assert_string_equal(json_string_value(json_object_get(gdb, "request")), "attach");
     assert_string_equal(json_string_value(json_object_get(gdb, "program")), "/usr/bin/python3.11");
     assert_int_equal(json_integer_value(json_object_get(gdb, "processId")), 4242);
-    assert_string_equal(tdb_vscode_stale_names(&s)[0], "tdebug: attach (Python, debugpy)");
-    assert_string_equal(tdb_vscode_stale_names(&s)[1], "tdebug: attach (Python + C++)");
-    assert_null(tdb_vscode_stale_names(&s)[2]);
+    /* no server: an earlier attach's debugpy entry and compound go */
+    check_stale(&s, "tdebug: attach (Python + C++)", "tdebug: attach (Python, debugpy)",
+                "tdebug: attach (Python + C++)", NULL);
+    char *pick = tdb_vscode_pick_name(&s);
+    assert_string_equal(pick, "tdebug: attach (C++, gdb)");
+    free(pick);
     assert_string_equal(json_string_value(json_object_get(gdb, "miDebuggerPath")), "/usr/bin/gdb");
     assert_null(json_object_get(gdb, "pipeTransport")); /* pkexec it is */
-    json_decref(conf);
-    json_decref(comp);
-    json_decref(tasks);
+    release(conf, comp, tasks);
 
     s.attach_direct = 1; /* gdb may attach as the user: started through /bin/sh */
     s.gdb = "/opt/my gdb/gdb";
@@ -247,9 +282,7 @@ static void test_attach_entries(void **state)
     assert_int_equal(json_integer_value(json_object_get(gdb, "processId")), 4242);
 
     s.port = 6000; /* a debugpy server */
-    json_decref(conf);
-    json_decref(comp);
-    json_decref(tasks);
+    release(conf, comp, tasks);
     tdb_vscode_entries(&s, &conf, &comp, &tasks);
     assert_int_equal(json_array_size(conf), 2);
     json_t *py = json_array_get(conf, 1);
@@ -259,11 +292,144 @@ static void test_attach_entries(void **state)
                         "tdebug: attach (Python + C++)");
     /* no stopAll: VS Code would stop debugpy with terminateDebuggee */
     assert_null(json_object_get(json_array_get(comp, 0), "stopAll"));
-    assert_null(tdb_vscode_stale_names(&s)[0]);
-    json_decref(conf);
-    json_decref(comp);
-    json_decref(tasks);
+    check_stale(&s, "tdebug: attach (Python + C++)", NULL, NULL, NULL);
+    release(conf, comp, tasks);
     json_decref(libs);
+}
+
+/* The one "tdebug" configuration: only the attributes 'tdebug dap' takes,
+ * the arguments as they are, and the other form's entries named stale. */
+static void test_tdebug_entries(void **state)
+{
+    static char *args[] = {"a b", "", "two\nlines", "$HOME", "it's"};
+    static char *mods[] = {"torch._C"};
+    json_t *conf, *comp, *tasks, *symbols = json_pack("[s]", "/libfoo[^/]*\\.so$");
+    json_t *env = json_pack("{s:s}", "A", "b c");
+    tdb_vscode_spec s = {0};
+    (void)state;
+
+    s.label = "sub/train.py";
+    s.program = "/home/me/proj/sub/train.py";
+    s.workspace = "/home/me/proj";
+    s.args = args;
+    s.n_args = 5;
+    s.python = "/usr/bin/python3";
+    tdb_vscode_entries(&s, &conf, &comp, &tasks);
+    assert_int_equal(json_array_size(comp), 0);
+    assert_int_equal(json_array_size(tasks), 0);
+    char *text = json_dumps(conf, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    assert_string_equal(text, "[{\"name\":\"tdebug: sub/train.py (Python + C++)\",\"type\":\"tdebug\","
+                              "\"request\":\"launch\",\"program\":\"${workspaceFolder}/sub/train.py\","
+                              "\"args\":[\"a b\",\"\",\"two\\nlines\",\"$HOME\",\"it's\"],"
+                              "\"python\":\"/usr/bin/python3\",\"cwd\":\"${workspaceFolder}\"}]");
+    free(text);
+    check_stale(&s, "tdebug: sub/train.py (C++, gdb)", "tdebug: sub/train.py (Python, debugpy)",
+                "tdebug: sub/train.py (Python + C++)", "tdebug: wait for debugpy (sub/train.py)");
+    release(conf, comp, tasks);
+
+    /* a module, with every option; a script outside goes by its path */
+    s.program = NULL;
+    s.module = "pkg.main";
+    s.label = "-m pkg.main";
+    s.n_args = 0;
+    s.stop_on_entry = 1;
+    s.stop_at_import = mods;
+    s.n_stop_at_import = 1;
+    s.symbols = symbols;
+    s.catch_throw = "";
+    s.env = env;
+    tdb_vscode_entries(&s, &conf, &comp, &tasks);
+    text = json_dumps(conf, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    assert_string_equal(text, "[{\"name\":\"tdebug: -m pkg.main (Python + C++)\",\"type\":\"tdebug\","
+                              "\"request\":\"launch\",\"module\":\"pkg.main\",\"args\":[],"
+                              "\"python\":\"/usr/bin/python3\",\"cwd\":\"${workspaceFolder}\","
+                              "\"env\":{\"A\":\"b c\"},\"stopOnEntry\":true,"
+                              "\"stopAtImport\":[\"torch._C\"],\"symbols\":[\"/libfoo[^/]*\\\\.so$\"],"
+                              "\"catchThrow\":true}]");
+    free(text);
+    release(conf, comp, tasks);
+    s.module = NULL;
+    s.program = "/elsewhere/run.py";
+    s.label = "/elsewhere/run.py";
+    tdb_vscode_entries(&s, &conf, &comp, &tasks);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(conf, 0), "program")),
+                        "/elsewhere/run.py");
+    release(conf, comp, tasks);
+
+    /* attach by pid: the compound's entries go; wait: nothing else */
+    memset(&s, 0, sizeof(s));
+    s.attach_pid = 4242;
+    s.catch_throw = "^c10::";
+    tdb_vscode_entries(&s, &conf, &comp, &tasks);
+    text = json_dumps(conf, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    assert_string_equal(text, "[{\"name\":\"tdebug: attach (Python + C++)\",\"type\":\"tdebug\","
+                              "\"request\":\"attach\",\"processId\":4242,\"catchThrow\":\"^c10::\"}]");
+    free(text);
+    check_stale(&s, "tdebug: attach (C++, gdb)", "tdebug: attach (Python, debugpy)",
+                "tdebug: attach (Python + C++)", NULL);
+    release(conf, comp, tasks);
+    memset(&s, 0, sizeof(s));
+    s.wait = 1;
+    tdb_vscode_entries(&s, &conf, &comp, &tasks);
+    text = json_dumps(conf, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    assert_string_equal(text, "[{\"name\":\"tdebug: attach when torch loads (Python + C++)\","
+                              "\"type\":\"tdebug\",\"request\":\"attach\",\"wait\":true}]");
+    free(text);
+    check_stale(&s, NULL, NULL, NULL, NULL);
+    release(conf, comp, tasks);
+    json_decref(symbols);
+    json_decref(env);
+}
+
+/* What VS Code takes for a variable (its ConfigurationResolverExpression):
+ * "${" whose braces close, nested ones counted. */
+static void test_vscode_variables(void **state)
+{
+    (void)state;
+    assert_true(tdb_vscode_has_variable("${workspaceFolder}"));
+    assert_true(tdb_vscode_has_variable("a${env:HOME}b"));
+    assert_true(tdb_vscode_has_variable("${}"));
+    assert_true(tdb_vscode_has_variable("${a{b}c}"));
+    assert_true(tdb_vscode_has_variable("x${ ${y}"));   /* the second one */
+    assert_true(tdb_vscode_has_variable("${${x}}"));
+    assert_false(tdb_vscode_has_variable("$HOME"));
+    assert_false(tdb_vscode_has_variable("${"));
+    assert_false(tdb_vscode_has_variable("${x"));
+    assert_false(tdb_vscode_has_variable("${a{b}"));    /* never closes */
+    assert_false(tdb_vscode_has_variable("}${"));
+    assert_false(tdb_vscode_has_variable("$ {x}"));
+    assert_false(tdb_vscode_has_variable("{x}"));
+    assert_false(tdb_vscode_has_variable(""));
+}
+
+/* --lib's globs as regexes of library paths, matched as gdb matches them
+ * (regcomp without REG_EXTENDED). */
+static void check_glob(const char *glob, const char *expected, const char *match,
+                       const char *no_match)
+{
+    regex_t re;
+    char *r = tdb_vscode_glob_regex(glob);
+    assert_string_equal(r, expected);
+    assert_int_equal(regcomp(&re, r, REG_NOSUB), 0);
+    assert_int_equal(regexec(&re, match, 0, NULL, 0), 0);
+    if (no_match)
+        assert_int_not_equal(regexec(&re, no_match, 0, NULL, 0), 0);
+    regfree(&re);
+    free(r);
+}
+
+static void test_glob_regex(void **state)
+{
+    (void)state;
+    check_glob("libfoo*.so*", "/libfoo[^/]*\\.so[^/]*$", "/usr/lib/libfoo-2.so.1", "/usr/lib/libfoo");
+    check_glob("libfoo.so", "/libfoo\\.so$", "/a/libfoo.so", "/a/libfooXso");
+    check_glob("libfoo.so", "/libfoo\\.so$", "/a/libfoo.so", "/a/mylibfoo.so");
+    check_glob("lib?.so", "/lib[^/]\\.so$", "/x/libc.so", "/x/lib/.so");
+    check_glob("lib[ab].so", "/lib[ab]\\.so$", "/x/liba.so", "/x/libc.so");
+    check_glob("lib[!ab].so", "/lib[^ab]\\.so$", "/x/libc.so", "/x/liba.so");
+    check_glob("lib[x.so", "/lib\\[x\\.so$", "/x/lib[x.so", NULL);
+    check_glob("a+b(c)|d{1}", "/a+b(c)|d{1}$", "/x/a+b(c)|d{1}", "/x/aab(c)|d{1}");
+    check_glob("a\\*b^c$", "/a\\*b\\^c\\$$", "/x/a*b^c$", "/x/aXb^c$");
 }
 
 /* What reaches the program: the word as sh reads it after MIEngine
@@ -347,9 +513,7 @@ static void test_workspace_hook_quoting(void **state)
     json_t *args = json_object_get(gdb, "args");
     assert_string_equal(json_string_value(json_array_get(args, 3)),
                         "\"/w/a.b[c]*^\"'$'\"\\\\'q/x y.py\"");
-    json_decref(conf);
-    json_decref(comp);
-    json_decref(tasks);
+    release(conf, comp, tasks);
     json_decref(libs);
 }
 
@@ -363,6 +527,9 @@ int main(void)
         cmocka_unit_test(test_program_arguments),
         cmocka_unit_test(test_attach_plan),
         cmocka_unit_test(test_workspace_hook_quoting),
+        cmocka_unit_test(test_tdebug_entries),
+        cmocka_unit_test(test_vscode_variables),
+        cmocka_unit_test(test_glob_regex),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -68,6 +68,7 @@
 #include <limits.h>
 #include <link.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -389,6 +390,64 @@ static void act_notify(void)
         close(fd);
 }
 
+/* Action trap (tdebug_preload.h).  Is this thread traced?  Its own
+ * status, not the process's: a debugger attaches thread by thread, and a
+ * thread it has attached stops at once (its SIGSTOP is pending). */
+static int thread_traced(void)
+{
+    char status[4096];
+    const char *p;
+
+    if (tdp_read_small("/proc/thread-self/status", status, sizeof(status)) < 0)
+        return tdp_tracer_pid() != 0;
+    p = strstr(status, "\nTracerPid:");
+    return p && strtol(p + 11, NULL, 10) != 0;
+}
+
+/* Wait for a debugger to attach, up to the timeout, polling every
+ * millisecond.  Returns nonzero once traced. */
+static int wait_for_tracer(void)
+{
+    double deadline = now_mono() + cfg.timeout;
+    struct timespec ms = {0, 1000 * 1000};
+
+    while (!thread_traced()) {
+        if (cfg.timeout >= 0 && now_mono() >= deadline) {
+            say("tdebug: pid %ld: no debugger attached within %g s; continuing\n",
+                (long)getpid(), cfg.timeout);
+            return 0;
+        }
+        nanosleep(&ms, NULL);
+    }
+    return 1;
+}
+
+/* Is this the process the trap is for (TDEBUG_TRAP_PID)? */
+static int trap_here(void)
+{
+    return cfg.action == TDP_TRAP && !disarmed && (!cfg.trap_pid || cfg.trap_pid == (long)getpid());
+}
+
+/* Stop for the debugger that traces this process.  Untraced, WAIT says
+ * whether to wait for it first (a match may come before the debugger,
+ * which starts while the program does, has attached).  A blocked SIGTRAP
+ * would stay pending and surprise the tracer later: it is unblocked for
+ * the moment. */
+static void act_trap(int wait)
+{
+    sigset_t trap, old;
+
+    if (!trap_here() || (!thread_traced() && (!wait || !wait_for_tracer())))
+        return;
+    sigemptyset(&trap);
+    sigaddset(&trap, SIGTRAP);
+    sigprocmask(SIG_UNBLOCK, &trap, &old);
+    __atomic_store_n(&tdebug_preload_state, TDEBUG_STATE_TRAPPED, __ATOMIC_SEQ_CST);
+    raise(SIGTRAP);
+    __atomic_store_n(&tdebug_preload_state, TDEBUG_STATE_IDLE, __ATOMIC_SEQ_CST);
+    sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
 static void act(void)
 {
     if (cfg.skip_workers && multiprocessing_worker()) {
@@ -409,6 +468,9 @@ static void act(void)
     case TDP_LOG:
         say("tdebug: pid %ld loaded %s (%s)\n", (long)getpid(), tdebug_preload_module,
             tdebug_preload_path);
+        break;
+    case TDP_TRAP:
+        act_trap(cfg.trap_wait_load);
         break;
     case TDP_OFF:
         break;
@@ -458,7 +520,7 @@ EXPORT unsigned int la_version(unsigned int version)
 {
     tdp_config_load(&cfg, (tdp_getenv_fn)getenv, warn_line, (unsigned long)getuid());
     if (cfg.verbose) {
-        static const char *const actions[] = {"wait", "notify", "log", "off"};
+        static const char *const actions[] = {"wait", "notify", "log", "off", "trap"};
         say("tdebug-preload: pid %ld: watching %zu symbol(s) (first: %s), %zu file "
             "pattern(s); action %s\n", (long)getpid(), cfg.n_syms,
             cfg.n_syms ? cfg.syms[0] : "none", cfg.n_files, actions[cfg.action]);
@@ -466,27 +528,72 @@ EXPORT unsigned int la_version(unsigned int version)
     return version < LAV_CURRENT ? version : LAV_CURRENT;
 }
 
+/* Action trap: the init function an extension module PATH would export
+ * ("PyInit__C" for .../_C.cpython-311-x86_64-linux-gnu.so) into OUT. */
+static void init_name(const char *path, char *out, size_t size)
+{
+    const char *base = strrchr(path, '/');
+
+    base = base ? base + 1 : path;
+    snprintf(out, size, "PyInit_%.*s", (int)strcspn(base, "."), base);
+}
+
 EXPORT unsigned int la_objopen(struct link_map *map, Lmid_t lmid, uintptr_t *cookie)
 {
     const char *name = map->l_name;
     const char *symbol;
+    unsigned int flags = 0;
 
+    if (__atomic_load_n(&tdebug_preload_release, __ATOMIC_SEQ_CST) == TDEBUG_RELEASE_DISARM)
+        disarmed = 1; /* written while we were not waiting (action trap) */
     if (cfg.action == TDP_OFF || disarmed || !name || !name[0])
         return 0;
     if (cfg.verbose >= 2)
         say("tdebug-preload: pid %ld: mapped %s (namespace %ld)\n", (long)getpid(), name,
             (long)lmid);
-    if (pending.active)
-        return 0;
     symbol = matched_symbol(map);
-    if (symbol || matched_file(name))
+    if (!symbol && !matched_file(name))
+        return 0;
+    if (trap_here()) {
+        /* An extension module's init must not run before the debugger is
+         * there: its lookup (dlsym) comes to la_symbind64() below. */
+        char init[256];
+        init_name(name, init, sizeof(init));
+        if (tdp_exports(map->l_addr, map->l_ld, init))
+            flags = LA_FLG_BINDTO;
+    }
+    if (!pending.active)
         remember(name, symbol);
-    return 0;
+    return flags;
+}
+
+/* Only for the modules la_objopen() flagged (action trap): Python looks up
+ * PyInit_<name> right before it runs it.  A debugger that attached since
+ * the module was mapped has placed its stop there; one that has not
+ * attached yet is waited for. */
+EXPORT uintptr_t la_symbind64(Elf64_Sym *sym, unsigned int ndx, uintptr_t *refcook,
+                              uintptr_t *defcook, unsigned int *flags, const char *symname)
+{
+    (void)ndx, (void)refcook, (void)defcook, (void)flags;
+    if (trap_here() && symname && strncmp(symname, "PyInit_", 7) == 0 && !thread_traced())
+        wait_for_tracer();
+    return sym->st_value;
 }
 
 EXPORT void la_activity(uintptr_t *cookie, unsigned int flag)
 {
-    if (flag != LA_ACT_CONSISTENT || !pending.active)
+    static int started; /* the program's own libraries were mapped */
+
+    if (flag != LA_ACT_CONSISTENT)
+        return;
+    if (!started) {
+        started = 1;
+        if (cfg.action == TDP_TRAP && cfg.trap_startup && !pending.active && !disarmed) {
+            act_trap(1); /* a breakpoint may be in them: the debugger comes first */
+            return;
+        }
+    }
+    if (!pending.active)
         return;
     pending.active = 0;
     if (!disarmed)

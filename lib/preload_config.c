@@ -161,6 +161,7 @@ void tdp_config_load(struct tdp_config *c, tdp_getenv_fn get, tdp_warn_fn warn,
     c->notify_kind = TDP_NOTIFY_FD;
     c->notify_fd = 2;
     c->skip_workers = 1;
+    c->trap_wait_load = 1;
 
     /* What to watch.  PyInit__C unless the user named symbols or files. */
     const char *watch = get_set(get, TDEBUG_ENV_WATCH);
@@ -191,8 +192,10 @@ void tdp_config_load(struct tdp_config *c, tdp_getenv_fn get, tdp_warn_fn warn,
             c->action = TDP_LOG;
         else if (!strcmp(v, "off"))
             c->action = TDP_OFF;
+        else if (!strcmp(v, "trap"))
+            c->action = TDP_TRAP;
         else
-            warnf(warn, TDEBUG_ENV_ACTION, v, "not wait, notify, log or off", "wait");
+            warnf(warn, TDEBUG_ENV_ACTION, v, "not wait, notify, log, trap or off", "wait");
     }
 
     snprintf(dflt, sizeof(dflt), "%d", TDEBUG_DEFAULT_TIMEOUT);
@@ -228,5 +231,27 @@ void tdp_config_load(struct tdp_config *c, tdp_getenv_fn get, tdp_warn_fn warn,
             c->skip_workers = 0;
         else
             warnf(warn, TDEBUG_ENV_WORKERS, v, "not skip or watch", "skip");
+    }
+
+    if ((v = get_set(get, TDEBUG_ENV_TRAP_PID))) {
+        char *end;
+        errno = 0;
+        c->trap_pid = strtol(v, &end, 10);
+        if (end == v || *end || errno || c->trap_pid <= 0) {
+            warnf(warn, TDEBUG_ENV_TRAP_PID, v, "not a process id", "any traced process");
+            c->trap_pid = 0;
+        }
+    }
+
+    if ((v = get_set(get, TDEBUG_ENV_TRAP_STARTUP)) && parse_bool(v, &c->trap_startup) < 0)
+        warnf(warn, TDEBUG_ENV_TRAP_STARTUP, v, "not 0 or 1", "0");
+
+    if ((v = get_set(get, TDEBUG_ENV_TRAP_WAIT))) {
+        if (!strcmp(v, "load"))
+            c->trap_wait_load = 1;
+        else if (!strcmp(v, "init"))
+            c->trap_wait_load = 0;
+        else
+            warnf(warn, TDEBUG_ENV_TRAP_WAIT, v, "not load or init", "load");
     }
 }

@@ -11,7 +11,7 @@
 
 #include <stddef.h>
 
-enum tdp_action { TDP_WAIT, TDP_NOTIFY, TDP_LOG, TDP_OFF };
+enum tdp_action { TDP_WAIT, TDP_NOTIFY, TDP_LOG, TDP_OFF, TDP_TRAP };
 enum tdp_notify_kind { TDP_NOTIFY_FD, TDP_NOTIFY_UNIX };
 
 #define TDP_MAX_PATTERNS 16
@@ -35,6 +35,10 @@ struct tdp_config {
     int announce;        /* nonzero: send to announce_path while waiting */
     char announce_path[TDP_PATH_MAX];
     int skip_workers;    /* multiprocessing spawn/forkserver children don't pause */
+    long trap_pid;       /* action trap: only this pid traps (0: any traced one) */
+    int trap_startup;    /* action trap: also trap at the first consistent point */
+    int trap_wait_load;  /* action trap: an untraced match waits for the debugger
+                          * (TDEBUG_TRAP_WAIT=load), else only a module's init does */
 };
 
 typedef const char *(*tdp_getenv_fn)(const char *name);

@@ -74,6 +74,27 @@
  * Action notify writes the same line (event "loaded") to TDEBUG_NOTIFY and,
  * with TDEBUG_NOTIFY_ACK=1, waits for any line back (or EOF, or a release,
  * or the timeout).
+ *
+ * == Action trap: for a debugger that traces the process
+ *
+ * 'tdebug run' traces the program with a gdb that reads no library and so
+ * never stops at the loader's events (src/session_light.c): the library
+ * tells it instead.  At a consistent point after a match the thread that
+ * loads sets tdebug_preload_state to TDEBUG_STATE_TRAPPED and sends itself
+ * SIGTRAP, which the tracer sees as a signal stop (gdb does not pass
+ * SIGTRAP on), then sets it back to TDEBUG_STATE_IDLE.  A match before any
+ * tracer has attached (gdb starts while the program does) waits for one,
+ * up to TDEBUG_TIMEOUT, with TDEBUG_TRAP_WAIT=load (the default); with
+ * TDEBUG_TRAP_WAIT=init it goes on untraced, and only the init of a
+ * matched extension module waits: Python's lookup of its PyInit_<name>
+ * (seen by la_symbind64(), for those modules alone) does not return before
+ * a debugger has attached, which then finds the module mapped.
+ * With TDEBUG_TRAP_STARTUP=1 it also traps once at
+ * the first consistent point (the program's own libraries are mapped,
+ * none of their code has run), waiting for a debugger there first.  Only a process whose pid
+ * TDEBUG_TRAP_PID names (when it is set) ever traps: SIGTRAP would kill a
+ * process nobody traces.  Writing TDEBUG_RELEASE_DISARM to
+ * tdebug_preload_release stops the traps.  Nothing is announced.
  */
 #ifndef TDEBUG_PRELOAD_H
 #define TDEBUG_PRELOAD_H
@@ -104,7 +125,8 @@ enum {
     TDEBUG_STATE_IDLE = 0,     /* watching, not waiting */
     TDEBUG_STATE_WAITING = 1,  /* paused: waiting for a release */
     TDEBUG_STATE_RELEASED = 2, /* the last wait ended by a release */
-    TDEBUG_STATE_TIMED_OUT = 3 /* the last wait ended by the timeout */
+    TDEBUG_STATE_TIMED_OUT = 3, /* the last wait ended by the timeout */
+    TDEBUG_STATE_TRAPPED = 4    /* action trap: stopped by its SIGTRAP right now */
 };
 
 /* The environment the library reads.  Garbage in any of them gives one
@@ -118,6 +140,11 @@ enum {
 #define TDEBUG_ENV_NOTIFY_ACK "TDEBUG_NOTIFY_ACK"   /* 0 | 1 */
 #define TDEBUG_ENV_ANNOUNCE "TDEBUG_ANNOUNCE"       /* socket path, or "off" */
 #define TDEBUG_ENV_WORKERS "TDEBUG_WORKERS"         /* skip | watch */
+#define TDEBUG_ENV_TRAP_PID "TDEBUG_TRAP_PID"       /* action trap: the one pid that traps */
+#define TDEBUG_ENV_TRAP_STARTUP "TDEBUG_TRAP_STARTUP" /* action trap: 0 | 1, also trap once the
+                                                       * program's own libraries are mapped */
+#define TDEBUG_ENV_TRAP_WAIT "TDEBUG_TRAP_WAIT"     /* action trap: load | init, what waits
+                                                     * for a debugger not attached yet */
 
 #define TDEBUG_DEFAULT_WATCH "PyInit__C"
 #define TDEBUG_DEFAULT_TIMEOUT 60 /* seconds */

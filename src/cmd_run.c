@@ -178,16 +178,10 @@ static char *watch_files(const tdb_session_options *o)
 {
     tdb_buf b = TDB_BUF_INIT;
 
-    for (size_t i = 0; i < o->n_stop_at_import + o->n_stop_at_load; i++) {
-        const char *m = i < o->n_stop_at_import ? o->stop_at_import[i]
-                                                : o->stop_at_load[i - o->n_stop_at_import];
-        char *path = tdb_xstrdup(m);
-        for (char *p = path; *p; p++)
-            if (*p == '.')
-                *p = '/';
-        tdb_buf_addf(&b, "%s*/%s.so,*/%s.*.so", b.len ? "," : "", path, path);
-        free(path);
-    }
+    for (size_t i = 0; i < o->n_stop_at_import + o->n_stop_at_load; i++)
+        tdb_preload_add_module_files(&b, i < o->n_stop_at_import
+                                             ? o->stop_at_import[i]
+                                             : o->stop_at_load[i - o->n_stop_at_import]);
     return b.len ? tdb_buf_detach(&b) : NULL;
 }
 

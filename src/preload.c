@@ -31,8 +31,8 @@ char *tdb_preload_library(tdb_error *err)
 /* ---- settings ---- */
 
 /* The settings as the variables the library reads, NULL-terminated. */
-static void settings_table(const tdb_preload_settings *s, const char *names[10],
-                           const char *values[10])
+static void settings_table(const tdb_preload_settings *s, const char *names[13],
+                           const char *values[13])
 {
     const tdb_preload_settings none = {0};
     size_t i = 0;
@@ -49,6 +49,9 @@ static void settings_table(const tdb_preload_settings *s, const char *names[10],
     ROW(TDEBUG_ENV_ANNOUNCE, announce);
     ROW(TDEBUG_ENV_WORKERS, workers);
     ROW(TDEBUG_ENV_VERBOSE, verbose);
+    ROW(TDEBUG_ENV_TRAP_PID, trap_pid);
+    ROW(TDEBUG_ENV_TRAP_STARTUP, trap_startup);
+    ROW(TDEBUG_ENV_TRAP_WAIT, trap_wait);
 #undef ROW
     names[i] = values[i] = NULL;
 }
@@ -97,7 +100,7 @@ static int check(const char **names, const char **values, int full, tdb_error *e
 
 int tdb_preload_check(const tdb_preload_settings *s, tdb_error *err)
 {
-    const char *names[10], *values[10];
+    const char *names[13], *values[13];
 
     settings_table(s, names, values);
     return check(names, values, 1, err);
@@ -111,6 +114,29 @@ int tdb_preload_check_one(const char *variable, const char *value, tdb_error *er
 }
 
 /* Nonzero when the colon-separated LIST names LIBRARY. */
+void tdb_preload_add_module_files(tdb_buf *b, const char *name)
+{
+    char *path = tdb_xstrdup(name);
+
+    for (char *p = path; *p; p++)
+        if (*p == '.')
+            *p = '/';
+    tdb_buf_addf(b, "%s*/%s.so,*/%s.*.so", b->len ? "," : "", path, path);
+    free(path);
+}
+
+void tdb_preload_add_dir_files(tdb_buf *b, const char *dir)
+{
+    if (b->len)
+        tdb_buf_addc(b, ',');
+    for (const char *p = dir; *p; p++) {
+        if (strchr("*?[]\\", *p))
+            tdb_buf_addc(b, '\\');
+        tdb_buf_addc(b, *p);
+    }
+    tdb_buf_adds(b, dir[0] && dir[strlen(dir) - 1] == '/' ? "*" : "/*");
+}
+
 static int list_has(const char *list, const char *library)
 {
     size_t n = strlen(library);
@@ -127,7 +153,7 @@ static int list_has(const char *list, const char *library)
 json_t *tdb_preload_env(const char *library, const tdb_preload_settings *s,
                         const char *current_ld_audit)
 {
-    const char *names[10], *values[10];
+    const char *names[13], *values[13];
     json_t *env = json_object();
     char timeout[32];
 
@@ -156,7 +182,7 @@ json_t *tdb_preload_env(const char *library, const tdb_preload_settings *s,
 
 json_t *tdb_preload_stale(const json_t *env, char *const *envp)
 {
-    const char *names[10], *values[10];
+    const char *names[13], *values[13];
     json_t *stale = json_array();
 
     settings_table(NULL, names, values);

@@ -40,6 +40,9 @@ typedef struct tdb_preload_settings {
     const char *notify_ack;  /* TDEBUG_NOTIFY_ACK */
     const char *announce;    /* TDEBUG_ANNOUNCE */
     const char *workers;     /* TDEBUG_WORKERS */
+    const char *trap_pid;    /* TDEBUG_TRAP_PID */
+    const char *trap_startup; /* TDEBUG_TRAP_STARTUP */
+    const char *trap_wait;   /* TDEBUG_TRAP_WAIT */
 } tdb_preload_settings;
 
 /* Check S with the library's own rules (lib/preload_config.c).  Returns 0,
@@ -50,6 +53,15 @@ int tdb_preload_check(const tdb_preload_settings *s, tdb_error *err);
  * refused ("not a number of seconds or 'never'"), for a caller that names
  * the option itself. */
 int tdb_preload_check_one(const char *variable, const char *value, tdb_error *err);
+
+/* Append to B (comma-separated) the TDEBUG_WATCH_FILES patterns of the
+ * file of extension module NAME: "torch._C" gives "* /torch/_C.so,
+ * * /torch/_C.*.so" (without the spaces), which the library matches
+ * against whole paths. */
+void tdb_preload_add_module_files(tdb_buf *b, const char *name);
+/* Append to B (comma-separated) a TDEBUG_WATCH_FILES pattern matching every
+ * file under directory DIR (absolute; its fnmatch characters escaped). */
+void tdb_preload_add_dir_files(tdb_buf *b, const char *dir);
 
 /* The variables to set, in the order to export them, as a new JSON object
  * NAME -> VALUE (new reference): LD_AUDIT first (LIBRARY, followed by

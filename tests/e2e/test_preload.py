@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from conftest import PYTHON, SLOW, proc_state, run, tracer_of, wait_until
+from conftest import PYTHON, SLOW, clean_env, proc_state, run, tracer_of, wait_until
 from preload_util import (LIB, RELEASE, bind_dgram, compile_c, finish, gdb_batch,
                           preload_env, python_args, recv_json, start, wait_announced)
 
@@ -440,7 +440,8 @@ def test_watch_files_and_verbose(tmp_path, torch_available):
 def test_the_library_exports_only_the_loader_and_handshake_symbols():
     r = run(["nm", "-D", "--defined-only", LIB])
     names = sorted(line.split()[-1] for line in r.stdout.splitlines())
-    assert names == ["la_activity", "la_objopen", "la_version", "tdebug_preload_module",
+    assert names == ["la_activity", "la_objopen", "la_symbind64", "la_version",
+                     "tdebug_preload_module",
                      "tdebug_preload_path", "tdebug_preload_release", "tdebug_preload_state"]
 
 
@@ -466,3 +467,47 @@ def test_release_by_symbol_with_fast_symbol_loading(tmp_path, procs, torch_avail
     assert "$1 = 1" in out, out
     rc, stdout = finish(p)
     assert rc == 0 and stdout == "sum 3.0\n"
+
+
+@pytest.mark.parametrize("name,value,expect", [
+    ("TDEBUG_TRAP_PID", "12x", "(using any traced process)"),
+    ("TDEBUG_TRAP_PID", "-1", "(using any traced process)"),
+    ("TDEBUG_TRAP_STARTUP", "perhaps", "(using 0)"),
+    ("TDEBUG_TRAP_WAIT", "never", "(using load)"),
+])
+def test_trap_variables_garbage_warns_and_uses_the_default(name, value, expect):
+    # An untraced process with action trap and a bad setting: one warning,
+    # and it runs on (nothing matches, so nothing waits or traps).
+    env = clean_env(LD_AUDIT=LIB, TDEBUG_ACTION="trap",
+                    TDEBUG_WATCH_FILES="*/no-such-library-*.so", **{name: value})
+    r = run([PYTHON, "-c", "print('fine')"], env=env)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "fine\n"
+    warnings = [l for l in r.stderr.splitlines() if "tdebug-preload: ignoring" in l]
+    assert len(warnings) == 1 and name in warnings[0] and expect in warnings[0], r.stderr
+
+
+@pytest.mark.parametrize("trap_pid", [None, "1"])
+def test_action_trap_stops_a_traced_process_with_sigtrap(tmp_path, trap_pid):
+    # Under a debugger the library sends itself SIGTRAP once a watched file
+    # is mapped, with tdebug_preload_state TRAPPED meanwhile; a process
+    # TDEBUG_TRAP_PID does not name never traps.
+    settings = ["LD_AUDIT=" + LIB, "TDEBUG_ACTION=trap",
+                "TDEBUG_WATCH_FILES=*/_json.cpython-*.so"]
+    if trap_pid:
+        settings.append("TDEBUG_TRAP_PID=" + trap_pid)
+    args = ["gdb", "-nx", "-batch", "-ex", "set startup-with-shell off"]
+    for s in settings:
+        args += ["-ex", "set environment " + s]
+    script = tmp_path / "imports_json.py"
+    script.write_text("import _json\nprint('after the import')\n")
+    args += ["-ex", "run", "-ex", "print (int) tdebug_preload_state", "-ex", "continue",
+             "--args", PYTHON, str(script)]
+    r = run(args, env=clean_env())
+    assert "after the import" in r.stdout
+    if trap_pid:
+        assert "SIGTRAP" not in r.stdout
+    else:
+        assert "Program received signal SIGTRAP" in r.stdout, r.stdout
+        assert "$1 = 4" in r.stdout, r.stdout
+    assert "exited normally" in r.stdout, r.stdout

@@ -91,8 +91,40 @@ static void test_check(void **state)
     assert_int_equal(err.exit_code, TDB_EXIT_USAGE);
     tdb_error_clear(&err);
     assert_int_equal(tdb_preload_check_one(TDEBUG_ENV_ACTION, "jump", &err), -1);
-    assert_string_equal(err.msg, "not wait, notify, log or off");
+    assert_string_equal(err.msg, "not wait, notify, log, trap or off");
     assert_int_equal(tdb_preload_check_one(TDEBUG_ENV_ACTION, "off", NULL), 0);
+    assert_int_equal(tdb_preload_check_one(TDEBUG_ENV_ACTION, "trap", NULL), 0);
+    tdb_error_clear(&err);
+    assert_int_equal(tdb_preload_check_one(TDEBUG_ENV_TRAP_WAIT, "soon", &err), -1);
+    assert_string_equal(err.msg, "not load or init");
+    tdb_error_clear(&err);
+    assert_int_equal(tdb_preload_check_one(TDEBUG_ENV_TRAP_PID, "0", &err), -1);
+    assert_string_equal(err.msg, "not a process id");
+}
+
+/* The trap action's settings reach the environment; the watch patterns of
+ * a module and of a directory. */
+static void test_trap_settings_and_patterns(void **state)
+{
+    tdb_preload_settings s = {.action = "trap", .trap_pid = "42", .trap_startup = "1",
+                              .trap_wait = "init"};
+    json_t *env = tdb_preload_env("/x/lib.so", &s, NULL);
+    assert_string_equal(json_string_value(json_object_get(env, "TDEBUG_ACTION")), "trap");
+    assert_string_equal(json_string_value(json_object_get(env, "TDEBUG_TRAP_PID")), "42");
+    assert_string_equal(json_string_value(json_object_get(env, "TDEBUG_TRAP_STARTUP")), "1");
+    assert_string_equal(json_string_value(json_object_get(env, "TDEBUG_TRAP_WAIT")), "init");
+    json_decref(env);
+
+    tdb_buf b = TDB_BUF_INIT;
+    tdb_preload_add_module_files(&b, "torch._C");
+    assert_string_equal(tdb_buf_str(&b), "*/torch/_C.so,*/torch/_C.*.so");
+    tdb_preload_add_dir_files(&b, "/home/a [x]*/");
+    assert_string_equal(tdb_buf_str(&b),
+                        "*/torch/_C.so,*/torch/_C.*.so,/home/a \\[x\\]\\*/*");
+    tdb_buf_reset(&b);
+    tdb_preload_add_dir_files(&b, "/srv/proj");
+    assert_string_equal(tdb_buf_str(&b), "/srv/proj/*");
+    tdb_buf_free(&b);
 }
 
 static void test_release_commands(void **state)
@@ -264,6 +296,7 @@ int main(void)
         cmocka_unit_test(test_env_defaults_and_order),
         cmocka_unit_test(test_env_keeps_other_auditors),
         cmocka_unit_test(test_stale_variables),
+        cmocka_unit_test(test_trap_settings_and_patterns),
         cmocka_unit_test(test_check),
         cmocka_unit_test(test_release_commands),
         cmocka_unit_test(test_parse),

@@ -67,6 +67,9 @@ static void test_defaults(void **state)
     assert_true(c.announce);
     assert_string_equal(c.announce_path, "/tmp/tdebug-1000/announce");
     assert_true(c.skip_workers);
+    assert_int_equal(c.trap_pid, 0);
+    assert_int_equal(c.trap_startup, 0);
+    assert_int_equal(c.trap_wait_load, 1);
 }
 
 static void test_every_variable(void **state)
@@ -81,6 +84,9 @@ static void test_every_variable(void **state)
         "TDEBUG_NOTIFY_ACK", "yes",
         "TDEBUG_ANNOUNCE", "off",
         "TDEBUG_WORKERS", "watch",
+        "TDEBUG_TRAP_PID", "4242",
+        "TDEBUG_TRAP_STARTUP", "1",
+        "TDEBUG_TRAP_WAIT", "init",
         NULL};
     struct tdp_config c;
 
@@ -99,6 +105,19 @@ static void test_every_variable(void **state)
     assert_int_equal(c.notify_ack, 1);
     assert_false(c.announce);
     assert_false(c.skip_workers);
+    assert_int_equal(c.trap_pid, 4242);
+    assert_int_equal(c.trap_startup, 1);
+    assert_int_equal(c.trap_wait_load, 0);
+}
+
+static void test_action_trap(void **state)
+{
+    static const char *const env[] = {"TDEBUG_ACTION", "trap", NULL};
+    struct tdp_config c;
+
+    load(&c, env);
+    assert_int_equal(n_warnings, 0);
+    assert_int_equal(c.action, TDP_TRAP);
 }
 
 static void test_files_alone_replace_the_default_symbol(void **state)
@@ -147,6 +166,13 @@ static void test_garbage(void **state)
         {"TDEBUG_NOTIFY_ACK", "2", "(using 0)"},
         {"TDEBUG_WORKERS", "none", "(using skip)"},
         {"TDEBUG_TIMEOUT", "1\n2", "'1?2'"},
+        {"TDEBUG_ACTION", "traps", "(using wait)"},
+        {"TDEBUG_TRAP_PID", "0", "(using any traced process)"},
+        {"TDEBUG_TRAP_PID", "-5", "(using any traced process)"},
+        {"TDEBUG_TRAP_PID", "12x", "(using any traced process)"},
+        {"TDEBUG_TRAP_PID", "99999999999999999999", "(using any traced process)"},
+        {"TDEBUG_TRAP_STARTUP", "maybe", "(using 0)"},
+        {"TDEBUG_TRAP_WAIT", "LOAD", "(using load)"},
     };
     struct tdp_config c, dflt;
 
@@ -163,6 +189,9 @@ static void test_garbage(void **state)
         assert_true(c.timeout == dflt.timeout);
         assert_int_equal(c.notify_fd, dflt.notify_fd);
         assert_int_equal(c.n_syms, 1);
+        assert_int_equal(c.trap_pid, dflt.trap_pid);
+        assert_int_equal(c.trap_startup, dflt.trap_startup);
+        assert_int_equal(c.trap_wait_load, dflt.trap_wait_load);
     }
 }
 
@@ -215,6 +244,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_every_variable),
+        cmocka_unit_test(test_action_trap),
         cmocka_unit_test(test_files_alone_replace_the_default_symbol),
         cmocka_unit_test(test_never_and_fd),
         cmocka_unit_test(test_garbage),

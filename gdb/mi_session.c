@@ -31,6 +31,7 @@ struct tdb_gdb {
     tdb_mi_record *events_head, *events_tail; /* async records, oldest first */
     FILE *trace;
     int64_t started_ms; /* for the trace's timestamps */
+    char *name;         /* the gdb run, for messages */
 };
 
 static void trace(tdb_gdb *g, const char *dir, const char *s, size_t n)
@@ -549,11 +550,10 @@ fail:
     return -1;
 }
 
-tdb_gdb *tdb_gdb_start(const tdb_gdb_options *opts, tdb_error *err)
+tdb_gdb *tdb_gdb_spawn(const tdb_gdb_options *opts, tdb_error *err)
 {
     static const tdb_gdb_options defaults = {.stderr_fd = -1};
     const char *gdb;
-    char *text = NULL;
 
     if (!opts)
         opts = &defaults;
@@ -566,13 +566,23 @@ tdb_gdb *tdb_gdb_start(const tdb_gdb_options *opts, tdb_error *err)
     g->next_token = 1;
     g->started_ms = tdb_now_ms();
     g->parser = tdb_mi_parser_new();
+    g->name = tdb_xstrdup(gdb);
     const char *trace_path = getenv("TDEBUG_TRACE_MI");
     if (trace_path && *trace_path)
         g->trace = fopen(trace_path, "ae");
-    if (spawn(g, opts, gdb, err) < 0)
-        goto fail;
+    if (spawn(g, opts, gdb, err) < 0) {
+        tdb_gdb_close(g, 2000);
+        return NULL;
+    }
+    return g;
+}
 
+int tdb_gdb_handshake(tdb_gdb *g, tdb_error *err)
+{
+    const char *gdb = g->name;
+    char *text = NULL;
     tdb_error local = {0};
+
     text = tdb_gdb_console(g, START_TIMEOUT_MS, &local, "show version");
     if (!text) {
         if (!tdb_gdb_alive(g))
@@ -582,15 +592,16 @@ tdb_gdb *tdb_gdb_start(const tdb_gdb_options *opts, tdb_error *err)
                           gdb, g->death ? g->death : "it exited");
         else
             tdb_error_set(err, local.code, "gdb ('%s') did not start: %s", gdb, local.msg);
-        goto fail;
+        return -1;
     }
     g->version = parse_version(text);
+    free(text);
     if (g->version < MIN_GDB_VERSION) {
         tdb_error_set(err, 0,
                       "gdb ('%s') is too old (%d.%d): gdb 10 or newer is needed; set TDEBUG_GDB "
                       "to a newer gdb",
                       gdb, g->version / 100, g->version % 100);
-        goto fail;
+        return -1;
     }
     /* Settings every tdebug session wants: answers while the target runs
      * (so Ctrl-C can interrupt it), no questions, no paging, and no network
@@ -602,16 +613,20 @@ tdb_gdb *tdb_gdb_start(const tdb_gdb_options *opts, tdb_error *err)
     };
     for (size_t i = 0; i < sizeof(setup) / sizeof(setup[0]); i++)
         if (tdb_gdb_cmd(g, START_TIMEOUT_MS, NULL, err, "%s", setup[i]) < 0)
-            goto fail;
+            return -1;
     /* Not every gdb has debuginfod support; that is fine. */
     tdb_gdb_cmd(g, START_TIMEOUT_MS, NULL, NULL, "-gdb-set debuginfod enabled off");
-    free(text);
-    return g;
+    return 0;
+}
 
-fail:
-    free(text);
-    tdb_gdb_close(g, 2000);
-    return NULL;
+tdb_gdb *tdb_gdb_start(const tdb_gdb_options *opts, tdb_error *err)
+{
+    tdb_gdb *g = tdb_gdb_spawn(opts, err);
+    if (g && tdb_gdb_handshake(g, err) < 0) {
+        tdb_gdb_close(g, 2000);
+        return NULL;
+    }
+    return g;
 }
 
 static int reap(tdb_gdb *g, int timeout_ms)
@@ -678,6 +693,7 @@ int tdb_gdb_close(tdb_gdb *g, int grace_ms)
     if (g->trace)
         fclose(g->trace);
     free(g->death);
+    free(g->name);
     free(g);
     return status;
 }

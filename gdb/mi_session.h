@@ -36,6 +36,13 @@ typedef struct tdb_gdb_options {
  * gdb 10.  NULL with ERR set when gdb is missing, too old or dies; the
  * message says what to do.  $TDEBUG_TRACE_MI=FILE logs all MI traffic. */
 tdb_gdb *tdb_gdb_start(const tdb_gdb_options *opts, tdb_error *err);
+/* tdb_gdb_start() in two halves, for a caller with work to do while gdb
+ * starts (0.07 s): tdb_gdb_spawn() only runs it (NULL with ERR set when it
+ * cannot be run: not found); tdb_gdb_handshake() waits for it, checks it
+ * and sets it up (-1 with ERR set, as tdb_gdb_start() says; close G
+ * then). */
+tdb_gdb *tdb_gdb_spawn(const tdb_gdb_options *opts, tdb_error *err);
+int tdb_gdb_handshake(tdb_gdb *g, tdb_error *err);
 
 /* gdb's pid, and its version as major*100+minor (1301 for 13.1). */
 pid_t tdb_gdb_pid(const tdb_gdb *g);

@@ -490,6 +490,7 @@ int cmd_run(int argc, char **argv)
         goto cleanup;
     }
 
+    opts.light = 1; /* a light session when the stops allow it (session_light.c) */
     s = tdb_cli_new(&opts, &err);
     if (!s) {
         status = tdb_error_exit(&err);

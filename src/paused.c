@@ -133,6 +133,13 @@ int tdb_have_cap_sys_ptrace(void)
 pid_t tdb_paused_spawn(char *const argv[], const json_t *env, int stdout_to_stderr,
                        tdb_ptracer_plan plan, tdb_error *err)
 {
+    tdb_spawn_how how = {.stdout_to_stderr = stdout_to_stderr, .plan = plan};
+    return tdb_paused_spawn_with(argv, env, &how, err);
+}
+
+pid_t tdb_paused_spawn_with(char *const argv[], const json_t *env, const tdb_spawn_how *how,
+                            tdb_error *err)
+{
     int report[2];
     pid_t parent = getpid(), pid;
     int child_errno = 0;
@@ -163,17 +170,31 @@ pid_t tdb_paused_spawn(char *const argv[], const json_t *env, int stdout_to_stde
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (getppid() != parent) /* tdebug is already gone */
             _exit(127);
-        if (plan == TDB_PTRACER_DECLARE)
+        if (how->plan == TDB_PTRACER_DECLARE)
             prctl(PR_SET_PTRACER, (unsigned long)parent, 0, 0, 0);
-        if (stdout_to_stderr)
+        if (how->own_pgrp)
+            setpgid(0, 0);
+        if (how->fds) {
+            for (int i = 0; i < 3; i++)
+                if (how->fds[i] != i)
+                    dup2(how->fds[i], i);
+        } else if (how->stdout_to_stderr) {
             dup2(2, 1);
+        }
         tdb_preload_apply(env);
+        if (how->pid_var) {
+            char self[32];
+            snprintf(self, sizeof(self), "%ld", (long)getpid());
+            setenv(how->pid_var, self, 1);
+        }
         execvp(argv[0], argv);
         child_errno = errno;
         n = write(report[1], &child_errno, sizeof(child_errno));
         (void)n;
         _exit(child_errno == ENOENT ? TDB_EXIT_NOTFOUND : TDB_EXIT_NOEXEC);
     }
+    if (how->own_pgrp)
+        setpgid(pid, pid); /* also here, so there is no race with the child */
     close(report[1]);
     do
         n = read(report[0], &child_errno, sizeof(child_errno));

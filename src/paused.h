@@ -64,6 +64,18 @@ int tdb_have_cap_sys_ptrace(void);
 pid_t tdb_paused_spawn(char *const argv[], const json_t *env, int stdout_to_stderr,
                        tdb_ptracer_plan plan, tdb_error *err);
 
+/* How tdb_paused_spawn_with() starts a program. */
+typedef struct tdb_spawn_how {
+    const int *fds;        /* its stdin, stdout and stderr (NULL: tdebug's own) */
+    int stdout_to_stderr;  /* FDS NULL: its stdout is tdebug's stderr */
+    int own_pgrp;          /* a process group of its own, as a shell gives a job */
+    const char *pid_var;   /* NULL, or a variable set to the program's own pid */
+    tdb_ptracer_plan plan;
+} tdb_spawn_how;
+/* tdb_paused_spawn() with the stdio, process group and variables of HOW. */
+pid_t tdb_paused_spawn_with(char *const argv[], const json_t *env, const tdb_spawn_how *how,
+                            tdb_error *err);
+
 /* Attach a session to the process that sent ANNOUNCEMENT (borrowed), stop
  * where OPTS says, release it and handle its stops
  * (tdb_cli_attach()).  When OPTS asks for no stop at all

@@ -283,6 +283,8 @@ static void update_bp(tdb_session *s, const json_t *bkpt)
     const char *times = tdb_mi_str(bkpt, "times");
     if (times && atoi(times) > b->hits)
         b->hits = atoi(times);
+    if (b->by_address)
+        return; /* gdb knows only an address; tdebug named it */
     if (b->kind == BP_CATCH) {
         /* No location to describe: where it is was said when it was made,
          * and once it is hit, libstdc++ is there. */
@@ -410,6 +412,11 @@ static void drain_notifications(tdb_session *s)
         tdb_gdb_unget_event(s->gdb, rev);
         rev = next;
     }
+}
+
+void tdb_session_drain(tdb_session *s)
+{
+    drain_notifications(s);
 }
 
 /* Read the symbols of every library matching the basic regex RE, and mark
@@ -559,9 +566,11 @@ static void handle_notify(tdb_session *s, const tdb_mi_record *r)
             l->symbols = 1;
         json_t *ranges = json_object_get(r->results, "ranges");
         json_t *first = json_array_get(ranges, 0);
-        if (first) {
-            l->lo = parse_addr(tdb_mi_str(first, "from"));
-            l->hi = parse_addr(tdb_mi_str(first, "to"));
+        unsigned long lo = parse_addr(tdb_mi_str(first, "from"));
+        unsigned long hi = parse_addr(tdb_mi_str(first, "to"));
+        if (first && hi > lo) { /* none before gdb has read the file */
+            l->lo = lo;
+            l->hi = hi;
         }
     } else if (strcmp(r->klass, "breakpoint-created") == 0) {
         json_t *bkpt = json_object_get(r->results, "bkpt");
@@ -828,6 +837,15 @@ static int record_stop(tdb_session *s, const tdb_stop_info *st, const json_t *fr
     out->return_value = stop_keep(s, st->return_value);
     out->compact = st->compact;
     out->exception = json_incref(st->exception);
+    /* A prompt or commands at this stop need gdb's own view of the
+     * libraries, and a crash's stack is worth its source lines (the
+     * program is dying: speed no longer counts): a light session becomes
+     * an ordinary one here. */
+    if (s->light.on &&
+        (s->opts.output == TDB_OUTPUT_INTERACTIVE || s->opts.commands ||
+         strcmp(st->reason, "signal") == 0) &&
+        tdb_session_light_upgrade(s, err) < 0)
+        return -1;
     if (tdb_session_collect_view(s, 0, &s->stop_view, err) < 0)
         return -1;
     s->have_stop_view = 1;
@@ -866,6 +884,8 @@ static int record_stop(tdb_session *s, const tdb_stop_info *st, const json_t *fr
         frame = NULL;
     }
     const json_t *top_mi = json_array_get(s->stop_view.mi, 0);
+    if (frame && s->light.synth && top_mi)
+        frame = top_mi; /* tdebug's own frame names the stop: gdb knows no library */
     if (frame && !tdb_mi_str(frame, "line") && top_mi && tdb_mi_str(top_mi, "line")) {
         /* The library's symbols were read for the stack after gdb reported
          * the stop: its frame now has a source line, and arguments. */
@@ -1000,7 +1020,14 @@ static int handle_stopped(tdb_session *s, const tdb_mi_record *r, tdb_error *err
         /* Hits are counted by gdb: =breakpoint-modified times="N". */
     } else if (strcmp(reason, "signal-received") == 0) {
         const char *sig = tdb_mi_str(res, "signal-name");
-        if (sig && strcmp(sig, "SIGINT") == 0 && s->interrupt_sent) {
+        int trap = sig && strcmp(sig, "SIGTRAP") == 0 ? tdb_session_light_trap(s, err) : 0;
+        if (trap < 0)
+            return -1;
+        if (trap && !s->interrupt_sent)
+            return resume_mi(s, "-exec-continue", err) < 0 ? -1 : 0;
+        if (trap) {
+            st.reason = "interrupt";
+        } else if (sig && strcmp(sig, "SIGINT") == 0 && s->interrupt_sent) {
             st.reason = "interrupt";
         } else {
             st.reason = "signal";
@@ -1182,13 +1209,48 @@ static int widen_interest(tdb_session *s, tdb_error *err);
 static int set_interest(tdb_session *s, char *re, tdb_error *err);
 static int place_load_catchpoint(tdb_session *s, tdb_error *err);
 
+/* Give gdb a breakpoint at LOCATION (pending if it binds nowhere yet),
+ * after reading the symbols of the mapped libraries that define it when it
+ * names a function: 0 with *RES gdb's answer, 1 when gdb rejects it
+ * (REJECTED says why), -1 with ERR set (gdb died). */
+static int insert_break(tdb_session *s, const char *location, int temporary, json_t **res,
+                        tdb_error *rejected, tdb_error *err)
+{
+    char **libs = NULL;
+    size_t n_libs = 0;
+    tdb_buf cmd = TDB_BUF_INIT;
+    int rc = -1;
+
+    /* A function in a library that is mapped but whose symbols gdb has
+     * not read: read them first, so the breakpoint binds now. */
+    int is_function = !strchr(location, ':') || strstr(location, "::");
+    if (is_function && *location != '*' && s->state != NOT_STARTED && !s->opts.all_symbols) {
+        libraries_defining(s, location, &libs, &n_libs);
+        for (size_t i = 0; i < n_libs; i++)
+            if (tdb_session_load_library_symbols(s, libs[i], err) < 0)
+                goto cleanup;
+    }
+    tdb_buf_addf(&cmd, "-break-insert -f%s ", temporary ? " -t" : "");
+    tdb_mi_quote(&cmd, location);
+    if (tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, res, rejected, "%s", tdb_buf_str(&cmd)) < 0) {
+        if (!tdb_gdb_alive(s->gdb)) {
+            tdb_error_set(err, rejected->code, "%s", rejected->msg);
+            goto cleanup;
+        }
+        rc = 1;
+        goto cleanup;
+    }
+    rc = 0;
+cleanup:
+    free(libs);
+    tdb_buf_free(&cmd);
+    return rc;
+}
+
 int tdb_session_break(tdb_session *s, const char *location, int temporary, tdb_reply *r,
                       tdb_error *err)
 {
     json_t *res = NULL;
-    tdb_buf cmd = TDB_BUF_INIT;
-    char **libs = NULL;
-    size_t n_libs = 0;
     int rc = -1;
 
     tdb_buf why = TDB_BUF_INIT;
@@ -1202,23 +1264,11 @@ int tdb_session_break(tdb_session *s, const char *location, int temporary, tdb_r
     }
     if (tdb_break_location_kind(location) == TDB_BREAK_PYTHON_FILE)
         return tdb_session_python_break(s, location, temporary, r, err);
-    /* A function in a library that is mapped but whose symbols gdb has
-     * not read: read them first, so the breakpoint binds now. */
-    int is_function = !strchr(location, ':') || strstr(location, "::");
-    if (is_function && *location != '*' && s->state != NOT_STARTED && !s->opts.all_symbols) {
-        libraries_defining(s, location, &libs, &n_libs);
-        for (size_t i = 0; i < n_libs; i++)
-            if (tdb_session_load_library_symbols(s, libs[i], err) < 0)
-                goto cleanup;
-    }
-    tdb_buf_addf(&cmd, "-break-insert -f%s ", temporary ? " -t" : "");
-    tdb_mi_quote(&cmd, location);
     tdb_error local = {0};
-    if (tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, &res, &local, "%s", tdb_buf_str(&cmd)) < 0) {
-        if (!tdb_gdb_alive(s->gdb)) {
-            tdb_error_set(err, local.code, "%s", local.msg);
-            goto cleanup;
-        }
+    int inserted = insert_break(s, location, temporary, &res, &local, err);
+    if (inserted < 0)
+        goto cleanup;
+    if (inserted > 0) {
         r->error = 1;
         tdb_buf_addf(&r->text, "tdebug: gdb rejects breakpoint '%s': %s\n", location, local.msg);
         r->event = json_pack("{s:s, s:s, s:s}", "event", "error", "command", "break", "message",
@@ -1246,10 +1296,24 @@ int tdb_session_break(tdb_session *s, const char *location, int temporary, tdb_r
     tdb_buf_free(&where);
     rc = 0;
 cleanup:
-    free(libs);
     json_decref(res);
-    tdb_buf_free(&cmd);
     return rc;
+}
+
+int tdb_session_bind_held(tdb_session *s, bp_info *b, tdb_error *err)
+{
+    json_t *res = NULL;
+    tdb_error local = {0};
+    int inserted = insert_break(s, b->location, b->temporary, &res, &local, err);
+    if (inserted > 0)
+        say(s, "warning", "gdb rejects breakpoint '%s': %s", b->location, local.msg);
+    const char *num = inserted == 0 ? tdb_mi_str(json_object_get(res, "bkpt"), "number") : NULL;
+    if (num) {
+        b->number = atoi(num);
+        update_bp(s, json_object_get(res, "bkpt"));
+    }
+    json_decref(res);
+    return inserted < 0 ? -1 : 0;
 }
 
 /* libstdc++'s file, whose symbols catch throw needs. */
@@ -1348,6 +1412,7 @@ tdb_session *tdb_session_new(const tdb_session_options *opts, const tdb_frontend
     s->last_resume = -1;
     s->cancel_fd = -1;
     s->saved_fds[0] = s->saved_fds[1] = s->saved_fds[2] = -1;
+    tdb_mem_init(&s->light.mem, 0); /* no fd open yet */
 
     s->mods = tdb_xcalloc(opts->n_stop_at_import + opts->n_stop_at_load + 1, sizeof(*s->mods));
     for (size_t i = 0; i < opts->n_stop_at_import + opts->n_stop_at_load; i++) {
@@ -1396,13 +1461,29 @@ tdb_session *tdb_session_new(const tdb_session_options *opts, const tdb_frontend
         .n_keep_fds = 3,
         .own_pgrp = 1,
     };
-    s->gdb = tdb_gdb_start(&gopts, err);
+    /* A light session starts the program while gdb starts. */
+    s->light.wanted = tdb_session_light_applies(opts);
+    s->gdb = s->light.wanted ? tdb_gdb_spawn(&gopts, err) : tdb_gdb_start(&gopts, err);
     if (!s->gdb)
         goto fail;
     return s;
 fail:
     tdb_session_free(s);
     return NULL;
+}
+
+const char *const tdb_session_interest_words[] = {"torch", "c10", NULL};
+
+char **tdb_session_interest_dirs(const char *script_dir)
+{
+    char **dirs = NULL, cwd[4096];
+    size_t n = 0;
+    if (getcwd(cwd, sizeof(cwd)) && strcmp(cwd, "/") != 0)
+        tdb_ptrs_push(&dirs, &n, tdb_xstrdup(cwd));
+    if (script_dir && strcmp(script_dir, "/") != 0)
+        tdb_ptrs_push(&dirs, &n, tdb_xstrdup(script_dir));
+    tdb_ptrs_push(&dirs, &n, NULL);
+    return dirs;
 }
 
 /* The basic regex of libraries whose symbols a --break may need, plus
@@ -1418,20 +1499,18 @@ static char *interest_regex(tdb_session *s, const char *script_dir, int breaks)
     if (breaks) {
         /* A breakpoint may be in torch/c10 or in the user's own extensions,
          * which live under the working directory or beside the script. */
-        if (b.len)
-            tdb_buf_adds(&b, "\\|");
-        tdb_buf_adds(&b, "torch\\|c10");
-        char cwd[4096];
-        if (getcwd(cwd, sizeof(cwd)) && strcmp(cwd, "/") != 0) {
+        for (const char *const *w = tdb_session_interest_words; *w; w++) {
+            if (b.len)
+                tdb_buf_adds(&b, "\\|");
+            tdb_buf_adds(&b, *w);
+        }
+        char **dirs = tdb_session_interest_dirs(script_dir);
+        for (char **d = dirs; *d; d++) {
             tdb_buf_adds(&b, "\\|^");
-            bre_escape(&b, cwd);
+            bre_escape(&b, *d);
             tdb_buf_addc(&b, '/');
         }
-        if (script_dir && strcmp(script_dir, "/") != 0) {
-            tdb_buf_adds(&b, "\\|^");
-            bre_escape(&b, script_dir);
-            tdb_buf_addc(&b, '/');
-        }
+        tdb_strv_free(dirs);
     }
     if (!b.len) {
         tdb_buf_free(&b);
@@ -1520,9 +1599,7 @@ static int widen_interest(tdb_session *s, tdb_error *err)
     return place_load_catchpoint(s, err);
 }
 
-/* Set up catchpoints and breakpoints before the program runs (or right
- * after attaching). */
-static int arm(tdb_session *s, const char *script_dir, tdb_error *err)
+int tdb_session_prepare_interest(tdb_session *s, const char *script_dir, tdb_error *err)
 {
     /* Breakpoints and catch throw placed before the program started (a
      * front-end's, tdb_session_breakpoint_add()) need the same symbols as
@@ -1537,7 +1614,19 @@ static int arm(tdb_session *s, const char *script_dir, tdb_error *err)
         set_interest(s, tdb_xasprintf("%s%s%s", s->interest ? s->interest : "",
                                       s->interest ? "\\|" : "", STDCXX_RE), err) < 0)
         return -1;
-    if (place_load_catchpoint(s, err) < 0)
+    return 0;
+}
+
+int tdb_session_place_load_catchpoint(tdb_session *s, tdb_error *err)
+{
+    return place_load_catchpoint(s, err);
+}
+
+/* Set up catchpoints and breakpoints before the program runs (or right
+ * after attaching). */
+static int arm(tdb_session *s, const char *script_dir, tdb_error *err)
+{
+    if (tdb_session_prepare_interest(s, script_dir, err) < 0 || place_load_catchpoint(s, err) < 0)
         return -1;
     for (size_t i = 0; i < s->opts.n_breaks; i++) {
         tdb_reply r = {0};
@@ -1739,13 +1828,14 @@ int tdb_session_end(tdb_session *s, tdb_end how)
         /* gdb died under us; the program dies with it (tdebug-exec's
          * death signal), but make sure. */
         kill(s->pid, SIGKILL);
+    tdb_session_light_end(s);
     return s->have_exit && !s->opts.started_by_tdebug ? report_missed(s) : 0;
 }
 
 /* Symbol loading policy, before any symbol file is read: no library's
  * symbols unless asked, and gdb's index cache in tdebug's cache directory
  * (later starts on the same interpreter skip rebuilding its index). */
-static int setup_symbols(tdb_session *s, tdb_error *err)
+int tdb_session_setup_symbols(tdb_session *s, tdb_error *err)
 {
     if (!s->opts.all_symbols &&
         tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, err, "-gdb-set auto-solib-add off") < 0)
@@ -1771,7 +1861,7 @@ static int setup_symbols(tdb_session *s, tdb_error *err)
  * functions from its symbol table instead, so unless --cpython-symbols
  * (or --all-symbols) the debug file is hidden from gdb while it loads the
  * interpreter, and shown again for every other library. */
-static void hide_cpython_debuginfo(tdb_session *s)
+void tdb_session_hide_cpython_debuginfo(tdb_session *s)
 {
     json_t *res = NULL;
     if (s->opts.cpython_symbols || s->opts.all_symbols ||
@@ -1784,11 +1874,12 @@ static void hide_cpython_debuginfo(tdb_session *s)
     json_decref(res);
 }
 
-static void restore_debuginfo(tdb_session *s)
+void tdb_session_restore_debuginfo(tdb_session *s)
 {
     if (!s->hidden_debug_dir)
         return;
-    console(s, CMD_TIMEOUT_MS, NULL, "set debug-file-directory %s", s->hidden_debug_dir);
+    if (s->gdb) /* else gdb is gone (an attach to a process that died) */
+        console(s, CMD_TIMEOUT_MS, NULL, "set debug-file-directory %s", s->hidden_debug_dir);
     free(s->hidden_debug_dir);
     s->hidden_debug_dir = NULL;
 }
@@ -1830,7 +1921,14 @@ int tdb_session_launch(tdb_session *s, char *const argv[], tdb_error *err)
             i++;
     }
 
-    if (setup_symbols(s, err) < 0)
+    if (s->light.wanted) {
+        int light = tdb_session_light_launch(s, argv, script_dir, err);
+        if (light <= 0) {
+            rc = light;
+            goto cleanup;
+        }
+    }
+    if (tdb_session_setup_symbols(s, err) < 0)
         goto cleanup;
     /* gdb starts the program through the shell (the only way it keeps
      * arguments with spaces intact) and our wrapper: the program gets
@@ -1845,9 +1943,9 @@ int tdb_session_launch(tdb_session *s, char *const argv[], tdb_error *err)
     tdb_buf_reset(&cmd);
     tdb_buf_adds(&cmd, "-file-exec-and-symbols ");
     tdb_mi_quote(&cmd, argv[0]);
-    hide_cpython_debuginfo(s);
+    tdb_session_hide_cpython_debuginfo(s);
     int loaded = tdb_gdb_cmd(s->gdb, SYMBOLS_TIMEOUT_MS, NULL, err, "%s", tdb_buf_str(&cmd));
-    restore_debuginfo(s);
+    tdb_session_restore_debuginfo(s);
     if (loaded < 0)
         goto cleanup;
     tdb_buf_reset(&cmd);
@@ -2069,20 +2167,8 @@ static void release_before_detach(tdb_session *s)
     }
 }
 
-int tdb_session_attach(tdb_session *s, pid_t pid, const json_t *announcement,
-                       tdb_attach_start *out, tdb_error *err)
+int tdb_session_gdb_attach(tdb_session *s, pid_t pid, tdb_error *err)
 {
-    int have_stops = s->n_mods || s->opts.n_breaks || s->opts.n_catch_throw;
-    size_t already = 0;
-
-    s->attached = 1;
-    s->pid = pid;
-    if (announcement)
-        s->paused = json_deep_copy(announcement);
-    s->state_before = process_state(pid);
-    if (setup_symbols(s, err) < 0)
-        return -1;
-    hide_cpython_debuginfo(s);
     int pidfd = -1, watch = attach_watch_new(s, &pidfd);
     tdb_gdb_set_cancel_fd(s->gdb, watch >= 0 ? watch : s->cancel_fd);
     int attached = tdb_gdb_cmd(s->gdb, SYMBOLS_TIMEOUT_MS, NULL, err, "-target-attach %d", (int)pid);
@@ -2108,7 +2194,6 @@ int tdb_session_attach(tdb_session *s, pid_t pid, const json_t *announcement,
         close(watch);
     if (pidfd >= 0)
         close(pidfd);
-    restore_debuginfo(s);
     if (attached < 0 && (err->code == ESRCH || err->code == ECANCELED)) {
         /* gdb may be stuck in its attach of a process that died: it goes,
          * and with it its hold on the zombie, which its parent reaps. */
@@ -2136,6 +2221,27 @@ int tdb_session_attach(tdb_session *s, pid_t pid, const json_t *announcement,
                            "cannot attach to pid %d: %s (see 'tdebug doctor')", (int)pid, local.msg);
         return -1;
     }
+    if (attached < 0)
+        return -1;
+    return 0;
+}
+
+int tdb_session_attach(tdb_session *s, pid_t pid, const json_t *announcement,
+                       tdb_attach_start *out, tdb_error *err)
+{
+    int have_stops = s->n_mods || s->opts.n_breaks || s->opts.n_catch_throw;
+    size_t already = 0;
+
+    s->attached = 1;
+    s->pid = pid;
+    if (announcement)
+        s->paused = json_deep_copy(announcement);
+    s->state_before = process_state(pid);
+    if (tdb_session_setup_symbols(s, err) < 0)
+        return -1;
+    tdb_session_hide_cpython_debuginfo(s);
+    int attached = tdb_session_gdb_attach(s, pid, err);
+    tdb_session_restore_debuginfo(s);
     if (attached < 0)
         return -1;
     drain_notifications(s);
@@ -2282,6 +2388,13 @@ void tdb_session_free(tdb_session *s)
     tdb_py_close(s->py);
     tdb_symcache_free(s->symcache);
     free(s->hidden_debug_dir);
+    free(s->light.sysroot);
+    free(s->light.exe);
+    free(s->light.script_dir);
+    free(s->light.audit);
+    tdb_strv_free(s->light.ln_real);
+    tdb_strv_free(s->light.ln_name);
+    tdb_mem_close(&s->light.mem);
     free(s->hook.lib);
     free(s->hook.failed);
     tdb_gdb_close(s->gdb, 5000);

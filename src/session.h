@@ -74,6 +74,9 @@ typedef struct tdb_session_options {
     int started_by_tdebug; /* attach: a program tdebug started ('run --preload'),
                             * whose end its caller reaps and reports */
     const char *commands;  /* -x FILE: commands run at stops, one a line */
+    int light;             /* launch: when the stops allow, start the program
+                            * itself and trace it with a gdb that reads no
+                            * library (a light session: session_int.h) */
     const int *program_stdio; /* the launched program's stdin, stdout and
                                * stderr (duplicated; the caller keeps its
                                * own); NULL: tdebug's own (a front-end whose

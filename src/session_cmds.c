@@ -750,6 +750,8 @@ static int matches(const char *line, const char *name, const char **args)
 int tdb_session_exec(tdb_session *s, const char *line, tdb_reply *r, tdb_error *err)
 {
     memset(r, 0, sizeof(*r));
+    if (tdb_session_light_upgrade(s, err) < 0) /* commands see gdb's whole view */
+        return -1;
     while (isspace((unsigned char)*line))
         line++;
     char *cmd = tdb_xstrdup(line);

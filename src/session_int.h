@@ -16,6 +16,7 @@
 #include "session.h"
 
 #include "mi_session.h"
+#include "procfs.h"
 #include "stackview.h"
 
 #include <regex.h>
@@ -68,6 +69,9 @@ typedef struct bp_info {
     int slot;        /* its slot in the hook's table, -1 before it has one */
     int passed;      /* BP_CATCH with a TYPE: throws of other classes let go
                       * (gdb counts them among its hits) */
+    int by_address;  /* placed by tdebug at an address it found itself (a
+                      * light session's): gdb knows no name for it, so its
+                      * description (locs, where) is tdebug's own */
 } bp_info;
 
 /* Python breakpoints and stepping: the library tdebug loads into the
@@ -104,6 +108,33 @@ typedef struct module_watch {
     int seen;         /* its library was loaded */
     int stopped;      /* the stop(s) asked for happened */
 } module_watch;
+
+/* A light session (session_light.c): 'tdebug run' starts the program
+ * itself, with the preloaded library, while gdb starts; gdb attaches
+ * reading no library file (its sysroot hidden), so it never stops at the
+ * loader's events; the library traps when a watched library maps, and
+ * tdebug places the stops by address and unwinds stacks itself.  Anything
+ * that needs gdb's own knowledge of the libraries (a prompt, commands, a
+ * frame in a library with debug info, an overloaded breakpoint) makes it
+ * an ordinary session first (tdb_session_light_upgrade()). */
+typedef struct light_state {
+    int wanted;          /* tdb_session_new() left gdb starting for it */
+    int on;              /* gdb reads no library file now */
+    pid_t child;         /* the program, tdebug's own child (reaped at the end) */
+    char *sysroot;       /* gdb's own sysroot, which the upgrade gives back */
+    char *exe;           /* the interpreter, whose symbols the upgrade reads */
+    char *script_dir;    /* the script's directory (interest) */
+    char *audit;         /* the preloaded library, its real path */
+    uint64_t state_addr, release_addr; /* its variables in the process, 0: not yet */
+    int scanned;         /* the libraries mapped at the attach were searched */
+    int disarmed;        /* its traps are off */
+    int synth;           /* the stack being recorded was unwound by tdebug */
+    uint64_t r_debug;    /* the loader's _r_debug in the process, 0: not found yet */
+    char **ln_real;      /* the files the loader's list names, their real paths... */
+    char **ln_name;      /* ...and its names for them (l_name: what gdb shows) */
+    size_t n_ln;
+    tdb_mem mem;
+} light_state;
 
 struct tdb_session {
     tdb_session_options opts;
@@ -163,6 +194,7 @@ struct tdb_session {
     tdb_py_snapshot *snap;
     char *hidden_debug_dir; /* gdb's debug-file-directory while hidden */
     struct tdb_session_values *values; /* session_values.c's, made when first used */
+    light_state light;
 };
 
 /* session.c */
@@ -185,6 +217,26 @@ void tdb_session_bp_delete(tdb_session *s, bp_info *b);
 int tdb_session_catch_throw(tdb_session *s, const char *type, tdb_reply *r, tdb_error *err);
 void tdb_session_bp_describe(tdb_session *s, const bp_info *b, tdb_buf *out);
 void tdb_session_note_running(tdb_session *s);
+void tdb_session_drain(tdb_session *s);
+int tdb_session_setup_symbols(tdb_session *s, tdb_error *err);
+void tdb_session_hide_cpython_debuginfo(tdb_session *s);
+void tdb_session_restore_debuginfo(tdb_session *s);
+/* The libraries whose symbols breakpoints need (torch, c10, the working
+ * and script directories, --symbols): s->interest. */
+int tdb_session_prepare_interest(tdb_session *s, const char *script_dir, tdb_error *err);
+/* The words and directories of that interest, for the preloaded
+ * library's patterns: words a path contains, then directories it is under
+ * (new strings; NULL-terminated). */
+extern const char *const tdb_session_interest_words[];
+char **tdb_session_interest_dirs(const char *script_dir);
+int tdb_session_place_load_catchpoint(tdb_session *s, tdb_error *err);
+/* gdb attaches to PID (s->pid): 0 stopped, -1 with ERR set as
+ * tdb_session_attach() says it. */
+int tdb_session_gdb_attach(tdb_session *s, pid_t pid, tdb_error *err);
+/* Give gdb breakpoint B, which tdebug held back (b->number 0): read the
+ * mapped libraries that define it, insert it pending.  0, or -1 with ERR
+ * set (gdb died); a location gdb rejects stays unbound (warned). */
+int tdb_session_bind_held(tdb_session *s, bp_info *b, tdb_error *err);
 
 /* session_python.c */
 int tdb_session_python_break(tdb_session *s, const char *location, int temporary, tdb_reply *r,
@@ -254,6 +306,27 @@ json_t *tdb_session_view_python(tdb_session *s, const tdb_stackview *v);
 void tdb_session_render_view(tdb_session *s, const tdb_stackview *v, const json_t *gdb_py,
                              tdb_buf *out);
 pid_t tdb_session_thread_lwp(tdb_session *s, int thread);
+
+/* session_light.c */
+/* Can OPTS run light (tdb_session_new() then spawns gdb without waiting)? */
+int tdb_session_light_applies(const tdb_session_options *o);
+/* Start the program and attach: 0 with it running, 1 when a light launch
+ * cannot be made here (nothing was started; gdb is ready for the ordinary
+ * launch), -1 with ERR set. */
+int tdb_session_light_launch(tdb_session *s, char *const argv[], const char *script_dir,
+                             tdb_error *err);
+/* A SIGTRAP stop: 1 when it was the preloaded library's trap (handled: the
+ * program may go on), 0 when it is the program's own, -1 on error. */
+int tdb_session_light_trap(tdb_session *s, tdb_error *err);
+/* THREAD's frames unwound by tdebug, in -stack-list-frames' form (new
+ * reference), or NULL: with *NEED_GDB set when a frame is in a library
+ * with its own debug info (gdb must show it), else with ERR set. */
+json_t *tdb_session_light_frames(tdb_session *s, int thread, int *need_gdb, tdb_error *err);
+/* Make a light session an ordinary one (no-op otherwise): gdb reads the
+ * libraries again, the held breakpoints and watched modules go to gdb. */
+int tdb_session_light_upgrade(tdb_session *s, tdb_error *err);
+/* The program is gone or killed: reap it (a light session's child). */
+void tdb_session_light_end(tdb_session *s);
 
 /* session_query.c */
 /* Tell the front-end that breakpoint B changed (BKPT: gdb's tuple for it,

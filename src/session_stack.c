@@ -59,6 +59,23 @@ json_t *tdb_session_stack_frames(tdb_session *s, int thread, tdb_error *err)
     json_t *frames = NULL;
     int max = s->opts.max_frames > 0 ? s->opts.max_frames : DEFAULT_MAX_FRAMES;
 
+    s->light.synth = 0;
+    if (s->light.on) {
+        /* A light session unwinds by itself; gdb, which has read no
+         * library, only when a frame has debug info to show, or when
+         * tdebug's own unwinding fails. */
+        int need_gdb = 0;
+        tdb_error local = {0};
+        frames = tdb_session_light_frames(s, thread, &need_gdb, &local);
+        if (frames)
+            return frames;
+        if (!need_gdb && !tdb_gdb_alive(s->gdb)) {
+            tdb_error_set(err, local.code, "%s", local.msg);
+            return NULL;
+        }
+        if (tdb_session_light_upgrade(s, err) < 0)
+            return NULL;
+    }
     if (tdb_session_ensure_base_symbols(s, err) < 0)
         return NULL;
     for (int round = 0; round < STACK_LOAD_ROUNDS; round++) {
@@ -233,8 +250,11 @@ static const char *gil_word(const tdb_stackview *v)
 
 int tdb_session_all_threads(tdb_session *s, tdb_reply *r, tdb_error *err)
 {
-    json_t *res = NULL, *threads = json_array();
+    json_t *res = NULL, *threads = NULL;
     int rc = 0;
+    if (tdb_session_light_upgrade(s, err) < 0)
+        return -1;
+    threads = json_array();
     if (tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, &res, err, "-thread-info") < 0) {
         json_decref(threads);
         return -1;

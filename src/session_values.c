@@ -199,8 +199,21 @@ static int at_entry(tdb_session *s, const tdb_regs *r, int *pushed, const char *
     uint64_t off;
     tdb_error e = {0};
     *why = "the place of the pc in its function is unknown";
-    if (tdb_gdb_symbol_offset(s->gdb, CMD_TIMEOUT_MS, r->rip, &off, &e) < 0)
-        return 0;
+    if (tdb_gdb_symbol_offset(s->gdb, CMD_TIMEOUT_MS, r->rip, &off, &e) < 0) {
+        /* gdb has not read the library (a light session's): tdebug's own
+         * symbol tables place it. */
+        tdb_native_frame f = {.pc = r->rip};
+        tdb_session_make_stop_readers(s);
+        if (!s->sym)
+            return 0;
+        tdb_symbolizer_name(s->sym, &f, 1);
+        int named = f.function != NULL;
+        off = f.offset;
+        free(f.function);
+        free(f.library);
+        if (!named)
+            return 0;
+    }
     return tdb_regs_at_entry(&values(s)->mem, r, r->rip - off, pushed, why, &e) == 1;
 }
 

@@ -32,6 +32,8 @@
  * zone) that a leaf function may use: copy them too. */
 #define RED_ZONE 128
 
+static int setup_dwfl(tdb_capture *c);
+
 typedef struct thread_cap {
     pid_t tid;
     char *error;          /* why this thread has no registers, or NULL */
@@ -92,6 +94,47 @@ char *tdb_demangle_type(const char *mangled)
     return bfd_demangle(NULL, mangled, DMGL_PARAMS | DMGL_ANSI | DMGL_TYPES);
 }
 
+/* Copy the live top of T's stack (its registers are set): from the red
+ * zone below the stack pointer to the end of its mapping, at most
+ * STACK_MAX bytes.  MAPS may be stale (a thread started since): *FRESH is
+ * read once then.  Sets T's error when the stack cannot be copied. */
+static void copy_stack(tdb_capture *c, thread_cap *t, const tdb_maps *maps, tdb_maps *fresh,
+                       size_t stack_max)
+{
+#if defined(__x86_64__)
+    uint64_t sp = t->regs.rsp;
+    const tdb_map *m = maps ? tdb_maps_find(maps, sp) : NULL;
+    if (!m) {
+        /* A thread started after MAPS was read: its stack is new. */
+        if (!fresh->n)
+            tdb_maps_read(c->pid, fresh, NULL);
+        m = fresh->n ? tdb_maps_find(fresh, sp) : NULL;
+    }
+    if (!m) {
+        t->error = tdb_xasprintf("its stack pointer 0x%llx is not in mapped memory",
+                                 (unsigned long long)sp);
+        return;
+    }
+    uint64_t lo = sp - RED_ZONE >= m->start ? sp - RED_ZONE : m->start;
+    uint64_t hi = m->end - lo > stack_max ? lo + stack_max : m->end;
+    t->stack_cut = hi < m->end;
+    t->stack = tdb_xmalloc(hi - lo);
+    ssize_t r = tdb_mem_read(&c->mem, lo, t->stack, hi - lo);
+    if (r <= 0) {
+        t->error = tdb_xasprintf("cannot read its stack at 0x%llx: %s", (unsigned long long)lo,
+                                 strerror(errno));
+        free(t->stack);
+        t->stack = NULL;
+        return;
+    }
+    t->stack_lo = lo;
+    t->stack_len = (size_t)r;
+    c->bytes += (size_t)r;
+#else
+    (void)c, (void)t, (void)maps, (void)fresh, (void)stack_max;
+#endif
+}
+
 tdb_capture *tdb_capture_take(tdb_pause *p, const tdb_maps *maps, size_t stack_max,
                               tdb_error *err)
 {
@@ -118,38 +161,64 @@ tdb_capture *tdb_capture_take(tdb_pause *p, const tdb_maps *maps, size_t stack_m
             t->error = tdb_xasprintf("ptrace(GETREGS): %s", strerror(errno));
             continue;
         }
-        uint64_t sp = t->regs.rsp;
-        const tdb_map *m = tdb_maps_find(maps, sp);
-        if (!m) {
-            /* A thread started after MAPS was read: its stack is new. */
-            if (!fresh.n)
-                tdb_maps_read(p->pid, &fresh, NULL);
-            m = fresh.n ? tdb_maps_find(&fresh, sp) : NULL;
-        }
-        if (!m) {
-            t->error = tdb_xasprintf("its stack pointer 0x%llx is not in mapped memory",
-                                     (unsigned long long)sp);
-            continue;
-        }
-        uint64_t lo = sp - RED_ZONE >= m->start ? sp - RED_ZONE : m->start;
-        uint64_t hi = m->end - lo > stack_max ? lo + stack_max : m->end;
-        t->stack_cut = hi < m->end;
-        t->stack = tdb_xmalloc(hi - lo);
-        ssize_t r = tdb_mem_read(&c->mem, lo, t->stack, hi - lo);
-        if (r <= 0) {
-            t->error = tdb_xasprintf("cannot read its stack at 0x%llx: %s", (unsigned long long)lo,
-                                     strerror(errno));
-            free(t->stack);
-            t->stack = NULL;
-            continue;
-        }
-        t->stack_lo = lo;
-        t->stack_len = (size_t)r;
-        c->bytes += (size_t)r;
+        copy_stack(c, t, maps, &fresh, stack_max);
     }
     tdb_maps_free(&fresh);
     return c;
 #endif
+}
+
+tdb_capture *tdb_capture_from_regs(pid_t pid, pid_t tid, const uint64_t regs[17],
+                                   const tdb_maps *maps, size_t stack_max, tdb_error *err)
+{
+#if !defined(__x86_64__)
+    (void)pid, (void)tid, (void)regs, (void)maps, (void)stack_max;
+    tdb_error_set(err, ENOSYS, "native stacks are only supported on x86-64 so far");
+    return NULL;
+#else
+    tdb_capture *c = tdb_xcalloc(1, sizeof(*c));
+    tdb_maps fresh = {NULL, 0, NULL};
+    c->pid = pid;
+    c->maps_text = maps && maps->text ? tdb_xstrdup(maps->text) : NULL;
+    tdb_mem_init(&c->mem, pid);
+    c->t = tdb_xcalloc(1, sizeof(*c->t));
+    thread_cap *t = &c->t[c->n++];
+    t->tid = tid;
+    struct user_regs_struct *r = &t->regs;
+    r->rax = regs[0], r->rdx = regs[1], r->rcx = regs[2], r->rbx = regs[3];
+    r->rsi = regs[4], r->rdi = regs[5], r->rbp = regs[6], r->rsp = regs[7];
+    r->r8 = regs[8], r->r9 = regs[9], r->r10 = regs[10], r->r11 = regs[11];
+    r->r12 = regs[12], r->r13 = regs[13], r->r14 = regs[14], r->r15 = regs[15];
+    r->rip = regs[16];
+    copy_stack(c, t, maps, &fresh, stack_max);
+    tdb_maps_free(&fresh);
+    if (t->error) {
+        tdb_error_set(err, 0, "cannot unwind thread %d: %s", (int)tid, t->error);
+        tdb_capture_free(c);
+        return NULL;
+    }
+    return c;
+#endif
+}
+
+int tdb_capture_own_debug_info(tdb_capture *c, uint64_t pc)
+{
+    if (setup_dwfl(c) < 0)
+        return 0;
+    Dwfl_Module *mod = dwfl_addrmodule(c->dwfl, pc);
+    GElf_Addr bias;
+    Elf *elf = mod ? dwfl_module_getelf(mod, &bias) : NULL;
+    size_t shstrndx;
+    if (!elf || elf_getshdrstrndx(elf, &shstrndx) < 0)
+        return 0;
+    for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
+        GElf_Shdr shdr;
+        const char *name = gelf_getshdr(scn, &shdr) ? elf_strptr(elf, shstrndx, shdr.sh_name)
+                                                   : NULL;
+        if (name && strcmp(name, ".debug_info") == 0 && shdr.sh_type != SHT_NOBITS)
+            return 1;
+    }
+    return 0;
 }
 
 size_t tdb_capture_bytes(const tdb_capture *c)
@@ -292,6 +361,7 @@ static thread_cap *find_cap(tdb_capture *c, pid_t tid)
 }
 
 /* --- libdw's view of the captured process -------------------------------- */
+
 
 static pid_t cb_next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
 {

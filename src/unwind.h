@@ -61,6 +61,20 @@ void tdb_symbolizer_free(tdb_symbolizer *s); /* accepts NULL */
 tdb_capture *tdb_capture_take(tdb_pause *p, const tdb_maps *maps, size_t stack_max,
                               tdb_error *err);
 
+/* Capture thread TID of PID, which another tracer (gdb) holds stopped,
+ * for tdb_capture_unwind(): REGS are its registers in the x86-64 psABI's
+ * DWARF order (rax, rdx, rcx, rbx, rsi, rdi, rbp, rsp, r8-r15, rip); the
+ * top of its stack is copied from its memory (MAPS, which may be NULL or
+ * stale, says where that stack is), and the rest is read from the live
+ * process, which must stay stopped until it is unwound.  NULL with ERR set
+ * when its stack cannot be read (or on another architecture). */
+tdb_capture *tdb_capture_from_regs(pid_t pid, pid_t tid, const uint64_t regs[17],
+                                   const tdb_maps *maps, size_t stack_max, tdb_error *err);
+/* Does the file of the library holding PC in C's process carry DWARF of
+ * its own (a .debug_info section, not a separate debug file)?  A debugger
+ * that reads it shows source lines and arguments there. */
+int tdb_capture_own_debug_info(tdb_capture *c, uint64_t pc);
+
 struct tdb_core;
 /* The same for a core file (src/core.h): every thread the core holds,
  * unwound by libdw from the core's registers and memory, the libraries

@@ -177,6 +177,15 @@ def proc_state(pid):
     return fields[0] if fields else None
 
 
+def comm_of(pid):
+    """The command name of PID (/proc/PID/comm), or None when PID is gone."""
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
 def parent_of(pid):
     """The parent pid of PID, or None when PID is gone."""
     fields = proc_stat(pid)

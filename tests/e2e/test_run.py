@@ -7,7 +7,7 @@ import uuid
 
 import pytest
 
-from conftest import PYTHON, SLOW, clean_env, parent_of, processes_with, run, wait_until
+from conftest import PYTHON, SLOW, clean_env, comm_of, parent_of, processes_with, run, wait_until
 
 TORCH_C_SUFFIX = "/torch/_C.cpython-311-x86_64-linux-gnu.so"
 
@@ -273,11 +273,15 @@ def test_gdb_that_does_not_speak_mi3(tdebug):
            "gdb 10 or newer is needed" in r.stderr
 
 
-def start_sleeper(procs, tdebug):
+# A breakpoint that never binds: the session is a light one (test_run_light.py).
+LIGHT = ["-b", "tdb_no_such_function"]
+
+
+def start_sleeper(procs, tdebug, stops=()):
     """tdebug run --batch of a program that sleeps; returns (tdebug's Popen,
     the marker on the program's command line).  procs kills it at the end."""
     marker = "tdebug-test-" + uuid.uuid4().hex
-    p = procs.start([tdebug, "run", "--batch", "--", PYTHON, "-c",
+    p = procs.start([tdebug, "run", "--batch", *stops, "--", PYTHON, "-c",
                      "import time, sys; print('ready', flush=True); time.sleep(600)", marker],
                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert p.stdout.readline().strip() == "ready"
@@ -285,9 +289,10 @@ def start_sleeper(procs, tdebug):
     return p, marker
 
 
+@pytest.mark.parametrize("stops", [(), LIGHT], ids=["plain", "light"])
 @pytest.mark.parametrize("sig, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
-def test_interrupt_kills_the_program_it_started(tdebug, procs, sig, status):
-    p, marker = start_sleeper(procs, tdebug)
+def test_interrupt_kills_the_program_it_started(tdebug, procs, sig, status, stops):
+    p, marker = start_sleeper(procs, tdebug, stops)
     p.send_signal(sig)
     out, err = p.communicate(timeout=SLOW)
     assert p.returncode == status, err
@@ -295,10 +300,11 @@ def test_interrupt_kills_the_program_it_started(tdebug, procs, sig, status):
     wait_until(lambda: not processes_with(marker), what="the program to be gone")
 
 
-def test_gdb_crashing_mid_session(tdebug, procs):
-    p, marker = start_sleeper(procs, tdebug)
+@pytest.mark.parametrize("stops", [(), LIGHT], ids=["plain", "light"])
+def test_gdb_crashing_mid_session(tdebug, procs, stops):
+    p, marker = start_sleeper(procs, tdebug, stops)
     gdbs = [int(pid) for pid in os.listdir("/proc") if pid.isdigit()
-            and parent_of(int(pid)) == p.pid and _comm(int(pid)) == "gdb"]
+            and parent_of(int(pid)) == p.pid and comm_of(int(pid)) == "gdb"]
     assert len(gdbs) == 1
     os.kill(gdbs[0], signal.SIGSEGV)
     out, err = p.communicate(timeout=SLOW)
@@ -307,18 +313,11 @@ def test_gdb_crashing_mid_session(tdebug, procs):
     wait_until(lambda: not processes_with(marker), what="the program to die with gdb")
 
 
-def _comm(pid):
-    try:
-        with open(f"/proc/{pid}/comm") as f:
-            return f.read().strip()
-    except OSError:
-        return None
-
-
-def test_tdebug_killed_outright_takes_its_program_along(tdebug, procs):
+@pytest.mark.parametrize("stops", [(), LIGHT], ids=["plain", "light"])
+def test_tdebug_killed_outright_takes_its_program_along(tdebug, procs, stops):
     # SIGKILL leaves tdebug no chance to clean up: gdb sees its MI input
     # close (and gets SIGTERM from the kernel), and kills the program.
-    p, marker = start_sleeper(procs, tdebug)
+    p, marker = start_sleeper(procs, tdebug, stops)
     p.kill()
     p.wait()
     wait_until(lambda: not processes_with(marker), what="the program to be gone")

@@ -1,0 +1,234 @@
+"""tdebug run's light session (src/session_light.c): the program started by
+tdebug with the preloaded library's action trap, gdb attached with no
+library read, stops placed by address.  Each test checks, from gdb's MI
+traffic (TDEBUG_TRACE_MI), which kind of session ran, and that what the
+session shows is what an ordinary one shows."""
+import json
+import subprocess
+
+import pytest
+
+from conftest import PYTHON, clean_env, run
+
+LIGHT_SYSROOT = "set sysroot /nonexistent/tdebug-light-session"
+ADD = "at::_ops::add_Tensor::call"
+
+
+def json_events(stdout):
+    return [json.loads(line) for line in stdout.splitlines() if line.strip()]
+
+
+def traced(tdebug, tmp_path, args, light=True, **kw):
+    """Run 'tdebug run ARGS' with its MI traffic traced: (result, the
+    commands tdebug sent gdb, the text gdb sent back)."""
+    trace = tmp_path / "mi.trace"
+    if trace.exists():
+        trace.unlink()
+    env = clean_env(TDEBUG_TRACE_MI=str(trace), **({} if light else {"TDEBUG_LIGHT": "0"}))
+    r = run([tdebug, "run", *args], env=env, **kw)
+    sent, got = [], []
+    for line in trace.read_text(errors="replace").splitlines():
+        fields = line.split(None, 2)
+        if len(fields) >= 2 and fields[1] == "->":
+            sent.append(fields[2] if len(fields) > 2 else "")
+        elif len(fields) >= 2 and fields[1] == "<-":
+            got.append(line.split(" <- ", 1)[1] if " <- " in line else "")
+    return r, sent, "".join(got)
+
+
+def is_light(sent):
+    return any(LIGHT_SYSROOT in c for c in sent)
+
+
+def test_stop_at_import_is_light_and_shows_the_same_stop(tdebug, tmp_path, torch_available):
+    r, sent, got = traced(tdebug, tmp_path, ["--batch", "--stop-at-import", "torch._C", "--",
+                                             PYTHON, "-c", "import torch; print('ran on')"])
+    assert r.returncode == 0, r.stderr
+    assert is_light(sent)
+    # gdb attached and never handled a library: no load events, no symbols.
+    assert any(c.split(" ", 1)[0].endswith("-target-attach") for c in sent)
+    assert "library-loaded" not in got
+    assert not any("-file-exec-and-symbols" in c for c in sent)
+    # The stop by address, on PyInit__C.
+    assert any(c.split(" ", 1)[0].endswith("-break-insert") and "-t *0x" in c for c in sent)
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith("tdebug: stopped at the import of torch._C: in its init function")
+    assert lines[1].startswith("#0 ") and " in PyInit__C () from " in lines[1]
+    assert lines[2].startswith("#1 ") and " in _imp_create_dynamic () from " in lines[2]
+    assert '    File "<string>", line 1, in <module>' in lines
+    frames = [l for l in lines if l.startswith("#")]
+    assert " in __libc_start_main" in frames[-1]
+    assert "ran on" in r.stdout
+    assert lines[-1] == "tdebug: program exited with status 0"
+
+
+def test_break_in_libtorch_cpu_by_address(tdebug, tmp_path, torch_available):
+    r, sent, _ = traced(tdebug, tmp_path, ["--json", "-b", ADD, "--", PYTHON, "-c",
+                                           "import torch; torch.ones(2) + 1"])
+    assert r.returncode == 0, r.stderr
+    assert is_light(sent)
+    inserts = [c for c in sent if c.split(" ", 1)[0].endswith("-break-insert")]
+    assert len(inserts) == 1 and " *0x" in inserts[0], inserts  # gdb never read libtorch_cpu
+    stops = [e for e in json_events(r.stdout) if e["event"] == "stopped"]
+    assert len(stops) == 1
+    stop = stops[0]
+    assert stop["reason"] == "breakpoint" and stop["breakpoint"]["location"] == ADD
+    top = stop["frames"][0]
+    assert top["function"].startswith(ADD + "(at::Tensor const&")
+    assert "libtorch_cpu.so" in top["library"]
+    # The arguments, from the signature and the registers, tensors decoded.
+    args = stop["args"]
+    assert args["at_entry"] is True
+    assert [a["type"] for a in args["args"]] == ["at::Tensor const&", "at::Tensor const&",
+                                                 "c10::Scalar const&"]
+    first = args["args"][0]["value"]
+    assert first["sizes"] == [2] and first["dtype"] == "float32" and first["values"] == [1, 1]
+    assert [p["function"] for p in stop["python_frames"]] == ["<module>"]
+
+
+@pytest.mark.parametrize("args", [
+    ["--stop-at-import", "torch._C"],
+    ["-b", ADD],
+])
+def test_json_events_are_those_of_an_ordinary_session(tdebug, tmp_path, torch_available, args):
+    argv = ["--json", *args, "--", PYTHON, "-c", "import torch; torch.ones(2) + 1"]
+    light, sent, _ = traced(tdebug, tmp_path, argv)
+    plain, sent_plain, _ = traced(tdebug, tmp_path, argv, light=False)
+    assert is_light(sent) and not is_light(sent_plain)
+    assert light.returncode == plain.returncode == 0, light.stderr + plain.stderr
+    a, b = json_events(light.stdout), json_events(plain.stdout)
+    assert [e["event"] for e in a] == [e["event"] for e in b]
+    for x, y in zip(a, b):
+        assert sorted(x) == sorted(y)
+        if x["event"] != "stopped":
+            continue
+        for key in ("reason", "message", "python_frames", "thread"):
+            if key == "message":  # the library's path: gdb's name or the mapped file's
+                assert x[key].split(" (")[0] == y[key].split(" (")[0]
+            else:
+                assert x[key] == y[key], key
+        fx = [f["function"] for f in x["frames"]]
+        fy = [f["function"] for f in y["frames"]]
+        assert fx[:3] == fy[:3]
+        assert sorted(x["frames"][0]) == sorted(y["frames"][0])
+        assert [s["kind"] for s in x["stack"]] == [s["kind"] for s in y["stack"]]
+
+
+def test_crash_after_the_last_stop_still_shows_its_stack(tdebug, tmp_path, torch_available):
+    r, sent, _ = traced(tdebug, tmp_path, ["--json", "--stop-at-import", "torch._C", "--",
+                                           PYTHON, "-c",
+                                           "import torch, ctypes; ctypes.string_at(0)"])
+    assert is_light(sent)
+    assert r.returncode == 128 + 11, r.stderr
+    events = json_events(r.stdout)
+    assert [e.get("reason", e["event"]) for e in events] == ["import", "signal", "signalled",
+                                                             "exited"]
+    crash = events[1]
+    assert "SIGSEGV" in crash["message"]
+    functions = [f["function"] or "" for f in crash["frames"]]
+    assert any("strlen" in f for f in functions[:2]), functions
+    assert "string_at" in functions
+    assert [p["function"] for p in crash["python_frames"]] == ["string_at", "<module>"]
+
+
+def build_late_library(tmp_path):
+    src = tmp_path / "late.c"
+    src.write_text("int tdb_late_function(int x) { return x * 3; }\n")
+    lib = tmp_path / "liblate.so"
+    subprocess.run(["cc", "-shared", "-fPIC", "-O0", "-o", str(lib), str(src)], check=True)
+    script = tmp_path / "late.py"
+    script.write_text("import ctypes, os, sys\n"
+                      "lib = ctypes.CDLL(os.path.join(os.path.dirname(__file__), 'liblate.so'))\n"
+                      "print('late says', lib.tdb_late_function(14))\n")
+    return script
+
+
+def test_break_in_a_library_loaded_later(tdebug, tmp_path):
+    script = build_late_library(tmp_path)
+    r, sent, _ = traced(tdebug, tmp_path, ["--json", "-b", "tdb_late_function", "--", PYTHON,
+                                           str(script)])
+    assert r.returncode == 0, r.stderr
+    assert is_light(sent)
+    stops = [e for e in json_events(r.stdout) if e["event"] == "stopped"]
+    assert len(stops) == 1
+    assert stops[0]["frames"][0]["function"] == "tdb_late_function"
+    assert stops[0]["frames"][0]["library"].endswith("/liblate.so")
+    assert stops[0]["python_frames"][0]["line"] == 3
+    assert "late says 42" in r.stderr  # --json: the program's stdout goes to stderr
+
+
+def test_program_that_forks_and_runs_children(tdebug, tmp_path, torch_available):
+    # The child of a fork and a child process that imports torch itself
+    # never trap (TDEBUG_TRAP_PID is the program's own pid): they run to
+    # their ends; the program's own stops happen once each.
+    script = tmp_path / "forks.py"
+    script.write_text(
+        "import os, subprocess, sys\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    os.getppid()\n"
+        "    os._exit(7)\n"
+        "_, status = os.waitpid(pid, 0)\n"
+        "print('fork child', os.waitstatus_to_exitcode(status))\n"
+        "r = subprocess.run([sys.executable, '-c', 'import torch; print(\"child torch ok\")'])\n"
+        "print('subprocess', r.returncode)\n"
+        "import torch\n"
+        "os.getppid()\n")
+    r, sent, _ = traced(tdebug, tmp_path, ["--json", "--stop-at-import", "torch._C", "-b",
+                                           "getppid", "--", PYTHON, str(script)])
+    assert r.returncode == 0, r.stderr
+    assert is_light(sent)
+    assert "fork child 7" in r.stderr
+    assert "child torch ok" in r.stderr and "subprocess 0" in r.stderr
+    stops = [e for e in json_events(r.stdout) if e["event"] == "stopped"]
+    assert [s["reason"] for s in stops] == ["import", "breakpoint"]
+    assert stops[1]["python_frames"][0]["line"] == 11
+
+
+def test_prompt_upgrades_to_an_ordinary_session(tdebug, tmp_path, terminal, torch_available):
+    trace = tmp_path / "mi.trace"
+    t = terminal([tdebug, "run", "--stop-at-import", "torch._C", "--", PYTHON, "-c",
+                  "import torch; torch.ones(2) + 1; print('done')"],
+                 env=clean_env(TDEBUG_TRACE_MI=str(trace)))
+    t.expect("tdebug: stopped at the import of torch._C")
+    t.expect("(tdebug) ")
+    # gdb now knows the libraries: its own commands see them.
+    t.send("info sharedlibrary _C\\.cpython")
+    out = t.expect("(tdebug) ")
+    assert "Yes" in out and "_C.cpython-311-x86_64-linux-gnu.so" in out
+    t.send("break " + ADD)
+    t.expect("(tdebug) ")
+    t.send("continue")
+    out = t.expect("(tdebug) ")
+    assert "stopped at breakpoint" in out and ADD in out
+    t.send("continue")
+    t.expect("done")
+    t.expect("tdebug: program exited with status 0")
+    assert t.wait() == 0
+    sent = [l.split(None, 2)[2] for l in trace.read_text(errors="replace").splitlines()
+            if len(l.split(None, 2)) == 3 and l.split(None, 2)[1] == "->"]
+    # Started light, then gdb got its sysroot back before the prompt.
+    light_at = next(i for i, c in enumerate(sent) if LIGHT_SYSROOT in c)
+    assert any("set sysroot" in c and "nonexistent" not in c for c in sent[light_at + 1:])
+
+
+def test_light_0_opts_out(tdebug, tmp_path, torch_available):
+    r, sent, got = traced(tdebug, tmp_path, ["--batch", "--stop-at-import", "torch._C", "--",
+                                             PYTHON, "-c", "import torch"], light=False)
+    assert r.returncode == 0, r.stderr
+    assert not is_light(sent)
+    assert "library-loaded" in got  # gdb ran the program and followed its loads
+    assert " in PyInit__C () from " in r.stdout.splitlines()[1]
+
+
+def test_the_programs_own_sigtrap_is_not_taken_for_the_librarys(tdebug, tmp_path):
+    # A SIGTRAP the program raises itself is a signal stop as ever.
+    r, sent, _ = traced(tdebug, tmp_path, ["--json", "-b", "getppid", "--", PYTHON, "-c",
+                                           "import os, signal; os.getppid(); "
+                                           "os.kill(os.getpid(), signal.SIGTRAP)"])
+    assert is_light(sent)
+    events = json_events(r.stdout)
+    reasons = [e.get("reason", e["event"]) for e in events]
+    assert reasons[:2] == ["breakpoint", "signal"], reasons
+    assert "SIGTRAP" in events[1]["message"]
+

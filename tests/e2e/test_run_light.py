@@ -232,3 +232,29 @@ def test_the_programs_own_sigtrap_is_not_taken_for_the_librarys(tdebug, tmp_path
     assert reasons[:2] == ["breakpoint", "signal"], reasons
     assert "SIGTRAP" in events[1]["message"]
 
+
+
+def test_stop_at_an_import_made_before_gdb_could_attach(tdebug, tmp_path):
+    # _json is imported ~20 ms into the program, before gdb has even
+    # started: Python's lookup of its PyInit waits for gdb (la_symbind64),
+    # which then finds the module mapped and stops in its init.
+    r, sent, _ = traced(tdebug, tmp_path, ["--batch", "--stop-at-import", "_json", "--", PYTHON,
+                                           "-c", "import _json"])
+    assert r.returncode == 0, r.stderr
+    assert is_light(sent)
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith("tdebug: stopped at the import of _json: in its init function")
+    assert " in PyInit__json () from " in lines[1]
+
+
+def test_commands_file_upgrades_at_the_stop(tdebug, tmp_path, torch_available):
+    commands = tmp_path / "cmds"
+    commands.write_text("info sharedlibrary libtorch_cpu\n")
+    r, sent, _ = traced(tdebug, tmp_path, ["--batch", "-x", str(commands), "-b", ADD, "--",
+                                           PYTHON, "-c", "import torch; torch.ones(2) + 1"])
+    assert r.returncode == 0, r.stderr
+    assert is_light(sent)
+    assert "stopped at breakpoint 1 (" + ADD + ")" in r.stdout
+    # gdb's own command sees the library: the session became an ordinary one.
+    assert "libtorch_cpu.so" in r.stdout.split("stopped at breakpoint", 1)[1]
+    assert any("set sysroot" in c and "nonexistent" not in c for c in sent)

@@ -596,6 +596,17 @@ json_t *tdb_session_light_frames(tdb_session *s, int thread, int *need_gdb, tdb_
             goto cleanup;
         }
     }
+    /* Where the program stopped, in a library with a separate debug file
+     * (libc with libc6-dbg): gdb reads it and shows the source line.  Not
+     * the interpreter, whose debug info sessions hide (session.c). */
+    char *exe = realpath(s->light.exe, NULL);
+    int in_exe = exe && n && f[0].library && strcmp(f[0].library, exe) == 0;
+    free(exe);
+    if (n && !in_exe &&
+        tdb_capture_debug_file(cap, f[0].pc, TDB_DEBUG_DIR_DEFAULT)) {
+        *need_gdb = 1;
+        goto cleanup;
+    }
     /* gdb's backtraces end at the program's entry point, not in it. */
     size_t shown = n;
     while (shown > 1 && f[shown - 1].function && strcmp(f[shown - 1].function, "_start") == 0)

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/user.h>
+#include <unistd.h>
 
 /* libiberty's demangler options (demangle.h is not installed with
  * binutils-dev; the values are part of its ABI). */
@@ -219,6 +220,28 @@ int tdb_capture_own_debug_info(tdb_capture *c, uint64_t pc)
             return 1;
     }
     return 0;
+}
+
+int tdb_capture_debug_file(tdb_capture *c, uint64_t pc, const char *debug_dir)
+{
+    if (setup_dwfl(c) < 0)
+        return 0;
+    Dwfl_Module *mod = dwfl_addrmodule(c->dwfl, pc);
+    GElf_Addr bias, vaddr;
+    const unsigned char *bits = NULL;
+    if (!mod || !dwfl_module_getelf(mod, &bias))
+        return 0;
+    int n = dwfl_module_build_id(mod, &bits, &vaddr);
+    if (n < 2 || n > 64)
+        return 0;
+    tdb_buf path = TDB_BUF_INIT;
+    tdb_buf_addf(&path, "%s/.build-id/%02x/", debug_dir, bits[0]);
+    for (int i = 1; i < n; i++)
+        tdb_buf_addf(&path, "%02x", bits[i]);
+    tdb_buf_adds(&path, ".debug");
+    int found = access(tdb_buf_str(&path), R_OK) == 0;
+    tdb_buf_free(&path);
+    return found;
 }
 
 size_t tdb_capture_bytes(const tdb_capture *c)

@@ -74,6 +74,10 @@ tdb_capture *tdb_capture_from_regs(pid_t pid, pid_t tid, const uint64_t regs[17]
  * its own (a .debug_info section, not a separate debug file)?  A debugger
  * that reads it shows source lines and arguments there. */
 int tdb_capture_own_debug_info(tdb_capture *c, uint64_t pc);
+/* Is there a separate debug file for the library holding PC, found by its
+ * build-id under DEBUG_DIR (DEBUG_DIR/.build-id/xx/yyyy.debug), as gdb
+ * finds one? */
+int tdb_capture_debug_file(tdb_capture *c, uint64_t pc, const char *debug_dir);
 
 struct tdb_core;
 /* The same for a core file (src/core.h): every thread the core holds,

@@ -244,7 +244,9 @@ def test_stop_at_an_import_made_before_gdb_could_attach(tdebug, tmp_path):
     assert is_light(sent)
     lines = r.stdout.splitlines()
     assert lines[0].startswith("tdebug: stopped at the import of _json: in its init function")
-    assert " in PyInit__json () from " in lines[1]
+    # With python3.11-dbg's debug file, gdb shows the source line as in an
+    # ordinary session; without, tdebug names the frame.
+    assert " in PyInit__json () at " in lines[1] or " in PyInit__json () from " in lines[1]
 
 
 def test_commands_file_upgrades_at_the_stop(tdebug, tmp_path, torch_available):
@@ -258,3 +260,17 @@ def test_commands_file_upgrades_at_the_stop(tdebug, tmp_path, torch_available):
     # gdb's own command sees the library: the session became an ordinary one.
     assert "libtorch_cpu.so" in r.stdout.split("stopped at breakpoint", 1)[1]
     assert any("set sysroot" in c and "nonexistent" not in c for c in sent)
+
+
+def test_stop_in_a_library_with_a_debug_file_shows_its_source_line(tdebug, tmp_path):
+    # libc's debug file (libc6-dbg, tools/deps.sh) is found by its build-id:
+    # gdb reads it for that stop, as in an ordinary session.
+    argv = ["--batch", "-b", "getppid", "--", PYTHON, "-c", "import os; os.getppid()"]
+    light, sent, _ = traced(tdebug, tmp_path, argv)
+    plain, _, _ = traced(tdebug, tmp_path, argv, light=False)
+    assert light.returncode == plain.returncode == 0, light.stderr + plain.stderr
+    assert is_light(sent)
+    def top(out):  # the top frame without its address
+        return next(l for l in out.splitlines() if l.startswith("#0 ")).split(" in ", 1)[1]
+    assert " at ../sysdeps/" in top(light.stdout), light.stdout
+    assert top(light.stdout) == top(plain.stdout)

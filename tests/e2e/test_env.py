@@ -55,7 +55,7 @@ def test_notify_implies_the_notify_action(tdebug):
 def test_bad_options(tdebug):
     cases = [
         (["-t", "soon"], "tdebug env: invalid --timeout 'soon': not a number of seconds or 'never'"),
-        (["-a", "jump"], "tdebug env: invalid --action 'jump': not wait, notify, log or off"),
+        (["-a", "jump"], "tdebug env: invalid --action 'jump': not wait, notify, log, trap or off"),
         (["-w", "a b"], "tdebug env: invalid --watch 'a b': not a comma-separated list of symbol names"),
         (["--notify", "tcp:1"], "tdebug env: invalid --notify 'tcp:1': not fd:N or unix:PATH"),
         (["--workers", "all"], "tdebug env: invalid --workers 'all': not skip or watch"),

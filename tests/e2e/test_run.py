@@ -346,9 +346,10 @@ def test_interactive_prompt(tdebug, terminal, torch_available):
     assert t.wait() == 0
 
 
-def test_interactive_ctrl_c_interrupts_then_quit_kills(tdebug, terminal):
+@pytest.mark.parametrize("stops", [(), LIGHT], ids=["plain", "light"])
+def test_interactive_ctrl_c_interrupts_then_quit_kills(tdebug, terminal, stops):
     marker = "tdebug-test-" + uuid.uuid4().hex
-    t = terminal([tdebug, "run", "--", PYTHON, "-c",
+    t = terminal([tdebug, "run", *stops, "--", PYTHON, "-c",
                   "import time; print('ready', flush=True); time.sleep(600)", marker])
     t.expect("ready")
     t.ctrl_c()

@@ -2232,6 +2232,12 @@ int tdb_session_attach(tdb_session *s, pid_t pid, const json_t *announcement,
     int have_stops = s->n_mods || s->opts.n_breaks || s->opts.n_catch_throw;
     size_t already = 0;
 
+    if (s->light.wanted) {
+        /* opts.light is for a launch: gdb was only spawned */
+        s->light.wanted = 0;
+        if (tdb_gdb_handshake(s->gdb, err) < 0)
+            return -1;
+    }
     s->attached = 1;
     s->pid = pid;
     if (announcement)

@@ -10,6 +10,7 @@ set -eu
 # One line per package, with why tdebug needs it.
 PACKAGES="
 gcc               compiler
+g++               C++ test extensions (tests/fixtures/vscode/cppext: std::vector, libstdc++ pretty printers)
 make              build
 pkg-config        finds jansson, Python and cmocka flags
 gdb               the debugger tdebug drives over MI

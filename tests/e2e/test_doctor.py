@@ -9,6 +9,7 @@ import subprocess
 import pytest
 
 from conftest import PYTHON, clean_env, run
+from stacks_util import python_or_skip
 
 IDS = ["gdb", "gdb-python", "ptrace-policy", "ptrace-run", "ptrace-attach", "python",
        "python-frames", "python-debuginfo", "py-bt", "debugpy", "torch", "preload"]
@@ -135,13 +136,8 @@ def test_doctor_without_cpython_debug_info_is_not_a_failure(tdebug):
     """gdb's py-* need CPython's debug info; tdebug's stacks and py-* do not:
     an interpreter without it (a pyenv build) gets warnings, and tdebug's
     own reading of its frames is tried and works."""
-    root = subprocess.run(["pyenv", "root"], capture_output=True, text=True).stdout.strip()
-    pythons = sorted(p for p in (os.path.join(root, "versions", v, "bin", "python3")
-                                 for v in os.listdir(os.path.join(root, "versions")) if v.startswith("3.12"))
-                     if os.path.exists(p)) if root and os.path.isdir(os.path.join(root, "versions")) else []
-    if not pythons:
-        pytest.skip("no pyenv CPython 3.12 on this machine (pyenv root: %r)" % root)
-    rc, doc, checks = doctor_json([tdebug, "doctor", "--json", "--python", pythons[0]])
+    python = python_or_skip("3.12")
+    rc, doc, checks = doctor_json([tdebug, "doctor", "--json", "--python", python])
     assert checks["python-frames"]["status"] == "ok", checks["python-frames"]
     assert "Python 3.12" in checks["python-frames"]["summary"]
     for cid in ("python-debuginfo", "py-bt"):

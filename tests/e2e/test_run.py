@@ -1,6 +1,7 @@
 """tdebug run against the real gdb and Debian's real torch."""
 import json
 import os
+import resource
 import signal
 import subprocess
 import uuid
@@ -277,13 +278,19 @@ def test_gdb_that_does_not_speak_mi3(tdebug):
 LIGHT = ["-b", "tdb_no_such_function"]
 
 
+def no_core_files():
+    # A test that makes gdb crash must not leave its core in the working directory.
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
 def start_sleeper(procs, tdebug, stops=()):
     """tdebug run --batch of a program that sleeps; returns (tdebug's Popen,
     the marker on the program's command line).  procs kills it at the end."""
     marker = "tdebug-test-" + uuid.uuid4().hex
     p = procs.start([tdebug, "run", "--batch", *stops, "--", PYTHON, "-c",
                      "import time, sys; print('ready', flush=True); time.sleep(600)", marker],
-                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                    preexec_fn=no_core_files)
     assert p.stdout.readline().strip() == "ready"
     assert [pid for pid in processes_with(marker) if pid != p.pid], "the program is not running"
     return p, marker

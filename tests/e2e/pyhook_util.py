@@ -340,3 +340,28 @@ def marker_line(path, marker):
         if marker in text:
             return n
     raise AssertionError(f"{marker} not in {path}")
+
+
+# A program that loops in pure Python and prints "ready" first (a Python
+# breakpoint at its "# LOOP" line hits at once, in a session that attaches).
+LOOP = """\
+import time
+print("ready", flush=True)
+i = 0
+while True:
+    i += 1          # LOOP
+    if i % 100000 == 0:
+        time.sleep(0.001)
+"""
+
+
+def hook_installed(pid):
+    """The hook's own word, read by a gdb of its own: 1 while installed, 0
+    once removed, None when gdb could not read it (no library loaded)."""
+    r = subprocess.run(["gdb", "-nx", "-q", "-batch", "-p", str(pid),
+                        "-ex", "print (int) tdebug_pyhook_control.installed"],
+                       capture_output=True, text=True, timeout=SLOW)
+    for line in r.stdout.splitlines():
+        if line.startswith("$1 = "):
+            return int(line[5:])
+    return None

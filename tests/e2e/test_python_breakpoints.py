@@ -11,6 +11,7 @@ import time
 import pytest
 
 from conftest import BUILD, PYTHON, ROOT, SLOW, proc_state, run, tracer_of, wait_until
+from pyhook_util import LOOP, hook_installed
 from tinytensor_util import tt_env
 
 WALKTHROUGH = str(ROOT / "samples" / "tinytensor_walkthrough.py")
@@ -200,28 +201,6 @@ def test_break_tbreak_delete_disable_at_the_prompt(tdebug, tmp_path):
 
 
 # ---- attach ----
-
-LOOP = textwrap.dedent("""\
-    import os, sys, time
-    print("ready", flush=True)
-    i = 0
-    while True:
-        i += 1          # LOOP
-        if i % 100000 == 0:
-            time.sleep(0.001)
-""")
-
-
-def hook_installed(pid):
-    """The hook's own word, read by a gdb of its own: 1 while installed."""
-    r = subprocess.run(["gdb", "-nx", "-q", "-batch", "-p", str(pid),
-                        "-ex", "print tdebug_pyhook_control.installed"],
-                       capture_output=True, text=True, timeout=SLOW)
-    for line in r.stdout.splitlines():
-        if line.startswith("$1 = "):
-            return int(line[5:])
-    raise AssertionError(r.stdout + r.stderr)
-
 
 def test_attach_breaks_in_a_running_loop_then_detach_leaves_no_hook(tdebug, procs, tmp_path,
                                                                     terminal):

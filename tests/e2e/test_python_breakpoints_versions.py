@@ -10,7 +10,7 @@ import textwrap
 import pytest
 
 from conftest import run, tracer_of, wait_until
-from pyhook_util import EXT_SRC, build_ext, marker_line, pyhook_lib  # noqa: F401 (a fixture)
+from pyhook_util import EXT_SRC, LOOP, build_ext, hook_installed, marker_line, pyhook_lib  # noqa: F401 (a fixture)
 from stacks_util import python_or_skip
 
 VERSIONS = ["3.8", "3.10", "3.11", "3.12", "3.13"]
@@ -79,24 +79,6 @@ def test_run_steps_from_python_into_c_and_back(tdebug, tmp_path, build_ext, vers
     assert "4 3" in r.stderr  # the program ran on to its end
 
 
-LOOP = textwrap.dedent("""\
-    import time
-    print("ready", flush=True)
-    i = 0
-    while True:
-        i += 1          # LOOP
-        if i % 100000 == 0:
-            time.sleep(0.001)
-""")
-
-
-def hook_installed(pid):
-    r = subprocess.run(["gdb", "-nx", "-q", "-batch", "-p", str(pid),
-                        "-ex", "print (int) tdebug_pyhook_control.installed"],
-                       capture_output=True, text=True, timeout=120)
-    return [int(l[5:]) for l in r.stdout.splitlines() if l.startswith("$1 = ")]
-
-
 @pytest.mark.parametrize("version", VERSIONS)
 def test_attach_breaks_in_a_running_loop_and_detach_removes_the_hook(tdebug, procs, tmp_path,
                                                                      version):
@@ -115,5 +97,5 @@ def test_attach_breaks_in_a_running_loop_and_detach_removes_the_hook(tdebug, pro
     wait_until(lambda: tracer_of(p.pid) == 0, what="the detach")
     # the loop calls no Python function: the breakpoint's line events are
     # what applies the disable written at the detach
-    wait_until(lambda: hook_installed(p.pid) == [0], what="the hook removed")
+    wait_until(lambda: hook_installed(p.pid) == 0, what="the hook removed")
     assert p.poll() is None

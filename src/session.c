@@ -1462,7 +1462,7 @@ tdb_session *tdb_session_new(const tdb_session_options *opts, const tdb_frontend
         .own_pgrp = 1,
     };
     /* A light session starts the program while gdb starts. */
-    s->light.wanted = tdb_session_light_applies(opts);
+    s->light.wanted = tdb_session_light_applies(s);
     s->gdb = s->light.wanted ? tdb_gdb_spawn(&gopts, err) : tdb_gdb_start(&gopts, err);
     if (!s->gdb)
         goto fail;

@@ -308,8 +308,9 @@ void tdb_session_render_view(tdb_session *s, const tdb_stackview *v, const json_
 pid_t tdb_session_thread_lwp(tdb_session *s, int thread);
 
 /* session_light.c */
-/* Can OPTS run light (tdb_session_new() then spawns gdb without waiting)? */
-int tdb_session_light_applies(const tdb_session_options *o);
+/* Can S's options run light (tdb_session_new() then spawns gdb without
+ * waiting)?  Garbage in TDEBUG_LIGHT is said as a warning, and light it is. */
+int tdb_session_light_applies(tdb_session *s);
 /* Start the program and attach: 0 with it running, 1 when a light launch
  * cannot be made here (nothing was started; gdb is ready for the ordinary
  * launch), -1 with ERR set. */

@@ -77,11 +77,17 @@ static int plain_function(const char *loc)
     }
 }
 
-int tdb_session_light_applies(const tdb_session_options *o)
+int tdb_session_light_applies(tdb_session *s)
 {
+    const tdb_session_options *o = &s->opts;
     const char *env = getenv("TDEBUG_LIGHT");
-    if (!o->light || (env && strcmp(env, "0") == 0))
+    if (!o->light)
         return 0;
+    if (env && strcmp(env, "0") == 0)
+        return 0;
+    if (env && *env && strcmp(env, "1") != 0)
+        say(s, "warning", "TDEBUG_LIGHT='%s' is neither 0 nor 1: a light session where the "
+                          "stops allow one (set TDEBUG_LIGHT=0 to turn them off)", env);
     if (o->all_symbols || o->n_symbols || o->cpython_symbols || o->n_stop_at_load ||
         o->n_catch_throw || o->program_stdio)
         return 0;

@@ -393,6 +393,12 @@ static int load_and_install(tdb_session *s, tdb_error *err)
     if (h->loaded)
         goto loaded;
     lib = find_library(s);
+    const char *named = getenv("TDEBUG_PYHOOK");
+    if (!lib && named && *named) {
+        hook_failed(s, "TDEBUG_PYHOOK names '%s', which cannot be read (%s): unset it to use "
+                       "the library built for this CPython", named, strerror(errno));
+        goto done;
+    }
     if (!lib) {
         hook_failed(s, s->py ? "tdebug has no hook library for its Python %s (build it: 'make "
                                "pyhook PYTHON=/path/to/python%.4s' where that interpreter's "

@@ -247,6 +247,7 @@ def test_no_hook_for_the_interpreter_is_said(tdebug, tmp_path, monkeypatch):
     r = run([tdebug, "run", "--batch", "-b", f"{script}:1", "--", PYTHON, str(script)], env=env)
     assert r.returncode == 1
     assert "Python breakpoints cannot stop in pid" in r.stderr
+    assert f"TDEBUG_PYHOOK names '{tmp_path / 'missing.so'}', which cannot be read" in r.stderr
     assert "Python breakpoint" in r.stderr and "was never hit" in r.stderr
 
 

@@ -20,11 +20,12 @@ def json_events(stdout):
 
 def traced(tdebug, tmp_path, args, light=True, **kw):
     """Run 'tdebug run ARGS' with its MI traffic traced: (result, the
-    commands tdebug sent gdb, the text gdb sent back)."""
+    commands tdebug sent gdb, the text gdb sent back).  LIGHT: True leaves
+    TDEBUG_LIGHT unset, False sets it to 0, a string sets it to that."""
     trace = tmp_path / "mi.trace"
     if trace.exists():
         trace.unlink()
-    env = clean_env(TDEBUG_TRACE_MI=str(trace), **({} if light else {"TDEBUG_LIGHT": "0"}))
+    env = clean_env(TDEBUG_TRACE_MI=str(trace), **({} if light is True else {"TDEBUG_LIGHT": light or "0"}))
     r = run([tdebug, "run", *args], env=env, **kw)
     sent, got = [], []
     for line in trace.read_text(errors="replace").splitlines():
@@ -274,3 +275,13 @@ def test_stop_in_a_library_with_a_debug_file_shows_its_source_line(tdebug, tmp_p
         return next(l for l in out.splitlines() if l.startswith("#0 ")).split(" in ", 1)[1]
     assert " at ../sysdeps/" in top(light.stdout), light.stdout
     assert top(light.stdout) == top(plain.stdout)
+
+
+def test_garbage_in_tdebug_light_is_said_and_the_session_stays_light(tdebug, tmp_path,
+                                                                       torch_available):
+    r, sent, _ = traced(tdebug, tmp_path, ["--batch", "--stop-at-import", "torch._C", "--",
+                                           PYTHON, "-c", "import torch"], light="yes\xff")
+    assert r.returncode == 0, r.stderr
+    assert is_light(sent)
+    assert "TDEBUG_LIGHT='yes\xff' is neither 0 nor 1" in r.stderr
+    assert "tdebug: stopped at the import of torch._C" in r.stdout

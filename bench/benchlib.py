@@ -12,6 +12,21 @@ BUILD = os.environ.get("B", os.path.join(ROOT, "build"))
 PYTHON = os.environ.get("PYTHON", "/usr/bin/python3")
 TDEBUG = os.path.join(BUILD, "tdebug")
 
+# Python source, at the top level of a program that imported torch: a small
+# training step on CPU, step() (MLP forward + backward + SGD), one thread.
+MLP_STEP = """\
+torch.set_num_threads(1)
+model = torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.ReLU(),
+                            torch.nn.Linear(64, 64), torch.nn.ReLU(), torch.nn.Linear(64, 1))
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+x, y = torch.randn(32, 64), torch.randn(32, 1)
+def step():
+    opt.zero_grad()
+    loss = torch.nn.functional.mse_loss(model(x), y)
+    loss.backward()
+    opt.step()
+"""
+
 
 def time_once(cmd, env=None):
     t = time.perf_counter()

@@ -25,8 +25,9 @@ import os
 import shutil
 import subprocess
 import sys
+import textwrap
 
-from benchlib import BUILD, PYTHON
+from benchlib import BUILD, MLP_STEP, PYTHON
 
 TARGET = r'''
 import ctypes, json, statistics, sys, time
@@ -81,17 +82,7 @@ def disable():
 work = {"fib": lambda: fib(fib_n)}
 if steps:
     import torch
-    torch.set_num_threads(1)
-    model = torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.ReLU(),
-                                torch.nn.Linear(64, 64), torch.nn.ReLU(), torch.nn.Linear(64, 1))
-    opt = torch.optim.SGD(model.parameters(), lr=0.01)
-    x, y = torch.randn(32, 64), torch.randn(32, 1)
-
-    def step():
-        opt.zero_grad()
-        loss = torch.nn.functional.mse_loss(model(x), y)
-        loss.backward()
-        opt.step()
+''' + textwrap.indent(MLP_STEP, "    ") + r'''
     work["torch"] = lambda: [step() for _ in range(steps)]
 
 if mode == "wall":

@@ -16,7 +16,7 @@ import sys
 import tempfile
 import time
 
-from benchlib import PYTHON, TDEBUG
+from benchlib import MLP_STEP, PYTHON, TDEBUG
 
 RUNS = int(os.environ.get("BENCH_RUNS", "5"))
 
@@ -36,16 +36,7 @@ import sys, time, torch
 def never_called():
     return 0                                  # NEVER
 torch.manual_seed(0)
-torch.set_num_threads(1)
-model = torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.ReLU(),
-                            torch.nn.Linear(64, 64), torch.nn.ReLU(), torch.nn.Linear(64, 1))
-opt = torch.optim.SGD(model.parameters(), lr=0.01)
-x, y = torch.randn(32, 64), torch.randn(32, 1)
-def step():
-    opt.zero_grad()
-    loss = torch.nn.functional.mse_loss(model(x), y)
-    loss.backward()
-    opt.step()
+''' + MLP_STEP + r'''
 for _ in range(20):
     step()
 t = time.perf_counter()

@@ -84,24 +84,25 @@ WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 ifeq ($(WERROR),1)
 WARN     += -Werror
 endif
-# src/ for "..." includes only: src/elf.h must not shadow the system <elf.h>
-# that <link.h> includes.
+# Project headers are named by their layer ("session/session.h"), from src/
+# for "..." includes only; lib/'s public contracts (tdebug_preload.h,
+# tdebug_pyhook.h) by their own names.
 BASE_CFLAGS := -std=gnu11 $(WARN) -MMD -MP -D_GNU_SOURCE \
-            -iquote src -Igdb -Ivscode -Ilib $(JANSSON_CFLAGS) \
+            -iquote src -Ilib $(JANSSON_CFLAGS) \
             -DTDB_LIBDIR='"$(LIBDIR)"' -DTDB_PYTHON='"$(PYTHON)"' \
             -DTDB_VERSION='"$(shell cat VERSION 2>/dev/null || echo 0.0)"'
 ALL_CFLAGS  = $(BASE_CFLAGS) $(CFLAGS) $(SAN_CFLAGS)
 ALL_LDFLAGS = $(LDFLAGS) $(SAN_CFLAGS)
 
-# --- Sources.  Layers show in the directories: gdb/ knows MI and gdb only,
-# vscode/ knows launch.json only, src/ holds the process/ELF/CPython readers,
-# the commands (cmd_*.c) and main (tdebug.c).
-CLI_SRC  := src/tdebug.c $(sort $(wildcard src/cmd_*.c))
-EXEC_SRC := src/tdebug_exec.c
+# --- Sources.  Layers are the folders of src/ (doc/HACKING.md): the
+# commands (src/cmd/*.c) and main (src/main.c) over the front-ends, the
+# session core and the readers; src/exec/ is the tiny exec wrapper.
+CLI_SRC  := src/main.c $(sort $(wildcard src/cmd/*.c))
+EXEC_SRC := src/exec/tdebug_exec.c
 # lib/preload_config.c is also in the core: 'tdebug env' checks settings with
 # the very rules the preloaded library applies.
-CORE_SRC := $(sort $(wildcard gdb/*.c vscode/*.c) lib/preload_config.c \
-              $(filter-out $(CLI_SRC) $(EXEC_SRC),$(wildcard src/*.c)))
+CORE_SRC := $(sort lib/preload_config.c \
+              $(filter-out $(CLI_SRC) $(EXEC_SRC),$(wildcard src/*/*.c)))
 PRELOAD_SRC := $(sort $(wildcard lib/*.c))
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
@@ -144,9 +145,9 @@ $(B)/obj/%.o: %.c
 	$(quiet) CC $<
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
-# No CPython header is needed to read CPython: src/pyframes.c takes every
-# layout from src/pyoffsets_table.c (tools/pyoffsets/generate.sh).
-$(B)/obj/src/unwind.o $(B)/obj/src/core.o: ALL_CFLAGS += $(DW_CFLAGS)
+# No CPython header is needed to read CPython: src/cpython/frames.c takes
+# every layout from src/cpython/offsets_table.c (tools/pyoffsets/generate.sh).
+$(B)/obj/src/native/unwind.o $(B)/obj/src/native/core.o: ALL_CFLAGS += $(DW_CFLAGS)
 
 $(B)/libtdebug.a: $(CORE_OBJ)
 	$(quiet) AR $@
@@ -275,7 +276,7 @@ FUZZ_SECONDS ?= 20
 FUZZ_CC      ?= $(firstword $(shell command -v clang-14 clang 2>/dev/null))
 fuzz:
 	$(Q)B=$(B) CC="$(CC)" FUZZ_CC="$(FUZZ_CC)" FUZZ_SECONDS=$(FUZZ_SECONDS) \
-	    FUZZ_CFLAGS="-std=gnu11 -D_GNU_SOURCE -iquote src -Igdb -Ivscode -Ilib $(JANSSON_CFLAGS)" \
+	    FUZZ_CFLAGS="-std=gnu11 -D_GNU_SOURCE -iquote src -Ilib $(JANSSON_CFLAGS)" \
 	    FUZZ_LIBS="$(JANSSON_LIBS)" tests/run-fuzz $(FUZZ_SRC)
 
 install: all pyhook-all

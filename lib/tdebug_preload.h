@@ -1,6 +1,6 @@
 /*
  * tdebug_preload.h: the contract between libtdebug-preload.so (lib/), the
- * tdebug command (src/preload.c) and the _tdebug Python extension.
+ * tdebug command (src/process/preload.c) and the _tdebug Python extension.
  *
  * Put the library in a program's environment with
  *
@@ -36,7 +36,7 @@
  * when the process is stopped in a libc without debug info: install
  * libc6-dbg), the cast form needs no type: set var *(int *)&tdebug_preload_release = 1
  *
- * tdb_preload_release_commands() in src/preload.h builds these lines.
+ * tdb_preload_release_commands() in src/process/preload.h builds these lines.
  * TDEBUG_PRELOAD_SYM_STATE tells what the process is doing (TDEBUG_STATE_*),
  * TDEBUG_PRELOAD_SYM_MODULE and _PATH what it stopped on.  While a debugger
  * is attached (TracerPid is nonzero) the timeout does not run, so a user at
@@ -78,7 +78,7 @@
  * == Action trap: for a debugger that traces the process
  *
  * 'tdebug run' traces the program with a gdb that reads no library and so
- * never stops at the loader's events (src/session_light.c): the library
+ * never stops at the loader's events (src/session/light.c): the library
  * tells it instead.  At a consistent point after a match the thread that
  * loads sets tdebug_preload_state to TDEBUG_STATE_TRAPPED and sends itself
  * SIGTRAP, which the tracer sees as a signal stop (gdb does not pass

@@ -1,6 +1,6 @@
 """Every command tdebug recommends is one it accepts.
 
-The tours (src/tour_data.c), the README's examples, each command's --help
+The tours (src/tour/data.c), the README's examples, each command's --help
 examples and the samples' (their headers and samples/README.md) are run through the real option parsers with 'tdebug
 --check-usage COMMAND ARGS...', which checks arguments exactly as the
 command does and then runs nothing.  A recommended command that is a
@@ -34,7 +34,7 @@ def tour_commands():
     """Commands the tours recommend: `tdebug ...` in backquotes, and
     '- tdebug ...: what it does' lines."""
     cmds = []
-    for text in c_string_literals((ROOT / "src" / "tour_data.c").read_text()):
+    for text in c_string_literals((ROOT / "src" / "tour/data.c").read_text()):
         cmds += re.findall(r"`(tdebug [^`]+)`", text)
         cmds += re.findall(r"^- (tdebug .+?): ", text, re.M)
     return cmds

@@ -1,4 +1,4 @@
-"""tdebug run's light session (src/session_light.c): the program started by
+"""tdebug run's light session (src/session/light.c): the program started by
 tdebug with the preloaded library's action trap, gdb attached with no
 library read, stops placed by address.  Each test checks, from gdb's MI
 traffic (TDEBUG_TRACE_MI), which kind of session ran, and that what the

@@ -1,6 +1,6 @@
 """A gdb session ('tdebug attach --batch') reads the Python stacks of a
 CPython other than the one tdebug was built for: the merged stack of each
-thread (src/stackview.h over src/pyframes.h)."""
+thread (src/stacks/view.h over src/cpython/frames.h)."""
 import pytest
 
 from conftest import run

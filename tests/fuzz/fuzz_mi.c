@@ -1,7 +1,7 @@
 /*
- * fuzz_mi.c: the MI parser (gdb/mi_parser.c) against arbitrary bytes.
+ * fuzz_mi.c: the MI parser (src/gdb/mi_parser.c) against arbitrary bytes.
  *
- * FUZZ_SOURCES: gdb/mi_parser.c src/common.c
+ * FUZZ_SOURCES: src/gdb/mi_parser.c src/base/common.c
  * FUZZ_SEEDS: tests/fixtures/mi *.mi
  *
  * What must hold for any input, taken as lines:
@@ -13,7 +13,7 @@
  */
 #include "fuzz.h"
 
-#include "mi_parser.h"
+#include "gdb/mi_parser.h"
 
 #include <stdlib.h>
 #include <string.h>

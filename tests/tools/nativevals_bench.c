@@ -11,9 +11,9 @@
  *       decode the Python tensor object at OBJ in PID N times (layout from
  *       the cache): {"ms_per_decode": T, "reads_per_decode": R}
  */
-#include "procfs.h"
-#include "tensor.h"
-#include "torchlayout.h"
+#include "process/procfs.h"
+#include "torch/tensor.h"
+#include "torch/layout.h"
 
 #include <stdio.h>
 #include <stdlib.h>

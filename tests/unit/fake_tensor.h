@@ -8,8 +8,8 @@
 #define TDB_FAKE_TENSOR_H
 
 #include "fake_cxx.h"
-#include "procfs.h"
-#include "tensor.h"
+#include "process/procfs.h"
+#include "torch/tensor.h"
 
 #include <stddef.h>
 #include <stdint.h>

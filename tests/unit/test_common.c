@@ -1,4 +1,4 @@
-/* test_common.c: what src/common.c decides for every command: the target
+/* test_common.c: what src/base/common.c decides for every command: the target
  * Python, how a user's file is replaced (tdb_write_file_keeping, which
  * 'tdebug vscode' and 'tdebug tour --markdown' write through), and how
  * bytes that are not UTF-8 survive in --json output. */
@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "common.h"
+#include "base/common.h"
 #include "tmp_tree.h"
 
 #include <dirent.h>

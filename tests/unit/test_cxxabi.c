@@ -10,10 +10,10 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "common.h"
-#include "cxxabi.h"
+#include "base/common.h"
+#include "native/cxxabi.h"
 #include "fake_cxx.h"
-#include "procfs.h"
+#include "process/procfs.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -14,12 +14,12 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "common.h"
-#include "cxxargs.h"
+#include "base/common.h"
+#include "native/cxxargs.h"
 #include "fake_cxx.h"
 #include "fake_tensor.h"
-#include "mi_parser.h"
-#include "procfs.h"
+#include "gdb/mi_parser.h"
+#include "process/procfs.h"
 
 #include <jansson.h>
 #include <stdio.h>

@@ -11,10 +11,10 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "common.h"
-#include "cxxexc.h"
+#include "base/common.h"
+#include "native/cxxexc.h"
 #include "fake_cxx.h"
-#include "procfs.h"
+#include "process/procfs.h"
 
 #include <jansson.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /*
  * test_dap_proto.c: the Debug Adapter Protocol's wire format
- * (src/dap_proto.c): frames split anywhere, several in one read, lax
+ * (src/dap/proto.c): frames split anywhere, several in one read, lax
  * headers, and every kind of bad input reported once and skipped with the
  * reader going on; strings that are not UTF-8; messages built right.
  */
@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "dap_proto.h"
+#include "dap/proto.h"
 
 #include <stdio.h>
 #include <stdlib.h>

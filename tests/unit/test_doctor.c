@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "doctor.h"
+#include "checks/doctor.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "dwarf.h"
+#include "native/dwarf.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -11,8 +11,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "elf.h"
-#include "procfs.h"
+#include "native/elf.h"
+#include "process/procfs.h"
 
 #include <limits.h>
 #include <stdio.h>

@@ -8,9 +8,9 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "elf.h"
-#include "inspect.h"
-#include "spawn.h"
+#include "native/elf.h"
+#include "checks/inspect.h"
+#include "process/spawn.h"
 
 #include <limits.h>
 #include <stdlib.h>

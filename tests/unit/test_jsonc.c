@@ -23,8 +23,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "common.h"
-#include "jsonc.h"
+#include "base/common.h"
+#include "vscode/jsonc.h"
 
 #include <dirent.h>
 #include <errno.h>

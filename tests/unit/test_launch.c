@@ -1,5 +1,5 @@
 /*
- * test_launch.c: the pure parts of vscode/launch.c: where PyTorch was
+ * test_launch.c: the pure parts of src/vscode/launch.c: where PyTorch was
  * built, the search for the user's own libraries, the shape and names of
  * the entries (the "tdebug" configuration and the compound), what VS Code
  * takes for a variable, and --lib's globs as regexes.  What the command writes as a whole is checked against
@@ -11,8 +11,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "common.h"
-#include "launch.h"
+#include "base/common.h"
+#include "vscode/launch.h"
 
 #include <regex.h>
 #include <stdio.h>

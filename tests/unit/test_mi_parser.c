@@ -17,8 +17,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "common.h"
-#include "mi_parser.h"
+#include "base/common.h"
+#include "gdb/mi_parser.h"
 
 #include <dirent.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /*
- * test_paused.c: src/paused.c, the pieces of 'tdebug attach --wait' and
+ * test_paused.c: src/process/paused.c, the pieces of 'tdebug attach --wait' and
  * 'tdebug run --preload' that need no gdb: which announcements are taken,
  * process ancestry, the Yama decision (this kernel may have no Yama, so
  * every scope is decided here, not measured), starting a program with the
@@ -11,8 +11,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "common.h"
-#include "paused.h"
+#include "base/common.h"
+#include "process/paused.h"
 
 #include <errno.h>
 #include <signal.h>

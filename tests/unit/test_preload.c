@@ -1,5 +1,5 @@
 /*
- * test_preload.c: the tdebug side of the preloaded library (src/preload.c):
+ * test_preload.c: the tdebug side of the preloaded library (src/process/preload.c):
  * the environment 'tdebug env' prints, settings checks, the rendezvous
  * socket (real sockets in a temporary directory) and the gdb release
  * commands.
@@ -10,8 +10,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "common.h"
-#include "preload.h"
+#include "base/common.h"
+#include "process/preload.h"
 #include "tmp_tree.h"
 
 #include <errno.h>

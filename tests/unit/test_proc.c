@@ -16,9 +16,9 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "common.h"
-#include "proc.h"
-#include "ptrace_check.h"
+#include "base/common.h"
+#include "process/proc.h"
+#include "process/ptrace_check.h"
 
 #include <errno.h>
 #include <jansson.h>

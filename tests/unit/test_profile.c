@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "profile.h"
+#include "checks/profile.h"
 
 #include <limits.h>
 #include <stdio.h>

@@ -12,8 +12,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "common.h"
-#include "pyframes.h"
+#include "base/common.h"
+#include "cpython/frames.h"
 
 #include <jansson.h>
 #include <stdio.h>

@@ -11,9 +11,9 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "common.h"
-#include "pyframes.h"
-#include "pyvalues.h"
+#include "base/common.h"
+#include "cpython/frames.h"
+#include "cpython/values.h"
 
 #include <dirent.h>
 #include <jansson.h>

@@ -10,15 +10,15 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "common.h"
-#include "cmd.h"
-#include "session_opts.h"
+#include "base/common.h"
+#include "cmd/cmd.h"
+#include "session/options.h"
 
 #include <stdio.h>
 #include <string.h>
 
 /* The usage errors tdb_session_option() prints, kept for the assertions
- * (tdebug.c's own prints them to stderr). */
+ * (main.c's own prints them to stderr). */
 static char last_usage[2048];
 
 int tdb_usage_error(const char *cmd, const char *fmt, ...)

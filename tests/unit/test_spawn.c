@@ -10,8 +10,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "common.h"
-#include "spawn.h"
+#include "base/common.h"
+#include "process/spawn.h"
 
 #include <signal.h>
 #include <stdlib.h>

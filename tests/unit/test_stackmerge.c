@@ -10,11 +10,11 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "common.h"
-#include "mi_parser.h"
-#include "stackmerge.h"
-#include "stacks.h"
-#include "unwind.h"
+#include "base/common.h"
+#include "gdb/mi_parser.h"
+#include "stacks/merge.h"
+#include "stacks/stacks.h"
+#include "native/unwind.h"
 
 #include <stdio.h>
 #include <stdlib.h>

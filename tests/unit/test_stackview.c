@@ -10,8 +10,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "mi_parser.h"
-#include "stackview.h"
+#include "gdb/mi_parser.h"
+#include "stacks/view.h"
 
 #include <string.h>
 #include <unistd.h>

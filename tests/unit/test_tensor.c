@@ -14,11 +14,11 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "common.h"
+#include "base/common.h"
 #include "fake_cxx.h"
 #include "fake_tensor.h"
-#include "procfs.h"
-#include "tensor.h"
+#include "process/procfs.h"
+#include "torch/tensor.h"
 
 #include <jansson.h>
 #include <math.h>

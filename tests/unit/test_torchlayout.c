@@ -14,12 +14,12 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "common.h"
+#include "base/common.h"
 #include "fake_cxx.h"
-#include "procfs.h"
-#include "tensor.h"
+#include "process/procfs.h"
+#include "torch/tensor.h"
 #include "tmp_tree.h"
-#include "torchlayout.h"
+#include "torch/layout.h"
 
 #include <jansson.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /*
  * test_tour_support.c: what 'tdebug tour' stands on besides the session:
- * the tours' data (src/tour_data.c) is complete, and a marked source line
- * is found through a binary's DWARF (src/dwsource.c), here this test's own.
+ * the tours' data (src/tour/data.c) is complete, and a marked source line
+ * is found through a binary's DWARF (src/native/dwsource.c), here this test's own.
  * The handout's writing is tdb_write_file_keeping's (test_common.c).
  */
 #include <setjmp.h>
@@ -10,10 +10,10 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "common.h"
-#include "dwsource.h"
+#include "base/common.h"
+#include "native/dwsource.h"
 #include "tmp_tree.h"
-#include "tour.h"
+#include "tour/tour.h"
 
 #include <stdio.h>
 #include <stdlib.h>

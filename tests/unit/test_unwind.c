@@ -10,10 +10,10 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "common.h"
-#include "pause.h"
-#include "procfs.h"
-#include "unwind.h"
+#include "base/common.h"
+#include "process/pause.h"
+#include "process/procfs.h"
+#include "native/unwind.h"
 
 #include <errno.h>
 #include <signal.h>

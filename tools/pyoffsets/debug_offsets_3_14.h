@@ -8,7 +8,7 @@
  * Two orders were published during 3.14's development: TDB_314_VARIANT 1
  * (the betas: no code-object generation, no thread-local bytecode) and 2
  * (3.14.0 on).  tdebug tries each against the process and takes the one
- * whose numbers are consistent (src/pyframes.c, debug_layout_fits()), so a
+ * whose numbers are consistent (src/cpython/frames.c, debug_layout_fits()), so a
  * wrong guess is refused, never misread.
  */
 #include <stdint.h>

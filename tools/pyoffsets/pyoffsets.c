@@ -1,6 +1,6 @@
 /*
  * pyoffsets.c: print the layout of the CPython this file is compiled
- * against, as one entry of src/pyoffsets_table.c.
+ * against, as one entry of src/cpython/offsets_table.c.
  *
  * Compiled once per CPython version with that version's headers, internal
  * ones included (tools/pyoffsets/generate.sh does it):
@@ -18,7 +18,7 @@
 /* A version whose headers are not here: only its _Py_DebugOffsets, from
  * the description named by TDB_DEBUG_OFFSETS_ONLY. */
 #include TDB_DEBUG_OFFSETS_ONLY
-#include "pyoffsets.h"
+#include "cpython/offsets.h"
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,7 +53,7 @@
 #include <internal/pycore_moduleobject.h>
 #endif
 
-#include "pyoffsets.h"
+#include "cpython/offsets.h"
 
 #include <stdio.h>
 #include <stdlib.h>

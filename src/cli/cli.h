@@ -1,0 +1,70 @@
+/*
+ * cli/cli.h: the terminal front-end of a debugging session ('tdebug run',
+ * 'tdebug attach', 'tdebug tour'): a (tdebug) prompt at each stop, or
+ * --batch text, or --json lines, or the commands of a file (-x) then
+ * --batch.  It presents what the session core (src/session/session.h) emits and
+ * passes it commands; it owns the terminal (the program tdebug started
+ * gets it while it runs), the prompt (readline, history, completion,
+ * Enter repeating a step) and what Ctrl-C and the exit status mean:
+ *
+ *   Ctrl-C while the program runs: at a prompt, the program stops and the
+ *   prompt comes back; in --batch/--json the session ends (a program
+ *   tdebug started is killed, an attached one detached), status 130.
+ *   SIGTERM/SIGHUP end the session the same way, status 143/129.
+ */
+#ifndef TDB_CLI_H
+#define TDB_CLI_H
+
+#include "base/common.h"
+#include "session/session.h"
+
+#include <jansson.h>
+#include <sys/types.h>
+
+/* A stop hook is called twice at each stop: BEFORE the stop line and
+ * stacks are printed and AFTER.  The BEFORE call may filter: CONTINUE
+ * resumes the program without showing the stop (and without an AFTER
+ * call), QUIT ends the session, DEFAULT shows it.  The AFTER call's answer
+ * decides what happens next. */
+typedef enum tdb_hook_phase { TDB_HOOK_BEFORE, TDB_HOOK_AFTER } tdb_hook_phase;
+typedef enum tdb_hook_action {
+    TDB_HOOK_DEFAULT,  /* BEFORE: show the stop; AFTER: what the output mode
+                        * does (prompt, or continue) */
+    TDB_HOOK_CONTINUE, /* resume the program */
+    TDB_HOOK_QUIT      /* end the session */
+} tdb_hook_action;
+typedef tdb_hook_action (*tdb_stop_hook)(tdb_session *s, tdb_hook_phase phase,
+                                         const tdb_stop_info *st, void *data);
+
+typedef struct tdb_cli tdb_cli;
+
+/* A front-end with its session (gdb started).  NULL with ERR set when gdb
+ * cannot start.  OPTS as tdb_session_new(). */
+tdb_cli *tdb_cli_new(const tdb_session_options *opts, tdb_error *err);
+void tdb_cli_free(tdb_cli *c); /* ends the session; accepts NULL */
+
+/* Call HOOK (with DATA) at every stop presented; NULL removes it. */
+void tdb_cli_set_stop_hook(tdb_cli *c, tdb_stop_hook hook, void *data);
+
+/* Run ARGV under gdb until the program ends or the user ends the session.
+ * Returns the status tdebug should exit with: the program's own (128+N
+ * when killed by signal N), 1 when a requested stop never happened, 0
+ * when the user quit (the program killed), 130/143/129 when interrupted
+ * or terminated (the program killed), TDB_EXIT_TOOL with ERR set when gdb
+ * failed or died. */
+int tdb_cli_run(tdb_cli *c, char *const argv[], tdb_error *err);
+
+/* Attach to PID (ANNOUNCEMENT: of a process paused by the preloaded
+ * library, or NULL; see tdb_session_attach()) and handle events until the
+ * user quits or the process exits; with --batch/--json and no stops asked
+ * for, print every thread's stack and detach at once.  Always detaches,
+ * never kills; leaves a process that was stopped before stopped, and says
+ * so.  Returns tdebug's exit status: 0, 1 (refused, or a requested stop
+ * cannot or did not happen), 130/143/129 when interrupted or terminated,
+ * TDB_EXIT_TOOL with ERR set when gdb failed. */
+int tdb_cli_attach(tdb_cli *c, pid_t pid, const json_t *announcement, tdb_error *err);
+
+/* 1 once the program ended by itself. */
+int tdb_cli_program_ended(const tdb_cli *c);
+
+#endif

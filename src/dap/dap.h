@@ -1,0 +1,34 @@
+/*
+ * dap/dap.h: the Debug Adapter Protocol front-end of a debugging session
+ * ('tdebug dap'): one mixed-mode adapter, Python and C/C++, over the same
+ * session core as 'tdebug run' and 'tdebug attach' (src/session/session.h), the way
+ * lldb-dap and gdb's DAP sit over their debuggers.
+ *
+ * It maps each request onto the core (one small handler a request,
+ * src/dap/requests.c) and each of the core's events onto DAP events
+ * (stopped, exited, terminated, output, breakpoint, process); the wire
+ * format is src/dap/proto.h.  The program's stdout and stderr become
+ * 'output' events: the client's channel never carries anything else.
+ *
+ * How a session ends: the client's disconnect (or terminate), or the
+ * client going away (end of input, a broken pipe) end it the way 'quit'
+ * does: a program the adapter launched is killed, a process it attached to
+ * is detached and left running, never killed.
+ */
+#ifndef TDB_DAP_H
+#define TDB_DAP_H
+
+#include "base/common.h"
+
+typedef struct tdb_dap_options {
+    const char *log; /* append every message, each way, to this file; or NULL */
+} tdb_dap_options;
+
+/* Serve one client reading requests from IN and writing to OUT until it
+ * disconnects or goes away; the debugging session it asked for ends with
+ * it.  SIGINT, SIGTERM and SIGHUP end it the same way.  Returns 0, or the
+ * signal number that ended it, or -1 with ERR set when the channel itself
+ * failed. */
+int tdb_dap_serve(int in, int out, const tdb_dap_options *o, tdb_error *err);
+
+#endif

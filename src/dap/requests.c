@@ -1,0 +1,1170 @@
+/*
+ * dap/requests.c: one handler a Debug Adapter Protocol request, each
+ * mapping the request onto the session core (src/session/session.h) and its answer
+ * back: arguments checked, the core called, the result shaped as DAP wants
+ * it.  What to do (which symbols, where a breakpoint binds, how the stack
+ * merges, how a value is read) is the core's; a handler that needs more
+ * than a call or two is asking for a query the core lacks.
+ */
+#include "dap/internal.h"
+
+#include "process/ptrace_check.h"
+#include "session/options.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <regex.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+typedef void (*handler_fn)(tdb_dap *d, int seq, const json_t *args);
+
+enum { NEED_NOTHING, NEED_SESSION, NEED_STOP };
+
+/* Frames are named by thread and index at this stop. */
+#define FRAME_ID(thread, index) ((json_int_t)(thread) * 65536 + (index) + 1)
+#define FRAME_THREAD(id) ((int)(((id) - 1) / 65536))
+#define FRAME_INDEX(id) ((int)(((id) - 1) % 65536))
+
+/* ---- arguments ---- */
+
+/* ARGS[KEY] as a boolean (absent: DEF); -1 when it is something else. */
+static int get_bool(const json_t *args, const char *key, int def)
+{
+    json_t *v = json_object_get(args, key);
+    return !v || json_is_null(v) ? def : json_is_boolean(v) ? json_is_true(v) : -1;
+}
+
+/* ARGS[KEY] as strings: one string or an array of them, pushed on *LIST
+ * (borrowed from ARGS).  -1 when it is something else. */
+static int get_strings(const json_t *args, const char *key, char ***list, size_t *n)
+{
+    json_t *v = json_object_get(args, key);
+    if (!v || json_is_null(v))
+        return 0;
+    if (json_is_string(v)) {
+        tdb_ptrs_push(list, n, (char *)json_string_value(v));
+        return 0;
+    }
+    if (!json_is_array(v))
+        return -1;
+    size_t i;
+    json_t *e;
+    json_array_foreach(v, i, e)
+    {
+        if (!json_is_string(e))
+            return -1;
+        tdb_ptrs_push(list, n, (char *)json_string_value(e));
+    }
+    return 0;
+}
+
+/* A string argument that must be a non-empty line, or NULL when absent;
+ * *BAD set when present and not such a string. */
+static const char *get_line(const json_t *args, const char *key, int *bad)
+{
+    json_t *v = json_object_get(args, key);
+    if (!v || json_is_null(v))
+        return NULL;
+    const char *s = json_string_value(v);
+    if (!s || !*s || strlen(s) != json_string_length(v)) {
+        *bad = 1;
+        return NULL;
+    }
+    return s;
+}
+
+/* The options both launch and attach take; -1 after failing the request. */
+static int common_options(tdb_dap *d, int seq, const char *cmd, const json_t *args)
+{
+    tdb_session_options *o = &d->opts;
+    o->output = TDB_OUTPUT_BATCH;
+    if (get_strings(args, "stopAtImport", &o->stop_at_import, &o->n_stop_at_import) < 0 ||
+        get_strings(args, "symbols", &o->symbols, &o->n_symbols) < 0) {
+        tdb_dap_fail(d, seq, cmd, "'stopAtImport' and 'symbols' take a string or an array of "
+                                  "strings");
+        return -1;
+    }
+    for (size_t i = 0; i < o->n_stop_at_import; i++)
+        if (!tdb_valid_module_name(o->stop_at_import[i])) {
+            tdb_dap_fail(d, seq, cmd, "'stopAtImport': '%s' is not a module name (like torch._C)",
+                         o->stop_at_import[i]);
+            return -1;
+        }
+    for (size_t i = 0; i < o->n_symbols; i++) {
+        regex_t re;
+        if (!*o->symbols[i] || strchr(o->symbols[i], '\n') ||
+            regcomp(&re, o->symbols[i], REG_NOSUB) != 0) {
+            tdb_dap_fail(d, seq, cmd, "'symbols': '%s' is not a basic regex of library paths",
+                         o->symbols[i]);
+            return -1;
+        }
+        regfree(&re);
+    }
+    int all = get_bool(args, "allSymbols", 0), cpy = get_bool(args, "cpythonSymbols", 0);
+    int raw = get_bool(args, "raw", 0), entry = get_bool(args, "stopOnEntry", 0);
+    if (all < 0 || cpy < 0 || raw < 0 || entry < 0) {
+        tdb_dap_fail(d, seq, cmd, "'allSymbols', 'cpythonSymbols', 'raw' and 'stopOnEntry' are "
+                                  "true or false");
+        return -1;
+    }
+    o->all_symbols = all;
+    o->cpython_symbols = cpy;
+    o->raw = raw;
+    d->stop_on_entry = entry;
+    return 0;
+}
+
+static int new_session(tdb_dap *d, int seq, const char *cmd)
+{
+    tdb_frontend fe;
+    tdb_error err = {0};
+    tdb_dap_frontend(d, &fe);
+    d->s = tdb_session_new(&d->opts, &fe, &err);
+    if (!d->s) {
+        tdb_dap_fail(d, seq, cmd, "%s", err.msg);
+        return -1;
+    }
+    d->vals = tdb_values_new(d->s);
+    return 0;
+}
+
+/* catchThrow: true (every C++ throw) or a class name (it and its subclasses). */
+static int catch_throw_option(tdb_dap *d, int seq, const char *cmd, const json_t *args)
+{
+    json_t *v = json_object_get(args, "catchThrow");
+    if (!v || json_is_null(v) || json_is_false(v))
+        return 0;
+    if (!json_is_true(v) && !json_is_string(v)) {
+        tdb_dap_fail(d, seq, cmd, "'catchThrow' is true or a C++ class name (c10::Error: it and "
+                                  "the classes derived from it)");
+        return -1;
+    }
+    tdb_error err = {0};
+    json_t *bp = tdb_session_catchpoint_add(d->s, json_string_value(v), &err);
+    if (!bp || !json_integer_value(json_object_get(bp, "id"))) {
+        const char *msg = bp ? json_string_value(json_object_get(bp, "message")) : err.msg;
+        tdb_dap_fail(d, seq, cmd, "'catchThrow': %s", msg ? msg : "gdb refused it");
+        json_decref(bp);
+        return -1;
+    }
+    json_object_set(d->exc_bps, "catchThrow", json_object_get(bp, "id"));
+    json_decref(bp);
+    return 0;
+}
+
+/* ---- the life cycle ---- */
+
+static void h_initialize(tdb_dap *d, int seq, const json_t *args)
+{
+    json_t *lines = json_object_get(args, "linesStartAt1");
+    d->line_base = json_is_false(lines) ? -1 : 0;
+    d->run_in_terminal = json_is_true(json_object_get(args, "supportsRunInTerminalRequest"));
+    d->initialized = 1;
+    json_t *filters = json_pack(
+        "[{s:s, s:s, s:s, s:b}, {s:s, s:s, s:s, s:b}]", "filter", "cpp_throw", "label",
+        "C++: every throw", "description",
+        "Stop where any C++ exception is thrown (gdb's 'catch throw')", "default", 0, "filter",
+        "c10_error", "label", "C++: c10 errors (torch's checks)", "description",
+        "Stop where torch throws a c10 exception (a failed TORCH_CHECK: a shape mismatch, a "
+        "bad argument) before Python sees it",
+        "default", 0);
+    tdb_dap_ok(d, seq, "initialize",
+               json_pack("{s:b, s:b, s:b, s:b, s:b, s:o}", "supportsConfigurationDoneRequest", 1,
+                         "supportsFunctionBreakpoints", 1, "supportsEvaluateForHovers", 1,
+                         "supportsTerminateRequest", 1, "supportsDelayedStackTraceLoading", 1,
+                         "exceptionBreakpointFilters", filters));
+}
+
+/* The rest of a launch once the program's stdin, stdout and stderr are
+ * known: the session, the program's environment, catchThrow, stopOnEntry,
+ * then 'initialized'.  -1 after failing the launch. */
+static int launch_with_stdio(tdb_dap *d, int stdio[3])
+{
+    const json_t *args = d->start_args;
+    int seq = d->start_seq;
+    d->opts.program_stdio = stdio;
+    int rc = new_session(d, seq, "launch");
+    d->opts.program_stdio = NULL;
+    if (rc < 0)
+        return -1;
+    const char *key;
+    json_t *value;
+    json_object_foreach(json_object_get(args, "env"), key, value)
+    {
+        tdb_error err = {0};
+        if (!json_is_string(value) && !json_is_null(value)) {
+            tdb_dap_fail(d, seq, "launch", "'env': '%s' is not a string (or null to unset it)", key);
+            return -1;
+        }
+        if (tdb_session_program_setenv(d->s, key, json_string_value(value), &err) < 0) {
+            tdb_dap_fail(d, seq, "launch", "'env': %s", err.msg);
+            return -1;
+        }
+    }
+    if (catch_throw_option(d, seq, "launch", args) < 0)
+        return -1;
+    if (d->stop_on_entry) {
+        /* The program's first line (a script: its module code), else before
+         * any Python runs: the interpreter's main. */
+        tdb_error err = {0};
+        const char *program = json_string_value(json_object_get(args, "program"));
+        size_t n = program ? strlen(program) : 0;
+        char *where = n > 3 && !strcmp(program + n - 3, ".py")
+                          ? tdb_xasprintf("%s:<module>", program) : tdb_xstrdup("Py_BytesMain");
+        json_t *bp = tdb_session_breakpoint_add(d->s, where, 1, &err);
+        free(where);
+        d->entry_bp = bp ? (int)json_integer_value(json_object_get(bp, "id")) : 0;
+        json_decref(bp);
+    }
+    d->start_cmd = "launch";
+    tdb_dap_send(d, tdb_dap_event("initialized", NULL));
+    return 0;
+}
+
+void tdb_dap_launch_with_pipes(tdb_dap *d)
+{
+    /* The program writes to pipes: its output becomes 'output' events, and
+     * the client's channel carries nothing but the protocol. */
+    int outp[2] = {-1, -1}, errp[2] = {-1, -1};
+    int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 || null < 0) {
+        tdb_dap_fail(d, d->start_seq, "launch", "cannot make pipes for the program's output: %s",
+                     strerror(errno));
+    } else {
+        int stdio[3] = {null, outp[1], errp[1]};
+        if (launch_with_stdio(d, stdio) == 0) {
+            d->out_fd = outp[0];
+            d->err_fd = errp[0];
+            outp[0] = errp[0] = -1;
+            fcntl(d->out_fd, F_SETFL, O_NONBLOCK);
+            fcntl(d->err_fd, F_SETFL, O_NONBLOCK);
+            tdb_dap_watch(d, d->out_fd);
+            tdb_dap_watch(d, d->err_fd);
+        }
+    }
+    for (int k = 0; k < 2; k++) {
+        if (outp[k] >= 0)
+            close(outp[k]);
+        if (errp[k] >= 0)
+            close(errp[k]);
+    }
+    if (null >= 0)
+        close(null);
+}
+
+/* The program's terminal: the client runs 'tdebug dap --terminal FIFO' in
+ * one (runInTerminal), which writes its tty's name into the FIFO and stays
+ * until the session ends; the program then reads and writes that tty. */
+static void launch_in_terminal(tdb_dap *d, const char *kind)
+{
+    char self[PATH_MAX], dir[] = "/tmp/tdebug-dap-XXXXXX";
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (n <= 0 || !mkdtemp(dir)) {
+        tdb_dap_output(d, "console", "tdebug: no terminal for the program (%s): its output comes "
+                                     "here\n", strerror(errno));
+        tdb_dap_launch_with_pipes(d);
+        return;
+    }
+    self[n] = '\0';
+    d->tty_dir = tdb_xstrdup(dir);
+    char *fifo = tdb_xasprintf("%s/tty", dir);
+    if (mkfifo(fifo, 0600) < 0 ||
+        (d->tty_fifo = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0) {
+        tdb_dap_output(d, "console", "tdebug: no terminal for the program (%s): its output comes "
+                                     "here\n", strerror(errno));
+        free(fifo);
+        tdb_dap_launch_with_pipes(d);
+        return;
+    }
+    tdb_dap_watch(d, d->tty_fifo);
+    char *title = tdb_xasprintf("tdebug: %s", d->program ? tdb_base_name(d->program) : "python");
+    char cwd[PATH_MAX];
+    json_t *req = json_pack("{s:s, s:s, s:{s:s, s:o, s:s, s:[s, s, s, o]}}", "type", "request",
+                            "command", "runInTerminal", "arguments", "kind", kind, "title",
+                            tdb_dap_string(title, strlen(title)), "cwd",
+                            getcwd(cwd, sizeof(cwd)) ? cwd : "/", "args", self, "dap",
+                            "--terminal", tdb_dap_string(fifo, strlen(fifo)));
+    tdb_dap_send(d, req);
+    d->rit_seq = d->seq;
+    free(title);
+    free(fifo);
+}
+
+void tdb_dap_terminal_ready(tdb_dap *d)
+{
+    char line[PATH_MAX];
+    ssize_t n = read(d->tty_fifo, line, sizeof(line) - 1);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        return;
+    epoll_ctl(d->epfd, EPOLL_CTL_DEL, d->tty_fifo, NULL);
+    /* The FIFO stays open: its other end waits for it to close (the end of
+     * the session) to let the terminal go. */
+    line[n > 0 ? n : 0] = '\0';
+    line[strcspn(line, "\n")] = '\0';
+    int tty = line[0] == '/' ? open(line, O_RDWR | O_NOCTTY | O_CLOEXEC) : -1;
+    tdb_dap_forget_terminal_dir(d);
+    if (tty < 0) {
+        tdb_dap_output(d, "console", "tdebug: cannot use the terminal '%s' (%s): the program's "
+                                     "output comes here\n", line, n > 0 ? strerror(errno) : "none given");
+        tdb_dap_launch_with_pipes(d);
+        return;
+    }
+    int stdio[3] = {tty, tty, tty};
+    launch_with_stdio(d, stdio);
+    close(tty);
+}
+
+/* Forget what an earlier launch or attach that failed left. */
+static void forget_start(tdb_dap *d)
+{
+    tdb_session_options_release(&d->opts);
+    memset(&d->opts, 0, sizeof(d->opts));
+    free(d->argv);
+    free(d->python);
+    free(d->program);
+    json_decref(d->start_args);
+    d->argv = NULL;
+    d->argc = 0;
+    d->python = d->program = NULL;
+    d->start_args = NULL;
+    d->stop_on_entry = d->attach = 0;
+}
+
+static void h_launch(tdb_dap *d, int seq, const json_t *args)
+{
+    int bad = 0;
+    if (d->s || d->announce || d->tty_fifo >= 0) {
+        tdb_dap_fail(d, seq, "launch", "this connection already has a program: one launch or "
+                                       "attach per session");
+        return;
+    }
+    forget_start(d);
+    d->start_args = args ? json_deep_copy(args) : json_object();
+    args = d->start_args;
+    const char *program = get_line(args, "program", &bad), *module = get_line(args, "module", &bad);
+    const char *python = get_line(args, "python", &bad), *cwd = get_line(args, "cwd", &bad);
+    if (bad || !program == !module) {
+        tdb_dap_fail(d, seq, "launch", bad ? "'program', 'module', 'python' and 'cwd' are non-empty "
+                                             "strings"
+                                           : "give 'program' (a script) or 'module' (run as "
+                                             "python -m), not both");
+        return;
+    }
+    if (module && !tdb_valid_module_name(module)) {
+        tdb_dap_fail(d, seq, "launch", "'module': '%s' is not a module name", module);
+        return;
+    }
+    json_t *env = json_object_get(args, "env"), *pargs = json_object_get(args, "args");
+    if ((env && !json_is_object(env) && !json_is_null(env)) ||
+        (pargs && !json_is_array(pargs) && !json_is_null(pargs))) {
+        tdb_dap_fail(d, seq, "launch", "'env' is an object of strings and 'args' an array of "
+                                       "strings");
+        return;
+    }
+    if (common_options(d, seq, "launch", args) < 0)
+        return;
+    if (cwd) {
+        struct stat st;
+        if (stat(cwd, &st) < 0 || !S_ISDIR(st.st_mode)) {
+            tdb_dap_fail(d, seq, "launch", "cannot use 'cwd' '%s': %s", cwd,
+                         errno == 0 || S_ISDIR(st.st_mode) ? "Not a directory" : strerror(errno));
+            return;
+        }
+        if (d->cwd_fd < 0)
+            d->cwd_fd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (chdir(cwd) < 0) {
+            tdb_dap_fail(d, seq, "launch", "cannot use 'cwd' '%s': %s", cwd, strerror(errno));
+            return;
+        }
+    }
+    char *interp = tdb_which(tdb_target_python(python));
+    if (!interp || access(interp, X_OK) < 0) {
+        tdb_dap_fail(d, seq, "launch", "cannot run the interpreter '%s': %s (give 'python', e.g. "
+                                       "/usr/bin/python3)",
+                     tdb_target_python(python), interp ? strerror(errno) : "not found on PATH");
+        free(interp);
+        return;
+    }
+    d->python = interp;
+    tdb_ptrs_push(&d->argv, &d->argc, interp);
+    if (program) {
+        if (access(program, R_OK) < 0) {
+            tdb_dap_fail(d, seq, "launch", "cannot run script '%s': %s", program, strerror(errno));
+            return;
+        }
+        d->program = realpath(program, NULL);
+        tdb_ptrs_push(&d->argv, &d->argc, d->program);
+    } else {
+        tdb_ptrs_push(&d->argv, &d->argc, "-m");
+        tdb_ptrs_push(&d->argv, &d->argc, (char *)module);
+        d->program = tdb_xasprintf("python -m %s", module);
+    }
+    size_t i;
+    json_t *a;
+    json_array_foreach(pargs, i, a)
+    {
+        if (!json_is_string(a) || strlen(json_string_value(a)) != json_string_length(a)) {
+            tdb_dap_fail(d, seq, "launch", "'args' is an array of strings (without NUL bytes)");
+            return;
+        }
+        tdb_ptrs_push(&d->argv, &d->argc, (char *)json_string_value(a));
+    }
+    d->start_seq = seq;
+    const char *console = json_string_value(json_object_get(args, "console"));
+    if (console && strcmp(console, "internalConsole") != 0 &&
+        strcmp(console, "integratedTerminal") != 0 && strcmp(console, "externalTerminal") != 0) {
+        tdb_dap_fail(d, seq, "launch", "'console' is internalConsole, integratedTerminal or "
+                                       "externalTerminal");
+        return;
+    }
+    if (d->run_in_terminal && (!console || strcmp(console, "internalConsole") != 0)) {
+        launch_in_terminal(d, console && !strcmp(console, "externalTerminal") ? "external"
+                                                                              : "integrated");
+        return;
+    }
+    if (console && strcmp(console, "internalConsole") != 0)
+        tdb_dap_output(d, "console", "tdebug: this client runs no terminal for the program: its "
+                                     "output comes here, its input is empty\n");
+    tdb_dap_launch_with_pipes(d);
+}
+
+int tdb_dap_attach_now(tdb_dap *d, pid_t pid, const json_t *announcement)
+{
+    tdb_resolution target = {0};
+    tdb_error err = {0};
+    int rc = tdb_attach_prepare(pid, NULL, &target, NULL, &err);
+    if (rc != 0) {
+        tdb_dap_fail(d, d->start_seq, "attach", "%s", err.msg);
+        d->start_cmd = NULL;
+        tdb_resolution_release(&target);
+        return -1;
+    }
+    if (target.note)
+        tdb_dap_output(d, "console", "tdebug: %s\n", target.note);
+    pid = target.pid;
+    tdb_resolution_release(&target);
+    if (new_session(d, d->start_seq, "attach") < 0) {
+        d->start_cmd = NULL;
+        return -1;
+    }
+    tdb_session_set_cancel_fd(d->s, d->sigfd); /* Ctrl-C while attaching */
+    int attached = tdb_session_attach(d->s, pid, announcement, &d->astart, &err);
+    tdb_session_set_cancel_fd(d->s, -1);
+    if (attached < 0) {
+        if (err.code == EPERM || err.code == ESRCH) {
+            tdb_error why = {0};
+            tdb_ptrace_explain(pid, NULL, err.code, &why);
+            if (why.set)
+                err = why;
+        }
+        tdb_dap_fail(d, d->start_seq, "attach", "%s", err.msg);
+        d->start_cmd = NULL;
+        d->ended = 1;
+        return -1;
+    }
+    char name[64];
+    snprintf(name, sizeof(name), "pid %d", (int)pid);
+    tdb_dap_send(d, tdb_dap_event("process", json_pack("{s:s, s:i, s:b, s:s}", "name", name,
+                                                       "systemProcessId", (int)pid,
+                                                       "isLocalProcess", 1, "startMethod",
+                                                       "attach")));
+    if (catch_throw_option(d, d->start_seq, "attach", d->start_args) < 0) {
+        d->start_cmd = NULL;
+        return -1;
+    }
+    tdb_dap_send(d, tdb_dap_event("initialized", NULL));
+    return 0;
+}
+
+static void h_attach(tdb_dap *d, int seq, const json_t *args)
+{
+    if (d->s || d->announce || d->tty_fifo >= 0) {
+        tdb_dap_fail(d, seq, "attach", "this connection already has a program: one launch or "
+                                       "attach per session");
+        return;
+    }
+    forget_start(d);
+    d->start_args = args ? json_deep_copy(args) : json_object();
+    args = d->start_args;
+    json_t *p = json_object_get(args, "processId");
+    long pid = 0;
+    int wait = get_bool(args, "wait", 0);
+    if (json_is_integer(p) && json_integer_value(p) > 0 && json_integer_value(p) <= 4194304)
+        pid = (long)json_integer_value(p);
+    else if (json_is_string(p) && tdb_parse_long(json_string_value(p), 1, 4194304, &pid) < 0)
+        pid = -1;
+    else if (p && !json_is_null(p) && !json_is_string(p))
+        pid = -1;
+    if (pid < 0 || wait < 0 || (!pid && !wait)) {
+        tdb_dap_fail(d, seq, "attach", "give 'processId' (a process id: 'tdebug ps' lists Python "
+                                       "processes) or 'wait': true");
+        return;
+    }
+    if (common_options(d, seq, "attach", args) < 0)
+        return;
+    d->attach = 1;
+    d->start_seq = seq;
+    d->start_cmd = "attach";
+    if (!wait) {
+        tdb_dap_attach_now(d, (pid_t)pid, NULL);
+        return;
+    }
+    tdb_error err = {0};
+    d->wait_pid = (pid_t)pid;
+    if (tdb_dap_listen_announce(d, &err) < 0) {
+        tdb_dap_fail(d, seq, "attach", "%s", err.msg);
+        d->start_cmd = NULL;
+        return;
+    }
+    tdb_dap_output(d, "console",
+                   "tdebug: waiting for %s to pause at torch._C and announce itself on %s; "
+                   "programs pause there when started from a shell where 'eval \"$(tdebug env)\"' "
+                   "was run\n",
+                   pid ? "the process" : "a process", tdb_announce_listener_path(d->announce));
+}
+
+static void h_configuration_done(tdb_dap *d, int seq, const json_t *args)
+{
+    (void)args;
+    tdb_error err = {0};
+    const char *start = d->start_cmd;
+    int start_seq = d->start_seq;
+    d->configured = 1;
+    tdb_dap_ok(d, seq, "configurationDone", NULL);
+    if (!start)
+        return;
+    d->start_cmd = NULL;
+    if (!d->attach) {
+        if (tdb_session_launch(d->s, d->argv, &err) < 0) {
+            tdb_dap_fail(d, start_seq, "launch", "%s", err.msg);
+            tdb_dap_end_session(d);
+            return;
+        }
+        tdb_dap_ok(d, start_seq, "launch", NULL);
+        return;
+    }
+    tdb_dap_ok(d, start_seq, "attach", NULL);
+    if (d->astart == TDB_ATTACH_AT_LOAD) {
+        tdb_dap_present_stop(d);
+    } else if (d->astart == TDB_ATTACH_STOPPED && d->stop_on_entry) {
+        if (tdb_session_attached_stop(d->s, &err) < 0)
+            tdb_dap_output(d, "important", "tdebug: %s\n", err.msg);
+        tdb_dap_present_stop(d);
+    } else if (tdb_dap_resume(d, TDB_RESUME_CONTINUE, &err) < 0) {
+        tdb_dap_output(d, "important", "tdebug: cannot let pid %d go on: %s\n",
+                       (int)tdb_session_pid(d->s), err.msg);
+    }
+}
+
+static void h_disconnect(tdb_dap *d, int seq, const json_t *args)
+{
+    (void)args;
+    if (d->announce) {
+        tdb_announce_listener_free(d->announce);
+        d->announce = NULL;
+    }
+    tdb_dap_end_session(d);
+    tdb_dap_ok(d, seq, "disconnect", NULL);
+    d->done = 1;
+}
+
+static void h_terminate(tdb_dap *d, int seq, const json_t *args)
+{
+    (void)args;
+    /* A launched program ends; an attached one is detached (tdebug never
+     * kills a process it attached to). */
+    tdb_dap_ok(d, seq, "terminate", NULL);
+    tdb_dap_end_session(d);
+}
+
+/* ---- breakpoints ---- */
+
+/* Add LOCATION; the DAP Breakpoint (new reference), remembered as told. */
+static json_t *add_bp(tdb_dap *d, const char *location, int *id)
+{
+    tdb_error err = {0};
+    json_t *bp = tdb_session_breakpoint_add(d->s, location, 0, &err);
+    if (!bp)
+        bp = json_pack("{s:i, s:b, s:s}", "id", 0, "verified", 0, "message", err.msg);
+    *id = (int)json_integer_value(json_object_get(bp, "id"));
+    json_t *out = tdb_dap_breakpoint(d, bp);
+    json_decref(bp);
+    tdb_dap_told(d, out);
+    return out;
+}
+
+/* The told state of breakpoint ID, or a fresh look. */
+static json_t *bp_now(tdb_dap *d, int id)
+{
+    json_t *bp = tdb_session_breakpoint(d->s, id);
+    json_t *out = bp ? tdb_dap_breakpoint(d, bp) : json_pack("{s:b}", "verified", 0);
+    json_decref(bp);
+    tdb_dap_told(d, out);
+    return out;
+}
+
+static void forget_bp(tdb_dap *d, int id)
+{
+    char key[32];
+    snprintf(key, sizeof(key), "%d", id);
+    json_object_del(d->told, key);
+    tdb_session_breakpoint_delete(d->s, id);
+}
+
+static void h_set_breakpoints(tdb_dap *d, int seq, const json_t *args)
+{
+    const char *path = json_string_value(json_object_get(json_object_get(args, "source"), "path"));
+    json_t *wanted = json_object_get(args, "breakpoints");
+    if (!path || !*path || strpbrk(path, "\n\r") ||
+        strlen(path) != json_string_length(json_object_get(json_object_get(args, "source"), "path"))) {
+        tdb_dap_fail(d, seq, "setBreakpoints", "a breakpoint needs 'source.path' (a file's path)");
+        return;
+    }
+    if (wanted && !json_is_array(wanted)) {
+        tdb_dap_fail(d, seq, "setBreakpoints", "'breakpoints' is an array of {line}");
+        return;
+    }
+    int held;
+    if (tdb_dap_hold(d, &held) < 0) {
+        tdb_dap_fail(d, seq, "setBreakpoints", "the program ended");
+        return;
+    }
+    json_t *had = json_object_get(d->src_bps, path), *now = json_array(), *out = json_array();
+    size_t i;
+    json_t *b;
+    json_array_foreach(wanted, i, b)
+    {
+        json_t *line = json_object_get(b, "line");
+        if (!json_is_integer(line) || json_integer_value(line) - d->line_base < 1 ||
+            json_integer_value(line) > INT_MAX) {
+            json_array_append_new(out, json_pack("{s:b, s:s}", "verified", 0, "message",
+                                                 "not a line number"));
+            continue;
+        }
+        int n = (int)(json_integer_value(line) - d->line_base), id = 0;
+        /* A line already set keeps its breakpoint. */
+        size_t k;
+        json_t *old;
+        json_array_foreach(had, k, old)
+            if (json_integer_value(json_object_get(old, "line")) == n) {
+                id = (int)json_integer_value(json_object_get(old, "id"));
+                json_array_remove(had, k);
+                break;
+            }
+        if (id) {
+            json_array_append_new(out, bp_now(d, id));
+        } else {
+            char *loc = tdb_xasprintf("%s:%d", path, n);
+            json_array_append_new(out, add_bp(d, loc, &id));
+            free(loc);
+        }
+        if (id)
+            json_array_append_new(now, json_pack("{s:i, s:i}", "line", n, "id", id));
+    }
+    json_array_foreach(had, i, b)
+        forget_bp(d, (int)json_integer_value(json_object_get(b, "id")));
+    json_object_set_new(d->src_bps, path, now);
+    tdb_dap_ok(d, seq, "setBreakpoints", json_pack("{s:o}", "breakpoints", out));
+    tdb_dap_release(d, held);
+}
+
+static void h_set_function_breakpoints(tdb_dap *d, int seq, const json_t *args)
+{
+    json_t *wanted = json_object_get(args, "breakpoints");
+    if (!json_is_array(wanted)) {
+        tdb_dap_fail(d, seq, "setFunctionBreakpoints", "'breakpoints' is an array of {name}");
+        return;
+    }
+    int held;
+    if (tdb_dap_hold(d, &held) < 0) {
+        tdb_dap_fail(d, seq, "setFunctionBreakpoints", "the program ended");
+        return;
+    }
+    json_t *keep = json_object(), *out = json_array();
+    size_t i;
+    json_t *b;
+    json_array_foreach(wanted, i, b)
+    {
+        const char *name = json_string_value(json_object_get(b, "name"));
+        if (!name || strlen(name) != json_string_length(json_object_get(b, "name"))) {
+            json_array_append_new(out, json_pack("{s:b, s:s}", "verified", 0, "message",
+                                                 "a function breakpoint needs a 'name'"));
+            continue;
+        }
+        json_t *old = json_object_get(d->fn_bps, name);
+        int id = (int)json_integer_value(old);
+        if (id) {
+            json_array_append_new(out, bp_now(d, id));
+            json_object_del(d->fn_bps, name);
+        } else {
+            json_array_append_new(out, add_bp(d, name, &id));
+        }
+        if (id)
+            json_object_set_new(keep, name, json_integer(id));
+    }
+    const char *key;
+    json_t *id;
+    json_object_foreach(d->fn_bps, key, id)
+        forget_bp(d, (int)json_integer_value(id));
+    json_decref(d->fn_bps);
+    d->fn_bps = keep;
+    tdb_dap_ok(d, seq, "setFunctionBreakpoints", json_pack("{s:o}", "breakpoints", out));
+    tdb_dap_release(d, held);
+}
+
+/* The exception filters: catch throw of every C++ exception, or of c10's. */
+static const char *filter_type(const char *filter)
+{
+    if (!strcmp(filter, "cpp_throw"))
+        return "";
+    if (!strcmp(filter, "c10_error"))
+        return "c10::Error"; /* and every class derived from it */
+    return NULL;
+}
+
+static void h_set_exception_breakpoints(tdb_dap *d, int seq, const json_t *args)
+{
+    json_t *filters = json_object_get(args, "filters");
+    if (!json_is_array(filters)) {
+        tdb_dap_fail(d, seq, "setExceptionBreakpoints", "'filters' is an array of filter names");
+        return;
+    }
+    int held;
+    if (tdb_dap_hold(d, &held) < 0) {
+        tdb_dap_fail(d, seq, "setExceptionBreakpoints", "the program ended");
+        return;
+    }
+    json_t *keep = json_object(), *out = json_array();
+    json_t *launch_catch = json_object_get(d->exc_bps, "catchThrow");
+    if (launch_catch)
+        json_object_set(keep, "catchThrow", launch_catch);
+    size_t i;
+    json_t *f;
+    json_array_foreach(filters, i, f)
+    {
+        const char *name = json_string_value(f), *type = name ? filter_type(name) : NULL;
+        if (!type) {
+            json_array_append_new(out, json_pack("{s:b, s:s}", "verified", 0, "message",
+                                                 "tdebug has no such exception filter"));
+            continue;
+        }
+        json_t *old = json_object_get(d->exc_bps, name);
+        if (old) {
+            json_object_set(keep, name, old);
+            json_array_append_new(out, bp_now(d, (int)json_integer_value(old)));
+            json_object_del(d->exc_bps, name);
+            continue;
+        }
+        tdb_error err = {0};
+        json_t *bp = tdb_session_catchpoint_add(d->s, type, &err);
+        if (!bp)
+            bp = json_pack("{s:i, s:b, s:s}", "id", 0, "verified", 0, "message", err.msg);
+        json_t *dap = tdb_dap_breakpoint(d, bp);
+        tdb_dap_told(d, dap);
+        json_array_append_new(out, dap);
+        if (json_integer_value(json_object_get(bp, "id")))
+            json_object_set(keep, name, json_object_get(bp, "id"));
+        json_decref(bp);
+    }
+    const char *key;
+    json_t *id;
+    json_object_foreach(d->exc_bps, key, id)
+        if (strcmp(key, "catchThrow") != 0)
+            forget_bp(d, (int)json_integer_value(id));
+    json_decref(d->exc_bps);
+    d->exc_bps = keep;
+    tdb_dap_ok(d, seq, "setExceptionBreakpoints", json_pack("{s:o}", "breakpoints", out));
+    tdb_dap_release(d, held);
+}
+
+/* ---- threads, stacks, values ---- */
+
+static void h_threads(tdb_dap *d, int seq, const json_t *args)
+{
+    (void)args;
+    tdb_error err = {0};
+    json_t *list = json_array();
+    if (!d->threads && !tdb_session_running(d->s) && tdb_session_stop(d->s))
+        d->threads = tdb_session_threads(d->s, &err);
+    size_t i;
+    json_t *t;
+    json_array_foreach(d->threads, i, t)
+    {
+        const char *name = json_string_value(json_object_get(t, "name"));
+        int lwp = (int)json_integer_value(json_object_get(t, "lwp"));
+        char *label = name ? tdb_xasprintf("%s (LWP %d)", name, lwp) : tdb_xasprintf("LWP %d", lwp);
+        json_array_append_new(list, json_pack("{s:O, s:o}", "id", json_object_get(t, "id"), "name",
+                                              tdb_dap_string(label, strlen(label))));
+        free(label);
+    }
+    if (!json_array_size(list)) /* running since before the first stop */
+        json_array_append_new(list, json_pack("{s:i, s:s}", "id", 1, "name", "main thread"));
+    tdb_dap_ok(d, seq, "threads", json_pack("{s:o}", "threads", list));
+}
+
+/* A merged frame of the core as a DAP StackFrame. */
+static json_t *stack_frame(tdb_dap *d, int thread, const json_t *f)
+{
+    int index = (int)json_integer_value(json_object_get(f, "index"));
+    const char *kind = json_string_value(json_object_get(f, "kind"));
+    const char *func = json_string_value(json_object_get(f, "function"));
+    const char *file = json_string_value(json_object_get(f, "file"));
+    const char *lib = json_string_value(json_object_get(f, "library"));
+    const char *addr = json_string_value(json_object_get(f, "address"));
+    json_t *line = json_object_get(f, "line");
+    int python = kind && !strcmp(kind, "python");
+    json_t *o = json_pack("{s:I, s:i, s:i}", "id", FRAME_ID(thread, index), "line",
+                          json_is_integer(line) ? (int)json_integer_value(line) + d->line_base : 0,
+                          "column", json_is_integer(line) ? 1 : 0);
+    tdb_buf name = TDB_BUF_INIT;
+    tdb_buf_adds(&name, func ? func : addr ? addr : "??");
+    if (!python && !json_is_integer(line) && lib)
+        tdb_buf_addf(&name, " (%s)", tdb_base_name(lib));
+    json_object_set_new(o, "name", tdb_dap_string(name.s ? name.s : "", name.len));
+    tdb_buf_free(&name);
+    if (file && *file == '/')
+        json_object_set_new(o, "source",
+                            json_pack("{s:o, s:o}", "name",
+                                      tdb_dap_string(tdb_base_name(file), strlen(tdb_base_name(file))),
+                                      "path", tdb_dap_string(file, strlen(file))));
+    else if (file)
+        /* "<frozen importlib._bootstrap>", "<string>": no file to open */
+        json_object_set_new(o, "source", json_pack("{s:o, s:s}", "name",
+                                                   tdb_dap_string(file, strlen(file)),
+                                                   "presentationHint", "deemphasize"));
+    if (addr)
+        json_object_set_new(o, "instructionPointerReference", json_string(addr));
+    if (!python && !json_is_integer(line)) {
+        /* Native code without debug info: its library and address only. */
+        json_object_set_new(o, "presentationHint", json_string("subtle"));
+        if (lib)
+            json_object_set_new(o, "moduleId", tdb_dap_string(lib, strlen(lib)));
+    }
+    return o;
+}
+
+static void h_stack_trace(tdb_dap *d, int seq, const json_t *args)
+{
+    json_t *t = json_object_get(args, "threadId");
+    json_int_t start = json_integer_value(json_object_get(args, "startFrame"));
+    json_int_t levels = json_integer_value(json_object_get(args, "levels"));
+    if (!json_is_integer(t) || json_integer_value(t) < 1 || json_integer_value(t) > 32767) {
+        tdb_dap_fail(d, seq, "stackTrace", "'threadId' is a thread's id from 'threads'");
+        return;
+    }
+    tdb_error err = {0};
+    int thread = (int)json_integer_value(t);
+    json_t *stack = tdb_session_thread_stack(d->s, thread, &err);
+    if (!stack) {
+        tdb_dap_fail(d, seq, "stackTrace", "%s", err.msg);
+        return;
+    }
+    json_t *frames = json_array();
+    size_t n = json_array_size(stack);
+    for (size_t i = start > 0 ? (size_t)start : 0; i < n && i < 65535; i++) {
+        if (levels > 0 && json_array_size(frames) >= (size_t)levels)
+            break;
+        json_array_append_new(frames, stack_frame(d, thread, json_array_get(stack, i)));
+    }
+    tdb_dap_ok(d, seq, "stackTrace", json_pack("{s:o, s:i}", "stackFrames", frames, "totalFrames",
+                                               (int)n));
+    json_decref(stack);
+}
+
+/* frameId: a frame of this stop; -1 after failing the request. */
+static int frame_arg(tdb_dap *d, int seq, const char *cmd, const json_t *args, int *thread,
+                     int *index)
+{
+    json_t *f = json_object_get(args, "frameId");
+    if (!f || json_is_null(f)) {
+        *thread = 0;
+        *index = 0;
+        return 0;
+    }
+    if (!json_is_integer(f) || json_integer_value(f) < 1 ||
+        json_integer_value(f) > FRAME_ID(32767, 65535)) {
+        tdb_dap_fail(d, seq, cmd, "'frameId' is a frame's id from 'stackTrace'");
+        return -1;
+    }
+    *thread = FRAME_THREAD(json_integer_value(f));
+    *index = FRAME_INDEX(json_integer_value(f));
+    return 0;
+}
+
+static void h_scopes(tdb_dap *d, int seq, const json_t *args)
+{
+    int thread, index;
+    tdb_error err = {0};
+    if (frame_arg(d, seq, "scopes", args, &thread, &index) < 0)
+        return;
+    json_t *scopes = tdb_values_scopes(d->vals, thread, index, &err);
+    if (!scopes) {
+        tdb_dap_fail(d, seq, "scopes", "%s", err.msg);
+        return;
+    }
+    json_t *out = json_array();
+    size_t i;
+    json_t *s;
+    json_array_foreach(scopes, i, s)
+    {
+        const char *kind = json_string_value(json_object_get(s, "kind"));
+        json_array_append_new(out, json_pack("{s:O, s:O, s:b, s:s}", "name",
+                                             json_object_get(s, "name"), "variablesReference",
+                                             json_object_get(s, "handle"), "expensive", 0,
+                                             "presentationHint",
+                                             !strcmp(kind, "arguments") ? "arguments" : "locals"));
+    }
+    json_decref(scopes);
+    tdb_dap_ok(d, seq, "scopes", json_pack("{s:o}", "scopes", out));
+}
+
+/* A value of the core as a DAP Variable (or, with RESULT, an evaluate body). */
+static json_t *variable(const json_t *v, const char *name_key)
+{
+    const char *value = json_string_value(json_object_get(v, "value"));
+    const char *type = json_string_value(json_object_get(v, "type"));
+    json_t *o = json_pack("{s:o, s:I}", name_key, tdb_dap_string(value ? value : "",
+                                                                 value ? strlen(value) : 0),
+                          "variablesReference", json_integer_value(json_object_get(v, "handle")));
+    if (type)
+        json_object_set_new(o, "type", tdb_dap_string(type, strlen(type)));
+    return o;
+}
+
+static void h_variables(tdb_dap *d, int seq, const json_t *args)
+{
+    json_t *ref = json_object_get(args, "variablesReference");
+    tdb_error err = {0};
+    const char *note = NULL;
+    if (!json_is_integer(ref) || json_integer_value(ref) < 1 || json_integer_value(ref) > INT_MAX) {
+        tdb_dap_fail(d, seq, "variables", "'variablesReference' is one from 'scopes' or "
+                                          "'variables'");
+        return;
+    }
+    json_t *list = tdb_values_list(d->vals, (int)json_integer_value(ref), &note, &err);
+    if (!list) {
+        tdb_dap_fail(d, seq, "variables", "%s", err.msg);
+        return;
+    }
+    if (note && !d->py_locals_said) {
+        d->py_locals_said = 1;
+        tdb_dap_output(d, "console", "tdebug: %s\n", note);
+    }
+    json_t *out = json_array();
+    size_t i;
+    json_t *v;
+    json_array_foreach(list, i, v)
+    {
+        const char *name = json_string_value(json_object_get(v, "name"));
+        json_t *o = variable(v, "value");
+        json_object_set_new(o, "name", tdb_dap_string(name ? name : "?", name ? strlen(name) : 1));
+        json_array_append_new(out, o);
+    }
+    json_decref(list);
+    tdb_dap_ok(d, seq, "variables", json_pack("{s:o}", "variables", out));
+}
+
+/* The debug console's "-exec COMMAND": a tdebug command at the stop (bt,
+ * info breakpoints, any gdb command), as at the (tdebug) prompt. */
+static void repl_command(tdb_dap *d, int seq, const char *cmd)
+{
+    tdb_reply r;
+    tdb_error err = {0};
+    tdb_values_reset(d->vals);
+    if (tdb_session_exec(d->s, cmd, &r, &err) < 0) {
+        tdb_reply_clear(&r);
+        tdb_dap_fail(d, seq, "evaluate", "%s", err.msg);
+        return;
+    }
+    size_t n = r.text.len;
+    while (n && r.text.s[n - 1] == '\n')
+        n--;
+    if (r.error)
+        tdb_dap_fail(d, seq, "evaluate", "%.*s", (int)n, tdb_buf_str(&r.text));
+    else
+        tdb_dap_ok(d, seq, "evaluate", json_pack("{s:o, s:i}", "result",
+                                                 tdb_dap_string(tdb_buf_str(&r.text), n),
+                                                 "variablesReference", 0));
+    int resumed = r.resumed, quit = r.quit;
+    tdb_reply_clear(&r);
+    if (quit)
+        tdb_dap_end_session(d);
+    else if (resumed)
+        tdb_dap_send(d, tdb_dap_event("continued", json_pack("{s:i, s:b}", "threadId",
+                                                            tdb_session_stop_thread(d->s),
+                                                            "allThreadsContinued", 1)));
+}
+
+static void h_evaluate(tdb_dap *d, int seq, const json_t *args)
+{
+    const char *expr = json_string_value(json_object_get(args, "expression"));
+    const char *context = json_string_value(json_object_get(args, "context"));
+    int thread, index;
+    if (!expr || strlen(expr) != json_string_length(json_object_get(args, "expression"))) {
+        tdb_dap_fail(d, seq, "evaluate", "'expression' is a string");
+        return;
+    }
+    if (frame_arg(d, seq, "evaluate", args, &thread, &index) < 0)
+        return;
+    if (tdb_session_running(d->s) || !tdb_session_stop(d->s)) {
+        tdb_dap_fail(d, seq, "evaluate", "the program is running: pause it first");
+        return;
+    }
+    if (context && !strcmp(context, "repl") && !strncmp(expr, "-exec ", 6)) {
+        repl_command(d, seq, expr + 6);
+        return;
+    }
+    tdb_error err = {0};
+    json_t *v = tdb_values_evaluate(d->vals, thread, index, expr, &err);
+    if (!v) {
+        tdb_dap_fail(d, seq, "evaluate", "%s", err.msg);
+        return;
+    }
+    tdb_dap_ok(d, seq, "evaluate", variable(v, "result"));
+    json_decref(v);
+}
+
+/* ---- running ---- */
+
+static void resume_request(tdb_dap *d, int seq, const char *cmd, const json_t *args,
+                           tdb_resume how)
+{
+    json_t *t = json_object_get(args, "threadId");
+    tdb_error err = {0};
+    if (!tdb_session_stop(d->s)) {
+        tdb_dap_fail(d, seq, cmd, "the program is %s", tdb_session_running(d->s) ? "running"
+                                                                                : "not stopped");
+        return;
+    }
+    /* A step is the thread's, from its innermost frame. */
+    int thread = json_is_integer(t) && json_integer_value(t) > 0 && json_integer_value(t) < 32768
+                     ? (int)json_integer_value(t) : 0;
+    if (how != TDB_RESUME_CONTINUE && tdb_session_select(d->s, thread, 0, &err) < 0) {
+        tdb_dap_fail(d, seq, cmd, "%s", err.msg);
+        return;
+    }
+    if (tdb_dap_resume(d, how, &err) < 0) {
+        tdb_dap_fail(d, seq, cmd, "%s", err.msg);
+        return;
+    }
+    tdb_dap_ok(d, seq, cmd, how == TDB_RESUME_CONTINUE
+                                ? json_pack("{s:b}", "allThreadsContinued", 1) : NULL);
+}
+
+static void h_continue(tdb_dap *d, int seq, const json_t *args)
+{
+    resume_request(d, seq, "continue", args, TDB_RESUME_CONTINUE);
+}
+
+static void h_next(tdb_dap *d, int seq, const json_t *args)
+{
+    resume_request(d, seq, "next", args, TDB_RESUME_NEXT);
+}
+
+static void h_step_in(tdb_dap *d, int seq, const json_t *args)
+{
+    resume_request(d, seq, "stepIn", args, TDB_RESUME_STEP);
+}
+
+static void h_step_out(tdb_dap *d, int seq, const json_t *args)
+{
+    resume_request(d, seq, "stepOut", args, TDB_RESUME_FINISH);
+}
+
+static void h_pause(tdb_dap *d, int seq, const json_t *args)
+{
+    (void)args;
+    tdb_error err = {0};
+    if (tdb_session_running(d->s) && tdb_session_interrupt(d->s, &err) < 0) {
+        tdb_dap_fail(d, seq, "pause", "%s", err.msg);
+        return;
+    }
+    tdb_dap_ok(d, seq, "pause", NULL); /* the stop comes as a 'stopped' event */
+}
+
+/* ---- dispatch ---- */
+
+static const struct request {
+    const char *name;
+    handler_fn fn;
+    int needs;
+} requests[] = {
+    {"initialize", h_initialize, NEED_NOTHING},
+    {"launch", h_launch, NEED_NOTHING},
+    {"attach", h_attach, NEED_NOTHING},
+    {"configurationDone", h_configuration_done, NEED_NOTHING},
+    {"disconnect", h_disconnect, NEED_NOTHING},
+    {"terminate", h_terminate, NEED_SESSION},
+    {"setBreakpoints", h_set_breakpoints, NEED_SESSION},
+    {"setFunctionBreakpoints", h_set_function_breakpoints, NEED_SESSION},
+    {"setExceptionBreakpoints", h_set_exception_breakpoints, NEED_SESSION},
+    {"threads", h_threads, NEED_SESSION},
+    {"stackTrace", h_stack_trace, NEED_STOP},
+    {"scopes", h_scopes, NEED_STOP},
+    {"variables", h_variables, NEED_STOP},
+    {"evaluate", h_evaluate, NEED_SESSION},
+    {"continue", h_continue, NEED_SESSION},
+    {"next", h_next, NEED_SESSION},
+    {"stepIn", h_step_in, NEED_SESSION},
+    {"stepOut", h_step_out, NEED_SESSION},
+    {"pause", h_pause, NEED_SESSION},
+};
+
+void tdb_dap_handle(tdb_dap *d, const json_t *msg)
+{
+    int seq;
+    const char *command;
+    const json_t *args;
+    tdb_error err = {0};
+    const char *type = json_string_value(json_object_get(msg, "type"));
+    if (type && !strcmp(type, "response")) {
+        json_t *rs = json_object_get(msg, "request_seq");
+        if (d->rit_seq && json_integer_value(rs) == d->rit_seq) {
+            d->rit_seq = 0;
+            if (!json_is_true(json_object_get(msg, "success")) && d->tty_fifo >= 0) {
+                /* The client would not run the terminal: pipes, then. */
+                const char *why = json_string_value(json_object_get(msg, "message"));
+                tdb_dap_output(d, "console", "tdebug: the client ran no terminal for the program "
+                                             "(%s): its output comes here\n",
+                               why ? why : "no reason given");
+                epoll_ctl(d->epfd, EPOLL_CTL_DEL, d->tty_fifo, NULL);
+                close(d->tty_fifo);
+                d->tty_fifo = -1;
+                tdb_dap_forget_terminal_dir(d);
+                tdb_dap_launch_with_pipes(d);
+            }
+            return;
+        }
+    }
+    if (tdb_dap_request_parts(msg, &seq, &command, &args, &err) < 0) {
+        if (seq >= 0)
+            tdb_dap_fail(d, seq, command ? command : "unknown", "%s", err.msg);
+        else
+            tdb_dap_output(d, "important", "tdebug: %s; the message was ignored\n", err.msg);
+        return;
+    }
+    for (size_t i = 0; i < sizeof(requests) / sizeof(requests[0]); i++) {
+        const struct request *r = &requests[i];
+        if (strcmp(r->name, command) != 0)
+            continue;
+        if (r->needs >= NEED_SESSION && (!d->s || d->ended)) {
+            tdb_dap_fail(d, seq, command, d->ended ? "the debugging session is over"
+                                                   : "no program yet: send 'launch' or 'attach' first");
+            return;
+        }
+        if (r->needs == NEED_STOP && !tdb_session_stop(d->s)) {
+            tdb_dap_fail(d, seq, command, "the program is %s", tdb_session_running(d->s)
+                                                                   ? "running: pause it first"
+                                                                   : "not stopped");
+            return;
+        }
+        r->fn(d, seq, args);
+        return;
+    }
+    tdb_dap_fail(d, seq, command, "tdebug does not support the request '%s'", command);
+}

@@ -1,0 +1,137 @@
+/* native/dwsource.c: source files of a shared object from its DWARF (see native/dwsource.h). */
+#include "native/dwsource.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Does the unit name UNIT (as the compiler recorded it: "csrc/core/x.c",
+ * "/abs/x.c", "./x.c") name the file NAME? */
+static int unit_names(const char *unit, const char *name)
+{
+    size_t lu = strlen(unit), ln = strlen(name);
+    if (lu < ln || strcmp(unit + lu - ln, name) != 0)
+        return 0;
+    return lu == ln || unit[lu - ln - 1] == '/';
+}
+
+char *tdb_dwarf_source_path(const char *elf_path, const char *name, tdb_error *err)
+{
+    Dwarf *dbg = NULL;
+    char *found = NULL;
+    int fd = open(elf_path, O_RDONLY | O_CLOEXEC);
+
+    if (fd < 0) {
+        tdb_error_errno(err, "cannot open '%s'", elf_path);
+        return NULL;
+    }
+    dbg = dwarf_begin(fd, DWARF_C_READ);
+    if (!dbg) {
+        tdb_error_set(err, 0, "cannot read debug info in '%s': %s (was it built with -g?)",
+                      elf_path, dwarf_errmsg(-1));
+        goto cleanup;
+    }
+    Dwarf_Off off = 0, next;
+    size_t header;
+    while (!found && dwarf_nextcu(dbg, off, &next, &header, NULL, NULL, NULL) == 0) {
+        Dwarf_Die die;
+        Dwarf_Attribute attr;
+        if (dwarf_offdie(dbg, off + header, &die)) {
+            const char *unit = dwarf_diename(&die);
+            const char *dir = dwarf_formstring(dwarf_attr(&die, DW_AT_comp_dir, &attr));
+            if (unit && unit_names(unit, name)) {
+                if (unit[0] == '/' || !dir)
+                    found = tdb_xstrdup(unit);
+                else
+                    found = tdb_xasprintf("%s/%s", dir, unit);
+            }
+        }
+        off = next;
+    }
+    if (!found)
+        tdb_error_set(err, 0, "'%s' has no compilation unit for '%s' in its debug info", elf_path,
+                      name);
+cleanup:
+    if (dbg)
+        dwarf_end(dbg);
+    close(fd);
+    return found;
+}
+
+long tdb_dwarf_source_dirs(const char *elf_path, json_t *dirs, tdb_error *err)
+{
+    Dwarf *dbg = NULL;
+    long units = -1;
+    int fd = open(elf_path, O_RDONLY | O_CLOEXEC);
+
+    if (fd < 0) {
+        tdb_error_errno(err, "cannot open '%s'", elf_path);
+        return -1;
+    }
+    dbg = dwarf_begin(fd, DWARF_C_READ);
+    if (!dbg) {
+        tdb_error_set(err, 0, "cannot read debug info in '%s': %s (was it built with -g?)",
+                      elf_path, dwarf_errmsg(-1));
+        goto cleanup;
+    }
+    units = 0;
+    Dwarf_Off off = 0, next;
+    size_t header;
+    while (dwarf_nextcu(dbg, off, &next, &header, NULL, NULL, NULL) == 0) {
+        Dwarf_Die die;
+        Dwarf_Attribute attr;
+        if (dwarf_offdie(dbg, off + header, &die)) {
+            const char *unit = dwarf_diename(&die);
+            const char *dir = dwarf_formstring(dwarf_attr(&die, DW_AT_comp_dir, &attr));
+            units++;
+            if (unit && unit[0] == '/') {
+                const char *slash = strrchr(unit, '/');
+                char *d = tdb_xstrndup(unit, slash > unit ? (size_t)(slash - unit) : 1);
+                json_object_set_new(dirs, d, json_true());
+                free(d);
+            } else if (unit && dir && dir[0] == '/') {
+                json_object_set_new(dirs, dir, json_true());
+            }
+        }
+        off = next;
+    }
+cleanup:
+    if (dbg)
+        dwarf_end(dbg);
+    close(fd);
+    return units;
+}
+
+int tdb_marked_line(const char *path, const char *marker, int *out_line, tdb_error *err)
+{
+    char *text = tdb_read_file(path, NULL, err);
+    int line = 1, hit = 0, hits = 0;
+
+    if (!text)
+        return -1;
+    for (char *p = text; *p;) {
+        char *end = strchr(p, '\n');
+        if (end)
+            *end = '\0';
+        if (strstr(p, marker)) {
+            hit = line;
+            hits++;
+        }
+        if (!end)
+            break;
+        p = end + 1;
+        line++;
+    }
+    free(text);
+    if (hits != 1) {
+        tdb_error_set(err, 0, "'%s' has %d lines marked '%s' (expected one)", path, hits, marker);
+        return -1;
+    }
+    *out_line = hit;
+    return 0;
+}

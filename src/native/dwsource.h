@@ -1,0 +1,33 @@
+/*
+ * native/dwsource.h: where a shared object's debug info (DWARF) says its source
+ * files are, the way gdb finds them: a compilation unit's DW_AT_name joined
+ * to its DW_AT_comp_dir.  For tools that need a source line before the
+ * program runs (a breakpoint on a marked line of a sample).
+ */
+#ifndef TDB_DWSOURCE_H
+#define TDB_DWSOURCE_H
+
+#include "base/common.h"
+
+#include <jansson.h>
+
+/* The absolute path of the source of the compilation unit in ELF_PATH whose
+ * name is NAME or ends with "/" NAME ("tt_native_cpu.c").  New string, or
+ * NULL with ERR set when the file cannot be read, has no DWARF, or has no
+ * such unit. */
+char *tdb_dwarf_source_path(const char *elf_path, const char *name, tdb_error *err);
+
+/* Add to DIRS (a JSON object used as a set: each key a directory) where
+ * the sources of ELF_PATH's compilation units are: a unit's DW_AT_comp_dir
+ * when its DW_AT_name is relative (the build ran there: its headers are
+ * there too), else the directory of its absolute DW_AT_name.  Returns the
+ * number of units read, or -1 with ERR set when the file cannot be read or
+ * has no DWARF. */
+long tdb_dwarf_source_dirs(const char *elf_path, json_t *dirs, tdb_error *err);
+
+/* The number of the one line of the text file PATH containing MARKER.
+ * Returns 0 and writes *OUT_LINE, or -1 with ERR set when the file cannot
+ * be read or MARKER is on no line or on more than one. */
+int tdb_marked_line(const char *path, const char *marker, int *out_line, tdb_error *err);
+
+#endif

@@ -1,0 +1,337 @@
+/*
+ * session/internal.h: the session core's state, shared by its files and by no
+ * one else:
+ *   session/session.c        gdb, symbols, libraries, breakpoints, events, stops,
+ *                    launching, attaching, resuming, ending
+ *   session/stack.c  the stack at a stop: readers, merged views, frames
+ *   session/commands.c   the commands typed at a stop
+ *   session/values.c the values a stop shows: C++ exceptions, arguments,
+ *                    tensors, Python variables
+ *   session/query.c  the session as data, for front-ends (session/session.h's
+ *                    "Structured queries")
+ */
+#ifndef TDB_SESSION_INT_H
+#define TDB_SESSION_INT_H
+
+#include "session/session.h"
+
+#include "gdb/mi_session.h"
+#include "process/procfs.h"
+#include "stacks/view.h"
+
+#include <regex.h>
+
+#define CMD_TIMEOUT_MS 60000       /* ordinary MI commands */
+#define SYMBOLS_TIMEOUT_MS 300000  /* reading symbols of big libraries */
+#define DEFAULT_MAX_FRAMES 64
+#define STACK_LOAD_ROUNDS 8
+
+enum tdb_state { NOT_STARTED, RUNNING, STOPPED, EXITED };
+
+typedef struct lib_info {
+    char *path;
+    int symbols;          /* symbols read by gdb */
+    unsigned long lo, hi; /* .text range, from =library-loaded */
+} lib_info;
+
+typedef enum bp_kind {
+    BP_NATIVE,  /* a gdb breakpoint the user asked for */
+    BP_IMPORT,  /* internal: a --stop-at-import module's PyInit */
+    BP_CATCH,   /* catch throw [TYPE]: where C++ throws */
+    BP_PYTHON   /* FILE.py:LINE or FILE.py:FUNCTION, in the process's hook */
+} bp_kind;
+
+/* One place a breakpoint bound (an overload, an inlined copy). */
+typedef struct bp_loc {
+    unsigned long addr;
+    char *what;      /* "at::native::add(...) in libtorch_cpu.so.1.13", "f at x.c:3" */
+    int hits;        /* stops at it */
+} bp_loc;
+
+typedef struct bp_info {
+    int id;          /* tdebug's number, shown to the user; 0: internal */
+    int number;      /* gdb's number */
+    bp_kind kind;
+    char *location;  /* as given (--break), or "PyInit_x" */
+    char *module;    /* import stops: the module */
+    int pending;
+    int hits;
+    int enabled;
+    int temporary;
+    char *where;     /* where it bound, as gdb says ("at::native::add in
+                      * libtorch_cpu.so", "x.c:3"), for 'never hit' */
+    bp_loc *locs;    /* the places it bound (PLT stubs left out) */
+    size_t n_locs;
+    /* BP_PYTHON: what the hook matches (lib/tdebug_pyhook.h) */
+    char *py_file;   /* absolute path, or a tail ("pkg/mod.py") */
+    int py_line;     /* > 0: a line breakpoint */
+    char *py_function; /* else: a function name */
+    int slot;        /* its slot in the hook's table, -1 before it has one */
+    int passed;      /* BP_CATCH with a TYPE: throws of other classes let go
+                      * (gdb counts them among its hits) */
+    int by_address;  /* placed by tdebug at an address it found itself (a
+                      * light session's): gdb knows no name for it, so its
+                      * description (locs, where) is tdebug's own */
+} bp_info;
+
+/* Python breakpoints and stepping: the library tdebug loads into the
+ * process (session/python.c). */
+typedef struct pyhook_state {
+    int state;           /* PYHOOK_* */
+    int safe_bps[2];     /* gdb's numbers of the safe-point breakpoints */
+    int stop_bp;         /* gdb's number of the breakpoint on tdebug_pyhook_stop */
+    int native_bp;       /* a step into native code: its temporary breakpoint */
+    int native_thread;
+    uint64_t control;    /* &tdebug_pyhook_control in the process */
+    uint64_t generation;
+    int n_slots;         /* slots of the table in use */
+    int stop_is_hook;    /* the current stop is in tdebug_pyhook_stop */
+    int step_pending;    /* a Python step the hook runs */
+    char *lib;           /* the library's path in the process */
+    int loaded;          /* dlopen'ed (install may still be refused) */
+    int native_prologue; /* a step into native code goes past its prologue */
+    char native_what[128]; /* what the native function implements */
+    int retries;         /* installs refused: not a safe point yet */
+    char *failed;        /* why Python breakpoints cannot work here */
+    unsigned char report[1024]; /* the last tdb_pyhook_report read */
+} pyhook_state;
+
+enum { PYHOOK_NONE, PYHOOK_ARMING, PYHOOK_READY, PYHOOK_FAILED };
+
+typedef struct module_watch {
+    const char *name; /* "torch._C" */
+    char *regex;      /* its file, as a basic regex */
+    regex_t re;
+    char *library;    /* the file it was loaded from */
+    int at_import;    /* --stop-at-import: stop in its PyInit */
+    int at_load;      /* --stop-at-load: stop when its library is mapped */
+    int seen;         /* its library was loaded */
+    int stopped;      /* the stop(s) asked for happened */
+} module_watch;
+
+/* A light session (session/light.c): 'tdebug run' starts the program
+ * itself, with the preloaded library, while gdb starts; gdb attaches
+ * reading no library file (its sysroot hidden), so it never stops at the
+ * loader's events; the library traps when a watched library maps, and
+ * tdebug places the stops by address and unwinds stacks itself.  Anything
+ * that needs gdb's own knowledge of the libraries (a prompt, commands, a
+ * frame in a library with debug info, an overloaded breakpoint) makes it
+ * an ordinary session first (tdb_session_light_upgrade()). */
+typedef struct light_state {
+    int wanted;          /* tdb_session_new() left gdb starting for it */
+    int on;              /* gdb reads no library file now */
+    pid_t child;         /* the program, tdebug's own child (reaped at the end) */
+    char *sysroot;       /* gdb's own sysroot, which the upgrade gives back */
+    char *exe;           /* the interpreter, whose symbols the upgrade reads */
+    char *script_dir;    /* the script's directory (interest) */
+    char *audit;         /* the preloaded library, its real path */
+    uint64_t state_addr, release_addr; /* its variables in the process, 0: not yet */
+    int scanned;         /* the libraries mapped at the attach were searched */
+    int disarmed;        /* its traps are off */
+    int synth;           /* the stack being recorded was unwound by tdebug */
+    uint64_t r_debug;    /* the loader's _r_debug in the process, 0: not found yet */
+    char **ln_real;      /* the files the loader's list names, their real paths... */
+    char **ln_name;      /* ...and its names for them (l_name: what gdb shows) */
+    size_t n_ln;
+    tdb_mem mem;
+} light_state;
+
+struct tdb_session {
+    tdb_session_options opts;
+    tdb_frontend fe;
+    tdb_gdb *gdb;
+    enum tdb_state state;
+    int attached;
+    pid_t pid;
+    int exit_status;
+    int have_exit;
+    int signalled;       /* the program was killed by a signal */
+    int ended;           /* tdb_session_end() ran */
+    char *interest;      /* basic regex of libraries whose symbols we load */
+    regex_t interest_re;
+    int have_interest;
+    lib_info *libs;
+    size_t n_libs, cap_libs;
+    bp_info *bps;
+    size_t n_bps, cap_bps;
+    int next_bp_id;
+    int stdcxx_interest; /* libstdc++'s symbols are read when it loads */
+    int catch_load_bp;   /* gdb's number of the load catchpoint, 0 none */
+    pyhook_state hook;
+    int python_top;      /* the stop's top frame a user sees is Python: the
+                          * index of it among the visible frames, else -1 */
+    module_watch *mods;
+    size_t n_mods;
+    int base_symbols;    /* libc and ld.so symbols loaded */
+    int py_bt;           /* -1 unknown, 0 unavailable, 1 works */
+    int interrupt_sent;  /* we sent -exec-interrupt */
+    int last_resume;     /* the tdb_resume of the last resume, -1 none */
+    int saved_fds[3];
+    int cancel_fd;       /* the front-end's: readable cancels waits */
+    char state_before;   /* attach: the process's state letter before (T: stopped) */
+    /* a paused process (tdb_session_attach() with an announcement) */
+    json_t *paused;           /* its announcement; NULL when not paused */
+    int paused_released;      /* the release was written, or it ran */
+    module_watch *paused_load; /* --stop-at-load of the module it waits at */
+    /* The current stop: what tdb_session_stop() returns, and what it owns. */
+    int have_stop;
+    tdb_stop_info stop;
+    char **stop_strs;    /* the strings the stop points to */
+    size_t n_stop_strs;
+    tdb_stackview stop_view;
+    int have_stop_view;
+    int selected;        /* index of the selected frame in the merged stack */
+    /* Stacks: the interpreter reader (opened once) and the symbol cache live
+     * as long as the session; the memory map, symbolizer and Python
+     * snapshot belong to one stop and are dropped when the program runs. */
+    tdb_py_process *py;
+    int py_state;        /* 0 not tried, 1 reading, -1 unavailable */
+    tdb_symcache *symcache;
+    int stop_readers;    /* the readers below are for this stop */
+    tdb_maps maps;
+    int have_maps;
+    tdb_symbolizer *sym;
+    tdb_py_snapshot *snap;
+    char *hidden_debug_dir; /* gdb's debug-file-directory while hidden */
+    struct tdb_session_values *values; /* session/values.c's, made when first used */
+    light_state light;
+};
+
+/* session/session.c */
+void tdb_session_emit(tdb_session *s, const char *event, json_t *fields, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+#define say(s, event, ...) tdb_session_emit((s), event, NULL, __VA_ARGS__)
+int tdb_session_console(tdb_session *s, int timeout_ms, tdb_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+int tdb_session_load_symbols(tdb_session *s, const char *re, tdb_error *err);
+lib_info *tdb_session_note_lib(tdb_session *s, const char *path);
+int tdb_session_load_library_symbols(tdb_session *s, const char *path, tdb_error *err);
+int tdb_session_ensure_base_symbols(tdb_session *s, tdb_error *err);
+bp_info *tdb_session_find_bp_id(tdb_session *s, int id);
+bp_info *tdb_session_add_bp(tdb_session *s, int number, bp_kind kind, const char *location,
+                           const char *module);
+int tdb_session_add_interest(tdb_session *s, const char *regex, tdb_error *err);
+int tdb_session_break(tdb_session *s, const char *location, int temporary, tdb_reply *r,
+                      tdb_error *err);
+void tdb_session_bp_delete(tdb_session *s, bp_info *b);
+int tdb_session_catch_throw(tdb_session *s, const char *type, tdb_reply *r, tdb_error *err);
+void tdb_session_bp_describe(tdb_session *s, const bp_info *b, tdb_buf *out);
+void tdb_session_note_running(tdb_session *s);
+void tdb_session_drain(tdb_session *s);
+int tdb_session_setup_symbols(tdb_session *s, tdb_error *err);
+void tdb_session_hide_cpython_debuginfo(tdb_session *s);
+void tdb_session_restore_debuginfo(tdb_session *s);
+/* The libraries whose symbols breakpoints need (torch, c10, the working
+ * and script directories, --symbols): s->interest. */
+int tdb_session_prepare_interest(tdb_session *s, const char *script_dir, tdb_error *err);
+/* The words and directories of that interest, for the preloaded
+ * library's patterns: words a path contains, then directories it is under
+ * (new strings; NULL-terminated). */
+extern const char *const tdb_session_interest_words[];
+char **tdb_session_interest_dirs(const char *script_dir);
+int tdb_session_place_load_catchpoint(tdb_session *s, tdb_error *err);
+/* gdb attaches to PID (s->pid): 0 stopped, -1 with ERR set as
+ * tdb_session_attach() says it. */
+int tdb_session_gdb_attach(tdb_session *s, pid_t pid, tdb_error *err);
+/* Give gdb breakpoint B, which tdebug held back (b->number 0): read the
+ * mapped libraries that define it, insert it pending.  0, or -1 with ERR
+ * set (gdb died); a location gdb rejects stays unbound (warned). */
+int tdb_session_bind_held(tdb_session *s, bp_info *b, tdb_error *err);
+
+/* session/python.c */
+int tdb_session_python_break(tdb_session *s, const char *location, int temporary, tdb_reply *r,
+                             tdb_error *err);
+/* A *stopped at gdb breakpoint BKPTNO: 0 not the hook's, 1 handled (let
+ * the program run again), 2 a stop to present (*ST filled), 3 handled and
+ * the program already runs, -1 error. */
+int tdb_session_python_stopped(tdb_session *s, int bkptno, const json_t *res, tdb_stop_info *st,
+                               tdb_error *err);
+/* A step/next/finish at a stop whose top is Python: 1 started, 0 not a
+ * Python step (gdb's applies), -1 error. */
+int tdb_session_python_resume(tdb_session *s, tdb_resume how, tdb_error *err);
+/* The breakpoint's slot in the hook: written, cleared (B deleted), or its
+ * enabled flag. */
+void tdb_session_python_bp_changed(tdb_session *s, bp_info *b, int deleted);
+/* Before the program starts: with Python breakpoints asked for, the safe
+ * point where the hook is loaded (the first Python call). */
+int tdb_session_python_launch(tdb_session *s, tdb_error *err);
+/* Before the process goes on without tdebug: no hook left. */
+void tdb_session_python_end(tdb_session *s);
+/* Frames of the hook library at the top of a hook stop's stack: how many
+ * leading frames of MI_STACK to leave out. */
+size_t tdb_session_python_hidden_frames(tdb_session *s, int thread, const json_t *mi_stack);
+/* The hook's frames in V (its evaluation function, deeper in a stack)
+ * are plumbing. */
+void tdb_session_python_fold(tdb_session *s, tdb_stackview *v);
+/* After a stop is recorded: is its top Python (s->python_top), and its
+ * where/source for a Python top. */
+void tdb_session_python_describe(tdb_session *s, tdb_stop_info *out);
+
+/* session/commands.c, for the commands of the other files */
+/* Fail R for command CMD with MSG (R->error, the text and an "error"
+ * event); returns 0. */
+int tdb_session_reply_fail(tdb_reply *r, const char *cmd, const char *msg);
+/* 1 when the program is at a stop, else 0 with R failed saying why. */
+int tdb_session_need_stop(tdb_session *s, tdb_reply *r, const char *cmd);
+/* The index of the Python frame nearest frame FROM going DIR (+1: to
+ * callers), FROM included; -1 when none. */
+int tdb_session_nearest_python(tdb_session *s, int from, int dir);
+
+/* session/values.c */
+/* At a stop of catchpoint B: the exception being thrown (*OUT_EXC, a new
+ * reference, stop_info's "exception"), and whether B's TYPE (its
+ * location "throw TYPE") is its class or a base of it.  1: a stop to
+ * present; 0: another class, let the program go on (*OUT_EXC untouched);
+ * -1 with ERR set when gdb failed. */
+int tdb_session_throw_stop(tdb_session *s, const bp_info *b, json_t **out_exc, tdb_error *err);
+/* The message of a throw stop ST: "C++ exception 'c10::Error' thrown
+ * (catchpoint 2): mat1 and mat2 shapes cannot be multiplied ...". */
+void tdb_session_describe_throw(const tdb_stop_info *st, tdb_buf *b);
+/* At a breakpoint stop: the arguments of frame 0 (new reference, the
+ * stop_info's "args"), or NULL when they cannot be named. */
+json_t *tdb_session_stop_args(tdb_session *s);
+/* The commands 'args', 'tensor EXPR', 'py-locals', 'py-print NAME'. */
+int tdb_session_cmd_args(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err);
+int tdb_session_cmd_tensor(tdb_session *s, const char *expr, tdb_reply *r, tdb_error *err);
+int tdb_session_cmd_py_locals(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err);
+int tdb_session_cmd_py_print(tdb_session *s, const char *name, tdb_reply *r, tdb_error *err);
+void tdb_session_values_free(tdb_session *s);
+
+/* session/stack.c */
+void tdb_session_drop_stop_readers(tdb_session *s);
+void tdb_session_make_stop_readers(tdb_session *s);
+json_t *tdb_session_stack_frames(tdb_session *s, int thread, tdb_error *err);
+int tdb_session_collect_view(tdb_session *s, int thread, tdb_stackview *v, tdb_error *err);
+json_t *tdb_session_view_python(tdb_session *s, const tdb_stackview *v);
+void tdb_session_render_view(tdb_session *s, const tdb_stackview *v, const json_t *gdb_py,
+                             tdb_buf *out);
+pid_t tdb_session_thread_lwp(tdb_session *s, int thread);
+
+/* session/light.c */
+/* Can S's options run light (tdb_session_new() then spawns gdb without
+ * waiting)?  Garbage in TDEBUG_LIGHT is said as a warning, and light it is. */
+int tdb_session_light_applies(tdb_session *s);
+/* Start the program and attach: 0 with it running, 1 when a light launch
+ * cannot be made here (nothing was started; gdb is ready for the ordinary
+ * launch), -1 with ERR set. */
+int tdb_session_light_launch(tdb_session *s, char *const argv[], const char *script_dir,
+                             tdb_error *err);
+/* A SIGTRAP stop: 1 when it was the preloaded library's trap (handled: the
+ * program may go on), 0 when it is the program's own, -1 on error. */
+int tdb_session_light_trap(tdb_session *s, tdb_error *err);
+/* THREAD's frames unwound by tdebug, in -stack-list-frames' form (new
+ * reference), or NULL: with *NEED_GDB set when a frame is in a library
+ * with its own debug info (gdb must show it), else with ERR set. */
+json_t *tdb_session_light_frames(tdb_session *s, int thread, int *need_gdb, tdb_error *err);
+/* Make a light session an ordinary one (no-op otherwise): gdb reads the
+ * libraries again, the held breakpoints and watched modules go to gdb. */
+int tdb_session_light_upgrade(tdb_session *s, tdb_error *err);
+/* The program is gone or killed: reap it (a light session's child). */
+void tdb_session_light_end(tdb_session *s);
+
+/* session/query.c */
+/* Tell the front-end that breakpoint B changed (BKPT: gdb's tuple for it,
+ * which says where it bound). */
+void tdb_session_bp_changed(tdb_session *s, const bp_info *b, const json_t *bkpt);
+
+#endif

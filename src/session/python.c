@@ -1,0 +1,850 @@
+/*
+ * session/python.c: Python breakpoints (FILE.py:LINE, FILE.py:FUNCTION)
+ * and stepping from Python into the C/C++ it calls and back, in every
+ * session, through the library tdebug loads into the process
+ * (lib/tdebug_pyhook.h; built per CPython version as
+ * pyhook/libtdebug-pyhook-cpython-3X.so).
+ *
+ * The protocol is the header's: at a safe point (a thread holding the GIL
+ * at the entry of _PyEval_EvalFrameDefault, or of PyErr_CheckSignals,
+ * which a pending call makes the main thread run) gdb loads the library
+ * and installs it; tdebug writes its breakpoint table and step requests
+ * into the library's control block (gdb's memory commands: no call), and
+ * keeps a gdb breakpoint on tdebug_pyhook_stop, which the library calls
+ * with a report when a breakpoint or a step ends.  A step into native code
+ * is reported as the address of the C function about to be called: tdebug
+ * puts a temporary breakpoint there.  At the end the library is told to
+ * remove itself (a memory write), so a process tdebug leaves runs with no
+ * hook and at its normal speed.
+ */
+#include "session/internal.h"
+
+#include "tdebug_pyhook.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define HOOK_TIMEOUT_MS 30000
+
+/* ---- locations ---- */
+
+/* The suffixes GCC gives the clones of a function (foo.cold,
+ * foo.part.0, foo.constprop.0.isra.0): symbols gdb can break on. */
+static int is_clone_suffix(const char *s, size_t n)
+{
+    static const char *const suffixes[] = {"cold",  "hot",   "part",     "constprop", "isra",
+                                           "clone", "lto_priv", "localalias", "specialized"};
+    for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++)
+        if (strlen(suffixes[i]) == n && !strncmp(s, suffixes[i], n))
+            return 1;
+    return 0;
+}
+
+tdb_break_kind tdb_break_location_kind(const char *loc)
+{
+    const char *colon = strrchr(loc, ':');
+    const char *file_end = colon ? colon : loc + strlen(loc);
+    if (file_end - loc >= 4 && !strncmp(file_end - 3, ".py", 3) && (!colon || colon[-1] != ':'))
+        return TDB_BREAK_PYTHON_FILE;
+    if (colon || loc[0] == '*')
+        return TDB_BREAK_NATIVE;
+    /* identifier(.identifier)+, none of them a clone suffix, the last not
+     * a C/C++ source file's extension. */
+    static const char *const sources[] = {"c", "cc", "cpp", "cxx", "cu", "h", "hpp", "S", "s"};
+    const char *p = loc;
+    size_t parts = 0;
+    for (;;) {
+        const char *start = p;
+        if (!(isalpha((unsigned char)*p) || *p == '_'))
+            return TDB_BREAK_NATIVE;
+        while (isalnum((unsigned char)*p) || *p == '_')
+            p++;
+        size_t n = (size_t)(p - start);
+        if (parts && is_clone_suffix(start, n))
+            return TDB_BREAK_NATIVE;
+        parts++;
+        if (!*p) {
+            for (size_t i = 0; i < sizeof(sources) / sizeof(sources[0]); i++)
+                if (strlen(sources[i]) == n && !strncmp(start, sources[i], n))
+                    return TDB_BREAK_NATIVE;
+            return parts >= 2 ? TDB_BREAK_PYTHON_NAME : TDB_BREAK_NATIVE;
+        }
+        if (*p++ != '.')
+            return TDB_BREAK_NATIVE;
+    }
+}
+
+int tdb_break_refusal(const char *loc, tdb_buf *why)
+{
+    tdb_break_kind kind = tdb_break_location_kind(loc);
+    const char *colon = strrchr(loc, ':');
+    if (kind == TDB_BREAK_NATIVE || (kind == TDB_BREAK_PYTHON_FILE && colon && colon[1]))
+        return 0;
+    if (!why)
+        return 1;
+    if (kind == TDB_BREAK_PYTHON_FILE)
+        tdb_buf_addf(why, "--break '%s' names a Python file but no place in it: give "
+                          "FILE.py:LINE or FILE.py:FUNCTION (train.py:42, train.py:Model.forward)",
+                     loc);
+    else
+        tdb_buf_addf(why, "--break '%s' is a Python name, not a place: give a place in Python "
+                          "code as FILE.py:FUNCTION or FILE.py:LINE, or the C/C++ function it "
+                          "runs (%s)",
+                     loc, strncmp(loc, "torch.", 6) == 0
+                              ? "torch's operators enter C++ at at::_ops::NAME_OVERLOAD::call: "
+                                "torch.add at at::_ops::add_Tensor::call; 'tdebug tour' walks "
+                                "that path"
+                              : "its symbol, as 'info functions REGEX' at the (tdebug) prompt "
+                                "lists them");
+    return 1;
+}
+
+/* Is LINE of TEXT code a breakpoint can stop at: not blank, not a comment
+ * alone?  (A docstring or a continuation line stops nowhere either, but
+ * the library's binding says so: these are the common slips.) */
+static int is_code_line(const char *text)
+{
+    while (isspace((unsigned char)*text))
+        text++;
+    return *text && *text != '#';
+}
+
+/* For a line breakpoint in a file tdebug can read: the first line at or
+ * after LINE holding code, or -1 when there is none (*NLINES: the file's
+ * length). */
+static int code_line_from(const char *file, int line, int *nlines)
+{
+    FILE *f = fopen(file, "re");
+    char *text = NULL;
+    size_t cap = 0;
+    int n = 0, found = -1;
+    if (!f)
+        return line;
+    while (getline(&text, &cap, f) >= 0) {
+        n++;
+        if (found < 0 && n >= line && is_code_line(text))
+            found = n;
+    }
+    free(text);
+    fclose(f);
+    *nlines = n;
+    return found;
+}
+
+/* ---- the control block, through gdb ---- */
+
+static int read_mem(tdb_session *s, uint64_t addr, void *buf, size_t len, tdb_error *err)
+{
+    json_t *res = NULL;
+    if (tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, &res, err, "-data-read-memory-bytes 0x%llx %zu",
+                    (unsigned long long)addr, len) < 0)
+        return -1;
+    const char *hex = tdb_mi_str(json_array_get(json_object_get(res, "memory"), 0), "contents");
+    int rc = -1;
+    if (hex && strlen(hex) == 2 * len) {
+        unsigned char *out = buf;
+        for (size_t i = 0; i < len; i++) {
+            unsigned v;
+            sscanf(hex + 2 * i, "%2x", &v);
+            out[i] = (unsigned char)v;
+        }
+        rc = 0;
+    } else {
+        tdb_error_set(err, EIO, "gdb read %s bytes of the hook's state at 0x%llx, not %zu",
+                      hex ? "other" : "no", (unsigned long long)addr, len);
+    }
+    json_decref(res);
+    return rc;
+}
+
+static int write_mem(tdb_session *s, uint64_t addr, const void *buf, size_t len, tdb_error *err)
+{
+    tdb_buf hex = TDB_BUF_INIT;
+    const unsigned char *in = buf;
+    for (size_t i = 0; i < len; i++)
+        tdb_buf_addf(&hex, "%02x", in[i]);
+    int rc = tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, err, "-data-write-memory-bytes 0x%llx %s",
+                         (unsigned long long)addr, tdb_buf_str(&hex));
+    tdb_buf_free(&hex);
+    return rc;
+}
+
+#define CONTROL(s, field) ((s)->hook.control + offsetof(tdb_pyhook_control, field))
+
+static int write_i32(tdb_session *s, uint64_t addr, int32_t v, tdb_error *err)
+{
+    return write_mem(s, addr, &v, sizeof(v), err);
+}
+
+static int write_u64(tdb_session *s, uint64_t addr, uint64_t v, tdb_error *err)
+{
+    return write_mem(s, addr, &v, sizeof(v), err);
+}
+
+/* After an edit of the control block: where the library asks for it
+ * (3.12+: control.sync_slot), have the next Python call in any thread
+ * apply it (lib/tdebug_pyhook.h, "Edits"): a memory write, no call. */
+static int sync_soon(tdb_session *s, tdb_error *err)
+{
+    uint64_t sync[2]; /* sync_slot, sync_eval_frame */
+    if (read_mem(s, CONTROL(s, sync_slot), sync, sizeof(sync), err) < 0)
+        return -1;
+    return sync[0] ? write_u64(s, sync[0], sync[1], err) : 0;
+}
+
+/* gdb's breakpoints and catchpoints off (ON 0) or back on (1) around a
+ * call gdb makes in the process: one that fires inside the call (the load
+ * catchpoint when dlopen maps the hook, a user's breakpoint on malloc)
+ * would abandon it half done. */
+static void breakpoints_during_call(tdb_session *s, int on)
+{
+    tdb_buf list = TDB_BUF_INIT;
+    if (s->catch_load_bp > 0)
+        tdb_buf_addf(&list, " %d", s->catch_load_bp);
+    for (size_t i = 0; i < s->n_bps; i++)
+        if (s->bps[i].number > 0 && s->bps[i].enabled)
+            tdb_buf_addf(&list, " %d", s->bps[i].number);
+    if (s->hook.stop_bp > 0)
+        tdb_buf_addf(&list, " %d", s->hook.stop_bp);
+    if (list.len)
+        tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, NULL, "-break-%s%s", on ? "enable" : "disable",
+                    tdb_buf_str(&list));
+    tdb_buf_free(&list);
+}
+
+/* An expression's value (a number), or -1 with ERR set.  It may call a
+ * function in the process: no breakpoint can interrupt that. */
+static int eval_u64(tdb_session *s, const char *expr, uint64_t *out, tdb_error *err)
+{
+    json_t *res = NULL;
+    tdb_buf cmd = TDB_BUF_INIT;
+    tdb_buf_adds(&cmd, "-data-evaluate-expression ");
+    tdb_mi_quote(&cmd, expr);
+    int calls = strchr(expr, '(') && strstr(expr, ")(") == NULL;
+    if (calls)
+        breakpoints_during_call(s, 0);
+    int rc = tdb_gdb_cmd(s->gdb, HOOK_TIMEOUT_MS, &res, err, "%s", tdb_buf_str(&cmd));
+    if (calls)
+        breakpoints_during_call(s, 1);
+    tdb_buf_free(&cmd);
+    if (rc == 0) {
+        const char *v = tdb_mi_str(res, "value");
+        /* "(void *) 0x1234" or "0" */
+        const char *num = v ? strrchr(v, ' ') : NULL;
+        *out = strtoull(num ? num + 1 : v ? v : "0", NULL, 0);
+    }
+    json_decref(res);
+    return rc;
+}
+
+/* Write breakpoint B into its slot (a new one if it has none), or clear
+ * the slot, then bump the generation so the library applies it. */
+static int write_slot(tdb_session *s, bp_info *b, int clear, tdb_error *err)
+{
+    pyhook_state *h = &s->hook;
+    if (b->slot < 0 && clear)
+        return 0;
+    if (b->slot < 0) {
+        /* The first free slot: one no live breakpoint holds. */
+        for (int k = 0; k < TDB_PYHOOK_MAX_BREAKPOINTS && b->slot < 0; k++) {
+            int used = 0;
+            for (size_t i = 0; i < s->n_bps; i++)
+                used |= s->bps[i].kind == BP_PYTHON && s->bps[i].slot == k;
+            if (!used)
+                b->slot = k;
+        }
+        if (b->slot < 0) {
+            tdb_error_set(err, ENOSPC, "more than %d Python breakpoints: delete some first",
+                          TDB_PYHOOK_MAX_BREAKPOINTS);
+            return -1;
+        }
+    }
+    uint64_t at = CONTROL(s, bp) + (uint64_t)b->slot * sizeof(tdb_pyhook_breakpoint);
+    tdb_pyhook_breakpoint bp;
+    memset(&bp, 0, sizeof(bp));
+    if (!clear) {
+        bp.enabled = b->enabled;
+        bp.kind = b->py_line > 0 ? TDB_PYHOOK_BP_LINE : TDB_PYHOOK_BP_FUNCTION;
+        bp.line = b->py_line;
+        snprintf(bp.file, sizeof(bp.file), "%s", b->py_file ? b->py_file : "");
+        snprintf(bp.function, sizeof(bp.function), "%s", b->py_function ? b->py_function : "");
+    }
+    /* id last: a slot is live when its id is. */
+    int32_t id = clear ? 0 : b->id;
+    bp.id = 0;
+    if (write_mem(s, at, &bp, sizeof(bp), err) < 0 ||
+        write_i32(s, at + offsetof(tdb_pyhook_breakpoint, id), id, err) < 0)
+        return -1;
+    if (clear)
+        b->slot = -1;
+    else if (b->slot + 1 > h->n_slots) {
+        h->n_slots = b->slot + 1;
+        if (write_i32(s, CONTROL(s, n_breakpoints), h->n_slots, err) < 0)
+            return -1;
+    }
+    if (write_u64(s, CONTROL(s, generation), ++h->generation, err) < 0)
+        return -1;
+    return h->state == PYHOOK_READY ? sync_soon(s, err) : 0;
+}
+
+/* ---- loading the library ---- */
+
+static void hook_failed(tdb_session *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void hook_failed(tdb_session *s, const char *fmt, ...)
+{
+    tdb_buf b = TDB_BUF_INIT;
+    va_list ap;
+    va_start(ap, fmt);
+    tdb_buf_vaddf(&b, fmt, ap);
+    va_end(ap);
+    free(s->hook.failed);
+    s->hook.failed = tdb_buf_detach(&b);
+    s->hook.state = PYHOOK_FAILED;
+    say(s, "warning", "Python breakpoints cannot stop in pid %d: %s", (int)s->pid, s->hook.failed);
+}
+
+/* The library for the process's CPython ("3.11.2" -> ...-311.so):
+ * $TDEBUG_PYHOOK names one, else pyhook/ beside tdebug or in its libdir. */
+static char *find_library(tdb_session *s)
+{
+    const char *env = getenv("TDEBUG_PYHOOK");
+    if (env && *env)
+        return access(env, R_OK) == 0 ? tdb_xstrdup(env) : NULL;
+    unsigned major = 0, minor = 0;
+    if (!s->py || sscanf(tdb_py_version(s->py), "%u.%u", &major, &minor) != 2)
+        return NULL;
+    char *name = tdb_xasprintf("pyhook/libtdebug-pyhook-cpython-%u%u.so", major, minor);
+    char *path = tdb_companion_path(name);
+    free(name);
+    return path;
+}
+
+/* Stop the process at a safe point soon: at the entry of the evaluator
+ * (any Python call), or of PyErr_CheckSignals, which a pending call makes
+ * the main thread run at its next instruction boundary even inside a loop
+ * that calls nothing (3.11 runs Python-to-Python calls inline).  WITH_CALL:
+ * the process is stopped now and may take that pending call (it is made
+ * first: gdb lets other threads run during a call, and one reaching a
+ * breakpoint would abandon it). */
+static int arm_safe_point(tdb_session *s, int with_call, tdb_error *err)
+{
+    pyhook_state *h = &s->hook;
+    /* A program not started yet: where the interpreter, initialized,
+     * starts the program (the first Python calls run before that, when
+     * CPython may not be called yet). */
+    const char *where[] = {s->state == NOT_STARTED ? "*Py_RunMain" : "*_PyEval_EvalFrameDefault",
+                           with_call ? "*PyErr_CheckSignals" : NULL};
+    if (h->state != PYHOOK_NONE && !(h->state == PYHOOK_ARMING && !h->safe_bps[0] && !h->safe_bps[1]))
+        return 0;
+    if (!s->opts.all_symbols)
+        tdb_session_load_symbols(s, "/libpython3[^/]*\\.so[^/]*$", NULL);
+    if (with_call) {
+        uint64_t rc = 1;
+        tdb_error local = {0};
+        if (eval_u64(s, "(int) Py_AddPendingCall(PyErr_CheckSignals, 0)", &rc, &local) < 0 ||
+            rc != 0) {
+            /* Not fatal: the next Python call is a safe point too. */
+            if (!tdb_gdb_alive(s->gdb)) {
+                tdb_error_set(err, local.code, "%s", local.msg);
+                return -1;
+            }
+        }
+    }
+    for (int i = 0; i < 2; i++) {
+        json_t *res = NULL;
+        h->safe_bps[i] = 0;
+        if (!where[i])
+            continue;
+        /* In a shared libpython not mapped yet (a program not started),
+         * the pending form binds when it loads (its symbols are read). */
+        if (tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, &res, NULL, "-break-insert %s", where[i]) == 0 ||
+            (s->state == NOT_STARTED &&
+             tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, &res, NULL, "-break-insert -f %s", where[i] + 1) == 0))
+            h->safe_bps[i] = atoi(tdb_mi_str(json_object_get(res, "bkpt"), "number") ?: "0");
+        json_decref(res);
+    }
+    if (!h->safe_bps[0] && !h->safe_bps[1]) {
+        hook_failed(s, "gdb finds no %s in the interpreter (not CPython?)", where[0] + 1);
+        return 0;
+    }
+    h->state = PYHOOK_ARMING;
+    return 0;
+}
+
+/* At a safe point: load the library, write the table, install, and keep a
+ * breakpoint on tdebug_pyhook_stop.  Failures are said and leave Python
+ * breakpoints pending; only gdb's death is an error. */
+static int load_and_install(tdb_session *s, tdb_error *err)
+{
+    pyhook_state *h = &s->hook;
+    tdb_error local = {0};
+    uint64_t handle = 0, v = 0;
+    char *lib = NULL;
+
+    for (int i = 0; i < 2; i++)
+        if (h->safe_bps[i])
+            tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, NULL, "-break-delete %d", h->safe_bps[i]);
+    h->safe_bps[0] = h->safe_bps[1] = 0;
+    tdb_session_make_stop_readers(s);
+    if (h->loaded)
+        goto loaded;
+    lib = find_library(s);
+    const char *named = getenv("TDEBUG_PYHOOK");
+    if (!lib && named && *named) {
+        hook_failed(s, "TDEBUG_PYHOOK names '%s', which cannot be read (%s): unset it to use "
+                       "the library built for this CPython", named, strerror(errno));
+        goto done;
+    }
+    if (!lib) {
+        hook_failed(s, s->py ? "tdebug has no hook library for its Python %s (build it: 'make "
+                               "pyhook PYTHON=/path/to/python%.4s' where that interpreter's "
+                               "headers are installed)"
+                             : "tdebug cannot read this interpreter (%s%s)",
+                    s->py ? tdb_py_version(s->py) : "see the warning above",
+                    s->py ? tdb_py_version(s->py) : "");
+        goto done;
+    }
+    tdb_buf expr = TDB_BUF_INIT;
+    tdb_buf_adds(&expr, "(void *) dlopen(\"");
+    for (const char *p = lib; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            tdb_buf_addc(&expr, '\\');
+        tdb_buf_addc(&expr, *p);
+    }
+    tdb_buf_adds(&expr, "\", 2)");
+    int rc = eval_u64(s, tdb_buf_str(&expr), &handle, &local);
+    tdb_buf_free(&expr);
+    if (rc < 0 || !handle) {
+        if (!tdb_gdb_alive(s->gdb))
+            goto gdb_died;
+        hook_failed(s, "cannot load '%s' into it: %s", lib, rc < 0 ? local.msg : "dlopen failed");
+        goto done;
+    }
+    tdb_session_load_symbols(s, "/libtdebug-pyhook[^/]*$", NULL);
+    h->loaded = 1;
+    h->lib = lib;
+    lib = NULL;
+    if (eval_u64(s, "(unsigned long) &tdebug_pyhook_control", &h->control, &local) < 0 ||
+        !h->control) {
+        hook_failed(s, "'%s' was loaded but gdb finds no tdebug_pyhook_control in it", h->lib);
+        goto done;
+    }
+    tdb_pyhook_control head;
+    size_t head_len = offsetof(tdb_pyhook_control, installed);
+    if (read_mem(s, h->control, &head, head_len, &local) < 0 || head.magic != TDB_PYHOOK_MAGIC ||
+        head.abi != TDB_PYHOOK_ABI || head.size != sizeof(tdb_pyhook_control)) {
+        hook_failed(s, "'%s' is not the hook this tdebug speaks to (magic, ABI or size differ: "
+                       "rebuild tdebug)", h->lib);
+        goto done;
+    }
+loaded:
+    h->state = PYHOOK_READY;
+    uint64_t gen = 0;
+    read_mem(s, CONTROL(s, generation), &gen, sizeof(gen), NULL);
+    h->generation = gen;
+    for (size_t i = 0; i < s->n_bps; i++)
+        if (s->bps[i].kind == BP_PYTHON && write_slot(s, &s->bps[i], 0, &local) < 0)
+            goto write_failed;
+    if (eval_u64(s, "(int) tdebug_pyhook_install()", &v, &local) < 0 || (int)v != 0) {
+        char why[256] = "";
+        read_mem(s, CONTROL(s, error), why, sizeof(why) - 1, NULL);
+        if (!tdb_gdb_alive(s->gdb))
+            goto gdb_died;
+        if (strncmp(why, "not at a safe point", 19) == 0 && h->retries++ < 100) {
+            /* This thread may not call CPython now: the next Python call
+             * may (the library stays loaded). */
+            h->state = PYHOOK_ARMING;
+            if (arm_safe_point(s, 0, err) < 0)
+                return -1;
+            goto done;
+        }
+        hook_failed(s, "the hook refused to install: %s", *why ? why : local.msg);
+        goto done;
+    }
+    json_t *res = NULL;
+    if (tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, &res, &local, "-break-insert tdebug_pyhook_stop") < 0) {
+        hook_failed(s, "gdb cannot break in the hook: %s", local.msg);
+        goto done;
+    }
+    h->stop_bp = atoi(tdb_mi_str(json_object_get(res, "bkpt"), "number") ?: "0");
+    json_decref(res);
+    goto done;
+write_failed:
+    hook_failed(s, "cannot write the breakpoint table: %s", local.msg);
+done:
+    free(lib);
+    return tdb_gdb_alive(s->gdb) ? 0 : (tdb_error_set(err, EPIPE, "gdb died"), -1);
+gdb_died:
+    free(lib);
+    tdb_error_set(err, local.code ? local.code : EPIPE, "%s", local.msg[0] ? local.msg : "gdb died");
+    return -1;
+}
+
+int tdb_session_python_launch(tdb_session *s, tdb_error *err)
+{
+    int any = 0;
+    for (size_t i = 0; i < s->n_bps; i++)
+        any |= s->bps[i].kind == BP_PYTHON;
+    if (!any)
+        return 0;
+    if (tdb_session_add_interest(s, "/libpython3[^/]*\\.so[^/]*$", err) < 0)
+        return -1;
+    return arm_safe_point(s, 0, err);
+}
+
+/* ---- breakpoints ---- */
+
+int tdb_session_python_break(tdb_session *s, const char *location, int temporary, tdb_reply *r,
+                             tdb_error *err)
+{
+    const char *colon = strrchr(location, ':');
+    char *file = tdb_xstrndup(location, (size_t)(colon - location));
+    const char *what = colon + 1;
+    char *resolved = NULL, *func = NULL;
+    long line = 0;
+    int rc = -1;
+
+    if (tdb_parse_long(what, 1, 1L << 30, &line) < 0) {
+        line = 0;
+        /* FUNCTION, or Class.method: identifiers and dots */
+        for (const char *p = what; *p && strcmp(what, "<module>") != 0; p++)
+            if (!(isalnum((unsigned char)*p) || *p == '_' || *p == '.' || (unsigned char)*p >= 0x80)) {
+                r->error = 1;
+                tdb_buf_addf(&r->text, "tdebug: '%s' is not a Python location: after FILE.py: "
+                                       "give a LINE or a FUNCTION name (train.py:42, "
+                                       "train.py:Model.forward)\n",
+                             location);
+                r->event = json_pack("{s:s, s:s, s:s}", "event", "error", "command", "break",
+                                     "message", "not a Python location");
+                rc = 0;
+                goto cleanup;
+            }
+        func = tdb_xstrdup(what);
+    }
+    /* The path as given, relative to the working directory, else as the
+     * tail of the files the process loads. */
+    resolved = realpath(file, NULL);
+    tdb_buf note = TDB_BUF_INIT;
+    if (resolved && line > 0) {
+        int nlines = 0, at = code_line_from(resolved, (int)line, &nlines);
+        if (at < 0) {
+            tdb_buf msg = TDB_BUF_INIT;
+            tdb_buf_addf(&msg, "'%s' has %d lines and none at or after line %ld holds code",
+                         resolved, nlines, line);
+            r->error = 1;
+            tdb_buf_addf(&r->text, "tdebug: %s: no breakpoint\n", tdb_buf_str(&msg));
+            r->event = json_pack("{s:s, s:s, s:s}", "event", "error", "command", "break",
+                                 "message", tdb_buf_str(&msg));
+            tdb_buf_free(&msg);
+            tdb_buf_free(&note);
+            rc = 0;
+            goto cleanup;
+        }
+        if (at != line)
+            tdb_buf_addf(&note, " (line %ld holds no code: moved to %d)", line, at);
+        line = at;
+    }
+    bp_info *b = tdb_session_add_bp(s, 0, BP_PYTHON, location, NULL);
+    b->temporary = temporary;
+    b->py_file = tdb_xstrdup(resolved ? resolved : file);
+    b->py_line = (int)line;
+    b->py_function = func;
+    func = NULL;
+    b->slot = -1;
+    b->pending = 1;
+    if (s->hook.state == PYHOOK_READY && write_slot(s, b, 0, err) < 0) {
+        tdb_buf_free(&note);
+        goto cleanup;
+    }
+    if (s->hook.state == PYHOOK_NONE && s->state != NOT_STARTED &&
+        arm_safe_point(s, s->state == STOPPED, err) < 0) {
+        tdb_buf_free(&note);
+        goto cleanup;
+    }
+    tdb_buf_addf(&r->text, "%s %d: %s%s%s%s\n", temporary ? "Temporary breakpoint" : "Breakpoint",
+                 b->id, b->py_file, line ? ":" : " in ", line ? "" : b->py_function,
+                 tdb_buf_str(&note));
+    if (line) {
+        /* the number after the path */
+        tdb_buf_reset(&r->text);
+        tdb_buf_addf(&r->text, "%s %d: %s:%ld%s%s\n",
+                     temporary ? "Temporary breakpoint" : "Breakpoint", b->id, b->py_file, line,
+                     tdb_buf_str(&note),
+                     s->hook.state == PYHOOK_FAILED ? " (cannot stop: see the warning)" : "");
+    }
+    r->event = json_pack("{s:s, s:i, s:s, s:s, s:s, s:s?, s:i, s:b}", "event", "breakpoint",
+                         "number", b->id, "type", "python", "location", location, "file",
+                         b->py_file, "function", b->py_function, "line", b->py_line, "pending",
+                         1);
+    tdb_buf_free(&note);
+    rc = 0;
+cleanup:
+    free(resolved);
+    free(file);
+    free(func);
+    return rc;
+}
+
+void tdb_session_python_bp_changed(tdb_session *s, bp_info *b, int deleted)
+{
+    if (s->hook.state == PYHOOK_READY && s->gdb && tdb_gdb_alive(s->gdb))
+        write_slot(s, b, deleted, NULL);
+}
+
+/* ---- stops ---- */
+
+static const tdb_pyhook_report *report_of(tdb_session *s)
+{
+    return (const tdb_pyhook_report *)s->hook.report;
+}
+
+static bp_info *python_bp(tdb_session *s, int id)
+{
+    bp_info *b = tdb_session_find_bp_id(s, id);
+    return b && b->kind == BP_PYTHON ? b : NULL;
+}
+
+int tdb_session_python_stopped(tdb_session *s, int bkptno, const json_t *res, tdb_stop_info *st,
+                               tdb_error *err)
+{
+    pyhook_state *h = &s->hook;
+    if (!bkptno)
+        return 0;
+    if (h->state == PYHOOK_ARMING && (bkptno == h->safe_bps[0] || bkptno == h->safe_bps[1])) {
+        if (load_and_install(s, err) < 0)
+            return -1;
+        return 1;
+    }
+    if (h->native_bp && bkptno == h->native_bp) {
+        /* A step reached the native function the Python line called: the
+         * hook's step is over. */
+        h->native_bp = 0;
+        h->step_pending = 0;
+        write_i32(s, CONTROL(s, step.mode), TDB_PYHOOK_STEP_NONE, NULL);
+        const json_t *frame = json_object_get(res, "frame");
+        int has_line = tdb_mi_str(frame, "line") != NULL;
+        const char *from = tdb_mi_str(frame, "from");
+        if (!has_line && from && !tdb_session_note_lib(s, from)->symbols) {
+            /* A library outside the ones whose symbols tdebug reads as
+             * they load (a user's extension elsewhere than the script):
+             * read them now, then ask gdb again where the stop is. */
+            json_t *fi = NULL;
+            if (tdb_session_load_library_symbols(s, from, err) < 0)
+                return -1;
+            tdb_session_note_lib(s, from)->symbols = 1;
+            if (tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, &fi, NULL, "-stack-info-frame") == 0)
+                has_line = tdb_mi_str(json_object_get(fi, "frame"), "line") != NULL;
+            json_decref(fi);
+        }
+        if (has_line) {
+            /* With debug info, past the prologue to the first line of the
+             * body (where gdb's 'break FUNCTION' stops), arguments set. */
+            h->native_prologue = 1;
+            if (tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, err, "-exec-step") < 0)
+                return -1;
+            tdb_session_note_running(s);
+            return 3;
+        }
+        st->reason = "step";
+        st->compact = 1;
+        return 2;
+    }
+    if (h->state != PYHOOK_READY || bkptno != h->stop_bp)
+        return 0;
+    if (read_mem(s, CONTROL(s, report), h->report, sizeof(tdb_pyhook_report), err) < 0)
+        return tdb_gdb_alive(s->gdb) ? 1 : -1;
+    const tdb_pyhook_report *rep = report_of(s);
+    (void)res;
+    switch (rep->reason) {
+    case TDB_PYHOOK_STOP_BREAKPOINT:
+    case TDB_PYHOOK_STOP_FUNCTION: {
+        bp_info *b = python_bp(s, rep->breakpoint_id);
+        st->reason = "python-breakpoint";
+        st->bp_number = rep->breakpoint_id;
+        st->bp_location = b ? b->location : NULL;
+        if (b) {
+            b->hits++;
+            b->pending = 0;
+        }
+        h->step_pending = 0;
+        break;
+    }
+    case TDB_PYHOOK_STOP_NATIVE: {
+        /* The line calls native code first: stop where it starts (on this
+         * thread), and let the hook stop at the next line if the call
+         * never gets there. */
+        json_t *r = NULL;
+        const char *thread = tdb_mi_str(res, "thread-id");
+        if (tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, &r, NULL, "-break-insert -t%s%s *0x%llx",
+                        thread ? " -p " : "", thread ? thread : "",
+                        (unsigned long long)rep->native_addr) == 0)
+            h->native_bp = atoi(tdb_mi_str(json_object_get(r, "bkpt"), "number") ?: "0");
+        json_decref(r);
+        snprintf(h->native_what, sizeof(h->native_what), "%s", rep->native_what);
+        h->step_pending = 1;
+        tdb_pyhook_step next = {.mode = TDB_PYHOOK_STEP_NEXT, .tstate = rep->tstate,
+                                .tid = rep->tid, .frame = rep->frame, .line = rep->line};
+        write_mem(s, CONTROL(s, step), &next, sizeof(next), NULL);
+        return 1;
+    }
+    case TDB_PYHOOK_STOP_STEP:
+    case TDB_PYHOOK_STOP_FINISH:
+        if (!h->step_pending)
+            return 1; /* the end of a step tdebug no longer wants (it ended in native code) */
+        h->step_pending = 0;
+        st->reason = rep->reason == TDB_PYHOOK_STOP_FINISH ? "finish"
+                     : rep->step_mode == TDB_PYHOOK_STEP_NEXT ? "next" : "step";
+        st->compact = 1;
+        break;
+    default:
+        return 1; /* nothing to show */
+    }
+    h->stop_is_hook = 1;
+    return 2;
+}
+
+/* The hook library's code in the process: [*LO, *HI).  0 when known. */
+static int hook_range(tdb_session *s, uint64_t *lo, uint64_t *hi)
+{
+    for (size_t i = 0; s->hook.lib && i < s->n_libs; i++)
+        if (strcmp(s->libs[i].path, s->hook.lib) == 0 && s->libs[i].hi > s->libs[i].lo) {
+            *lo = s->libs[i].lo;
+            *hi = s->libs[i].hi;
+            return 0;
+        }
+    return -1;
+}
+
+size_t tdb_session_python_hidden_frames(tdb_session *s, int thread, const json_t *mi_stack)
+{
+    uint64_t lo, hi;
+    (void)thread;
+    if (!s->hook.stop_is_hook || hook_range(s, &lo, &hi) < 0)
+        return 0;
+    /* The hook's own frames (tdebug_pyhook_stop, its trace function) sit
+     * on top, then CPython's tracing machinery (call_trace) down to the
+     * evaluator running the Python frame the hook reports: the stop is
+     * that Python line. */
+    tdb_session_make_stop_readers(s);
+    size_t n = 0, i;
+    int in_hook = 1;
+    json_t *f;
+    json_array_foreach(mi_stack, i, f)
+    {
+        uint64_t pc = strtoull(tdb_mi_str(f, "addr") ? tdb_mi_str(f, "addr") : "0", NULL, 0);
+        if (pc >= lo && pc < hi) {
+            if (!in_hook)
+                break;
+        } else if (!n || !s->py || !tdb_py_owns_pc(s->py, pc) || tdb_py_is_eval_pc(s->py, pc)) {
+            break;
+        } else {
+            in_hook = 0;
+        }
+        n = i + 1;
+    }
+    return n;
+}
+
+void tdb_session_python_fold(tdb_session *s, tdb_stackview *v)
+{
+    uint64_t lo, hi;
+    if (hook_range(s, &lo, &hi) == 0)
+        tdb_stackview_fold_range(v, lo, hi);
+}
+
+void tdb_session_python_describe(tdb_session *s, tdb_stop_info *out)
+{
+    unsigned flags = tdb_session_stack_flags(s);
+    size_t n = tdb_stackview_count(&s->stop_view, flags);
+    s->python_top = -1;
+    for (size_t i = 0; i < n; i++) {
+        tdb_view_frame f;
+        if (tdb_stackview_frame_at(&s->stop_view, flags, i, &f) < 0)
+            break;
+        if (f.kind == TDB_FRAME_PYTHON) {
+            s->python_top = (int)i;
+            break;
+        }
+        if (!f.native->in_interp)
+            break;
+    }
+    (void)out;
+}
+
+/* ---- stepping ---- */
+
+int tdb_session_python_resume(tdb_session *s, tdb_resume how, tdb_error *err)
+{
+    pyhook_state *h = &s->hook;
+    int mode = how == TDB_RESUME_STEP ? TDB_PYHOOK_STEP_STEP
+               : how == TDB_RESUME_NEXT ? TDB_PYHOOK_STEP_NEXT
+               : how == TDB_RESUME_FINISH ? TDB_PYHOOK_STEP_FINISH : 0;
+    if (!mode || s->python_top < 0 || s->selected > s->python_top)
+        return 0;
+    if (h->state != PYHOOK_READY) {
+        /* Load the hook first: the step starts where the stop is once it
+         * is in (a later stop); say so rather than step machine code. */
+        return 0;
+    }
+    /* A hook stop: the hook takes the request when the thread goes on.
+     * Another stop with a Python top is a native step or finish that
+     * returned into the evaluator on the thread running Python (a safe
+     * point): the hook takes it through tdebug_pyhook_step_arm(). */
+    const char *reason = s->stop.reason ? s->stop.reason : "";
+    int from_hook = h->stop_is_hook;
+    int arm_call = !from_hook && (strcmp(reason, "step") == 0 || strcmp(reason, "next") == 0 ||
+                                  strcmp(reason, "finish") == 0);
+    if (!from_hook && !arm_call)
+        return 0;
+    tdb_view_frame f;
+    if (tdb_stackview_frame_at(&s->stop_view, tdb_session_stack_flags(s), (size_t)s->python_top,
+                               &f) < 0)
+        return 0;
+    tdb_pyhook_step req = {.mode = 0,
+                           .tstate = from_hook ? report_of(s)->tstate : 0,
+                           .tid = from_hook ? report_of(s)->tid
+                                            : tdb_session_thread_lwp(s, s->stop.thread),
+                           .frame = f.py->addr,
+                           .line = f.py->line};
+    if (write_mem(s, CONTROL(s, step), &req, sizeof(req), err) < 0 ||
+        write_i32(s, CONTROL(s, step.mode), mode, err) < 0)
+        return -1;
+    if (arm_call) {
+        uint64_t rc = 1;
+        if (eval_u64(s, "(int) tdebug_pyhook_step_arm()", &rc, err) < 0)
+            return -1;
+        if ((int)rc != 0) {
+            char why[256] = "";
+            read_mem(s, CONTROL(s, error), why, sizeof(why) - 1, NULL);
+            write_i32(s, CONTROL(s, step.mode), 0, NULL);
+            say(s, "warning", "cannot step in Python here (%s): stepping machine code", why);
+            return 0;
+        }
+    }
+    h->step_pending = 1;
+    return 1;
+}
+
+void tdb_session_python_end(tdb_session *s)
+{
+    pyhook_state *h = &s->hook;
+    if (!s->gdb || !tdb_gdb_alive(s->gdb))
+        return;
+    for (int i = 0; i < 2; i++)
+        if (h->safe_bps[i])
+            tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, NULL, "-break-delete %d", h->safe_bps[i]);
+    if (h->state != PYHOOK_READY)
+        return;
+    write_i32(s, CONTROL(s, step.mode), TDB_PYHOOK_STEP_NONE, NULL);
+    write_i32(s, CONTROL(s, disable), 1, NULL);
+    sync_soon(s, NULL);
+    if (h->stop_bp)
+        tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, NULL, "-break-delete %d", h->stop_bp);
+    if (h->native_bp)
+        tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, NULL, "-break-delete %d", h->native_bp);
+    h->stop_bp = h->native_bp = 0;
+}

@@ -1,0 +1,306 @@
+/*
+ * session/stack.c: the stack at a stop (see session/internal.h): gdb's frames,
+ * read after loading the symbols of the libraries on them, merged with the
+ * thread's Python frames read from the interpreter's memory.
+ */
+#include "session/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The readers of a stop (memory map, symbolizer, Python snapshot) are
+ * stale once the program runs again. */
+void tdb_session_drop_stop_readers(tdb_session *s)
+{
+    if (!s->stop_readers)
+        return;
+    tdb_symbolizer_free(s->sym);
+    tdb_py_snapshot_free(s->snap);
+    if (s->have_maps)
+        tdb_maps_free(&s->maps);
+    s->sym = NULL;
+    s->snap = NULL;
+    s->have_maps = 0;
+    s->stop_readers = 0;
+}
+
+/* The readers for this stop, made once: the memory map, the symbolizer,
+ * and (the interpreter found once per session) the Python snapshot.  What
+ * fails is said once and left out. */
+void tdb_session_make_stop_readers(tdb_session *s)
+{
+    if (s->stop_readers || s->pid <= 0)
+        return;
+    s->stop_readers = 1;
+    tdb_error err = {0};
+    s->have_maps = tdb_maps_read(s->pid, &s->maps, &err) == 0;
+    if (!s->symcache)
+        s->symcache = tdb_symcache_new();
+    s->sym = tdb_symbolizer_new(s->pid, s->symcache, NULL);
+    if (s->py_state == 0) {
+        tdb_error_clear(&err);
+        int rc = tdb_py_open(s->pid, s->have_maps ? &s->maps : NULL, &s->py, &err);
+        s->py_state = rc == 0 ? 1 : -1;
+        if (rc < 0)
+            say(s, "warning", "no Python frames from pid %d's memory: %s", (int)s->pid, err.msg);
+    }
+    if (s->py_state == 1) {
+        tdb_error_clear(&err);
+        s->snap = tdb_py_read(s->py, &err);
+        if (!s->snap)
+            say(s, "warning", "cannot read pid %d's Python threads: %s", (int)s->pid, err.msg);
+    }
+}
+
+/* The frames of THREAD (0: the current one) as gdb sees them, reading the
+ * symbols of libraries on the stack as needed.  New reference. */
+json_t *tdb_session_stack_frames(tdb_session *s, int thread, tdb_error *err)
+{
+    json_t *frames = NULL;
+    int max = s->opts.max_frames > 0 ? s->opts.max_frames : DEFAULT_MAX_FRAMES;
+
+    s->light.synth = 0;
+    if (s->light.on) {
+        /* A light session unwinds by itself; gdb, which has read no
+         * library, only when a frame has debug info to show, or when
+         * tdebug's own unwinding fails. */
+        int need_gdb = 0;
+        tdb_error local = {0};
+        frames = tdb_session_light_frames(s, thread, &need_gdb, &local);
+        if (frames)
+            return frames;
+        if (!need_gdb && !tdb_gdb_alive(s->gdb)) {
+            tdb_error_set(err, local.code, "%s", local.msg);
+            return NULL;
+        }
+        if (tdb_session_light_upgrade(s, err) < 0)
+            return NULL;
+    }
+    if (tdb_session_ensure_base_symbols(s, err) < 0)
+        return NULL;
+    for (int round = 0; round < STACK_LOAD_ROUNDS; round++) {
+        json_t *res = NULL;
+        int rc = thread > 0 ? tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, &res, err,
+                                          "-stack-list-frames --thread %d 0 %d", thread, max - 1)
+                            : tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, &res, err,
+                                          "-stack-list-frames 0 %d", max - 1);
+        if (rc < 0)
+            return NULL;
+        json_decref(frames);
+        frames = json_incref(json_object_get(res, "stack"));
+        json_decref(res);
+        if (!frames)
+            frames = json_array();
+        if (s->opts.all_symbols)
+            break;
+        /* Libraries on the stack without symbols: without their CFI the
+         * unwind may stop or go wrong right there, so read them and redo. */
+        int loaded = 0;
+        size_t i;
+        json_t *f;
+        json_array_foreach(frames, i, f)
+        {
+            const char *from = tdb_mi_str(f, "from");
+            if (!from)
+                continue;
+            lib_info *l = tdb_session_note_lib(s, from);
+            if (l->symbols)
+                continue;
+            if (tdb_session_load_library_symbols(s, from, err) < 0) {
+                json_decref(frames);
+                return NULL;
+            }
+            l->symbols = 1;
+            loaded++;
+        }
+        if (!loaded)
+            break;
+    }
+    return frames;
+}
+
+/* Python frames from gdb's py-bt (python3-dbg's helpers), innermost first,
+ * as [{function, file, line}] or [{text}] for frames without a file.  NULL
+ * when py-bt is unavailable.  New reference. */
+static json_t *gdb_python_frames(tdb_session *s)
+{
+    if (s->py_bt == 0)
+        return NULL;
+    tdb_error err = {0};
+    char *text = tdb_gdb_console(s->gdb, CMD_TIMEOUT_MS, &err, "py-bt");
+    if (!text || strstr(text, "Unable to locate python frame") ||
+        strstr(text, "Undefined command")) {
+        if (!text && strstr(err.msg, "Undefined command") && s->py_bt < 0)
+            say(s, "warning", "no Python frames: gdb has no 'py-bt' for this interpreter "
+                              "(install its debug info, e.g. apt-get install python3-dbg)");
+        if (!text)
+            s->py_bt = 0;
+        free(text);
+        return NULL;
+    }
+    s->py_bt = 1;
+    json_t *frames = json_array();
+    char *save = NULL;
+    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        while (*line == ' ')
+            line++;
+        if (!*line || strncmp(line, "Traceback", 9) == 0)
+            continue;
+        char file[4096], func[1024], lineno[32];
+        if (sscanf(line, "File \"%4095[^\"]\", line %31[^,], in %1023[^\n]", file, lineno, func) == 3) {
+            json_t *fr = json_pack("{s:s, s:s}", "function", func, "file", file);
+            long n;
+            json_object_set_new(fr, "line", tdb_parse_long(lineno, 0, 1L << 30, &n) == 0
+                                                ? json_integer(n) : json_null());
+            json_array_append_new(frames, fr);
+        } else {
+            json_array_append_new(frames, json_pack("{s:s}", "text", line));
+        }
+    }
+    free(text);
+    return frames;
+}
+
+pid_t tdb_session_thread_lwp(tdb_session *s, int thread)
+{
+    json_t *res = NULL;
+    pid_t lwp = 0;
+    int rc = thread > 0 ? tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, &res, NULL, "-thread-info %d", thread)
+                        : tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, &res, NULL, "-thread-info");
+    if (rc < 0)
+        return 0;
+    const char *want = thread > 0 ? NULL : tdb_mi_str(res, "current-thread-id");
+    size_t i;
+    json_t *t;
+    json_array_foreach(json_object_get(res, "threads"), i, t)
+    {
+        if (want && (!tdb_mi_str(t, "id") || strcmp(tdb_mi_str(t, "id"), want) != 0))
+            continue;
+        const char *target = tdb_mi_str(t, "target-id");
+        const char *p = target ? strstr(target, "LWP ") : NULL;
+        if (p)
+            lwp = (pid_t)atoi(p + 4);
+        else if (target && strncmp(target, "process ", 8) == 0)
+            lwp = (pid_t)atoi(target + 8);
+        break;
+    }
+    json_decref(res);
+    return lwp;
+}
+
+int tdb_session_collect_view(tdb_session *s, int thread, tdb_stackview *v, tdb_error *err)
+{
+    json_t *raw = tdb_session_stack_frames(s, thread, err);
+    if (!raw)
+        return -1;
+    /* At a Python breakpoint the hook's own frames are on top: the stop
+     * is the Python line it reports. */
+    if (thread == 0 || thread == s->stop.thread)
+        for (size_t n = tdb_session_python_hidden_frames(s, thread, raw); n > 0; n--)
+            json_array_remove(raw, 0);
+    tdb_session_make_stop_readers(s);
+    tdb_stackview_init(v, s->pid, tdb_session_thread_lwp(s, thread), raw,
+                       s->have_maps ? &s->maps : NULL, s->sym, s->py, s->snap);
+    tdb_session_python_fold(s, v);
+    json_decref(raw);
+    return 0;
+}
+
+/* Python frames for V's thread: from memory, else (an interpreter tdebug
+ * cannot read) from gdb's py-bt when CPython's debug info is loaded.  New
+ * reference or NULL. */
+json_t *tdb_session_view_python(tdb_session *s, const tdb_stackview *v)
+{
+    json_t *py = tdb_stackview_python_json(v);
+    if (!py && s->py_state < 0 && s->opts.cpython_symbols)
+        py = gdb_python_frames(s);
+    return py;
+}
+
+void tdb_session_render_view(tdb_session *s, const tdb_stackview *v, const json_t *gdb_py,
+                             tdb_buf *out)
+{
+    tdb_stackview_render(out, v, tdb_session_stack_flags(s));
+    if (!v->t.py && gdb_py && json_array_size(gdb_py)) {
+        /* gdb's py-bt, for an interpreter tdebug does not read itself. */
+        size_t i;
+        json_t *f;
+        tdb_buf_adds(out, "Python stack (gdb's py-bt, most recent call first):\n");
+        json_array_foreach(gdb_py, i, f)
+        {
+            json_t *line = json_object_get(f, "line");
+            if (tdb_mi_str(f, "text"))
+                tdb_buf_addf(out, "    %s\n", tdb_mi_str(f, "text"));
+            else if (json_is_integer(line))
+                tdb_buf_addf(out, "    File \"%s\", line %lld, in %s\n", tdb_mi_str(f, "file"),
+                             (long long)json_integer_value(line), tdb_mi_str(f, "function"));
+            else
+                tdb_buf_addf(out, "    File \"%s\", line ?, in %s\n", tdb_mi_str(f, "file"),
+                             tdb_mi_str(f, "function"));
+        }
+    }
+}
+
+static const char *gil_word(const tdb_stackview *v)
+{
+    if (!v->t.py)
+        return NULL;
+    return v->t.py->gil == TDB_GIL_HELD ? "held" : v->t.py->gil == TDB_GIL_WAITING ? "waiting" : NULL;
+}
+
+int tdb_session_all_threads(tdb_session *s, tdb_reply *r, tdb_error *err)
+{
+    json_t *res = NULL, *threads = NULL;
+    int rc = 0;
+    if (tdb_session_light_upgrade(s, err) < 0)
+        return -1;
+    threads = json_array();
+    if (tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, &res, err, "-thread-info") < 0) {
+        json_decref(threads);
+        return -1;
+    }
+    const char *current = tdb_mi_str(res, "current-thread-id");
+    size_t i;
+    json_t *t;
+    json_array_foreach(json_object_get(res, "threads"), i, t)
+    {
+        const char *id = tdb_mi_str(t, "id");
+        const char *target = tdb_mi_str(t, "target-id"), *name = tdb_mi_str(t, "name");
+        tdb_stackview v;
+        /* gdb's py-bt, the fallback, reads the selected thread. */
+        if (!id || tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, err, "-thread-select %s", id) < 0 ||
+            tdb_session_collect_view(s, atoi(id), &v, err) < 0) {
+            rc = -1;
+            break;
+        }
+        json_t *py = tdb_session_view_python(s, &v);
+        const char *gil = gil_word(&v);
+        json_t *o = json_pack("{s:i, s:s?, s:s?, s:o, s:o, s:o, s:s, s:s?}", "id", atoi(id),
+                              "target_id", target, "name", name, "frames",
+                              tdb_stackview_native_json(&v), "python_frames",
+                              py ? json_incref(py) : json_null(), "stack",
+                              tdb_stackview_json(&v, tdb_session_stack_flags(s)), "merge",
+                              tdb_stackview_merge_name(&v), "gil", gil);
+        json_array_append_new(threads, o);
+        tdb_buf_addf(&r->text, "\nThread %s (%s%s%s)%s:\n", id, target ? target : "?",
+                     name ? ", " : "", name ? name : "",
+                     !gil ? "" : strcmp(gil, "held") == 0 ? " holds the GIL" : " waits for the GIL");
+        tdb_session_render_view(s, &v, py, &r->text);
+        json_decref(py);
+        tdb_stackview_clear(&v);
+    }
+    if (current)
+        tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, NULL, "-thread-select %s", current);
+    json_decref(res);
+    if (rc == 0)
+        r->event = json_pack("{s:s, s:i, s:o}", "event", "threads", "pid", (int)s->pid, "threads",
+                             threads);
+    else
+        json_decref(threads);
+    return rc;
+}
+
+void tdb_session_render_stack(tdb_session *s, const tdb_stop_info *st, tdb_buf *out)
+{
+    tdb_session_render_view(s, st->view, st->view->t.py ? NULL : st->python_frames, out);
+}

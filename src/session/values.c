@@ -1,0 +1,699 @@
+/*
+ * session/values.c: what a stop shows of the program's values (see
+ * session/internal.h), read from memory without debug info and without calling
+ * into the process:
+ *  - at a 'catch throw' stop, the C++ exception being thrown (native/cxxexc.h),
+ *    and whether it is of the class the catchpoint asked for;
+ *  - 'args': a native frame's arguments, from its demangled signature and
+ *    the registers at its entry, or gdb's own with debug info (native/cxxargs.h);
+ *    at a breakpoint stop the same, as the stop's "args";
+ *  - 'tensor EXPR': a tensor at any address gdb can evaluate (torch/tensor.h);
+ *  - 'py-locals' and 'py-print NAME': Python values (cpython/values.h).
+ * Tensors of torch need the layout of the torch build in use, learned by
+ * calibration once per build and cached (torch/layout.h): it is looked up
+ * when a value first needs it, and what happened is said once.
+ */
+#include "session/internal.h"
+
+#include "native/cxxargs.h"
+#include "native/cxxexc.h"
+#include "cpython/values.h"
+#include "torch/tensor.h"
+#include "torch/layout.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct tdb_session_values {
+    json_t *reg_names;   /* -data-list-register-names, asked once */
+    char reg_list[128];  /* " 5 4 ...": numbers of the argument registers */
+    tdb_mem mem;
+    pid_t mem_pid;
+    tdb_torch *torch;    /* the process's torch, once found */
+    int torch_failed;    /* it could not be read (said) */
+    int layout_said;     /* where the layout came from was said */
+    json_t *refused;     /* this command's tensors refused: {"0x...": why} */
+};
+
+static struct tdb_session_values *values(tdb_session *s)
+{
+    if (!s->values) {
+        s->values = tdb_xcalloc(1, sizeof(*s->values));
+        tdb_mem_init(&s->values->mem, s->pid); /* fd -1, not 0 */
+        s->values->mem_pid = s->pid;
+    }
+    struct tdb_session_values *v = s->values;
+    if (v->mem_pid != s->pid) {
+        tdb_mem_close(&v->mem);
+        tdb_mem_init(&v->mem, s->pid);
+        v->mem_pid = s->pid;
+    }
+    return v;
+}
+
+void tdb_session_values_free(tdb_session *s)
+{
+    struct tdb_session_values *v = s->values;
+    if (!v)
+        return;
+    json_decref(v->reg_names);
+    json_decref(v->refused);
+    tdb_mem_close(&v->mem);
+    tdb_torch_free(v->torch);
+    free(v);
+    s->values = NULL;
+}
+
+/* ---- 'catch throw TYPE' ---- */
+
+int tdb_catch_type_refusal(const char *type, tdb_buf *why)
+{
+    /* What the demangler prints for a class: names, ::, template
+     * arguments (which may hold numbers, spaces, commas, pointers). */
+    int ok = *type && (isalpha((unsigned char)*type) || *type == '_' || *type == ':');
+    for (const char *p = type; ok && *p; p++)
+        ok = isalnum((unsigned char)*p) || strchr("_:<>,*& ", *p) != NULL;
+    if (ok)
+        return 0;
+    if (why)
+        tdb_buf_addf(why, "'%s' is not a C++ class name: give one as the demangler spells it, "
+                          "e.g. c10::Error (it catches that class and every class derived from "
+                          "it: c10::IndexError, ...) or std::out_of_range; it is not a regex",
+                     type);
+    return 1;
+}
+
+/* ---- the process's torch ---- */
+
+/* The tensor layout of the process's torch build: from the cache, else
+ * learned now (said before, since it takes a second or two).  NULL when
+ * the process has no torch, or the layout could not be learned or did not
+ * check out: tensors are then refused (said once). */
+static const tdb_tensor_layout *torch_layout(tdb_session *s, tdb_error *err)
+{
+    struct tdb_session_values *v = values(s);
+    if (v->torch_failed) {
+        tdb_error_set(err, 0, "the tensor layout of pid %d's torch is unknown (see the warning "
+                              "above)", (int)s->pid);
+        return NULL;
+    }
+    if (!v->torch) {
+        tdb_error local = {0};
+        tdb_session_make_stop_readers(s);
+        int rc = tdb_torch_open(s->pid, s->have_maps ? &s->maps : NULL, &v->torch, &local);
+        if (rc == 1) {
+            /* No torch yet: it may be imported later, so look again then. */
+            tdb_error_set(err, 0, "pid %d has not loaded torch (no libc10 is mapped)", (int)s->pid);
+            return NULL;
+        }
+        if (rc < 0) {
+            v->torch_failed = 1;
+            say(s, "warning", "tensors cannot be decoded: %s", local.msg);
+            tdb_error_set(err, 0, "%s", local.msg);
+            return NULL;
+        }
+    }
+    if (!tdb_torch_layout_origin(v->torch, NULL))
+        tdb_session_emit(s, "note", json_pack("{s:s}", "layout", "calibrating"),
+                         "learning the tensor layout of this torch build: a helper process "
+                         "imports torch and probes tensors of known shape (once per build, about a "
+                         "second; then cached)");
+    const tdb_tensor_layout *l = tdb_torch_layout(v->torch, err);
+    if (v->layout_said)
+        return l;
+    v->layout_said = 1;
+    double secs = 0;
+    int origin = tdb_torch_layout_origin(v->torch, &secs);
+    const char *cache = tdb_torch_cache_path(v->torch);
+    if (!l) {
+        v->torch_failed = 1;
+        say(s, "warning", "tensors are not decoded: %s", err->msg);
+    } else if (origin == 2) {
+        tdb_session_emit(s, "note", json_pack("{s:s, s:f, s:s?}", "layout", "calibration",
+                                              "seconds", secs, "cache", cache),
+                         "tensor layout learned in %.1f s and checked on every probe%s%s", secs,
+                         cache ? "; cached in " : " (no cache directory: learned again next time)",
+                         cache ? cache : "");
+    } else {
+        tdb_session_emit(s, "note", json_pack("{s:s, s:s?}", "layout", "cache", "cache", cache),
+                         "tensor layout of this torch build read from the cache (%s)",
+                         cache ? cache : "?");
+    }
+    return l;
+}
+
+/* Does a C++ signature or type mention something only torch's layout
+ * decodes? */
+static int needs_torch(const char *text)
+{
+    return text && (strstr(text, "Tensor") || strstr(text, "Scalar"));
+}
+
+/* ---- registers ---- */
+
+/* " --thread T --frame LEVEL" for the stop's thread (gdb's selected frame
+ * may be another), or "" when the thread is unknown. */
+static void frame_option(tdb_session *s, int level, char *buf, size_t size)
+{
+    if (s->stop.thread > 0)
+        snprintf(buf, size, " --thread %d --frame %d", s->stop.thread, level);
+    else
+        buf[0] = '\0';
+}
+
+/* The registers that pass arguments, at frame 0 of the stop's thread. */
+static int read_regs(tdb_session *s, tdb_regs *r, tdb_error *err)
+{
+    struct tdb_session_values *v = values(s);
+    if (!v->reg_names) {
+        static const char *const want[] = {"rdi", "rsi", "rdx", "rcx", "r8", "r9", "rsp", "rip",
+                                           "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5",
+                                           "xmm6", "xmm7"};
+        if (tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, &v->reg_names, err,
+                        "-data-list-register-names") < 0)
+            return -1;
+        json_t *names = json_object_get(v->reg_names, "register-names");
+        size_t len = 0;
+        for (size_t k = 0; k < sizeof(want) / sizeof(want[0]); k++)
+            for (size_t i = 0; i < json_array_size(names); i++)
+                if (json_string_value(json_array_get(names, i)) &&
+                    strcmp(json_string_value(json_array_get(names, i)), want[k]) == 0)
+                    len += (size_t)snprintf(v->reg_list + len, sizeof(v->reg_list) - len, " %zu", i);
+    }
+    json_t *vals = NULL;
+    char where[64];
+    frame_option(s, 0, where, sizeof(where));
+    if (tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, &vals, err,
+                    "-data-list-register-values%s --skip-unavailable x%s", where, v->reg_list) < 0)
+        return -1;
+    int rc = tdb_regs_from_mi(v->reg_names, vals, r, err);
+    json_decref(vals);
+    return rc;
+}
+
+/* Do the registers of frame 0 still hold its arguments?  1 and *PUSHED,
+ * or 0 with *WHY. */
+static int at_entry(tdb_session *s, const tdb_regs *r, int *pushed, const char **why)
+{
+    uint64_t off;
+    tdb_error e = {0};
+    *why = "the place of the pc in its function is unknown";
+    if (tdb_gdb_symbol_offset(s->gdb, CMD_TIMEOUT_MS, r->rip, &off, &e) < 0) {
+        /* gdb has not read the library (a light session's): tdebug's own
+         * symbol tables place it. */
+        tdb_native_frame f = {.pc = r->rip};
+        tdb_session_make_stop_readers(s);
+        if (!s->sym)
+            return 0;
+        tdb_symbolizer_name(s->sym, &f, 1);
+        int named = f.function != NULL;
+        off = f.offset;
+        free(f.function);
+        free(f.library);
+        if (!named)
+            return 0;
+    }
+    return tdb_regs_at_entry(&values(s)->mem, r, r->rip - off, pushed, why, &e) == 1;
+}
+
+static int eval_int(void *ctx, const char *expr, int64_t *out, tdb_error *err)
+{
+    tdb_session *s = ctx;
+    return tdb_gdb_eval_int(s->gdb, CMD_TIMEOUT_MS, expr, out, err);
+}
+
+/* ---- the C++ exception at a throw ---- */
+
+/* __cxa_throw(void *obj, std::type_info *tinfo, void (*dest)(void *)):
+ * gdb's catchpoint stops on libstdc++'s 'throw' probe, whose arguments are
+ * OBJ and TINFO; without the probe (another libstdc++), on the function's
+ * entry, where rdi and rsi hold them. */
+static int throw_args(tdb_session *s, uint64_t *obj, uint64_t *tinfo, tdb_error *err)
+{
+    int64_t a, b;
+    tdb_error e = {0};
+    if (tdb_gdb_eval_int(s->gdb, CMD_TIMEOUT_MS, "$_probe_arg0", &a, &e) == 0 &&
+        tdb_gdb_eval_int(s->gdb, CMD_TIMEOUT_MS, "$_probe_arg1", &b, &e) == 0) {
+        *obj = (uint64_t)a;
+        *tinfo = (uint64_t)b;
+        return 0;
+    }
+    if (!tdb_gdb_alive(s->gdb)) {
+        tdb_error_set(err, e.code, "%s", e.msg);
+        return -1;
+    }
+    tdb_regs r;
+    int pushed;
+    const char *why;
+    if (read_regs(s, &r, err) < 0)
+        return -1;
+    if (!at_entry(s, &r, &pushed, &why)) {
+        tdb_error_set(err, 0, "the stop is neither on libstdc++'s throw probe nor at "
+                              "__cxa_throw's entry: %s", why);
+        return -1;
+    }
+    *obj = r.gpr[0];
+    *tinfo = r.gpr[1];
+    return 0;
+}
+
+int tdb_session_throw_stop(tdb_session *s, const bp_info *b, json_t **out_exc, tdb_error *err)
+{
+    uint64_t obj, tinfo;
+    tdb_error e = {0};
+    if (throw_args(s, &obj, &tinfo, &e) < 0) {
+        if (!tdb_gdb_alive(s->gdb)) {
+            tdb_error_set(err, e.code, "%s", e.msg);
+            return -1;
+        }
+        *out_exc = json_pack("{s:n, s:n, s:s}", "type", "message", "note", e.msg);
+        return 1;
+    }
+    struct tdb_session_values *v = values(s);
+    /* "throw" or "throw TYPE" (tdb_session_catch_throw()) */
+    const char *want = b->location + strlen("throw");
+    while (*want == ' ')
+        want++;
+    int is = *want ? tdb_cxx_exception_is(&v->mem, obj, tinfo, want, &e) : 1;
+    if (is == 0)
+        return 0; /* another class: let it go */
+    json_t *exc = tdb_cxx_exception(&v->mem, obj, tinfo, &e);
+    if (!exc)
+        exc = json_pack("{s:n, s:n, s:s}", "type", "message", "note", e.msg);
+    if (is < 0)
+        json_object_set_new(exc, "filter", json_string("cannot tell whether it is a TYPE"));
+    *out_exc = exc;
+    return 1;
+}
+
+void tdb_session_describe_throw(const tdb_stop_info *st, tdb_buf *b)
+{
+    const json_t *e = st->exception;
+    const char *type = json_string_value(json_object_get(e, "type"));
+    const char *msg = json_string_value(json_object_get(e, "message"));
+    const char *note = json_string_value(json_object_get(e, "note"));
+    if (!type) {
+        tdb_buf_addf(b, "C++ exception thrown (catchpoint %d); its type cannot be read: %s",
+                     st->bp_number, note ? note : "?");
+        return;
+    }
+    tdb_buf_addf(b, "C++ exception '%s' thrown (catchpoint %d)", type, st->bp_number);
+    if (msg)
+        tdb_buf_addf(b, ": %s", msg);
+    else if (note)
+        tdb_buf_addf(b, "; %s", note);
+}
+
+/* ---- a native frame's arguments ---- */
+
+/* The arguments of native frame F (at gdb's level F->level): gdb's with
+ * debug info, else from the signature and the registers.  New reference,
+ * or NULL with ERR set (saying why they cannot be named). */
+static json_t *frame_args(tdb_session *s, const tdb_view_frame *f, tdb_error *err)
+{
+    struct tdb_session_values *v = values(s);
+    const char *func = f->native->function;
+    json_t *out = NULL;
+    tdb_error e = {0};
+    if (f->mi && tdb_mi_str(f->mi, "line")) {
+        /* Debug info: gdb's own list, tensors decoded. */
+        json_t *res = NULL;
+        if (tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, &res, err,
+                        "-stack-list-arguments --simple-values %d %d", f->level, f->level) < 0)
+            return NULL;
+        json_t *list = json_object_get(json_array_get(json_object_get(res, "stack-args"), 0), "args");
+        const tdb_tensor_layout *l = NULL;
+        size_t i;
+        json_t *a;
+        char where[64];
+        frame_option(s, f->level, where, sizeof(where));
+        json_array_foreach(list, i, a)
+        {
+            if (!l && needs_torch(tdb_mi_str(a, "type")) &&
+                !tdb_tensor_dwarf_struct(tdb_mi_str(a, "type")))
+                l = torch_layout(s, &e);
+            if (!tdb_mi_str(a, "value") && tdb_mi_str(a, "name")) {
+                /* --simple-values leaves structs out: gdb's print of it */
+                json_t *val = NULL;
+                tdb_buf cmd = TDB_BUF_INIT;
+                tdb_buf_addf(&cmd, "-data-evaluate-expression%s ", where);
+                tdb_mi_quote(&cmd, tdb_mi_str(a, "name"));
+                if (tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, &val, NULL, "%s", tdb_buf_str(&cmd)) == 0 &&
+                    json_object_get(val, "value"))
+                    json_object_set(a, "value", json_object_get(val, "value"));
+                json_decref(val);
+                tdb_buf_free(&cmd);
+            }
+        }
+        out = tdb_args_from_gdb(&v->mem, func, list, eval_int, s, l, -1);
+        json_decref(res);
+        return out;
+    }
+    if (!func) {
+        tdb_error_set(err, 0, "frame #%d has no symbol: what its arguments are is unknown",
+                      f->level);
+        return NULL;
+    }
+    tdb_cxx_sig sig;
+    if (tdb_cxx_sig_parse(func, &sig, &e) < 0) {
+        tdb_error_set(err, 0, "%s has no debug info and its name carries no parameter types (a C "
+                              "function): its arguments cannot be named ('info registers rdi rsi "
+                              "rdx rcx r8 r9' shows what carried the first six at its entry)",
+                      func);
+        return NULL;
+    }
+    tdb_cxx_sig_free(&sig);
+    tdb_regs r = {0};
+    int pushed = 0, entry = 0;
+    const char *why = NULL;
+    char buf[160];
+    if (f->level != 0) {
+        snprintf(buf, sizeof(buf), "frame #%d is not the innermost: the registers that passed its "
+                                   "arguments were reused by the calls it made since",
+                 f->level);
+        why = buf;
+    } else if (read_regs(s, &r, err) < 0) {
+        return NULL;
+    } else {
+        entry = at_entry(s, &r, &pushed, &why);
+    }
+    const tdb_tensor_layout *l = entry && needs_torch(func) ? torch_layout(s, &e) : NULL;
+    out = tdb_cxx_args(&v->mem, func, &r, entry, pushed, why, l, -1, err);
+    if (out && entry && needs_torch(func) && !l)
+        json_object_set_new(out, "tensors_note", json_string(e.msg));
+    return out;
+}
+
+json_t *tdb_session_stop_args(tdb_session *s)
+{
+    tdb_view_frame f;
+    unsigned flags = tdb_session_stack_flags(s);
+    int index = tdb_stackview_index_of_level(&s->stop_view, flags, 0);
+    if (index < 0 || tdb_stackview_frame_at(&s->stop_view, flags, (size_t)index, &f) < 0 ||
+        f.kind != TDB_FRAME_NATIVE)
+        return NULL;
+    tdb_error err = {0};
+    return frame_args(s, &f, &err);
+}
+
+int tdb_session_cmd_args(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err)
+{
+    if (!tdb_session_need_stop(s, r, "args"))
+        return 0;
+    if (*args)
+        return tdb_session_reply_fail(r, "args", "args takes nothing: it shows the selected "
+                                                 "frame's arguments ('frame N' selects one)");
+    tdb_view_frame f;
+    if (tdb_stackview_frame_at(&s->stop_view, tdb_session_stack_flags(s), (size_t)s->selected,
+                               &f) < 0)
+        return tdb_session_reply_fail(r, "args", "no frame is selected");
+    if (f.kind != TDB_FRAME_NATIVE)
+        return tdb_session_reply_fail(r, "args", "the selected frame runs Python code: "
+                                                 "'py-locals' shows its variables ('args' is for "
+                                                 "native frames)");
+    tdb_error local = {0};
+    json_t *a = frame_args(s, &f, &local);
+    if (!a) {
+        if (s->gdb && !tdb_gdb_alive(s->gdb)) {
+            tdb_error_set(err, local.code, "%s", local.msg);
+            return -1;
+        }
+        return tdb_session_reply_fail(r, "args", local.msg);
+    }
+    const char *func = json_string_value(json_object_get(a, "function"));
+    tdb_buf_addf(&r->text, "Arguments of #%d %s%s:\n", f.level, func ? func : "??",
+                 json_is_true(json_object_get(a, "debug_info")) ? " (gdb's, from the debug info)"
+                 : json_is_true(json_object_get(a, "at_entry"))
+                     ? " (from its signature and the registers at its entry)"
+                     : "");
+    char *lines = tdb_cxx_args_text(a, "  ");
+    tdb_buf_adds(&r->text, lines);
+    free(lines);
+    const char *tnote = json_string_value(json_object_get(a, "tensors_note"));
+    if (tnote)
+        tdb_buf_addf(&r->text, "  (tensors shown by address only: %s)\n", tnote);
+    json_object_set_new(a, "event", json_string("args"));
+    json_object_set_new(a, "frame", json_integer(f.level));
+    r->event = a;
+    return 0;
+}
+
+/* ---- 'tensor EXPR' ---- */
+
+int tdb_session_cmd_tensor(tdb_session *s, const char *expr, tdb_reply *r, tdb_error *err)
+{
+    if (!tdb_session_need_stop(s, r, "tensor"))
+        return 0;
+    if (!*expr)
+        return tdb_session_reply_fail(r, "tensor", "tensor needs an expression gdb can evaluate "
+                                                   "to an at::Tensor, a TensorImpl* or a Python "
+                                                   "tensor object's address, e.g. 'tensor $rdi'");
+    struct tdb_session_values *v = values(s);
+    tdb_error e = {0};
+    char *type = NULL, *msg = NULL;
+    const char *kind = NULL, *source = NULL;
+    json_t *t = NULL;
+    int64_t addr = 0;
+    int rc = 0;
+    tdb_buf cli = TDB_BUF_INIT, cast = TDB_BUF_INIT;
+
+    tdb_buf_addf(&cli, "whatis %s", expr);
+    type = tdb_gdb_console(s->gdb, CMD_TIMEOUT_MS, &e, tdb_buf_str(&cli));
+    if (!type) {
+        if (!tdb_gdb_alive(s->gdb)) {
+            tdb_error_set(err, e.code, "%s", e.msg);
+            rc = -1;
+            goto cleanup;
+        }
+        msg = tdb_xasprintf("gdb cannot evaluate '%s': %s ('py-print NAME' shows a Python "
+                            "variable, tensors included)", expr, e.msg);
+        goto cleanup;
+    }
+    type[strcspn(type, "\n")] = '\0';
+    const char *ty = strncmp(type, "type = ", 7) == 0 ? type + 7 : type;
+    const char *st = tdb_tensor_dwarf_struct(ty);
+    /* A pointer or a number is the address; an object (an at::Tensor
+     * variable with debug info, a struct tdebug knows) is at its own. */
+    char *ptr = tdb_xasprintf("%s *", ty);
+    int object = !st && (st = tdb_tensor_dwarf_struct(ptr)) != NULL;
+    free(ptr);
+    tdb_buf_addf(&cast, object ? "(long)&(%s)" : "(long)(%s)", expr);
+    if (tdb_gdb_eval_int(s->gdb, CMD_TIMEOUT_MS, tdb_buf_str(&cast), &addr, &e) < 0) {
+        tdb_error_clear(&e);
+        tdb_buf_reset(&cast);
+        tdb_buf_addf(&cast, "(long)&(%s)", expr);
+        if (tdb_gdb_eval_int(s->gdb, CMD_TIMEOUT_MS, tdb_buf_str(&cast), &addr, &e) < 0) {
+            msg = tdb_xasprintf("'%s' (%s) is neither an address nor an object in memory: %s", expr,
+                                ty, e.msg);
+            goto cleanup;
+        }
+    }
+    if (st) {
+        tdb_tensor_layout dw;
+        kind = st;
+        source = "dwarf";
+        if (tdb_tensor_layout_from_dwarf(eval_int, s, st, &dw, &e) == 0)
+            t = tdb_tensor_decode_impl(&v->mem, &dw, (uint64_t)addr, -1, &e);
+    } else {
+        const tdb_tensor_layout *l = torch_layout(s, &e);
+        if (l) {
+            source = tdb_torch_layout_origin(v->torch, NULL) == 2 ? "calibration" : "cache";
+            t = tdb_tensor_decode_any(&v->mem, l, (uint64_t)addr, -1, &kind, &e);
+        }
+    }
+    if (!t) {
+        msg = tdb_xasprintf("'%s' (%s) is not a tensor tdebug can decode: %s", expr, ty, e.msg);
+        goto cleanup;
+    }
+    char *text = tdb_tensor_text(t);
+    tdb_buf_addf(&r->text, "%s (%s at 0x%llx): %s\n", expr, kind ? kind : "?",
+                 (unsigned long long)addr, text);
+    free(text);
+    r->event = json_pack("{s:s, s:s, s:s, s:o, s:s}", "event", "tensor", "name", expr, "type",
+                         kind ? kind : "?", "value", t, "layout", source);
+cleanup:
+    if (msg)
+        tdb_session_reply_fail(r, "tensor", msg);
+    free(msg);
+    free(type);
+    tdb_buf_free(&cli);
+    tdb_buf_free(&cast);
+    return rc;
+}
+
+/* ---- Python values ---- */
+
+/* pyvalues' callback for a torch tensor object: the tensor, or -1 (why
+ * kept in v->refused, by address, for the caller to say). */
+static int py_tensor(void *ctx, uint64_t obj, json_t **out)
+{
+    tdb_session *s = ctx;
+    struct tdb_session_values *v = values(s);
+    tdb_error e = {0};
+    const tdb_tensor_layout *l = torch_layout(s, &e);
+    if (l) {
+        tdb_tensor_ctx tc = {.torch = v->torch, .mem = &v->mem, .max_values = -1};
+        if (tdb_tensor_from_pyobject(&tc, obj, out, &e) == 0)
+            return 0;
+    }
+    char at[32];
+    snprintf(at, sizeof(at), "0x%llx", (unsigned long long)obj);
+    if (!v->refused)
+        v->refused = json_object();
+    json_object_set_new(v->refused, at, json_string(e.msg));
+    return -1;
+}
+
+/* A value from pyvalues as this session shows it: a tensor's value is its
+ * summary, a refused tensor says why. */
+static void finish_value(tdb_session *s, json_t *o)
+{
+    json_t *t = json_object_get(o, "tensor");
+    if (t) {
+        char *text = tdb_tensor_repr(t);
+        json_object_set_new(o, "value", json_string(text));
+        free(text);
+        return;
+    }
+    json_t *why = json_object_get(s->values->refused, tdb_mi_str(o, "address") ? tdb_mi_str(o, "address") : "");
+    if (why && json_object_get(o, "error"))
+        json_object_set(o, "error", why);
+}
+
+/* One value as a line: "NAME = VALUE", with the error when there is one,
+ * a tensor's layout after its values. */
+static void value_line(tdb_buf *b, const char *prefix, const json_t *o)
+{
+    const char *value = tdb_mi_str(o, "value"), *error = tdb_mi_str(o, "error");
+    const json_t *t = json_object_get(o, "tensor");
+    tdb_buf_addf(b, "%s = ", prefix);
+    if (t) {
+        char *shape = tdb_tensor_describe(t, 0);
+        tdb_buf_addf(b, "%s  (%s)\n", value ? value : "?", shape);
+        free(shape);
+    } else if (value && error)
+        tdb_buf_addf(b, "%s  (%s)\n", value, error);
+    else if (value)
+        tdb_buf_addf(b, "%s\n", value);
+    else
+        tdb_buf_addf(b, "<%s>\n", error ? error : "unreadable");
+}
+
+/* What the Python commands start with: the frame they read (the
+ * selected one, or the nearest below a selected native one) into *F and
+ * the value options into *O.  Its index, or -1 after failing R. */
+static int py_start(tdb_session *s, const char *cmd, tdb_reply *r, tdb_view_frame *f,
+                    tdb_py_value_opts *o)
+{
+    int index = tdb_session_nearest_python(s, s->selected, +1);
+    if (index < 0 ||
+        tdb_stackview_frame_at(&s->stop_view, tdb_session_stack_flags(s), (size_t)index, f) < 0) {
+        tdb_session_reply_fail(r, cmd, s->py_state < 0
+                                           ? "tdebug cannot read this interpreter's memory (see "
+                                             "the warning above)"
+                                           : "no Python frame at or below the selected frame "
+                                             "(this thread runs no Python code there)");
+        return -1;
+    }
+    struct tdb_session_values *v = values(s);
+    json_decref(v->refused);
+    v->refused = NULL;
+    *o = (tdb_py_value_opts)TDB_PY_VALUE_OPTS_INIT;
+    o->tensor = py_tensor;
+    o->ctx = s;
+    return index;
+}
+
+static json_t *frame_json(const tdb_view_frame *f, int index)
+{
+    return json_pack("{s:i, s:s, s:s, s:i}", "index", index, "function", f->py->qualname, "file",
+                     f->py->filename, "line", f->py->line);
+}
+
+int tdb_session_cmd_py_locals(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err)
+{
+    (void)err;
+    if (!tdb_session_need_stop(s, r, "py-locals"))
+        return 0;
+    if (*args)
+        return tdb_session_reply_fail(r, "py-locals", "py-locals takes nothing: it shows the "
+                                                      "selected Python frame's variables");
+    tdb_view_frame f;
+    tdb_py_value_opts o;
+    int index = py_start(s, "py-locals", r, &f, &o);
+    if (index < 0)
+        return 0;
+    json_t *locals = NULL;
+    tdb_error local = {0};
+    if (tdb_py_frame_locals(s->py, f.py, &o, &locals, &local) < 0)
+        return tdb_session_reply_fail(r, "py-locals", local.msg);
+    int module = 0;
+    size_t i;
+    json_t *v;
+    json_array_foreach(locals, i, v)
+    {
+        finish_value(s, v);
+        module |= tdb_mi_str(v, "kind") && strcmp(tdb_mi_str(v, "kind"), "global") == 0;
+    }
+    if (module)
+        tdb_buf_addf(&r->text, "Module-level code (File \"%s\", line %d): the module's variables:\n",
+                     f.py->filename, f.py->line);
+    else
+        tdb_buf_addf(&r->text, "Locals of %s (File \"%s\", line %d):\n", f.py->qualname,
+                     f.py->filename, f.py->line);
+    json_array_foreach(locals, i, v)
+    {
+        tdb_buf name = TDB_BUF_INIT;
+        tdb_buf_addf(&name, "  %s", tdb_mi_str(v, "name") ? tdb_mi_str(v, "name") : "?");
+        value_line(&r->text, tdb_buf_str(&name), v);
+        tdb_buf_free(&name);
+    }
+    if (!json_array_size(locals))
+        tdb_buf_adds(&r->text, "  (none)\n");
+    r->event = json_pack("{s:s, s:o, s:o}", "event", "py-locals", "frame", frame_json(&f, index),
+                         "locals", locals);
+    return 0;
+}
+
+int tdb_session_cmd_py_print(tdb_session *s, const char *name, tdb_reply *r, tdb_error *err)
+{
+    (void)err;
+    if (!tdb_session_need_stop(s, r, "py-print"))
+        return 0;
+    int ok = *name && !isdigit((unsigned char)*name);
+    for (const char *p = name; ok && *p; p++)
+        ok = isalnum((unsigned char)*p) || *p == '_' || (unsigned char)*p >= 0x80;
+    if (!ok)
+        return tdb_session_reply_fail(r, "py-print", "py-print takes a variable's name: tdebug "
+                                                     "reads the process's memory and evaluates no "
+                                                     "expression ('py-print x', then what it "
+                                                     "shows of x)");
+    tdb_view_frame f;
+    tdb_py_value_opts o;
+    int index = py_start(s, "py-print", r, &f, &o);
+    if (index < 0)
+        return 0;
+    json_t *v = NULL;
+    tdb_error local = {0};
+    int rc = tdb_py_lookup_name(s->py, f.py, name, &o, &v, &local);
+    if (rc < 0)
+        return tdb_session_reply_fail(r, "py-print", local.msg);
+    if (rc == 1) {
+        tdb_buf msg = TDB_BUF_INIT;
+        tdb_buf_addf(&msg, "name '%s' is not defined in %s (its locals, its module's globals, "
+                           "builtins)", name, f.py->qualname);
+        tdb_session_reply_fail(r, "py-print", tdb_buf_str(&msg));
+        tdb_buf_free(&msg);
+        return 0;
+    }
+    finish_value(s, v);
+    tdb_buf prefix = TDB_BUF_INIT;
+    tdb_buf_addf(&prefix, "%s '%s'", tdb_mi_str(v, "scope") ? tdb_mi_str(v, "scope") : "local", name);
+    value_line(&r->text, tdb_buf_str(&prefix), v);
+    tdb_buf_free(&prefix);
+    json_object_set_new(v, "event", json_string("py-print"));
+    json_object_set_new(v, "frame", frame_json(&f, index));
+    r->event = v;
+    return 0;
+}

@@ -1,0 +1,391 @@
+/*
+ * tour/data.c: the tours of 'tdebug tour' (see tour/tour.h).  Text only: what
+ * each stop is, where it lives in the source tree, what to try there.
+ *
+ * Facts the torch tour relies on, measured on Debian's torch 1.13 (x86-64):
+ *  - torch/_C...so's PyInit__C is one instruction, 'jmp initModule@plt', so
+ *    at initModule the stub's frame is gone;
+ *  - 'torch.ones(2) + 1' reaches at::_ops::add_Tensor::call (libtorch_cpu,
+ *    called from libtorch_python) and then, through autograd's kernel,
+ *    add_Tensor::redispatch and RegisterCPU.cpp's wrapper, the exported
+ *    at::native::structured_ufunc_add_CPU::impl; neither is called during
+ *    'import torch';
+ *  - both functions also have PLT stubs (in libtorch_python and inside
+ *    libtorch_cpu) that gdb puts breakpoint locations on; the tour passes
+ *    them by (cmd/tour.c) and stops in the functions themselves;
+ *  - at add_Tensor::call, $rdi is the result's slot and $rsi is self.
+ * tests/e2e/test_tour.py checks the stops, in order, on the real torch.
+ */
+#include "tour/tour.h"
+
+#include <string.h>
+
+#define END {NULL, NULL}
+
+/* ---- tdebug tour torch ---- */
+
+static const tdb_tour_stop torch_stops[] = {
+    {
+        .trigger = TDB_TOUR_LOADED,
+        .target = "torch._C",
+        .title = "torch._C is mapped: the dynamic loader at work",
+        .what =
+            "`import torch` runs torch/__init__.py, which reaches `from torch._C import *`. "
+            "CPython's import system finds the extension module "
+            "torch/_C.cpython-311-x86_64-linux-gnu.so and calls dlopen() on it. We are inside "
+            "the dynamic loader (ld.so): _C's file has just been mapped into memory, and none of "
+            "torch's code has run yet.\n\n"
+            "_C is a tiny stub. The libraries it needs (libtorch_python, libtorch_cpu, libc10 and "
+            "a few hundred more) are not mapped yet: ld.so maps them next, relocates them and runs "
+            "their static initializers, which register thousands of operator kernels with the "
+            "dispatcher.",
+        .where = (const tdb_tour_place[]){
+            {"torch/__init__.py", "`from torch._C import *`: the Python frames above"},
+            {"torch/csrc/stub.c", "the whole source of _C...so: PyInit__C"},
+            {"build/aten/src/ATen/RegisterCPU.cpp",
+             "generated: TORCH_LIBRARY_IMPL(aten, CPU, m), whose static initializer registers "
+             "the CPU kernels while libtorch_cpu loads"},
+            {"Python/importdl.c, Python/dynload_shlib.c",
+             "(CPython) importing an extension: dlopen(), then dlsym() of PyInit__C"},
+            {"elf/dl-load.c, elf/dl-open.c", "(glibc) the dynamic loader: the innermost frames"},
+            END},
+        .try_next = (const tdb_tour_try[]){
+            {"info sharedlibrary", "the libraries mapped so far ('Yes': tdebug had gdb read "
+                                   "their symbols)"},
+            {"frame 1", "select _dl_map_object_from_fd, the loader mapping _C, then:"},
+            {"p l->l_name", "the file of the link map it is building"},
+            {"bt", "the whole stack, Python frames (importlib, torch/__init__.py) in place"},
+            END},
+    },
+    {
+        .trigger = TDB_TOUR_IMPORT,
+        .target = "torch._C",
+        .function = "PyInit__C",
+        .title = "PyInit__C: CPython calls the module's init function",
+        .what =
+            "Every C extension module exports PyInit_<name>. After dlopen(), CPython looked it "
+            "up with dlsym() and is calling it (_PyImport_LoadDynamicModuleWithSpec, the frame "
+            "below). Since the last stop the loader mapped all of torch's libraries and ran "
+            "their static initializers.\n\n"
+            "torch's PyInit__C is a single instruction: a jump to initModule() in "
+            "libtorch_python.so (a tail call). All of the code lives in the big library; _C "
+            "stays a stub of a few kilobytes.",
+        .where = (const tdb_tour_place[]){
+            {"torch/csrc/stub.c", "PyInit__C: `return initModule();`"},
+            {"Python/importdl.c", "(CPython) _PyImport_LoadDynamicModuleWithSpec, the caller"},
+            END},
+        .no_debug =
+            "This torch has no debug info: gdb knows PyInit__C only from the dynamic symbol "
+            "table, so there is no source line and no `step` line by line. A debug build of "
+            "torch (`tdebug profile --torch=debug`) would show torch/csrc/stub.c:LINE here. "
+            "`tdebug tour tinytensor` shows this moment at source level (its stop 2).",
+        .try_next = (const tdb_tour_try[]){
+            {"x/1i $pc", "the whole function: jmp to initModule@plt"},
+            {"info symbol $pc", "the symbol and library the program counter is in"},
+            {"bt raw", "the same stack with CPython's own frames (the evaluator loop) kept"},
+            END},
+    },
+    {
+        .trigger = TDB_TOUR_BREAK,
+        .target = "initModule",
+        .function = "initModule",
+        .title = "initModule: libtorch_python builds the torch._C module",
+        .what =
+            "initModule() creates the torch._C module object and fills it: the Python types "
+            "written in C++ (torch._C._TensorBase, the base class of torch.Tensor; autograd's "
+            "engine and functions), the functions generated from native_functions.yaml "
+            "(torch.ones, torch.add, ...) and submodules such as torch._C._nn and "
+            "torch._C._linalg. libtorch_python is the bridge: it knows Python, and the "
+            "libraries below it (libtorch_cpu, libc10) do not.\n\n"
+            "PyInit__C is not on the stack: it jumped here instead of calling, so initModule "
+            "will return straight to CPython.",
+        .where = (const tdb_tour_place[]){
+            {"torch/csrc/Module.cpp", "initModule"},
+            {"torch/csrc/autograd/python_variable.cpp",
+             "THPVariable_initModule: the C++ type behind torch.Tensor"},
+            {"torch/csrc/autograd/generated/python_torch_functions_*.cpp",
+             "generated bindings of torch.* (templates in tools/autograd/templates/)"},
+            END},
+        .no_debug =
+            "Without debug info the source lines and local variables of initModule are out of "
+            "reach. A debug build would show torch/csrc/Module.cpp:LINE, and `next` would walk "
+            "through the module's construction; tinytensor's stop 3 (tt_init_module) does it "
+            "at source level.",
+        .try_next = (const tdb_tour_try[]){
+            {"bt 3", "the caller is CPython's import code: the stub's frame is gone"},
+            {"break THPVariable_initModule", "then Enter: stop where torch.Tensor's C++ type is "
+                                             "created (an exported function)"},
+            {"finish", "run all of initModule and stop when it returns to CPython"},
+            END},
+    },
+    {
+        .trigger = TDB_TOUR_BREAK,
+        .target = "at::_ops::add_Tensor::call",
+        .function = "at::_ops::add_Tensor::call",
+        .title = "at::_ops::add_Tensor::call: the add operator enters the dispatcher",
+        .what =
+            "`torch.ones(2) + 1` called Tensor.__add__, which libtorch_python implements as "
+            "THPVariable_add (the ?? frames: functions a library does not export have no name "
+            "without debug info). It parsed the arguments, wrapped the Python 1 as a scalar "
+            "tensor and called at::add, which is this function: the entry point of the "
+            "aten::add.Tensor operator, generated from its schema.\n\n"
+            "call() finds the operator once, computes the dispatch key set of its arguments "
+            "(CPU, AutogradCPU, ...) and calls through the c10::Dispatcher, which runs the "
+            "kernel of the highest key first: autograd's, which would record the graph if a "
+            "tensor required grad, then redispatches below autograd, to the CPU kernel.",
+        .where = (const tdb_tour_place[]){
+            {"aten/src/ATen/native/native_functions.yaml",
+             "the schema: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"},
+            {"build/aten/src/ATen/Operators_*.cpp",
+             "generated: at::_ops::add_Tensor::call and ::redispatch"},
+            {"aten/src/ATen/core/dispatch/Dispatcher.h",
+             "c10::Dispatcher::call: the dispatch key set, then the kernel"},
+            {"aten/src/ATen/core/dispatch/OperatorEntry.h", "an operator's dispatch table"},
+            {"torch/csrc/autograd/generated/python_variable_methods.cpp",
+             "THPVariable_add (template in tools/autograd/templates/)"},
+            {"torch/csrc/autograd/generated/VariableType_*.cpp", "autograd's add kernel"},
+            END},
+        .no_debug =
+            "A debug build would name the ?? frames (THPVariable_add and its argument parser), "
+            "show Operators_*.cpp:LINE, and `step` would walk through Dispatcher::call. "
+            "tinytensor's stop 4 (tt_ops_add_call) shows a dispatcher at source level.",
+        .try_next = (const tdb_tour_try[]){
+            {"args", "self, other and alpha, as the stop listed them: read from the registers "
+                     "at the entry and the tensors in memory, without debug info"},
+            {"bt", "the Python line that called it, between the C++ frames"},
+            {"info symbol **(void ***)$rsi",
+             "self's TensorImpl, by its vtable ($rsi is self; $rdi is where the result goes)"},
+            {"x/4i $pc", "the machine code at the start of the function"},
+            END},
+    },
+    {
+        .trigger = TDB_TOUR_BREAK,
+        .target = "at::native::structured_ufunc_add_CPU::impl",
+        .function = "at::native::structured_ufunc_add_CPU::impl",
+        .title = "structured_ufunc_add_CPU::impl: the CPU kernel of add",
+        .what =
+            "The dispatcher reached the CPU kernel. Read the stack from add_Tensor::call "
+            "upwards: the autograd kernel (?? frames), at::_ops::add_Tensor::redispatch, the "
+            "CPU wrapper generated into RegisterCPU.cpp (?? frames), and this function.\n\n"
+            "add is a structured operator: the wrapper first ran its meta function "
+            "(at::meta::structured_add_Tensor::meta), which checks the arguments, computes the "
+            "result's shape and dtype (broadcasting; type promotion) and builds a "
+            "TensorIterator over the result, self and other. impl() then calls add_stub, "
+            "which picks the kernel compiled for this CPU (DEFAULT, AVX2 or AVX512); its loop "
+            "computes self + alpha * other, a vector of elements at a time.",
+        .where = (const tdb_tour_place[]){
+            {"aten/src/ATen/native/BinaryOps.cpp",
+             "TORCH_META_FUNC2(add, Tensor): the meta function"},
+            {"build/aten/src/ATen/UfuncCPU_add.cpp",
+             "generated: structured_ufunc_add_CPU::impl, calling add_stub"},
+            {"build/aten/src/ATen/UfuncCPUKernel_add.cpp",
+             "generated: the kernel behind add_stub, built once per CPU capability"},
+            {"aten/src/ATen/native/ufunc/add.h",
+             "the formula: self + alpha * other (vectorized: fmadd)"},
+            {"aten/src/ATen/native/cpu/BinaryOpsKernel.cpp",
+             "the hand-written kernels of add's siblings (mul, div, ...)"},
+            {"build/aten/src/ATen/RegisterCPU.cpp",
+             "the wrapper (meta, then impl) and the kernel's registration"},
+            {"aten/src/ATen/TensorIterator.cpp", "TensorIteratorBase::for_each, the loop driver"},
+            END},
+        .no_debug =
+            "A debug build would show UfuncCPU_add.cpp:LINE and the TensorIterator's fields "
+            "(`p *this`), and `step` would reach the loop of add.h. tinytensor's stop 5 stops "
+            "inside its add loop, on the line that adds two elements.",
+        .try_next = (const tdb_tour_try[]){
+            {"break at::TensorIteratorBase::for_each",
+             "then Enter: the loop driver, one level down (exported)"},
+            {"finish", "return to the wrapper from RegisterCPU.cpp"},
+            END},
+    },
+};
+
+/* ---- tdebug tour tinytensor ---- */
+
+static const tdb_tour_stop tinytensor_stops[] = {
+    {
+        .trigger = TDB_TOUR_LOADED,
+        .target = "tinytensor._C",
+        .title = "tinytensor._C is mapped: the dynamic loader at work",
+        .what =
+            "`import tinytensor` runs tinytensor/__init__.py, which imports tinytensor._C: "
+            "CPython dlopen()s _C.cpython-311-x86_64-linux-gnu.so, and we are in the loader, "
+            "right after it mapped that file.\n\n"
+            "Its dependencies come next: lib/libtt_python.so and lib/libtt_core.so, found "
+            "through _C's RUNPATH $ORIGIN/lib as torch's _C finds libtorch_python. Then "
+            "libtt_core's constructor registers the kernels with the dispatcher, as torch's "
+            "static initializers do.",
+        .where = (const tdb_tour_place[]){
+            {"samples/tinytensor/tinytensor/__init__.py", "`from tinytensor import _C`"},
+            {"samples/tinytensor/csrc/core/tt_register.c",
+             "the constructor that registers the kernels (torch: RegisterCPU.cpp)"},
+            {"samples/tinytensor/setup.py", "how _C gets its RUNPATH"},
+            END},
+        .try_next = (const tdb_tour_try[]){
+            {"info sharedlibrary", "the libraries mapped so far"},
+            {"break tt_register_kernels", "then Enter: the kernels being registered, inside "
+                                          "this dlopen()"},
+            {"bt", "the whole stack, Python frames (importlib, tinytensor/__init__.py) in place"},
+            END},
+    },
+    {
+        .trigger = TDB_TOUR_IMPORT,
+        .target = "tinytensor._C",
+        .function = "PyInit__C",
+        .title = "PyInit__C: CPython calls the module's init function",
+        .what =
+            "As in torch, _C's PyInit__C does one thing: call tt_init_module() in "
+            "lib/libtt_python.so. Built with -O0 it is a real call, not a jump, so PyInit__C "
+            "stays on the stack at the next stop (torch's optimized build jumps).",
+        .where = (const tdb_tour_place[]){
+            {"samples/tinytensor/csrc/stub.c", "PyInit__C (torch/csrc/stub.c)"},
+            END},
+        .try_next = (const tdb_tour_try[]){
+            {"list", "the source around this line"},
+            {"bt", "the Python frames of the import, under the C ones"},
+            {"info frame", "this frame: its caller, its saved registers"},
+            END},
+    },
+    {
+        .trigger = TDB_TOUR_BREAK,
+        .target = "tt_init_module",
+        .function = "tt_init_module",
+        .title = "tt_init_module: the bindings library builds tinytensor._C",
+        .what =
+            "tt_init_module (initModule in torch) creates the module object with its functions "
+            "(ones, zeros, full, tensor, the dispatcher's introspection) and adds the TensorBase "
+            "type, tinytensor's THPVariable. Everything that knows Python is in libtt_python; "
+            "libtt_core below it knows nothing of Python.",
+        .where = (const tdb_tour_place[]){
+            {"samples/tinytensor/csrc/python/tt_python_module.c",
+             "tt_init_module (torch/csrc/Module.cpp: initModule)"},
+            {"samples/tinytensor/csrc/python/tt_python_tensor.c",
+             "the TensorBase type (torch/csrc/autograd/python_variable.cpp)"},
+            END},
+        .try_next = (const tdb_tour_try[]){
+            {"next", "run one line, over calls"},
+            {"info locals", "the module being built"},
+            {"finish", "return to PyInit__C; gdb prints the module object"},
+            END},
+    },
+    {
+        .trigger = TDB_TOUR_BREAK,
+        .target = "tt_ops_add_call",
+        .function = "tt_ops_add_call",
+        .title = "tt_ops_add_call: the add operator enters the dispatcher",
+        .what =
+            "`tinytensor.ones(2) + 1` called the TensorBase type's + slot, tt_pytensor_add in "
+            "libtt_python (THPVariable_add in torch), which made a tensor of the 1 and called "
+            "tt_ops_add_call in libtt_core: the operator's entry point, like "
+            "at::_ops::add_Tensor::call. It finds the operator, computes the dispatch key of "
+            "its arguments (device and dtype), looks the kernel up in the dispatcher's table "
+            "and calls it, on the line marked `TOUR: add dispatch`.",
+        .where = (const tdb_tour_place[]){
+            {"samples/tinytensor/csrc/core/tt_ops.c",
+             "tt_ops_add_call (build/aten/src/ATen/Operators_*.cpp)"},
+            {"samples/tinytensor/csrc/core/tt_dispatcher.c",
+             "the table and its lookup (aten/src/ATen/core/dispatch/Dispatcher.h)"},
+            {"samples/tinytensor/csrc/python/tt_python_tensor.c",
+             "tt_pytensor_add (THPVariable_add)"},
+            END},
+        .try_next = (const tdb_tour_try[]){
+            {"info args", "self, other and alpha"},
+            {"p *self", "a tensor: storage, shape, strides, dtype, device"},
+            {"tensor self", "the same tensor decoded: dtype, sizes, strides and its values"},
+            {"up", "tt_pytensor_add, the bindings ('down' comes back)"},
+            END},
+    },
+    {
+        .trigger = TDB_TOUR_MARKED_LINE,
+        .target = "add loop",
+        .file = "tt_native_cpu.c",
+        .library = "tinytensor/lib/libtt_core.so",
+        .function = "add_kernel_float64",
+        .title = "add_kernel_float64: the add loop of the CPU kernel",
+        .what =
+            "The dispatcher chose tt_native_add, the CPU kernel (torch's structured add): it "
+            "broadcast the operands and allocated the result (tt_iter_binary_op; a "
+            "TensorIterator in torch), then called this loop, which computes "
+            "out = self + alpha * other one element at a time. We stopped on that line, "
+            "before the first element is added. In torch this is the loop of add_stub's "
+            "kernel, vectorized, generated from ufunc/add.h.",
+        .where = (const tdb_tour_place[]){
+            {"samples/tinytensor/csrc/core/tt_native_cpu.c",
+             "tt_native_add, add_kernel_float64 (aten/src/ATen/native/BinaryOps.cpp, "
+             "build/aten/src/ATen/UfuncCPUKernel_add.cpp)"},
+            {"samples/tinytensor/csrc/core/tt_iter.c",
+             "the element iterator (aten/src/ATen/TensorIterator.cpp)"},
+            END},
+        .try_next = (const tdb_tour_try[]){
+            {"p x[it.offset[1]]", "the element of self about to be added"},
+            {"next", "add it; then `p o[it.offset[0]]` shows 2"},
+            {"info locals", "the loop's state"},
+            END},
+    },
+};
+
+const tdb_tour tdb_tours[] = {
+    {
+        .name = "torch",
+        .title = "A guided tour of `import torch`",
+        .summary = "import torch; x = torch.ones(2) + 1 on the installed torch (the default)",
+        .module = "torch",
+        .code = "import torch; x = torch.ones(2) + 1; print(x)",
+        .intro =
+            "This tour runs `import torch; x = torch.ones(2) + 1; print(x)` under gdb and stops "
+            "five times on the way from those Python lines down into PyTorch's C++ core: when "
+            "the dynamic loader maps torch._C, in PyInit__C, in initModule, where the add "
+            "operator enters the dispatcher, and in its CPU kernel. Each stop shows the native "
+            "stack (innermost frame first, with the library of each frame), the Python stack, "
+            "what the code is, where it lives in PyTorch's source tree, and what to try.\n\n"
+            "A stock torch (Debian's python3-torch, a wheel from PyPI) has no debug info: "
+            "frames show exported function names but no source lines, and internal functions "
+            "show as ??. `tdebug tour tinytensor` takes the same path at source level.",
+        .stops = torch_stops,
+        .n_stops = sizeof(torch_stops) / sizeof(torch_stops[0]),
+        .outro =
+            "That was the whole way down: a Python line, CPython's slot for +, the bindings in "
+            "libtorch_python, the dispatcher, and a CPU kernel in libtorch_cpu. Going further:\n"
+            "- tdebug tour tinytensor: the same path at source level, with locals and `step`\n"
+            "- tdebug run -b 'at::_ops::mul_Tensor::call' -- /usr/bin/python3 SCRIPT: the "
+            "entry of any operator (at::_ops::NAME_OVERLOAD::call) in your own program\n"
+            "- tdebug run --stop-at-import torch._C -- /usr/bin/python3 SCRIPT: stop in "
+            "PyInit__C of your own program's import",
+        .instead = "tinytensor",
+    },
+    {
+        .name = "tinytensor",
+        .title = "A guided tour of `import tinytensor`, at source level",
+        .summary = "the same path on samples/tinytensor, built with debug info",
+        .module = "tinytensor",
+        .code = "import tinytensor; x = tinytensor.ones(2) + 1; print(x)",
+        .package = "samples/tinytensor",
+        .symbols = "/tinytensor/",
+        .intro =
+            "tinytensor (samples/tinytensor) is a tiny tensor library laid out like torch: an "
+            "extension module _C that is a stub, a bindings library (libtt_python, like "
+            "libtorch_python) and a core with a dispatcher and CPU kernels (libtt_core, like "
+            "libtorch_cpu and libc10). It is built with -O0 -g3, the debug-build profile, so "
+            "every stop has a source line, `list`, `info locals` and `step` work, and no frame "
+            "is ??.\n\n"
+            "This tour runs `import tinytensor; x = tinytensor.ones(2) + 1; print(x)` and stops "
+            "where the torch tour does.",
+        .stops = tinytensor_stops,
+        .n_stops = sizeof(tinytensor_stops) / sizeof(tinytensor_stops[0]),
+        .outro =
+            "Every step of the torch tour, at source level. Going further:\n"
+            "- samples/README.md: tinytensor's layers next to torch's, and sample programs for "
+            "a native crash, a hang and a callback from C into Python\n"
+            "- tdebug tour: the same path on the installed torch",
+    },
+};
+
+const size_t tdb_n_tours = sizeof(tdb_tours) / sizeof(tdb_tours[0]);
+
+const tdb_tour *tdb_find_tour(const char *name)
+{
+    for (size_t i = 0; i < tdb_n_tours; i++)
+        if (strcmp(tdb_tours[i].name, name) == 0)
+            return &tdb_tours[i];
+    return NULL;
+}

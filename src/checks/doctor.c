@@ -9,7 +9,7 @@
 #include "native/elf.h"
 #include "checks/inspect.h"
 #include "gdb/mi_session.h"
-#include "process/ptrace_check.h"
+#include "targets/ptrace_check.h"
 #include "cpython/frames.h"
 #include "process/spawn.h"
 
@@ -127,7 +127,7 @@ void tdb_doctor_ptrace_policy(const char *root, const char *gdb, tdb_check *out)
 
     out->id = "ptrace-policy";
     /* The credentials gdb will run with: ours, plus any file capabilities
-     * of the gdb binary (process/ptrace_check.c). */
+     * of the gdb binary (targets/ptrace_check.c). */
     int have = tdb_tracer_read(&tr, proc, gdb, &err) == 0;
     int cap = have && tr.cap_sys_ptrace;
     int bounded = have && !(tr.cap_bnd >> TDB_CAP_SYS_PTRACE & 1);
@@ -344,7 +344,7 @@ void tdb_doctor_ptrace_pid(pid_t pid, const char *gdb, tdb_check *out)
 
     out->id = "ptrace-pid";
     /* What 'tdebug attach PID' checks before it starts gdb, attaching to
-     * nothing: process/ptrace_check.c has the kernel's rules, adapters and
+     * nothing: targets/ptrace_check.c has the kernel's rules, adapters and
      * launchers resolved to their debuggee. */
     int rc = tdb_attach_prepare(pid, gdb, &res, &why, &err);
     if (rc == 0) {

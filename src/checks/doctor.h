@@ -61,7 +61,7 @@ const char *tdb_check_status_name(tdb_check_status s);
 void tdb_doctor_ptrace_policy(const char *root, const char *gdb, tdb_check *out);
 
 /* Whether 'tdebug attach PID' would work, checked without attaching
- * (process/ptrace_check.h: the kernel's rules, Yama, a tracer already there,
+ * (targets/ptrace_check.h: the kernel's rules, Yama, a tracer already there,
  * adapters resolved to their debuggee).  Fills OUT (id "ptrace-pid"). */
 void tdb_doctor_ptrace_pid(pid_t pid, const char *gdb, tdb_check *out);
 

@@ -11,7 +11,7 @@
 #include "cli/cli.h"
 #include "process/paused.h"
 #include "process/preload.h"
-#include "process/ptrace_check.h"
+#include "targets/ptrace_check.h"
 #include "session/options.h"
 
 #include <errno.h>

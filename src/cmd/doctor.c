@@ -5,7 +5,7 @@
 #include "cmd/cmd.h"
 #include "base/common.h"
 #include "checks/doctor.h"
-#include "process/proc.h"
+#include "targets/proc.h"
 
 #include <getopt.h>
 #include <limits.h>

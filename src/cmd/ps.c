@@ -2,12 +2,12 @@
  * cmd/ps.c: 'tdebug ps': the Python processes you can attach to, their part
  * in a debugpy session, whether torch is loaded and who traces them; and
  * 'tdebug ps --check PID': can I debug this one, and if not why.  The
- * reading is in src/process/proc.c, the verdicts in src/process/ptrace_check.c.
+ * reading is in src/targets/proc.c, the verdicts in src/targets/ptrace_check.c.
  */
 #include "cmd/cmd.h"
 #include "base/common.h"
-#include "process/proc.h"
-#include "process/ptrace_check.h"
+#include "targets/proc.h"
+#include "targets/ptrace_check.h"
 
 #include <getopt.h>
 #include <jansson.h>

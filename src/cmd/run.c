@@ -8,7 +8,7 @@
 #include "base/common.h"
 #include "cli/cli.h"
 #include "checks/inspect.h"
-#include "process/proc.h"
+#include "targets/proc.h"
 #include "process/paused.h"
 #include "process/preload.h"
 #include "session/options.h"

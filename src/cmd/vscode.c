@@ -14,8 +14,8 @@
 #include "native/dwsource.h"
 #include "vscode/jsonc.h"
 #include "vscode/launch.h"
-#include "process/proc.h"
-#include "process/ptrace_check.h"
+#include "targets/proc.h"
+#include "targets/ptrace_check.h"
 #include "session/session.h"
 
 #include <errno.h>

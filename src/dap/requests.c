@@ -8,7 +8,7 @@
  */
 #include "dap/internal.h"
 
-#include "process/ptrace_check.h"
+#include "targets/ptrace_check.h"
 #include "session/options.h"
 
 #include <errno.h>

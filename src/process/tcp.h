@@ -3,7 +3,7 @@
  * /proc/net/tcp6, and the sockets a process holds (/proc/PID/fd), read
  * without opening a single connection.  The one reader of those tables in
  * tdebug: 'tdebug wait-port' and the links between debugpy's processes
- * (src/process/proc.c) both use it.
+ * (src/targets/proc.c) both use it.
  *
  * Why not connect() to see whether a port is open: a client that connects
  * and disconnects as debugpy's adapter starts listening kills the adapter

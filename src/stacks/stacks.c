@@ -5,7 +5,7 @@
 #include "process/pause.h"
 #include "cpython/values.h"
 #include "process/procfs.h"
-#include "process/ptrace_check.h"
+#include "targets/ptrace_check.h"
 #include "native/unwind.h"
 
 #include <errno.h>

@@ -17,8 +17,8 @@
 #include <cmocka.h>
 
 #include "base/common.h"
-#include "process/proc.h"
-#include "process/ptrace_check.h"
+#include "targets/proc.h"
+#include "targets/ptrace_check.h"
 
 #include <errno.h>
 #include <jansson.h>

@@ -1,5 +1,5 @@
 /*
- * process/proc.h: processes as /proc shows them, seen by a Python debugger.
+ * targets/proc.h: processes as /proc shows them, seen by a Python debugger.
  *
  * Reads pid, parent, owner, state, executable, command line and mappings of
  * every process, tells Python processes from others (whatever the

@@ -1,5 +1,5 @@
 /*
- * process/proc.c: reading processes from /proc (or a recorded tree of it) and
+ * targets/proc.c: reading processes from /proc (or a recorded tree of it) and
  * telling what part each plays in a debugpy session.
  *
  * Kernel facts this relies on:
@@ -13,7 +13,7 @@
  * - TracerPid is the tracing task's id in our pid namespace, 0 when the
  *   tracer is not visible.
  */
-#include "process/proc.h"
+#include "targets/proc.h"
 #include "native/elf.h"
 #include "process/tcp.h"
 

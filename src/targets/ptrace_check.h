@@ -1,5 +1,5 @@
 /*
- * process/ptrace_check.h: will the kernel let gdb (or tdebug itself) trace this
+ * targets/ptrace_check.h: will the kernel let gdb (or tdebug itself) trace this
  * process, and if not, why and what to do.
  *
  * Predicts the kernel's refusals before gdb is started (the rules of
@@ -19,7 +19,7 @@
 #define TDB_PTRACE_CHECK_H
 
 #include "base/common.h"
-#include "process/proc.h"
+#include "targets/proc.h"
 
 #include <stdint.h>
 #include <sys/types.h>

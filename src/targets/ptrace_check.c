@@ -1,5 +1,5 @@
 /*
- * process/ptrace_check.c: predicting and explaining ptrace refusals.
+ * targets/ptrace_check.c: predicting and explaining ptrace refusals.
  *
  * PTRACE_ATTACH/SEIZE succeed when (kernel/ptrace.c, __ptrace_may_access
  * with PTRACE_MODE_ATTACH_REALCREDS, then the LSM hooks):
@@ -16,7 +16,7 @@
  * A seccomp filter or another security module can refuse on top; only
  * trying shows that, hence tdb_tracer_probe().
  */
-#include "process/ptrace_check.h"
+#include "targets/ptrace_check.h"
 
 #include <errno.h>
 #include <grp.h>

@@ -1,6 +1,6 @@
 /*
  * cmd/cmd.h: the subcommands.  Each is 'int cmd_NAME(int argc, char **argv)' in
- * src/cmd_NAME.c, with its help text beside it; src/main.c holds the one
+ * src/cmd/NAME.c, with its help text beside it; src/main.c holds the one
  * table that dispatches to them and prints 'tdebug --help' from it, so help
  * and dispatch cannot drift.  argv[0] is the command name.  A command returns
  * its exit status (TDB_EXIT_* in base/common.h, or the debuggee's own).

@@ -6,7 +6,7 @@
  * queues every asynchronous record (exec, status, notify, and stream output
  * that arrives outside a command) for the caller, enforces timeouts and
  * notices gdb dying.  It knows nothing of Python, torch or the terminal:
- * src/debugger.c builds the debugging policy on top.
+ * src/session/ builds the debugging policy on top.
  *
  * Commands are synchronous (one outstanding at a time); with 'mi-async on'
  * gdb answers commands while the target runs, so the caller can interrupt.

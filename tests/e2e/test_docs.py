@@ -1,5 +1,11 @@
 """The documentation is true to the code.
 
+- Every repository path the docs name exists: README.md, doc/*.md
+  (HACKING.md included), doc/tdebug.1, samples/README.md and the opening
+  comment of each header under src/ and lib/.  A path counts when it starts
+  with a top-level folder of the checkout (src/, lib/, tests/, ...); a
+  user's own file (train.py) never does.  Files are renamed in parallel
+  branches: this is what catches a stale mention after the merge.
 - tdebug(1) and '--help' agree, command by command: every option a
   command's --help lists is in that command's section of the man page, every
   option the section lists (its .TP entries) is in --help, the synopsis
@@ -7,8 +13,10 @@
   --help gives the command is in the section.  (The table of exit statuses
   every command shares is checked in test_cli.py.)
 """
+import fnmatch
 import functools
 import re
+import subprocess
 
 import pytest
 
@@ -35,6 +43,182 @@ def roff_args(line):
     words = [a or b for a, b in words]
     sep = " " if m.group(1) in ("B", "I") else ""
     return roff_line(sep.join(words))
+
+
+# ---------------------------------------------------------------------------
+# Which files the checkout has
+
+@functools.lru_cache(maxsize=None)
+def tracked_files():
+    """The files of the checkout: git's list (tracked, or new and not
+    ignored) when this is a git checkout, so that a build product lying in
+    the tree does not count; else every file outside build directories."""
+    try:
+        out = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z", "--cached", "--others",
+                              "--exclude-standard"], check=True,
+                             capture_output=True).stdout.decode()
+        files = [f for f in out.split("\0") if f]
+        if files:
+            return frozenset(f for f in files if (ROOT / f).exists())
+    except (OSError, subprocess.CalledProcessError):
+        pass
+    return frozenset(str(p.relative_to(ROOT)) for p in ROOT.rglob("*")
+                     if p.is_file() and not p.relative_to(ROOT).parts[0].startswith("build")
+                     and ".git" not in p.parts)
+
+
+@functools.lru_cache(maxsize=None)
+def top_folders():
+    return sorted({f.split("/", 1)[0] for f in tracked_files() if "/" in f})
+
+
+@functools.lru_cache(maxsize=None)
+def tracked_dirs():
+    dirs = set()
+    for f in tracked_files():
+        parts = f.split("/")[:-1]
+        for i in range(1, len(parts) + 1):
+            dirs.add("/".join(parts[:i]))
+    return frozenset(dirs)
+
+
+# A path in prose or code: a top-level folder, then path characters.  Not
+# preceded by what would make it the tail of another path (/usr/lib/...,
+# ~/.vscode/..., $(B)/tests/..., build/samples/..., aten/src/...).
+PATH_CHARS = r"[\w.*?\[\]{}+/-]"
+
+
+def path_regex():
+    tops = "|".join(re.escape(t) for t in top_folders())
+    return re.compile(rf"(?<![\w./~$@-])((?:{tops})/{PATH_CHARS}*)")
+
+
+# An upper-case word in a path is a placeholder (src/cmd/NAME.c,
+# tests/e2e/test_X.py, libtdebug-pyhook-cpython-3X.so): it stands for any name.
+PLACEHOLDER = re.compile(r"(?<![A-Za-z])[A-Z][A-Z0-9]*(?![A-Za-z])")
+
+
+def path_exists(path):
+    path = path.rstrip("/")
+    if path in tracked_files() or path in tracked_dirs():
+        return True
+    pattern = path
+    if not re.search(r"[*?\[]", pattern):
+        pattern = PLACEHOLDER.sub("*", pattern)
+        if pattern == path:
+            return False
+    regex = re.compile(fnmatch.translate(pattern).replace(".*", "[^/]*"))
+    return any(regex.match(f) for f in tracked_files() | tracked_dirs())
+
+
+def clean_path(raw):
+    """A path as written, less the punctuation that ends a sentence or a
+    construct around it ('src/main.c.', '(src/cli/)', 'src/x.h's)."""
+    path = raw
+    while path and path[-1] in ".,:;)]}*?-":
+        if path.endswith("[ch]") or path.endswith("*/") or path.endswith("/*"):
+            break
+        if path[-1] in ")]}":
+            opener = {")": "(", "]": "[", "}": "{"}[path[-1]]
+            if path.count(opener) >= path.count(path[-1]):
+                break
+        path = path[:-1]
+    return path
+
+
+def header_comment(path):
+    """[(line number, line)] of the comment a header opens with."""
+    lines = path.read_text().splitlines()
+    if not lines or not lines[0].startswith("/*"):
+        return []
+    out = []
+    for i, line in enumerate(lines, 1):
+        out.append((i, line))
+        if "*/" in line:
+            break
+    return out
+
+
+def documents():
+    """(name, [(line number, text)]) of every text that names repository paths."""
+    docs = [ROOT / "README.md", *sorted((ROOT / "doc").glob("*.md")),
+            ROOT / "samples" / "README.md"]
+    for path in docs:
+        yield (str(path.relative_to(ROOT)),
+               list(enumerate(path.read_text().splitlines(), 1)))
+    man = ROOT / "doc" / "tdebug.1"
+    yield "doc/tdebug.1", [(i, roff_line(l)) for i, l in
+                           enumerate(man.read_text().splitlines(), 1)]
+    for folder in ("src", "lib"):
+        for path in sorted((ROOT / folder).rglob("*.h")):
+            yield str(path.relative_to(ROOT)), header_comment(path)
+
+
+# Paths in other projects' trees that happen to start like ours, and where
+# each is named.
+FOREIGN = {
+    "tools/setup_helpers/cmake.py": "PyTorch's (src/checks/profile.h)",
+}
+
+
+def layer_regex():
+    """In a header under src/, 'session/session.h' is src/session/session.h,
+    as includes write it: a folder of src/, then a file name ending .c or .h."""
+    layers = sorted({f.split("/")[1] for f in tracked_files()
+                     if f.startswith("src/") and f.count("/") >= 2})
+    alternatives = "|".join(re.escape(layer) for layer in layers)
+    return re.compile(rf"(?<![\w./~$@-])((?:{alternatives})/[\w./*\[\]-]*\.(?:[ch]|\[ch\]))(?![\w/])")
+
+
+def named_paths():
+    """(document, line number, path as written, the paths it may stand for)."""
+    regex, layers = path_regex(), layer_regex()
+    for name, lines in documents():
+        in_src_header = name.startswith("src/") and name.endswith(".h")
+        for number, text in lines:
+            for m in regex.finditer(text):
+                path = clean_path(m.group(1))
+                if "/" not in path.rstrip("/") and not path.endswith("/"):
+                    continue
+                if re.search(r"\.so(\.[\d.]+)?$", path) or path in FOREIGN:
+                    continue  # the checkout holds no shared object; not ours
+                # A src/ header names its neighbours as includes do, and
+                # src/vscode/launch.h calls itself vscode/launch.h.
+                candidates = [path, "src/" + path] if in_src_header else [path]
+                yield name, number, path, candidates
+            if in_src_header:
+                for m in layers.finditer(text):
+                    if m.start() >= 4 and text[m.start() - 4:m.start()] == "src/":
+                        continue
+                    path = m.group(1)
+                    yield name, number, path, ["src/" + path]
+
+
+def test_path_matching_itself():
+    """The rules above, on the cases they are for."""
+    regex = path_regex()
+    found = [clean_path(m.group(1)) for m in regex.finditer(
+        "read src/main.c. (src/cli/cli.h), `src/gdb/mi_parser.[ch]`, src/session/session.h's; "
+        "/usr/lib/python3/x.so ~/.vscode/x $(B)/tests/tools/x build/samples/x aten/src/ATen/y.h "
+        "tests/e2e/*_util.py tests/fuzz/fuzz_NAME.c train.py pkg/mod.py")]
+    assert found == ["src/main.c", "src/cli/cli.h", "src/gdb/mi_parser.[ch]",
+                     "src/session/session.h", "tests/e2e/*_util.py", "tests/fuzz/fuzz_NAME.c"]
+    assert path_exists("src/main.c") and path_exists("src/cli/") and path_exists("src/cli")
+    assert path_exists("src/gdb/mi_parser.[ch]") and path_exists("tests/e2e/*_util.py")
+    assert path_exists("tests/e2e/test_NAME.py") and path_exists("src/cmd/NAME.c")
+    assert not path_exists("src/cmd_NAME.c") and not path_exists("src/session.c")
+    assert not path_exists("src/nothing/")
+
+
+def test_every_path_the_docs_name_exists():
+    checked, missing = 0, []
+    for name, number, path, candidates in named_paths():
+        checked += 1
+        if not any(path_exists(p) for p in candidates):
+            missing.append(f"{name}:{number}: {path}")
+    assert checked >= 100, checked  # the scan itself works
+    assert not missing, ("paths named in the docs that do not exist in the checkout "
+                         "(renamed? update the mention):\n  " + "\n  ".join(missing))
 
 
 # ---------------------------------------------------------------------------

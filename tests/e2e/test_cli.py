@@ -1,5 +1,6 @@
 """The command line itself: help, dispatch, exit statuses, and that the
-help, the man page and the README describe the same commands."""
+help, the man page and the reference pages (doc/*.md) describe the same
+commands (tests/e2e/test_docs.py checks their options and paths)."""
 import re
 
 from conftest import ROOT, run
@@ -34,9 +35,16 @@ def test_unknown_command(tdebug):
     assert r.stderr == "tdebug: 'frobnicate' is not a tdebug command; see 'tdebug --help'\n"
 
 
-def test_every_command_has_help_man_section_and_readme_mention(tdebug):
+def doc_headings():
+    """The Markdown headings of the reference pages under doc/."""
+    return [line for page in sorted((ROOT / "doc").glob("*.md")) if page.name != "HACKING.md"
+            for line in page.read_text().splitlines() if line.startswith("#")]
+
+
+def test_every_command_has_help_man_section_and_doc_section(tdebug):
     names = commands_from_help(run([tdebug, "--help"]).stdout)
     man = (ROOT / "doc" / "tdebug.1").read_text()
+    headings = doc_headings()
     readme = (ROOT / "README.md").read_text()
     for name in names:
         r = run([tdebug, name, "--help"])
@@ -44,7 +52,9 @@ def test_every_command_has_help_man_section_and_readme_mention(tdebug):
         assert r.stdout.startswith(f"usage: tdebug {name}"), name
         assert run([tdebug, "help", name]).stdout == r.stdout
         assert re.search(rf'^\.SS "?tdebug {re.escape(name)}\b', man, re.M), f"man page lacks {name}"
-        assert f"tdebug {name}" in readme, f"README lacks {name}"
+        assert any(re.search(rf"`tdebug {re.escape(name)}\b", h) for h in headings), \
+            f"no page of doc/ has a section (a heading) for 'tdebug {name}'"
+        assert f"`tdebug {name}`" in readme, f"README's table of commands lacks {name}"
 
 
 def test_version(tdebug):

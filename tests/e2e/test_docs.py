@@ -12,6 +12,9 @@
   (.SS titles) names the options of the usage lines, and each exit status
   --help gives the command is in the section.  (The table of exit statuses
   every command shares is checked in test_cli.py.)
+- Every page of doc/ is linked from the README, every link between the
+  pages leads to a file and a heading that exist, and the README stays
+  short.  (That every command has a section in doc/ is test_cli.py's.)
 """
 import fnmatch
 import functools
@@ -386,3 +389,67 @@ def test_each_command_s_exit_statuses_are_in_the_man_page(tdebug, names):
     assert not drift, "\n".join(drift)
 
 
+# ---------------------------------------------------------------------------
+# The reference pages
+
+def doc_pages():
+    return sorted(p for p in (ROOT / "doc").glob("*.md") if p.name != "HACKING.md")
+
+
+def test_the_readme_links_every_page_of_doc():
+    readme = (ROOT / "README.md").read_text()
+    pages = doc_pages()
+    assert len(pages) >= 6
+    for page in [*pages, ROOT / "doc" / "HACKING.md"]:
+        assert f"(doc/{page.name})" in readme, f"README.md does not link doc/{page.name}"
+
+
+def test_the_readme_reads_in_five_minutes():
+    lines = (ROOT / "README.md").read_text().splitlines()
+    assert len(lines) < 250, len(lines)
+
+
+def slug(heading):
+    """The anchor GitHub gives a Markdown heading."""
+    text = re.sub(r"[^\w\- ]", "", heading.strip().lower())
+    return text.replace(" ", "-")
+
+
+def anchors(page):
+    out, seen = set(), {}
+    in_code = False
+    for line in page.read_text().splitlines():
+        if line.startswith("```"):
+            in_code = not in_code
+        elif not in_code and line.startswith("#"):
+            base = slug(line.lstrip("#"))
+            n = seen.get(base, 0)
+            seen[base] = n + 1
+            out.add(base if n == 0 else f"{base}-{n}")
+    return out
+
+
+def test_slug_is_github_s():
+    assert slug(" Attach as it pauses: `tdebug attach --wait`") == \
+        "attach-as-it-pauses-tdebug-attach---wait"
+    assert slug("What a stop shows: exceptions, arguments, tensors, Python values") == \
+        "what-a-stop-shows-exceptions-arguments-tensors-python-values"
+
+
+def test_every_link_between_the_docs_leads_somewhere():
+    broken, checked = [], 0
+    for page in [ROOT / "README.md", *sorted((ROOT / "doc").glob("*.md"))]:
+        for number, line in enumerate(page.read_text().splitlines(), 1):
+            for target in re.findall(r"\]\(([^)\s]+)\)", line):
+                if re.match(r"^[a-z]+:", target):
+                    continue  # https:, mailto:
+                file, _, anchor = target.partition("#")
+                dest = (page.parent / file).resolve() if file else page
+                where = f"{page.relative_to(ROOT)}:{number}: {target}"
+                checked += 1
+                if not dest.exists():
+                    broken.append(f"{where} (no such file)")
+                elif anchor and dest.suffix == ".md" and anchor not in anchors(dest):
+                    broken.append(f"{where} (no such heading in {dest.name})")
+    assert checked >= 30, checked  # the scan itself works
+    assert not broken, "links that lead nowhere:\n  " + "\n  ".join(broken)

@@ -1,7 +1,8 @@
 """Every command tdebug recommends is one it accepts.
 
-The tours (src/tour/data.c), the README's examples, each command's --help
-examples and the samples' (their headers and samples/README.md) are run through the real option parsers with 'tdebug
+The tours (src/tour/data.c), the examples of the README and of the pages of
+doc/, each command's --help examples and the samples' (their headers and
+samples/README.md) are run through the real option parsers with 'tdebug
 --check-usage COMMAND ARGS...', which checks arguments exactly as the
 command does and then runs nothing.  A recommended command that is a
 usage error (the tour once said 'tdebug profile --torch debug') fails
@@ -40,11 +41,18 @@ def tour_commands():
     return cmds
 
 
-def readme_commands():
-    """Commands in the README's code blocks (a '$ ' prompt, 'build/', an
-    'eval "$(...)"' and comments taken away; two-column layouts split)."""
+def doc_commands():
+    """Commands in the code blocks of the README and of doc/*.md (a '$ '
+    prompt, 'build/', an 'eval "$(...)"' and comments taken away; two-column
+    layouts split), each with the page it is on."""
     cmds = []
-    text = (ROOT / "README.md").read_text()
+    for page in [ROOT / "README.md", *sorted((ROOT / "doc").glob("*.md"))]:
+        cmds += [(page.relative_to(ROOT), cmd) for cmd in block_commands(page.read_text())]
+    return cmds
+
+
+def block_commands(text):
+    cmds = []
     for block in re.findall(r"```\w*\n(.*?)```", text, re.S):
         for line in block.splitlines():
             for part in re.split(r"\s{3,}", line):
@@ -103,15 +111,16 @@ def test_every_command_the_tours_recommend_is_accepted(tdebug):
         assert r.returncode == 0, f"the tour recommends '{cmd}':\n{r.stderr}"
 
 
-def test_every_command_the_readme_shows_is_accepted(tdebug):
-    cmds = readme_commands()
+def test_every_command_the_docs_show_is_accepted(tdebug):
+    cmds = doc_commands()
     assert len(cmds) >= 20, cmds
+    assert any(str(page) == "README.md" for page, _ in cmds)
     checked = 0
-    for cmd in cmds:
+    for page, cmd in cmds:
         r = check(tdebug, cmd)
         if r.returncode == 1 and "cannot check the arguments of" in r.stderr:
-            continue  # vscode, stacks: not checkable yet (said by the next test)
-        assert r.returncode == 0, f"the README shows '{cmd}':\n{r.stderr}"
+            continue  # vscode, stacks: not checkable yet (said by the last test)
+        assert r.returncode == 0, f"{page} shows '{cmd}':\n{r.stderr}"
         checked += 1
     assert checked >= 15
 

@@ -601,11 +601,10 @@ def test_usage_errors(tdebug, ws, args):
     assert not (ws / ".vscode").exists()
 
 
-def test_readme_names_are_the_written_names(tdebug, tmp_path, procs):
-    """The README's "press F5" steps name exactly what tdebug writes, in
+def test_the_docs_name_what_is_written(tdebug, tmp_path, procs):
+    """doc/vscode.md's "press F5" steps name exactly what tdebug writes, in
     both forms."""
-    readme = (ROOT / "README.md").read_text()
-    section = readme.split("### Debug in VS Code: `tdebug vscode`", 1)[1].split("\n## ", 1)[0]
+    section = (ROOT / "doc" / "vscode.md").read_text()
     documented = set(re.findall(r"\*\*(tdebug: [^*]+)\*\*", section))
     assert "tdebug vscode --program train.py --args --epochs 1" in section
     assert "tdebug vscode --compound --program train.py --args --epochs 1" in section

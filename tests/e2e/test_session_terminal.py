@@ -218,7 +218,7 @@ def test_catch_throw_at_the_prompt_reads_libstdcxx_itself(tdebug, terminal, tmp_
 # ---- what is never hit is said at the end ----
 
 def test_never_hit_breakpoint_is_listed_with_where_it_bound(tdebug, torch_available):
-    # The README's own example: x + 1 runs add.Tensor, never at::native::add.
+    # doc/cli.md's own example: x + 1 runs add.Tensor, never at::native::add.
     r = run([tdebug, "run", "--batch", "-b", "at::native::add", "--", PYTHON, "-c",
              "import torch; torch.ones(2) + 1"])
     assert r.returncode == 1, r.stderr

@@ -374,6 +374,10 @@ int tdb_jobs_read(const char *root, tdb_jobs *out, tdb_error *err)
             }
             if (m->role != TDB_JOB_RANK)
                 continue;
+            if (m->ppid <= 1) { /* orphans: their launcher is gone */
+                job->launcher = 0;
+                break;
+            }
             if (!job->launcher)
                 job->launcher = m->ppid;
             else if (job->launcher != m->ppid) {

@@ -483,9 +483,9 @@ const tdb_job *tdb_jobs_pick(const tdb_jobs *j, const char *id, tdb_error *err)
     }
     if (id)
         tdb_error_set_exit(err, TDB_EXIT_FAIL, ENOENT,
-                           "no job '%s' runs here: %s %s (give one of %s with --job ID, or a "
+                           "no job '%s' runs here: %s %s (give %s with --job ID, or a "
                            "launcher's pid)", id, j->n == 1 ? "the one here is" : "those here are",
-                           tdb_buf_str(&b), j->n == 1 ? "its id" : "their ids");
+                           tdb_buf_str(&b), j->n == 1 ? "its id" : "one of their ids");
     else
         tdb_error_set_exit(err, TDB_EXIT_FAIL, EEXIST,
                            "%zu distributed jobs run here: %s (say which with --job ID)", j->n,

@@ -149,6 +149,29 @@ static int is_agent_command(char *const *argv, size_t argc)
     return 0;
 }
 
+/* The inode of PID's network namespace ("self" for ours), 0 when
+ * unreadable. */
+static unsigned long long netns_of(const char *root, const char *pid)
+{
+    char buf[64];
+    char *link = tdb_xasprintf("%s/%s/ns/net", root, pid);
+    ssize_t n = readlink(link, buf, sizeof(buf) - 1);
+    free(link);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    const char *open = strchr(buf, '[');
+    return open ? strtoull(open + 1, NULL, 10) : 0;
+}
+
+/* Is MASTER ("ADDR:PORT") on the loopback, which each network namespace
+ * has its own of? */
+static int loopback_master(const char *master)
+{
+    return !strncmp(master, "127.", 4) || !strncmp(master, "localhost:", 10) ||
+           !strncmp(master, "::1:", 4) || !strncmp(master, "ip6-localhost:", 14);
+}
+
 static int read_proc(const char *root, pid_t pid, proc_info *p)
 {
     size_t len = 0;
@@ -163,6 +186,19 @@ static int read_proc(const char *root, pid_t pid, proc_info *p)
     if (env && len <= ENV_MAX)
         p->has_rank = tdb_rank_env_parse(env, len, &p->env);
     free(env);
+    /* Two containers' jobs that both meet on their own loopback are two
+     * jobs: the address names the network namespace's job. */
+    if (p->has_rank && p->env.master && !p->env.run_id && !p->env.slurm_job &&
+        loopback_master(p->env.master)) {
+        char spid[16];
+        snprintf(spid, sizeof(spid), "%d", (int)pid);
+        unsigned long long mine = netns_of(root, "self"), theirs = netns_of(root, spid);
+        if (mine && theirs && mine != theirs) {
+            char *qualified = tdb_xasprintf("%s@netns:%llu", p->env.master, theirs);
+            free(p->env.master);
+            p->env.master = qualified;
+        }
+    }
     cmd = read_root_file(root, pid, "cmdline", &clen);
     if (!cmd || clen == 0) {
         free(cmd);

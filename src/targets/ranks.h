@@ -15,7 +15,10 @@
  *                        job and is passed over),
  *   SLURM_JOB_ID         slurm's job,
  *   MASTER_ADDR:MASTER_PORT  where the ranks meet: the same on every host
- *                        of the job and different for two jobs of one host,
+ *                        of the job and different for two jobs of one host
+ *                        (a loopback address in another network namespace,
+ *                        a container's, is that namespace's: "@netns:N" is
+ *                        added),
  *   pid:N                the launcher's pid (the ranks' parent), when the
  *                        environment names none of the above.
  *

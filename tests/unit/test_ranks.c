@@ -124,7 +124,7 @@ static void test_pick(void **state)
     /* Several jobs: no ID is an error that lists them. */
     assert_null(tdb_jobs_pick(&j, NULL, &err));
     assert_int_equal(err.exit_code, TDB_EXIT_FAIL);
-    assert_non_null(strstr(err.msg, "6 distributed jobs run here"));
+    assert_non_null(strstr(err.msg, "7 distributed jobs run here"));
     assert_non_null(strstr(err.msg, "'job-a' (ranks 2,3 of 4, launcher 200)"));
     assert_non_null(strstr(err.msg, "'777' (ranks 4,5 of 8, launcher 399)"));
     assert_non_null(strstr(err.msg, "'pid:700' (no rank yet, launcher 700)"));

@@ -142,16 +142,26 @@ static const char *str(const json_t *o, const char *key)
     return json_string_value(json_object_get(o, key));
 }
 
+/* A frame's library as the tree shows it: its file name; the vDSO, which
+ * libdw names after each process ("[vdso: 1234]"), as one. */
+static const char *library_name(const json_t *f)
+{
+    const char *lib = str(f, "library");
+    if (!lib)
+        return NULL;
+    return !strncmp(lib, "[vdso", 5) ? "[vdso]" : tdb_base_name(lib);
+}
+
 /* The identity of a frame (stacks/jobtree.h says when two are the same). */
 static char *frame_key(const json_t *f)
 {
     const char *kind = str(f, "kind");
-    const char *lib = str(f, "library");
+    const char *lib = library_name(f);
     if (kind && !strcmp(kind, "python"))
         return tdb_xasprintf("py\037%s\037%s\037%lld", str(f, "file") ? str(f, "file") : "?",
                              str(f, "function") ? str(f, "function") : "?",
                              (long long)json_integer_value(json_object_get(f, "line")));
-    lib = lib ? tdb_base_name(lib) : "?";
+    lib = lib ? lib : "?";
     if (str(f, "function"))
         return tdb_xasprintf("c\037%s\037%lld\037%s", str(f, "function"),
                              (long long)json_integer_value(json_object_get(f, "offset")), lib);
@@ -332,7 +342,7 @@ static void frame_text(tdb_buf *b, const json_t *f, const char *indent, int with
     else
         tdb_buf_adds(b, "??");
     if (str(f, "library"))
-        tdb_buf_addf(b, " (%s)", tdb_base_name(str(f, "library")));
+        tdb_buf_addf(b, " (%s)", with_pc ? tdb_base_name(str(f, "library")) : library_name(f));
     tdb_buf_addc(b, '\n');
 }
 

@@ -174,15 +174,36 @@ static int loopback_master(const char *master)
 
 static int read_proc(const char *root, pid_t pid, proc_info *p)
 {
-    size_t len = 0;
-    char *env = read_root_file(root, pid, "environ", &len);
     char *cmd = NULL;
     char *argv[4] = {NULL, NULL, NULL, NULL};
     size_t argc = 0, clen = 0;
 
     memset(p, 0, sizeof(*p));
     p->pid = pid;
+    cmd = read_root_file(root, pid, "cmdline", &clen);
+    if (!cmd || clen == 0) {
+        free(cmd);
+        return -1; /* a kernel thread or a zombie */
+    }
     p->ppid = read_ppid(root, pid);
+    for (size_t i = 0; i < clen && argc < 4; i += strlen(cmd + i) + 1)
+        argv[argc++] = cmd + i;
+    char exe[4096];
+    char *link = tdb_xasprintf("%s/%d/exe", root, (int)pid);
+    ssize_t n = readlink(link, exe, sizeof(exe) - 1);
+    free(link);
+    exe[n > 0 ? n : 0] = '\0';
+    p->python = (n > 0 && tdb_is_python_name(tdb_base_name(exe))) ||
+                tdb_is_python_name(tdb_base_name(argv[0]));
+    p->agent_cmd = is_agent_command(argv, argc);
+    for (size_t i = 0; i + 1 < clen; i++)
+        if (!cmd[i])
+            cmd[i] = ' ';
+    p->command = cmd;
+    if (!p->python)
+        return 0; /* only Python processes are ranks: their environment alone is read */
+    size_t len = 0;
+    char *env = read_root_file(root, pid, "environ", &len);
     if (env && len <= ENV_MAX)
         p->has_rank = tdb_rank_env_parse(env, len, &p->env);
     free(env);
@@ -199,26 +220,6 @@ static int read_proc(const char *root, pid_t pid, proc_info *p)
             p->env.master = qualified;
         }
     }
-    cmd = read_root_file(root, pid, "cmdline", &clen);
-    if (!cmd || clen == 0) {
-        free(cmd);
-        tdb_rank_env_release(&p->env);
-        return -1; /* a kernel thread or a zombie */
-    }
-    for (size_t i = 0; i < clen && argc < 4; i += strlen(cmd + i) + 1)
-        argv[argc++] = cmd + i;
-    char exe[4096];
-    char *link = tdb_xasprintf("%s/%d/exe", root, (int)pid);
-    ssize_t n = readlink(link, exe, sizeof(exe) - 1);
-    free(link);
-    exe[n > 0 ? n : 0] = '\0';
-    p->python = (n > 0 && tdb_is_python_name(tdb_base_name(exe))) ||
-                tdb_is_python_name(tdb_base_name(argv[0]));
-    p->agent_cmd = is_agent_command(argv, argc);
-    for (size_t i = 0; i + 1 < clen; i++)
-        if (!cmd[i])
-            cmd[i] = ' ';
-    p->command = cmd;
     return 0;
 }
 

@@ -21,7 +21,7 @@ const char cmd_stacks_usage[] =
     "usage: tdebug stacks [--json] [--native | --python] [--raw] [--locals] [--verbose] PID...\n"
     "   or: tdebug stacks [OPTIONS] --children PID\n"
     "   or: tdebug stacks [OPTIONS] --core CORE [--exe PATH]\n"
-    "   or: tdebug stacks [OPTIONS] --job [ID] [--full] [--hosts H1,H2,... | --hostfile FILE]\n"
+    "   or: tdebug stacks [OPTIONS] --job [ID] [--full] [--hosts H,... | --hostfile F]\n"
     "\n"
     "Print the stack of every thread of each process, native and Python frames\n"
     "merged into one stack, most recent call first: C and C++ frames (demangled,\n"
@@ -71,10 +71,11 @@ const char cmd_stacks_usage[] =
     "  --raw           keep CPython's own frames (_PyEval_EvalFrameDefault and the\n"
     "                  calls between evaluator frames), folded by default\n"
     "  -v, --verbose   say on stderr how long each process was paused\n"
-    "  --job [ID]      every rank of the job ID (its TORCHELASTIC_RUN_ID, SLURM_JOB_ID,\n"
-    "                  MASTER_ADDR:MASTER_PORT, 'pid:N', or a launcher's or rank's\n"
-    "                  pid); without ID the only job here (several: an error that\n"
-    "                  lists them); --json gives {\"job\", \"hosts\", \"ranks\": [{\"rank\",\n"
+    "  --job [ID]      every rank of the job ID (its TORCHELASTIC_RUN_ID,\n"
+    "                  SLURM_JOB_ID, MASTER_ADDR:MASTER_PORT, 'pid:N', or a\n"
+    "                  launcher's or rank's pid); without ID the only job here\n"
+    "                  (several: an error that lists them); --json gives\n"
+    "                  {\"job\", \"hosts\", \"ranks\": [{\"rank\",\n"
     "                  \"host\", \"pid\", \"ns_pid\", \"stacks\"}], \"missing_ranks\",\n"
     "                  \"tree\": [{\"thread\", \"ranks\", \"rank_set\", \"frames\",\n"
     "                  \"children\"}], \"errors\"}\n"
@@ -211,6 +212,10 @@ static int stacks_of_job(tdb_jobstacks_opts *o, int json, int full)
     }
     json_decref(doc);
     tdb_symcache_free(o->stacks.symbols);
+    /* Ctrl-C while the hosts answered: what came is shown, then 128+N. */
+    int sig = o->n_hosts ? tdb_signals_take() : 0;
+    if (sig)
+        return 128 + sig;
     return failed ? TDB_EXIT_FAIL : TDB_EXIT_OK;
 }
 

@@ -448,9 +448,27 @@ static void act_trap(int wait)
     sigprocmask(SIG_SETMASK, &old, NULL);
 }
 
+/* TDEBUG_RANK: does the parent have our RANK too (we are one of the
+ * rank's workers, not the rank)?  Its environment is the one it started
+ * with, like ours. */
+static int parent_same_rank(void)
+{
+    static char env[256 * 1024]; /* under the loader lock: one caller at a time */
+    char path[64];
+    ssize_t n;
+
+    snprintf(path, sizeof(path), "/proc/%ld/environ", (long)getppid());
+    n = tdp_read_small(path, env, sizeof(env));
+    for (ssize_t i = 0; i < n; i += (ssize_t)strlen(env + i) + 1)
+        if (!strncmp(env + i, "RANK=", 5))
+            return env[i + 5] && strtol(env + i + 5, NULL, 10) == cfg.rank;
+    return 0;
+}
+
 static void act(void)
 {
-    if (cfg.skip_workers && multiprocessing_worker()) {
+    if (cfg.skip_workers && multiprocessing_worker() &&
+        (cfg.only_rank < 0 || parent_same_rank())) {
         if (cfg.verbose)
             say("tdebug-preload: pid %ld loaded %s, a multiprocessing worker: not pausing "
                 "(TDEBUG_WORKERS=watch to pause workers too)\n", (long)getpid(), pending.path);
@@ -519,7 +537,14 @@ static void remember(const char *name, const char *symbol)
 EXPORT unsigned int la_version(unsigned int version)
 {
     tdp_config_load(&cfg, (tdp_getenv_fn)getenv, warn_line, (unsigned long)getuid());
-    if (cfg.verbose) {
+    if (cfg.verbose && cfg.other_rank) {
+        if (cfg.rank < 0)
+            say("tdebug-preload: pid %ld has no RANK, TDEBUG_RANK is %ld: not watching\n",
+                (long)getpid(), cfg.only_rank);
+        else
+            say("tdebug-preload: pid %ld is rank %ld, TDEBUG_RANK is %ld: not watching\n",
+                (long)getpid(), cfg.rank, cfg.only_rank);
+    } else if (cfg.verbose) {
         static const char *const actions[] = {"wait", "notify", "log", "off", "trap"};
         say("tdebug-preload: pid %ld: watching %zu symbol(s) (first: %s), %zu file "
             "pattern(s); action %s\n", (long)getpid(), cfg.n_syms,

@@ -141,6 +141,20 @@ static int parse_notify(struct tdp_config *c, const char *s)
     return -1;
 }
 
+/* A rank: a decimal number from 0. */
+static int parse_rank(const char *s, long *out)
+{
+    char *end;
+    long v;
+
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (end == s || *end || errno || v < 0 || v > (1L << 30) || !(*s >= '0' && *s <= '9'))
+        return -1;
+    *out = v;
+    return 0;
+}
+
 /* The value of NAME, with "" counting as unset. */
 static const char *get_set(tdp_getenv_fn get, const char *name)
 {
@@ -253,5 +267,16 @@ void tdp_config_load(struct tdp_config *c, tdp_getenv_fn get, tdp_warn_fn warn,
             c->trap_wait_load = 0;
         else
             warnf(warn, TDEBUG_ENV_TRAP_WAIT, v, "not load or init", "load");
+    }
+
+    /* One rank of a job: every other process does nothing at all. */
+    c->only_rank = c->rank = -1;
+    if ((v = get_set(get, TDEBUG_ENV_RANK)) && parse_rank(v, &c->only_rank) < 0)
+        warnf(warn, TDEBUG_ENV_RANK, v, "not a rank (0, 1, 2, ...)", "every process");
+    if ((v = get_set(get, "RANK")) && parse_rank(v, &c->rank) < 0)
+        c->rank = -1;
+    if (c->only_rank >= 0 && c->rank != c->only_rank) {
+        c->other_rank = 1;
+        c->action = TDP_OFF;
     }
 }

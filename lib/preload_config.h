@@ -39,6 +39,10 @@ struct tdp_config {
     int trap_startup;    /* action trap: also trap at the first consistent point */
     int trap_wait_load;  /* action trap: an untraced match waits for the debugger
                           * (TDEBUG_TRAP_WAIT=load), else only a module's init does */
+    long only_rank;      /* TDEBUG_RANK: the one rank that acts, or -1 (any process) */
+    long rank;           /* this process's RANK, or -1 when unset or not a number */
+    int other_rank;      /* ONLY_RANK is set and this process is not that rank:
+                          * ACTION is then TDP_OFF */
 };
 
 typedef const char *(*tdp_getenv_fn)(const char *name);

@@ -95,6 +95,18 @@
  * TDEBUG_TRAP_PID names (when it is set) ever traps: SIGTRAP would kill a
  * process nobody traces.  Writing TDEBUG_RELEASE_DISARM to
  * tdebug_preload_release stops the traps.  Nothing is announced.
+ *
+ * == One rank of a distributed job (TDEBUG_RANK)
+ *
+ * With TDEBUG_RANK=N, a process acts only when its own environment has
+ * RANK=N (as torchrun, srun-style launchers and torch.multiprocessing
+ * callers give each rank): every other process, the launcher and the other
+ * ranks, behaves as with TDEBUG_ACTION=off from its start and runs at full
+ * speed, untraced.  Rank N's own multiprocessing workers (spawn,
+ * forkserver: DataLoader workers) have RANK=N too and are told apart by
+ * their parent, which has it as well: they are skipped unless
+ * TDEBUG_WORKERS=watch.  A rank started as a multiprocessing child itself
+ * (its parent has no RANK=N) does act.
  */
 #ifndef TDEBUG_PRELOAD_H
 #define TDEBUG_PRELOAD_H
@@ -145,6 +157,7 @@ enum {
                                                        * program's own libraries are mapped */
 #define TDEBUG_ENV_TRAP_WAIT "TDEBUG_TRAP_WAIT"     /* action trap: load | init, what waits
                                                      * for a debugger not attached yet */
+#define TDEBUG_ENV_RANK "TDEBUG_RANK"               /* N: only the process whose RANK is N acts */
 
 #define TDEBUG_DEFAULT_WATCH "PyInit__C"
 #define TDEBUG_DEFAULT_TIMEOUT 60 /* seconds */

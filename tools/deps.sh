@@ -35,6 +35,8 @@ clang-14          builds the fuzz targets with libFuzzer (make asan)
 libclang-rt-14-dev libFuzzer and the sanitizer runtimes clang links
 nodejs            runs Microsoft's DAP test client against 'tdebug dap' (tests/dap)
 valgrind          callgrind: instruction counts in make bench (bench/pyhook.py), steady on a loaded machine
+openssh-client    ssh, through which 'tdebug stacks --job --hosts' reads other hosts
+openssh-server    sshd on the two "hosts" the distributed-job tests make in namespaces (tests/e2e/cluster_util.py)
 "
 
 missing=""

@@ -10,8 +10,10 @@
 #include "base/common.h"
 #include "cli/cli.h"
 #include "process/paused.h"
+#include "process/pidns.h"
 #include "process/preload.h"
 #include "targets/ptrace_check.h"
+#include "targets/ranks.h"
 #include "session/options.h"
 
 #include <errno.h>
@@ -23,6 +25,7 @@
 
 const char cmd_attach_usage[] =
     "usage: tdebug attach [options] PID\n"
+    "       tdebug attach [options] --rank N [--job ID]\n"
     "       tdebug attach --wait [--timeout SECONDS] [options] [PID]\n"
     "\n"
     "Attach gdb to a running Python process, reading only the symbols that\n"
@@ -42,6 +45,12 @@ const char cmd_attach_usage[] =
     "    tdebug attach --wait                 # here, first\n"
     "    eval \"$(tdebug env)\"; python3 train.py   # elsewhere, or VS Code, torchrun...\n"
     "\n"
+    "  --rank N                 the process that is rank N of the distributed job\n"
+    "                           running here (its RANK, as 'tdebug ps' shows it)\n"
+    "  --job ID                 with --rank: of the job ID, when several run here\n"
+    "                           (its id as 'tdebug ps' shows it, or its launcher's\n"
+    "                           pid); to stop rank N as it starts, start the job\n"
+    "                           under 'eval \"$(tdebug env --rank N)\"' and use --wait\n"
     "  -w, --wait               wait for a paused process to announce itself on\n"
     "                           the socket of 'tdebug env' (TDEBUG_ANNOUNCE or\n"
     "                           /tmp/tdebug-UID/announce); with PID, for that one\n"
@@ -78,6 +87,7 @@ const char cmd_attach_usage[] =
     "\n"
     "Examples:\n"
     "  tdebug attach --batch 1234\n"
+    "  tdebug attach --rank 3\n"
     "  tdebug attach --wait --batch --timeout 600\n";
 
 /* gdb was refused after all (the process changed, or a check could not
@@ -191,13 +201,49 @@ static int wait_announcement(pid_t pid, double timeout, json_t **out)
     return status;
 }
 
+/* --rank N [--job ID]: the pid of that rank of the job running here, in
+ * *PID.  Returns TDB_EXIT_OK, or an exit status after saying why. */
+static int rank_pid(const char *rank_arg, const char *job_arg, int wait, const char *extra,
+                    long *pid)
+{
+    long rank;
+    tdb_jobs jobs = {NULL, 0};
+    tdb_error err = {0};
+    if (!rank_arg)
+        return tdb_usage_error("attach", "--job goes with --rank N (which rank of it?)");
+    if (tdb_parse_long(rank_arg, 0, 1L << 30, &rank) < 0)
+        return tdb_usage_error("attach", "--rank '%s' is not a rank (0, 1, 2, ...)", rank_arg);
+    if (wait)
+        return tdb_usage_error("attach", "--rank finds a running rank; to stop rank %ld as it "
+                               "starts, start the job under 'eval \"$(tdebug env --rank %ld)\"' "
+                               "and use --wait alone", rank, rank);
+    if (extra)
+        return tdb_usage_error("attach", "give --rank or a PID, not both ('%s')", extra);
+    if (tdb_check_usage_only)
+        return TDB_EXIT_OK;
+    const tdb_job *job = NULL;
+    const tdb_job_member *m = NULL;
+    if (tdb_jobs_read(NULL, &jobs, &err) == 0 && (job = tdb_jobs_pick(&jobs, job_arg, &err)))
+        m = tdb_job_rank(job, rank, &err);
+    if (!m) {
+        tdb_jobs_release(&jobs);
+        return tdb_error_exit(&err);
+    }
+    fprintf(stderr, "tdebug: rank %ld of job '%s' is pid %d\n", rank, job->id, (int)m->pid);
+    *pid = m->pid;
+    tdb_jobs_release(&jobs);
+    return TDB_EXIT_OK;
+}
+
 int cmd_attach(int argc, char **argv)
 {
-    enum { OPT_WAIT = TDB_OPT_FIRST_FREE, OPT_TIMEOUT };
+    enum { OPT_WAIT = TDB_OPT_FIRST_FREE, OPT_TIMEOUT, OPT_RANK, OPT_JOB };
     static const struct option longopts[] = {
         TDB_SESSION_LONGOPTS,
         {"wait", no_argument, NULL, OPT_WAIT},
         {"timeout", required_argument, NULL, OPT_TIMEOUT},
+        {"rank", required_argument, NULL, OPT_RANK},
+        {"job", required_argument, NULL, OPT_JOB},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -206,7 +252,7 @@ int cmd_attach(int argc, char **argv)
     tdb_error err = {0};
     tdb_resolution target = {0};
     int status = TDB_EXIT_USAGE, c, wait = 0;
-    const char *timeout_arg = NULL;
+    const char *timeout_arg = NULL, *rank_arg = NULL, *job_arg = NULL;
     double timeout = -1;
     json_t *announcement = NULL;
     long pid = 0;
@@ -220,6 +266,16 @@ int cmd_attach(int argc, char **argv)
             wait = 1;
         else if (c == 't' || c == OPT_TIMEOUT)
             timeout_arg = optarg;
+        else if (c == OPT_RANK)
+            rank_arg = optarg;
+        else if (c == OPT_JOB)
+            job_arg = optarg;
+    }
+    if (rank_arg || job_arg) {
+        status = rank_pid(rank_arg, job_arg, wait, optind < argc ? argv[optind] : NULL, &pid);
+        if (status != TDB_EXIT_OK)
+            goto cleanup;
+        status = TDB_EXIT_USAGE;
     }
     if (timeout_arg && !wait) {
         status = tdb_usage_error("attach", "--timeout goes with --wait");
@@ -230,13 +286,13 @@ int cmd_attach(int argc, char **argv)
                                  timeout_arg);
         goto cleanup;
     }
-    if (optind != argc - 1 && !(wait && optind == argc)) {
+    if (!rank_arg && optind != argc - 1 && !(wait && optind == argc)) {
         status = tdb_usage_error("attach", optind >= argc ? "which process? give its PID ('tdebug ps' "
                                                             "lists Python processes), or --wait"
                                                           : "one PID only");
         goto cleanup;
     }
-    if (optind < argc && tdb_parse_long(argv[optind], 1, 4194304, &pid) < 0) {
+    if (!rank_arg && optind < argc && tdb_parse_long(argv[optind], 1, 4194304, &pid) < 0) {
         status = tdb_usage_error("attach", "'%s' is not a process id", argv[optind]);
         goto cleanup;
     }
@@ -266,6 +322,10 @@ int cmd_attach(int argc, char **argv)
     }
     if (target.note)
         fprintf(stderr, "tdebug: %s\n", target.note);
+    pid_t inner = tdb_pidns_inner_pid(NULL, target.pid);
+    if (inner > 0 && inner != target.pid)
+        fprintf(stderr, "tdebug: pid %d is pid %d in its PID namespace (a container)\n",
+                (int)target.pid, (int)inner);
 
     s = tdb_cli_new(&opts, &err);
     if (!s) {

@@ -39,6 +39,9 @@ const char cmd_env_usage[] =
     "      --workers skip|watch\n"
     "                       pause multiprocessing workers (spawn, forkserver)\n"
     "                       too (default: skip)\n"
+    "      --rank N         only the process whose RANK is N (one rank of a\n"
+    "                       distributed job; the launcher and the other ranks\n"
+    "                       run untraced)\n"
     "\n"
     "What to do then:\n"
     "  -a, --action wait|notify|log|trap|off\n"
@@ -77,6 +80,9 @@ static void print_shell(const json_t *env, const json_t *stale, const char *anno
                      "# Use: eval \"$(tdebug env)\", then start VS Code, torchrun, pytest...\n");
     if (announce)
         tdb_buf_addf(&b, "# Waiting processes announce themselves on %s.\n", announce);
+    if (json_object_get(env, TDEBUG_ENV_RANK))
+        tdb_buf_addf(&b, "# Only the process whose RANK is %s does; the others run untraced.\n",
+                     json_string_value(json_object_get(env, TDEBUG_ENV_RANK)));
     json_object_foreach((json_t *)env, name, v) {
         tdb_buf_addf(&b, "export %s=", name);
         tdb_shell_quote(&b, json_string_value(v));
@@ -105,6 +111,7 @@ int cmd_env(int argc, char **argv)
         {"watch", required_argument, NULL, 'w'},
         {"watch-files", required_argument, NULL, 'f'},
         {"workers", required_argument, NULL, 'W'},
+        {"rank", required_argument, NULL, 'R'},
         {"action", required_argument, NULL, 'a'},
         {"timeout", required_argument, NULL, 't'},
         {"notify", required_argument, NULL, 'N'},
@@ -126,6 +133,7 @@ int cmd_env(int argc, char **argv)
         {"--watch", TDEBUG_ENV_WATCH, &s.watch},
         {"--watch-files", TDEBUG_ENV_WATCH_FILES, &s.watch_files},
         {"--workers", TDEBUG_ENV_WORKERS, &s.workers},
+        {"--rank", TDEBUG_ENV_RANK, &s.rank},
         {"--action", TDEBUG_ENV_ACTION, &s.action},
         {"--timeout", TDEBUG_ENV_TIMEOUT, &s.timeout},
         {"--notify", TDEBUG_ENV_NOTIFY, &s.notify},
@@ -142,6 +150,7 @@ int cmd_env(int argc, char **argv)
         case 'w': s.watch = optarg; break;
         case 'f': s.watch_files = optarg; break;
         case 'W': s.workers = optarg; break;
+        case 'R': s.rank = optarg; break;
         case 'a': s.action = optarg; break;
         case 't': s.timeout = optarg; break;
         case 'N': s.notify = optarg; break;

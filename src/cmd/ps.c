@@ -6,8 +6,10 @@
  */
 #include "cmd/cmd.h"
 #include "base/common.h"
+#include "process/pidns.h"
 #include "targets/proc.h"
 #include "targets/ptrace_check.h"
+#include "targets/ranks.h"
 
 #include <getopt.h>
 #include <jansson.h>
@@ -40,6 +42,15 @@ const char cmd_ps_usage[] =
     "An adapter or launcher shows the process running user code behind it, as\n"
     "'launcher->1240': that is where 'tdebug attach' goes.\n"
     "\n"
+    "Distributed jobs (JOB and RANK columns, shown when a process is part of one):\n"
+    "the job and rank each process's environment gives it (RANK, WORLD_SIZE,\n"
+    "LOCAL_RANK, GROUP_RANK; the job named by TORCHELASTIC_RUN_ID, SLURM_JOB_ID,\n"
+    "MASTER_ADDR:MASTER_PORT, else 'pid:N' of the launcher).  RANK reads '2/4'\n"
+    "(rank 2 of 4), '2/4(worker)' for a process working for rank 2 (a DataLoader\n"
+    "worker), 'agent' for torchrun's agent.  'tdebug stacks --job' shows where\n"
+    "every rank is.  A process in another PID namespace (a container seen from\n"
+    "the host) shows its pid there in the NSPID column.\n"
+    "\n"
     "Options:\n"
     "  -a, --all        also other users' Python processes, zombies, and ones\n"
     "                   tdebug cannot attach to (the ATTACH column says why)\n"
@@ -49,8 +60,12 @@ const char cmd_ps_usage[] =
     "                   to do (exit 1)\n"
     "  --json           print JSON: {\"processes\": [{\"pid\", \"ppid\", \"user\",\n"
     "                   \"role\", \"debuggee\", \"torch\", \"tracer\", \"attach\": {\"ok\",\n"
-    "                   \"reason\", \"message\"}, \"command\", ...}]}; with --check one\n"
-    "                   object: {\"pid\", \"attach_pid\", \"ok\", \"reason\", \"message\", ...}\n"
+    "                   \"reason\", \"message\"}, \"command\", \"job\": null or {\"id\",\n"
+    "                   \"id_from\", \"role\": \"rank\"|\"worker\"|\"agent\", \"rank\",\n"
+    "                   \"local_rank\", \"world_size\", \"group_rank\", \"launcher\"},\n"
+    "                   \"ns_pid\" (in another PID namespace), ...}]}; with --check\n"
+    "                   one object: {\"pid\", \"attach_pid\", \"ok\", \"reason\",\n"
+    "                   \"message\", ...}\n"
     "  -h, --help       this text\n"
     "\n"
     "Exit status: 0 listed (or PID can be attached); 1 PID cannot be attached,\n"
@@ -95,6 +110,9 @@ typedef struct row {
     char *message;         /* the refusal's message */
     int resolved;          /* rc of tdb_proc_resolve_debuggee for adapters/launchers */
     tdb_resolution res;
+    const tdb_job *job;    /* its distributed job and part in it, or NULL */
+    const tdb_job_member *member;
+    pid_t ns_pid;          /* its pid in its own PID namespace when not ours, else 0 */
 } row;
 
 static void row_release(row *r)
@@ -103,11 +121,15 @@ static void row_release(row *r)
     tdb_resolution_release(&r->res);
 }
 
-static void fill_row(row *r, tdb_proc_table *t, const tdb_tracer *tr, tdb_proc *p)
+static void fill_row(row *r, tdb_proc_table *t, const tdb_tracer *tr, const tdb_jobs *jobs,
+                     tdb_proc *p)
 {
     tdb_error err = {0};
     memset(r, 0, sizeof(*r));
     r->p = p;
+    r->member = tdb_jobs_find_pid(jobs, p->pid, &r->job);
+    pid_t inner = tdb_pidns_inner_pid(t->root, p->pid);
+    r->ns_pid = inner && inner != p->pid ? inner : 0;
     r->refusal = tdb_attach_check(t, tr, p->pid, &err);
     if (r->refusal != TDB_REFUSAL_NONE)
         r->message = tdb_xstrdup(err.msg);
@@ -135,6 +157,8 @@ static json_t *row_json(const row *r)
     json_t *o = json_object();
     char state[2] = {p->state, '\0'};
     json_object_set_new(o, "pid", json_integer(p->pid));
+    if (r->ns_pid)
+        json_object_set_new(o, "ns_pid", json_integer(r->ns_pid));
     json_object_set_new(o, "ppid", json_integer(p->ppid));
     json_object_set_new(o, "uid", json_integer(p->uid));
     tdb_json_set_str(o, "user", p->user);
@@ -162,6 +186,8 @@ static json_t *row_json(const row *r)
         tdb_json_set_str(attach, "message", r->message);
     }
     json_object_set_new(o, "attach", attach);
+    json_object_set_new(o, "job", r->member ? tdb_job_member_json(r->job, r->member)
+                                            : json_null());
     return o;
 }
 
@@ -204,16 +230,38 @@ static size_t terminal_width(void)
     return cols && tdb_parse_long(cols, 20, 10000, &n) == 0 ? (size_t)n : 80;
 }
 
-enum { COL_PID, COL_PPID, COL_USER, COL_ROLE, COL_TORCH, COL_ATTACH, COL_TRACER, N_COLS };
+enum { COL_PID, COL_NSPID, COL_PPID, COL_USER, COL_ROLE, COL_JOB, COL_RANK, COL_TORCH,
+       COL_ATTACH, COL_TRACER, N_COLS };
+
+/* A rank's cell: "2/4" (rank/world size), "2/4(worker)" for a process
+ * working for rank 2, "agent" for torchrun's. */
+static char *rank_text(const row *r)
+{
+    const tdb_job_member *m = r->member;
+    if (!m)
+        return tdb_xstrdup("-");
+    if (m->role == TDB_JOB_AGENT)
+        return tdb_xstrdup("agent");
+    tdb_buf b = TDB_BUF_INIT;
+    tdb_buf_addf(&b, "%ld", m->rank);
+    if (m->world_size > 0)
+        tdb_buf_addf(&b, "/%ld", m->world_size);
+    if (m->role == TDB_JOB_WORKER)
+        tdb_buf_adds(&b, "(worker)");
+    return tdb_buf_detach(&b);
+}
 
 /* The cells of a row but its command (new strings). */
 static void row_cells(const row *r, char *cell[N_COLS])
 {
     const tdb_proc *p = r->p;
     cell[COL_PID] = tdb_xasprintf("%d", (int)p->pid);
+    cell[COL_NSPID] = r->ns_pid ? tdb_xasprintf("%d", (int)r->ns_pid) : tdb_xstrdup("-");
     cell[COL_PPID] = tdb_xasprintf("%d", (int)p->ppid);
     cell[COL_USER] = tdb_xstrdup(p->user ? p->user : "?");
     cell[COL_ROLE] = role_text(r);
+    cell[COL_JOB] = tdb_xstrdup(r->job ? r->job->id : "-");
+    cell[COL_RANK] = rank_text(r);
     cell[COL_TORCH] = tdb_xstrdup(tristate_text(p->torch));
     cell[COL_ATTACH] =
         tdb_xstrdup(r->refusal == TDB_REFUSAL_NONE ? "yes" : tdb_refusal_name(r->refusal));
@@ -224,34 +272,46 @@ static void row_cells(const row *r, char *cell[N_COLS])
 
 /* The table, each column as wide as its widest cell, the command in what
  * is left of WIDTH (0: whole): shortened by tdb_proc_short_command(), which
- * never cuts the script's name. */
+ * never cuts the script's name.  NSPID shows only when a process is in
+ * another PID namespace (a container), JOB and RANK only when one is part
+ * of a distributed job. */
 static void print_table(row *rows, size_t n, size_t width)
 {
-    static const char *const heads[N_COLS] = {"PID", "PPID", "USER", "ROLE", "TORCH", "ATTACH",
-                                              "TRACER"};
+    static const char *const heads[N_COLS] = {"PID", "NSPID", "PPID", "USER", "ROLE", "JOB",
+                                              "RANK", "TORCH", "ATTACH", "TRACER"};
+    static const int right[N_COLS] = {[COL_PID] = 1, [COL_NSPID] = 1, [COL_PPID] = 1};
     char *(*cells)[N_COLS] = tdb_xcalloc(n ? n : 1, sizeof(*cells));
-    int w[N_COLS];
+    int w[N_COLS], shown[N_COLS];
     size_t used = 0;
 
-    for (int c = 0; c < N_COLS; c++)
+    for (int c = 0; c < N_COLS; c++) {
         w[c] = (int)strlen(heads[c]);
+        shown[c] = c != COL_NSPID && c != COL_JOB && c != COL_RANK;
+    }
     for (size_t i = 0; i < n; i++) {
         row_cells(&rows[i], cells[i]);
+        shown[COL_NSPID] |= rows[i].ns_pid != 0;
+        shown[COL_JOB] |= rows[i].member != NULL;
+        shown[COL_RANK] |= rows[i].member != NULL;
         for (int c = 0; c < N_COLS; c++)
             if ((int)strlen(cells[i][c]) > w[c])
                 w[c] = (int)strlen(cells[i][c]);
     }
     for (int c = 0; c < N_COLS; c++)
-        used += (size_t)w[c] + 2;
-    printf("%*s  %*s  %-*s  %-*s  %-*s  %-*s  %-*s  COMMAND\n", w[0], heads[0], w[1], heads[1],
-           w[2], heads[2], w[3], heads[3], w[4], heads[4], w[5], heads[5], w[6], heads[6]);
+        used += shown[c] ? (size_t)w[c] + 2 : 0;
+    for (int c = 0; c < N_COLS; c++)
+        if (shown[c])
+            printf(right[c] ? "%*s  " : "%-*s  ", w[c], heads[c]);
+    printf("COMMAND\n");
     for (size_t i = 0; i < n; i++) {
         char **cell = cells[i];
         /* At least 20 columns for the command, even if the line wraps. */
         char *cmd = tdb_proc_short_command(rows[i].p, !width ? 0 : width > used + 20 ? width - used
                                                                                    : 20);
-        printf("%*s  %*s  %-*s  %-*s  %-*s  %-*s  %-*s  %s\n", w[0], cell[0], w[1], cell[1], w[2],
-               cell[2], w[3], cell[3], w[4], cell[4], w[5], cell[5], w[6], cell[6], cmd);
+        for (int c = 0; c < N_COLS; c++)
+            if (shown[c])
+                printf(right[c] ? "%*s  " : "%-*s  ", w[c], cell[c]);
+        printf("%s\n", cmd);
         free(cmd);
         for (int c = 0; c < N_COLS; c++)
             free(cell[c]);
@@ -281,6 +341,10 @@ static int list(tdb_proc_table *t, const tdb_tracer *tr, int all, int json, int 
     row *rows = tdb_xcalloc(t->n ? t->n : 1, sizeof(*rows));
     size_t n = 0;
     json_t *errors = json_array();
+    tdb_jobs jobs = {NULL, 0};
+
+    /* Jobs are a matter of environments: what cannot be read is no job. */
+    tdb_jobs_read(t->root, &jobs, NULL);
 
     /* Snapshot the pointers first: resolving an adapter may add a process
      * to the table. */
@@ -296,7 +360,7 @@ static int list(tdb_proc_table *t, const tdb_tracer *tr, int all, int json, int 
             continue;
         if (p->tgid != p->pid)
             continue;
-        fill_row(&rows[n], t, tr, p);
+        fill_row(&rows[n], t, tr, &jobs, p);
         if (!all && hidden_by_default(rows[n].refusal)) {
             row_release(&rows[n]);
             continue;
@@ -326,6 +390,7 @@ static int list(tdb_proc_table *t, const tdb_tracer *tr, int all, int json, int 
     json_decref(errors);
     for (size_t i = 0; i < n; i++)
         row_release(&rows[i]);
+    tdb_jobs_release(&jobs);
     free(rows);
     free(procs);
     return TDB_EXIT_OK;

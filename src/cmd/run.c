@@ -26,6 +26,7 @@
 
 const char cmd_run_usage[] =
     "usage: tdebug run [options] [--] [PYTHON] (SCRIPT | -c CODE | -m MODULE) [ARGS...]\n"
+    "   or: tdebug run [options] --rank N -- LAUNCHER [ARGS...]\n"
     "\n"
     "Run a Python program under gdb, loading only the symbols that matter, and\n"
     "stop in its native code.  PYTHON defaults to the interpreter tdebug was\n"
@@ -79,6 +80,13 @@ const char cmd_run_usage[] =
     "  -x, --commands FILE      at each stop run the next line of FILE as if typed\n"
     "                           at the prompt; when FILE is done, go on as --batch\n"
     "                           (with --json each command's result is one event)\n"
+    "One rank of a distributed job:\n"
+    "  --rank N -- LAUNCHER...  start the job through its own launcher (a script,\n"
+    "                           srun, torchrun, python -m ...) with the preloaded\n"
+    "                           library, which stops only the process whose RANK\n"
+    "                           is N, as --preload does; the launcher and the\n"
+    "                           other ranks run untraced, at full speed.  The stops\n"
+    "                           are placed in rank N; the job is killed with tdebug\n"
     "  --python PATH            the interpreter (same as giving PYTHON; default\n"
     "                           $TDEBUG_PYTHON, else the one tdebug was built for)\n"
     "  -v, --verbose            show gdb's own messages\n"
@@ -103,7 +111,8 @@ const char cmd_run_usage[] =
     "\n"
     "Examples:\n"
     "  tdebug run --batch --stop-at-import torch._C -- /usr/bin/python3 -c 'import torch'\n"
-    "  tdebug run --preload --batch -- /usr/bin/python3 train.py\n";
+    "  tdebug run --preload --batch -- /usr/bin/python3 train.py\n"
+    "  tdebug run --rank 1 -b train.py:42 -- ./launch.sh\n";
 
 /* Is ARG the interpreter rather than the script?  An executable that is
  * not a .py file, or a bare name starting with "python" found on PATH. */
@@ -230,19 +239,24 @@ static int wait_child(pid_t child, int cancel, int *ws)
     }
 }
 
+/* With --rank the launcher leads a process group of its own, which its
+ * ranks share: what is left of the job goes with it. */
+static int job_group;
+static const char *job_rank; /* --rank's value */
+
 /* Kill what is left of the program (CHILD, and TARGET when it is another
  * process of the program) and reap CHILD. */
 static void kill_program(pid_t child, pid_t target)
 {
     if (target > 0 && target != child)
         kill(target, SIGKILL);
-    kill(child, SIGKILL);
+    kill(job_group ? -child : child, SIGKILL);
     while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
         ;
 }
 
 /* The program never paused: say which stops never happened.  Returns 1
- * when one was asked for. */
+ * when one was asked for (with --rank: the rank's). */
 static int say_never_paused(const tdb_session_options *o)
 {
     for (size_t i = 0; i < o->n_stop_at_import; i++)
@@ -252,11 +266,15 @@ static int say_never_paused(const tdb_session_options *o)
     for (size_t i = 0; i < o->n_stop_at_load; i++)
         tdb_event(o->output, "warning", NULL, "the program never loaded '%s' (--stop-at-load), so tdebug "
                                    "never attached", o->stop_at_load[i]);
-    if (!o->n_stop_at_import && !o->n_stop_at_load)
+    if (!o->n_stop_at_import && !o->n_stop_at_load && job_group)
+        tdb_event(o->output, "warning", NULL, "no process of the job with RANK=%s in its "
+                  "environment loaded torch._C, so tdebug never attached (does the launcher give "
+                  "each rank RANK?)", job_rank);
+    else if (!o->n_stop_at_import && !o->n_stop_at_load)
         tdb_event(o->output, "warning", NULL, "the program never loaded torch._C (no object exporting "
                                    "PyInit__C), so tdebug never attached%s",
                   o->n_breaks ? " and no --break was set" : "");
-    return o->n_stop_at_import || o->n_stop_at_load || o->n_breaks;
+    return o->n_stop_at_import || o->n_stop_at_load || o->n_breaks || job_group;
 }
 
 static int run_preloaded(tdb_session_options *opts, char **args)
@@ -287,11 +305,13 @@ static int run_preloaded(tdb_session_options *opts, char **args)
     if (!(l = tdb_announce_listen(sock, &err)))
         goto fail;
     set.announce = sock;
+    set.rank = job_rank;
     set.watch_files = watch = watch_files(opts);
     if (watch && tdb_preload_check(&set, NULL) < 0)
         set.watch_files = NULL; /* too many modules for the library: PyInit__C */
     env = tdb_preload_env(library, &set, getenv("LD_AUDIT"));
-    child = tdb_paused_spawn(args, env, json, plan, &err);
+    tdb_spawn_how how = {.stdout_to_stderr = json, .own_pgrp = job_group, .plan = plan};
+    child = tdb_paused_spawn_with(args, env, &how, &err);
     if (child < 0) {
         status = err.exit_code ? err.exit_code : TDB_EXIT_TOOL;
         goto fail;
@@ -380,13 +400,44 @@ cleanup:
     return status;
 }
 
+/* 'tdebug run --rank N -- LAUNCHER ...': the job starts through its own
+ * launcher with the preloaded library, which stops only the process whose
+ * RANK is N; the others run untraced (lib/tdebug_preload.h). */
+static int run_rank(tdb_session_options *opts, int argc, char **argv, const char *python_opt)
+{
+    long rank;
+    int i = optind;
+    if (tdb_parse_long(job_rank, 0, 1L << 30, &rank) < 0)
+        return tdb_usage_error("run", "--rank '%s' is not a rank (0, 1, 2, ...)", job_rank);
+    if (python_opt)
+        return tdb_usage_error("run", "--python does not go with --rank: the launcher starts "
+                               "the interpreter");
+    if (i < argc && !strcmp(argv[i], "--"))
+        i++;
+    if (i >= argc)
+        return tdb_usage_error("run", "--rank needs the command that starts the job after "
+                               "'--' (its launcher: a script, srun, torchrun, python -m ...)");
+    char *launcher = tdb_which(argv[i]);
+    if (!launcher && !tdb_check_usage_only) {
+        tdb_fail("cannot run '%s': no such program (give the launcher's path, or a program on "
+                 "PATH)", argv[i]);
+        return TDB_EXIT_NOTFOUND;
+    }
+    free(launcher);
+    if (tdb_check_usage_only)
+        return TDB_EXIT_OK;
+    job_group = 1;
+    return run_preloaded(opts, argv + i);
+}
+
 int cmd_run(int argc, char **argv)
 {
-    enum { OPT_PYTHON = TDB_OPT_FIRST_FREE, OPT_PRELOAD };
+    enum { OPT_PYTHON = TDB_OPT_FIRST_FREE, OPT_PRELOAD, OPT_RANK };
     static const struct option longopts[] = {
         TDB_SESSION_LONGOPTS,
         {"python", required_argument, NULL, OPT_PYTHON},
         {"preload", no_argument, NULL, OPT_PRELOAD},
+        {"rank", required_argument, NULL, OPT_RANK},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -427,6 +478,12 @@ int cmd_run(int argc, char **argv)
             python_opt = optarg;
         else if (c == OPT_PRELOAD)
             preload = 1;
+        else if (c == OPT_RANK)
+            job_rank = optarg;
+    }
+    if (job_rank) {
+        status = run_rank(&opts, argc, argv, python_opt);
+        goto cleanup;
     }
 
     /* [PYTHON] [python options] (SCRIPT | -c CODE | -m MODULE) [ARGS...] */

@@ -11,6 +11,7 @@
  */
 #include "cpython/read.h"
 
+#include "process/pidns.h"
 #include "native/core.h"
 #include "native/elf.h"
 
@@ -1242,6 +1243,7 @@ int tdb_py_open(pid_t pid, const tdb_maps *maps_in, tdb_py_process **out, tdb_er
     }
     p = tdb_xcalloc(1, sizeof(*p));
     p->pid = pid;
+    p->ns = tdb_pidns_map_new(NULL, pid);
     tdb_mem_init(&p->mem, pid);
     target t = {pid, NULL, maps, exe};
     rc = open_target(&t, p, err);
@@ -1276,6 +1278,7 @@ void tdb_py_close(tdb_py_process *p)
     if (!p)
         return;
     tdb_mem_close(&p->mem);
+    tdb_pidns_map_free(p->ns);
     free(p->module);
     free(p->layout_source);
     free(p->text);
@@ -1529,7 +1532,7 @@ static int name_cb(tdb_py_process *p, uint64_t key, uint64_t thread, void *arg)
                 t->name = keep(c->s->strings, s);
         }
         if (!t->tid && nv && nv <= INT32_MAX)
-            t->tid = (pid_t)nv;
+            t->tid = tdb_pidns_host_tid(p->ns, (pid_t)nv);
     }
     return 0;
 }
@@ -1638,6 +1641,9 @@ tdb_py_snapshot *tdb_py_read(tdb_py_process *p, tdb_error *err)
             } else {
                 t->tid = tid_from_pthread(p, t->thread_id);
             }
+            /* In a container, CPython numbers threads as its namespace
+             * does: ours are what /proc, ptrace and gdb know. */
+            t->tid = tdb_pidns_host_tid(p->ns, t->tid);
             t->interp_id = interp_id;
             if (holder && holder == ts)
                 t->gil = TDB_GIL_HELD;

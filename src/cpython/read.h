@@ -42,6 +42,8 @@ struct tdb_py_process {
     uint64_t *text;      /* [lo, hi) pairs of the interpreter's code */
     size_t ntext;
     int32_t pthread_tid; /* offset of the TID in glibc's struct pthread, or -1 */
+    struct tdb_pidns_map *ns; /* a live process in a nested PID namespace: its
+                               * thread ids to ours (process/pidns.h), else NULL */
     struct {
         uint64_t interp, dict;
     } active[8];         /* threading._active of each interpreter, once found */

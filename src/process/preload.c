@@ -31,8 +31,10 @@ char *tdb_preload_library(tdb_error *err)
 /* ---- settings ---- */
 
 /* The settings as the variables the library reads, NULL-terminated. */
-static void settings_table(const tdb_preload_settings *s, const char *names[13],
-                           const char *values[13])
+#define N_SETTINGS 14 /* the rows of settings_table(), and its NULL */
+
+static void settings_table(const tdb_preload_settings *s, const char *names[N_SETTINGS],
+                           const char *values[N_SETTINGS])
 {
     const tdb_preload_settings none = {0};
     size_t i = 0;
@@ -52,6 +54,7 @@ static void settings_table(const tdb_preload_settings *s, const char *names[13],
     ROW(TDEBUG_ENV_TRAP_PID, trap_pid);
     ROW(TDEBUG_ENV_TRAP_STARTUP, trap_startup);
     ROW(TDEBUG_ENV_TRAP_WAIT, trap_wait);
+    ROW(TDEBUG_ENV_RANK, rank);
 #undef ROW
     names[i] = values[i] = NULL;
 }
@@ -100,7 +103,7 @@ static int check(const char **names, const char **values, int full, tdb_error *e
 
 int tdb_preload_check(const tdb_preload_settings *s, tdb_error *err)
 {
-    const char *names[13], *values[13];
+    const char *names[N_SETTINGS], *values[N_SETTINGS];
 
     settings_table(s, names, values);
     return check(names, values, 1, err);
@@ -153,7 +156,7 @@ static int list_has(const char *list, const char *library)
 json_t *tdb_preload_env(const char *library, const tdb_preload_settings *s,
                         const char *current_ld_audit)
 {
-    const char *names[13], *values[13];
+    const char *names[N_SETTINGS], *values[N_SETTINGS];
     json_t *env = json_object();
     char timeout[32];
 
@@ -182,7 +185,7 @@ json_t *tdb_preload_env(const char *library, const tdb_preload_settings *s,
 
 json_t *tdb_preload_stale(const json_t *env, char *const *envp)
 {
-    const char *names[13], *values[13];
+    const char *names[N_SETTINGS], *values[N_SETTINGS];
     json_t *stale = json_array();
 
     settings_table(NULL, names, values);

@@ -43,6 +43,7 @@ typedef struct tdb_preload_settings {
     const char *trap_pid;    /* TDEBUG_TRAP_PID */
     const char *trap_startup; /* TDEBUG_TRAP_STARTUP */
     const char *trap_wait;   /* TDEBUG_TRAP_WAIT */
+    const char *rank;        /* TDEBUG_RANK */
 } tdb_preload_settings;
 
 /* Check S with the library's own rules (lib/preload_config.c).  Returns 0,

@@ -27,23 +27,72 @@ static void proc_error(tdb_error *err, pid_t pid, const char *what)
     errno = e;
 }
 
+/* The hex number at *P (at most 16 digits), *P moved past it; -1 when
+ * there is none. */
+static int hex_field(const char **p, uint64_t *out)
+{
+    uint64_t v = 0;
+    const char *s = *p;
+    int n = 0;
+    for (;; s++, n++) {
+        int d;
+        if (*s >= '0' && *s <= '9')
+            d = *s - '0';
+        else if (*s >= 'a' && *s <= 'f')
+            d = *s - 'a' + 10;
+        else if (*s >= 'A' && *s <= 'F')
+            d = *s - 'A' + 10;
+        else
+            break;
+        if (n == 16)
+            return -1;
+        v = v << 4 | (uint64_t)d;
+    }
+    if (!n)
+        return -1;
+    *p = s;
+    *out = v;
+    return 0;
+}
+
+/* Past the word at P (non-blanks) and the blanks after it. */
+static const char *next_word(const char *p)
+{
+    while (*p && *p != ' ' && *p != '\t' && *p != '\n')
+        p++;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    return p;
+}
+
+/* "START-END PERMS OFFSET DEV INODE [PATH]", by hand: a process with
+ * torch has some 1700 lines, read for every process 'stacks' looks at,
+ * and sscanf() took most of the time. */
 static int parse_map_line(char *line, tdb_map *m)
 {
-    unsigned long long start, end, off;
-    char perms[8] = "";
-    int pos = 0;
+    const char *p = line;
+    uint64_t start, end, off;
 
-    if (sscanf(line, "%llx-%llx %7s %llx %*s %*s%n", &start, &end, perms, &off, &pos) != 4 ||
-        pos <= 0)
+    if (hex_field(&p, &start) < 0 || *p++ != '-' || hex_field(&p, &end) < 0 || *p++ != ' ')
         return -1;
+    size_t plen = strcspn(p, " \t\n");
+    if (!plen || plen > sizeof(m->perms) - 1)
+        return -1;
+    memcpy(m->perms, p, plen);
+    m->perms[plen] = '\0';
+    p = next_word(p);
+    if (hex_field(&p, &off) < 0 || (*p != ' ' && *p != '\t'))
+        return -1;
+    p = next_word(p);           /* at DEV */
+    if (!*p || *p == '\n')
+        return -1;
+    p = next_word(p);           /* at INODE */
+    if (!*p || *p == '\n')
+        return -1;
+    p = next_word(p);           /* at PATH, or the end */
     m->start = start;
     m->end = end;
     m->offset = off;
-    memcpy(m->perms, perms, sizeof(m->perms) - 1);
-    m->perms[sizeof(m->perms) - 1] = '\0';
-    char *p = line + pos;
-    while (*p == ' ' || *p == '\t')
-        p++;
     size_t len = strcspn(p, "\n");
     m->path = len ? tdb_xstrndup(p, len) : NULL;
     return 0;

@@ -61,12 +61,15 @@ static void drain(int *fd, tdb_buf *b)
         tdb_buf_add(b, chunk, (size_t)n);
 }
 
+enum { DIE_WITH_US = 1, NEW_SESSION = 2 };
+
 /* Fork and exec ARGV (with ENVP, or ours when NULL) in a process group of
- * its own, its stdin, stdout and stderr being FDS[0..2] (-1: /dev/null for
- * stdin); with DIE_WITH_US it is killed when tdebug dies.  Its pid, or -1
- * with ERR set ("cannot run 'gdb': No such file or directory"), the exec
+ * its own (with NEW_SESSION: a session of its own, without a controlling
+ * terminal), its stdin, stdout and stderr being FDS[0..2] (-1: /dev/null
+ * for stdin); with DIE_WITH_US it is killed when tdebug dies.  Its pid, or
+ * -1 with ERR set ("cannot run 'gdb': No such file or directory"), the exec
  * failure coming back through a close-on-exec pipe. */
-static pid_t start_child(char *const argv[], char **envp, const int fds[3], int die_with_us,
+static pid_t start_child(char *const argv[], char **envp, const int fds[3], int how,
                          tdb_error *err)
 {
     int xpipe[2];
@@ -84,9 +87,12 @@ static pid_t start_child(char *const argv[], char **envp, const int fds[3], int 
     }
     if (pid == 0) {
         int in = fds[0] >= 0 ? fds[0] : open("/dev/null", O_RDONLY);
-        setpgid(0, 0);
+        if (how & NEW_SESSION)
+            setsid();
+        else
+            setpgid(0, 0);
         signal(SIGPIPE, SIG_DFL);
-        if (die_with_us) {
+        if (how & DIE_WITH_US) {
             prctl(PR_SET_PDEATHSIG, SIGKILL);
             if (getppid() != parent)
                 _exit(127);
@@ -120,30 +126,71 @@ static pid_t start_child(char *const argv[], char **envp, const int fds[3], int 
     return pid;
 }
 
-int tdb_spawn_capture(char *const argv[], char *const env[], int timeout_ms,
-                      tdb_spawn_result *out, tdb_error *err)
+/* One program of capture(): its pipes and what it said so far. */
+typedef struct running {
+    pid_t pid;   /* -1 once reaped (or never started) */
+    int out, err; /* our ends, -1 at EOF */
+    tdb_buf ob, eb;
+    int64_t t0;
+} running;
+
+/* Run the N programs ARGVS at once (see tdb_spawn_capture_many()); HOW is
+ * start_child()'s. */
+static int capture(char *const *const argvs[], size_t n, char *const env[], int timeout_ms,
+                   int cancel_fd, int how, tdb_spawn_result *out, tdb_error *errs)
 {
-    int opipe[2] = {-1, -1}, epipe[2] = {-1, -1};
     char **envp = env ? build_env(env) : NULL;
-    tdb_buf ob = TDB_BUF_INIT, eb = TDB_BUF_INIT;
-    pid_t pid = -1;
-    int rc = -1;
-
-    if (pipe2(opipe, O_CLOEXEC) < 0 || pipe2(epipe, O_CLOEXEC) < 0) {
-        tdb_error_errno(err, "cannot run '%s': pipe", argv[0]);
-        goto cleanup;
-    }
-    int child_fds[3] = {-1, opipe[1], epipe[1]};
-    pid = start_child(argv, envp, child_fds, 0, err);
-    if (pid < 0)
-        goto cleanup;
-    close(opipe[1]), opipe[1] = -1;
-    close(epipe[1]), epipe[1] = -1;
-
+    running *r = tdb_xcalloc(n ? n : 1, sizeof(*r));
+    struct pollfd *fds = tdb_xcalloc(2 * n + 1, sizeof(*fds));
     int64_t deadline = timeout_ms > 0 ? tdb_now_ms() + timeout_ms : 0;
-    int timed_out = 0;
-    while (opipe[0] >= 0 || epipe[0] >= 0) {
-        struct pollfd fds[2] = {{opipe[0], POLLIN, 0}, {epipe[0], POLLIN, 0}};
+    int timed_out = 0, cancelled = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        int opipe[2] = {-1, -1}, epipe[2] = {-1, -1};
+        memset(&out[i], 0, sizeof(out[i]));
+        r[i].pid = -1;
+        r[i].out = r[i].err = -1;
+        if (pipe2(opipe, O_CLOEXEC) < 0 || pipe2(epipe, O_CLOEXEC) < 0) {
+            tdb_error_errno(&errs[i], "cannot run '%s': pipe", argvs[i][0]);
+        } else {
+            int child_fds[3] = {-1, opipe[1], epipe[1]};
+            r[i].t0 = tdb_now_ms();
+            r[i].pid = start_child(argvs[i], envp, child_fds, how, &errs[i]);
+        }
+        if (opipe[1] >= 0)
+            close(opipe[1]);
+        if (epipe[1] >= 0)
+            close(epipe[1]);
+        if (r[i].pid > 0) {
+            r[i].out = opipe[0];
+            r[i].err = epipe[0];
+        } else {
+            if (opipe[0] >= 0)
+                close(opipe[0]);
+            if (epipe[0] >= 0)
+                close(epipe[0]);
+        }
+    }
+    for (;;) {
+        size_t nfds = 0, open_pipes = 0;
+        for (size_t i = 0; i < n; i++) {
+            fds[2 * i] = (struct pollfd){r[i].out, POLLIN, 0};
+            fds[2 * i + 1] = (struct pollfd){r[i].err, POLLIN, 0};
+            open_pipes += (r[i].out >= 0) + (r[i].err >= 0);
+            /* A program is done when both pipes closed: reap it now, so
+             * its time is its own, not the slowest one's. */
+            int status;
+            if (r[i].pid > 0 && r[i].out < 0 && r[i].err < 0 &&
+                waitpid(r[i].pid, &status, 0) == r[i].pid) {
+                out[i].status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+                out[i].ms = (double)(tdb_now_ms() - r[i].t0);
+                r[i].pid = -1;
+            }
+        }
+        nfds = 2 * n;
+        fds[nfds++] = (struct pollfd){cancel_fd, POLLIN, 0};
+        if (!open_pipes)
+            break;
         int wait = -1;
         if (deadline) {
             int64_t left = deadline - tdb_now_ms();
@@ -153,37 +200,68 @@ int tdb_spawn_capture(char *const argv[], char *const env[], int timeout_ms,
             }
             wait = (int)left;
         }
-        int r = poll(fds, 2, wait);
-        if (r < 0 && errno == EINTR)
+        int rc = poll(fds, nfds, wait);
+        if (rc < 0 && errno == EINTR)
             continue;
-        if (r < 0)
+        if (rc < 0)
             break;
-        if (fds[0].revents)
-            drain(&opipe[0], &ob);
-        if (fds[1].revents)
-            drain(&epipe[0], &eb);
+        if (cancel_fd >= 0 && fds[nfds - 1].revents) {
+            cancelled = 1;
+            break;
+        }
+        for (size_t i = 0; i < n; i++) {
+            if (fds[2 * i].revents)
+                drain(&r[i].out, &r[i].ob);
+            if (fds[2 * i + 1].revents)
+                drain(&r[i].err, &r[i].eb);
+        }
     }
-    if (timed_out)
-        kill(-pid, SIGKILL);
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    out->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    out->timed_out = timed_out;
-    out->out = tdb_buf_detach(&ob);
-    out->err = tdb_buf_detach(&eb);
-    rc = 0;
-cleanup:
-    for (int i = 0; i < 2; i++) {
-        if (opipe[i] >= 0)
-            close(opipe[i]);
-        if (epipe[i] >= 0)
-            close(epipe[i]);
+    /* What still runs was too slow, or we were told to stop. */
+    for (size_t i = 0; i < n; i++) {
+        if (r[i].pid > 0) {
+            int status = 0;
+            kill(-r[i].pid, SIGKILL);
+            while (waitpid(r[i].pid, &status, 0) < 0 && errno == EINTR)
+                ;
+            out[i].status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+            out[i].timed_out = timed_out;
+            out[i].ms = (double)(tdb_now_ms() - r[i].t0);
+        }
+        if (r[i].out >= 0)
+            close(r[i].out);
+        if (r[i].err >= 0)
+            close(r[i].err);
+        if (!errs[i].set) {
+            out[i].out = tdb_buf_detach(&r[i].ob);
+            out[i].err = tdb_buf_detach(&r[i].eb);
+        }
+        tdb_buf_free(&r[i].ob);
+        tdb_buf_free(&r[i].eb);
     }
-    tdb_buf_free(&ob);
-    tdb_buf_free(&eb);
+    free(r);
+    free(fds);
     free(envp);
-    return rc;
+    return cancelled ? -1 : 0;
+}
+
+int tdb_spawn_capture(char *const argv[], char *const env[], int timeout_ms,
+                      tdb_spawn_result *out, tdb_error *err)
+{
+    char *const *const argvs[1] = {argv};
+    tdb_error e = {0};
+    capture(argvs, 1, env, timeout_ms, -1, 0, out, &e);
+    if (e.set) {
+        if (err)
+            *err = e;
+        return -1;
+    }
+    return 0;
+}
+
+int tdb_spawn_capture_many(char *const *const argvs[], size_t n, int timeout_ms, int cancel_fd,
+                           tdb_spawn_result *out, tdb_error *errs)
+{
+    return capture(argvs, n, NULL, timeout_ms, cancel_fd, NEW_SESSION, out, errs);
 }
 
 void tdb_spawn_result_free(tdb_spawn_result *r)
@@ -214,7 +292,7 @@ int tdb_child_start(char *const argv[], char *const env[], tdb_child *out, tdb_e
         goto cleanup;
     }
     int fds[3] = {ipipe[0], opipe[1], opipe[1]};
-    pid = start_child(argv, envp, fds, 1, err);
+    pid = start_child(argv, envp, fds, DIE_WITH_US, err);
     if (pid < 0)
         goto cleanup;
     memset(out, 0, sizeof(*out));

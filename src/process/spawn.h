@@ -14,9 +14,10 @@ typedef struct tdb_spawn_result {
     int timed_out; /* nonzero when the deadline killed it */
     char *out;     /* stdout, NUL-terminated (never NULL after success) */
     char *err;     /* stderr, NUL-terminated (never NULL after success) */
+    double ms;     /* how long it ran */
 } tdb_spawn_result;
 
-#define TDB_SPAWN_RESULT_INIT {0, 0, NULL, NULL}
+#define TDB_SPAWN_RESULT_INIT {0, 0, NULL, NULL, 0}
 
 /* Run ARGV (argv[0] looked up on PATH) in a process group of its own with
  * stdin from /dev/null, capturing stdout and stderr (up to 16 MiB each;
@@ -30,6 +31,19 @@ typedef struct tdb_spawn_result {
 int tdb_spawn_capture(char *const argv[], char *const env[], int timeout_ms,
                       tdb_spawn_result *out, tdb_error *err);
 void tdb_spawn_result_free(tdb_spawn_result *r);
+
+/* Run the N programs ARGVS[i] at once (one per host: ssh, srun, kubectl
+ * exec), each as tdb_spawn_capture() runs one but in a session of its own,
+ * without a controlling terminal, so a program that would ask for a
+ * password there fails at once rather than wait; one deadline, TIMEOUT_MS
+ * (0: none), for all: what still runs then is killed (its process group)
+ * and its OUT says timed_out.  CANCEL_FD (>= 0: the signal pipe) becoming
+ * readable kills them all.  OUT[i] gets each result (free each with
+ * tdb_spawn_result_free()), or ERRS[i] (zeroed by the caller) says why
+ * ARGVS[i] could not be started.  Returns 0, or -1 when cancelled (every
+ * program was killed and reaped; the results hold what they said). */
+int tdb_spawn_capture_many(char *const *const argvs[], size_t n, int timeout_ms, int cancel_fd,
+                           tdb_spawn_result *out, tdb_error *errs);
 
 /* A helper program left running while the caller talks to it (and reads
  * its memory: it is our child, which ptrace rules let us read). */

@@ -3,7 +3,9 @@
 
 #include "native/core.h"
 #include "process/pause.h"
+#include "cpython/threadids.h"
 #include "cpython/values.h"
+#include "process/pidns.h"
 #include "process/procfs.h"
 #include "targets/ptrace_check.h"
 #include "native/unwind.h"
@@ -189,6 +191,8 @@ int tdb_stacks_take(pid_t pid, const tdb_stacks_options *o, tdb_process_stacks *
 
     s = tdb_xcalloc(1, sizeof(*s));
     s->pid = pid;
+    pid_t inner = tdb_pidns_inner_pid(NULL, pid);
+    s->ns_pid = inner != pid ? inner : 0;
     s->cmdline = tdb_proc_cmdline(pid, 1 << 20);
     if (want_python) {
         tdb_error_clear(&e);
@@ -296,6 +300,30 @@ cleanup:
     return rc;
 }
 
+/* A core of a process in a container written from outside it (gcore on
+ * the host) numbers threads as the host does, CPython as the container
+ * does: match them by thread pointer (cpython/threadids.h). */
+static void match_core_threads(tdb_process_stacks *s, tdb_core *core)
+{
+    size_t n = tdb_core_n_threads(core);
+    pid_t *tids = tdb_xcalloc(n ? n : 1, sizeof(*tids));
+    uint64_t *ptrs = tdb_xcalloc(n ? n : 1, sizeof(*ptrs));
+    for (size_t i = 0; i < n; i++) {
+        tids[i] = tdb_core_thread_at(core, i)->tid;
+        ptrs[i] = tdb_core_thread_at(core, i)->fs_base;
+    }
+    size_t nextra = 0;
+    while (s->extra_notes && s->extra_notes[nextra])
+        nextra++;
+    if (tdb_py_snapshot_match_threads(s->snapshot, tids, ptrs, n))
+        tdb_ptrs_push(&s->extra_notes, &nextra,
+                      tdb_xstrdup("the Python threads' ids are another PID namespace's (a "
+                                  "container's): each was matched to its thread by its "
+                                  "thread pointer"));
+    free(tids);
+    free(ptrs);
+}
+
 int tdb_stacks_take_core(tdb_core *core, const tdb_stacks_options *o, tdb_process_stacks **out,
                          tdb_error *err)
 {
@@ -347,6 +375,8 @@ int tdb_stacks_take_core(tdb_core *core, const tdb_stacks_options *o, tdb_proces
             s->mem_reads = tdb_py_reads(py);
         }
     }
+    if (s->snapshot)
+        match_core_threads(s, core);
     tdb_error_clear(&e);
     if (want_native && !(cap = tdb_capture_from_core(core, &e)))
         s->native_note = tdb_xasprintf("native stacks unavailable: %s", e.msg);
@@ -621,6 +651,8 @@ json_t *tdb_process_stacks_json(const tdb_process_stacks *s, unsigned flags)
             json_array_append_new(threads, tdb_thread_stacks_json(&s->threads[i], flags));
     json_t *o = json_object();
     json_object_set_new(o, "pid", json_integer(s->pid));
+    if (s->ns_pid)
+        json_object_set_new(o, "ns_pid", json_integer(s->ns_pid));
     if (s->core) {
         tdb_json_set_str(o, "core", s->core);
         json_object_set_new(o, "signal", json_integer(s->signal));
@@ -643,6 +675,8 @@ void tdb_process_stacks_render(tdb_buf *b, const tdb_process_stacks *s, unsigned
         tdb_buf_addf(b, "Core %s of process %d", s->core, (int)s->pid);
     else
         tdb_buf_addf(b, "Process %d", (int)s->pid);
+    if (s->ns_pid)
+        tdb_buf_addf(b, " (pid %d in its PID namespace)", (int)s->ns_pid);
     if (s->core && s->signal)
         tdb_buf_addf(b, " (killed by signal %d, %s)", s->signal, strsignal(s->signal));
     if (s->python_version)

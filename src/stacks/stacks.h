@@ -88,6 +88,8 @@ void tdb_thread_stacks_render(tdb_buf *b, const tdb_thread_stacks *t, unsigned f
 
 typedef struct tdb_process_stacks {
     pid_t pid;               /* for a core: the process it was made of */
+    pid_t ns_pid;            /* its pid in its own PID namespace when that is
+                              * not ours (a container's), else 0 */
     int signal;              /* a core's: the signal that made it, or 0 */
     char *cmdline;
     char *python_version;    /* "3.11.2", or NULL when no Python state was read */
@@ -131,7 +133,8 @@ int tdb_stacks_take_core(struct tdb_core *core, const tdb_stacks_options *o,
                          tdb_process_stacks **out, tdb_error *err);
 
 /* The snapshot as JSON (new reference):
- *   {"pid", "command", "python": "3.11.2" or null, "notes": [...],
+ *   {"pid", "ns_pid" (only for a process in another PID namespace: its pid
+ *    there), "command", "python": "3.11.2" or null, "notes": [...],
  *    "paused": bool, "pause_ms", "job_stopped": bool,
  *    "threads": [{"tid", "name" (the OS's), "python": bool, "thread_id",
  *      "interpreter" (its interpreter's id), "python_name" (threading's name,
@@ -145,7 +148,8 @@ int tdb_stacks_take_core(struct tdb_core *core, const tdb_stacks_options *o,
  * Strings that are not UTF-8 follow tdb_json_set_str() (base/common.h). */
 json_t *tdb_process_stacks_json(const tdb_process_stacks *s, unsigned flags);
 
-/* The snapshot as text: a process line, its notes, then each thread's
+/* The snapshot as text: a process line (with "pid N in its PID namespace"
+ * for a process in another one), its notes, then each thread's
  * heading and frames (tdb_stack_render). */
 void tdb_process_stacks_render(tdb_buf *b, const tdb_process_stacks *s, unsigned flags);
 

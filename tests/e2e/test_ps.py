@@ -28,14 +28,27 @@ def ps_json(tdebug, *args, prefix=()):
     return {p["pid"]: p for p in json.loads(r.stdout)["processes"]}
 
 
+# Columns shown only when some process on the machine is in another PID
+# namespace or part of a distributed job (test_ranks.py checks them).
+OPTIONAL_COLUMNS = ("NSPID", "JOB", "RANK")
+
+
 def ps_text(tdebug, *args, prefix=()):
-    """{pid: row text} from the table."""
+    """{pid: row text} from the table, without the optional columns."""
     r = run(list(prefix) + [tdebug, "ps", *args])
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
-    assert lines[0].split() == ["PID", "PPID", "USER", "ROLE", "TORCH", "ATTACH", "TRACER",
-                                "COMMAND"]
-    return {int(line.split()[0]): line for line in lines[1:]}
+    head = lines[0].split()
+    assert [h for h in head if h not in OPTIONAL_COLUMNS] == [
+        "PID", "PPID", "USER", "ROLE", "TORCH", "ATTACH", "TRACER", "COMMAND"]
+    drop = [i for i, h in enumerate(head) if h in OPTIONAL_COLUMNS]
+    rows = {}
+    for line in lines[1:]:
+        cells = list(re.finditer(r"\S+", line))[:len(head) - 1]
+        for m in reversed([cells[i] for i in drop]):
+            line = line[:m.start()] + line[m.end():]
+        rows[int(line.split()[0])] = line
+    return rows
 
 
 def columns(row):

@@ -211,6 +211,48 @@ static void test_long_announce_path_falls_back(void **state)
     assert_string_equal(c.announce_path, "/tmp/tdebug-1000/announce");
 }
 
+/* TDEBUG_RANK: only the process whose own RANK matches acts; the others
+ * (other ranks, the launcher without RANK) are off from the start. */
+static void test_one_rank(void **state)
+{
+    struct tdp_config c;
+    (void)state;
+
+    static const char *const rank2[] = {"TDEBUG_RANK", "2", "RANK", "2", NULL};
+    load(&c, rank2);
+    assert_int_equal(n_warnings, 0);
+    assert_int_equal(c.only_rank, 2);
+    assert_int_equal(c.rank, 2);
+    assert_false(c.other_rank);
+    assert_int_equal(c.action, TDP_WAIT);
+
+    static const char *const rank0[] = {"TDEBUG_RANK", "2", "RANK", "0", NULL};
+    load(&c, rank0);
+    assert_true(c.other_rank);
+    assert_int_equal(c.action, TDP_OFF);
+
+    static const char *const launcher[] = {"TDEBUG_RANK", "2", "TDEBUG_ACTION", "trap", NULL};
+    load(&c, launcher);
+    assert_true(c.other_rank);
+    assert_int_equal(c.rank, -1);
+    assert_int_equal(c.action, TDP_OFF);
+
+    /* Without TDEBUG_RANK, RANK changes nothing. */
+    static const char *const plain[] = {"RANK", "5", NULL};
+    load(&c, plain);
+    assert_int_equal(c.only_rank, -1);
+    assert_false(c.other_rank);
+    assert_int_equal(c.action, TDP_WAIT);
+
+    static const char *const garbage[] = {"TDEBUG_RANK", "-1", "RANK", "0", NULL};
+    load(&c, garbage);
+    assert_int_equal(n_warnings, 1);
+    assert_string_equal(last_warning, "tdebug-preload: ignoring TDEBUG_RANK='-1': not a rank "
+                                      "(0, 1, 2, ...) (using every process)\n");
+    assert_int_equal(c.only_rank, -1);
+    assert_false(c.other_rank);
+}
+
 static int find_map(struct dl_phdr_info *info, size_t size, void *data)
 {
     struct link_map **out = data;
@@ -249,6 +291,7 @@ int main(void)
         cmocka_unit_test(test_never_and_fd),
         cmocka_unit_test(test_garbage),
         cmocka_unit_test(test_long_announce_path_falls_back),
+        cmocka_unit_test(test_one_rank),
         cmocka_unit_test(test_exports_from_the_dynamic_section),
     };
     return cmocka_run_group_tests_name("preload_config", tests, NULL, NULL);

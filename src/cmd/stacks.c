@@ -22,6 +22,7 @@ const char cmd_stacks_usage[] =
     "   or: tdebug stacks [OPTIONS] --children PID\n"
     "   or: tdebug stacks [OPTIONS] --core CORE [--exe PATH]\n"
     "   or: tdebug stacks [OPTIONS] --job [ID] [--full] [--hosts H,... | --hostfile F]\n"
+    "                 [--ssh CMD] [--remote-tdebug PATH] [--timeout SECONDS]\n"
     "\n"
     "Print the stack of every thread of each process, native and Python frames\n"
     "merged into one stack, most recent call first: C and C++ frames (demangled,\n"

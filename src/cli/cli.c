@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 struct tdb_cli {
-    tdb_session_options opts;
+    tdb_cli_options opts;
     tdb_session *s;
     int sigfd;
     /* terminal */
@@ -105,6 +105,13 @@ static void on_event(void *data, const json_t *e)
     tdb_event_print(c->opts.output, e);
 }
 
+/* gdb's own words (-v), and lines it wrote that are not MI: stderr. */
+static void on_gdb_output(void *data, const char *text, size_t len)
+{
+    (void)data;
+    fwrite(text, 1, len, stderr);
+}
+
 /* ---- the terminal ---- */
 
 static void terminal_init(tdb_cli *c)
@@ -144,7 +151,7 @@ static void on_program_started(void *data, pid_t pid)
 
 /* ---- setting up ---- */
 
-tdb_cli *tdb_cli_new(const tdb_session_options *opts, tdb_error *err)
+tdb_cli *tdb_cli_new(const tdb_cli_options *opts, tdb_error *err)
 {
     tdb_cli *c = tdb_xcalloc(1, sizeof(*c));
     c->opts = *opts;
@@ -163,8 +170,16 @@ tdb_cli *tdb_cli_new(const tdb_session_options *opts, tdb_error *err)
                            opts->commands, strerror(errno));
         goto fail;
     }
-    tdb_frontend fe = {.event = on_event, .program_started = on_program_started, .data = c};
-    c->s = tdb_session_new(opts, &fe, err);
+    tdb_frontend fe = {.event = on_event, .program_started = on_program_started,
+                       .gdb_output = on_gdb_output, .data = c};
+    tdb_session_options so = opts->session;
+    /* A prompt or commands at a stop need gdb's whole view there. */
+    so.gdb_view_at_stops = opts->output == TDB_OUTPUT_INTERACTIVE || opts->commands;
+    /* --json: stdout carries only JSON; the program writes to stderr. */
+    static const int json_stdio[3] = {0, 2, 2};
+    if (opts->output == TDB_OUTPUT_JSON && !so.program_stdio)
+        so.program_stdio = json_stdio;
+    c->s = tdb_session_new(&so, &fe, err);
     if (!c->s)
         goto fail;
     tdb_session_set_cancel_fd(c->s, c->sigfd);
@@ -707,7 +722,7 @@ int tdb_cli_attach(tdb_cli *c, pid_t pid, const json_t *announcement, tdb_error 
     }
     if (tdb_session_program_ended(c->s)) {
         int exit_status = tdb_session_exit_status(c->s, NULL);
-        if (!c->opts.started_by_tdebug)
+        if (!c->opts.session.started_by_tdebug)
             tdb_event(c->opts.output, "exited", NULL, "pid %d exited with status %d", (int)pid,
                       exit_status);
         status = tdb_session_end(c->s, TDB_END_DETACH) ? TDB_EXIT_FAIL : TDB_EXIT_OK;
@@ -720,5 +735,52 @@ done:
     tdb_session_end(c->s, TDB_END_DETACH);
     if (err->set && status == TDB_EXIT_TOOL && err->exit_code)
         status = err->exit_code;
+    return status;
+}
+
+/* ---- a process the preloaded library paused ---- */
+
+/* Say which process tdebug attaches to: a line, or a JSON event. */
+static void say_announced(const tdb_cli_options *opts, const json_t *a)
+{
+    const char *module = json_string_value(json_object_get(a, "module"));
+    const char *path = json_string_value(json_object_get(a, "path"));
+    int pid = (int)json_integer_value(json_object_get(a, "pid"));
+    tdb_buf msg = TDB_BUF_INIT;
+
+    if (module)
+        tdb_buf_addf(&msg, "pid %d loaded %s (%s) and waits: attaching", pid, module,
+                     path ? path : "?");
+    else
+        tdb_buf_addf(&msg, "pid %d waits for a debugger (tdebug.wait_for_debugger()): attaching",
+                     pid);
+    tdb_event(opts->output, "announced",
+              json_pack("{s:i, s:s?, s:s?}", "pid", pid, "module", module, "path", path), "%s",
+              tdb_buf_str(&msg));
+    tdb_buf_free(&msg);
+}
+
+int tdb_cli_attach_paused(tdb_cli_options *opts, const json_t *announcement, tdb_error *err)
+{
+    const char *module = json_string_value(json_object_get(announcement, "module"));
+    pid_t pid = (pid_t)json_integer_value(json_object_get(announcement, "pid"));
+    tdb_session_options *so = &opts->session;
+    size_t n_import = so->n_stop_at_import;
+    tdb_cli *c = NULL;
+    int status;
+
+    say_announced(opts, announcement);
+    /* No stop asked for: where it waits is the stop (a string of the
+     * announcement, borrowed until the session ends). */
+    if (!so->n_stop_at_import && !so->n_stop_at_load && !so->n_breaks && !so->n_catch_throw &&
+        module && tdb_valid_module_name(module))
+        tdb_ptrs_push(&so->stop_at_import, &so->n_stop_at_import, (char *)module);
+    c = tdb_cli_new(opts, err);
+    if (c)
+        status = tdb_cli_attach(c, pid, announcement, err);
+    else
+        status = err->exit_code ? err->exit_code : TDB_EXIT_TOOL;
+    tdb_cli_free(c);
+    so->n_stop_at_import = n_import; /* the borrowed default goes with the announcement */
     return status;
 }

@@ -10,7 +10,7 @@
 #include "base/common.h"
 #include "cli/cli.h"
 #include "native/dwsource.h"
-#include "session/options.h"
+#include "cmd/options.h"
 #include "checks/inspect.h"
 #include "tour/tour.h"
 
@@ -630,7 +630,7 @@ static int take_tour(const tdb_tour *tour, const tour_args *a)
     const char *python = a->python, *markdown = a->markdown;
     int batch = a->batch;
     tour_state t = {.tour = tour, .interactive = !batch, .current = -1};
-    tdb_session_options opts = {
+    tdb_cli_options opts = {
         .output = batch ? TDB_OUTPUT_BATCH : TDB_OUTPUT_INTERACTIVE,
         .prompt = "(tour) ",
         .empty_continues = 1,
@@ -670,17 +670,17 @@ static int take_tour(const tdb_tour *tour, const tour_args *a)
         const tdb_tour_stop *ts = &tour->stops[k];
         char *target = (char *)ts->target;
         if (ts->trigger == TDB_TOUR_LOADED)
-            tdb_ptrs_push(&opts.stop_at_load, &opts.n_stop_at_load, target);
+            tdb_ptrs_push(&opts.session.stop_at_load, &opts.session.n_stop_at_load, target);
         else if (ts->trigger == TDB_TOUR_IMPORT)
-            tdb_ptrs_push(&opts.stop_at_import, &opts.n_stop_at_import, target);
+            tdb_ptrs_push(&opts.session.stop_at_import, &opts.session.n_stop_at_import, target);
         else if ((t.locations[k] = stop_location(ts, package)))
-            tdb_ptrs_push(&opts.breaks, &opts.n_breaks, t.locations[k]);
+            tdb_ptrs_push(&opts.session.breaks, &opts.session.n_breaks, t.locations[k]);
     }
     for (size_t k = 0; k < a->n_breaks; k++)
-        tdb_ptrs_push(&opts.breaks, &opts.n_breaks, a->breaks[k]);
+        tdb_ptrs_push(&opts.session.breaks, &opts.session.n_breaks, a->breaks[k]);
     if (tour->symbols) {
         symbols = tdb_xstrdup(tour->symbols);
-        tdb_ptrs_push(&opts.symbols, &opts.n_symbols, symbols);
+        tdb_ptrs_push(&opts.session.symbols, &opts.session.n_symbols, symbols);
     }
 
     tdb_buf intro = TDB_BUF_INIT;
@@ -755,6 +755,6 @@ cleanup:
     free(symbols);
     free(package);
     free(exe);
-    tdb_session_options_release(&opts);
+    tdb_session_options_release(&opts.session);
     return status;
 }

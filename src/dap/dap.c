@@ -11,7 +11,6 @@
 #include "dap/internal.h"
 
 #include "process/paused.h"
-#include "session/options.h"
 #include "base/signals.h"
 
 #include <errno.h>
@@ -19,6 +18,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -163,6 +163,14 @@ static void on_event(void *data, const json_t *e)
                    event && !strcmp(event, "warning") ? "warning: " : "", msg);
 }
 
+/* gdb's lines that are not MI: stderr, as the terminal front-end's
+ * (opts.verbose is never set here: the client's channel is the protocol). */
+static void on_gdb_output(void *data, const char *text, size_t len)
+{
+    (void)data;
+    fwrite(text, 1, len, stderr);
+}
+
 static void on_program_started(void *data, pid_t pid)
 {
     tdb_dap *d = data;
@@ -181,6 +189,7 @@ void tdb_dap_frontend(tdb_dap *d, tdb_frontend *fe)
     fe->event = on_event;
     fe->program_started = on_program_started;
     fe->breakpoint_changed = on_breakpoint_changed;
+    fe->gdb_output = on_gdb_output;
     fe->data = d;
 }
 

@@ -9,12 +9,10 @@
 #include "dap/internal.h"
 
 #include "targets/ptrace_check.h"
-#include "session/options.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <regex.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -82,29 +80,25 @@ static const char *get_line(const json_t *args, const char *key, int *bad)
 static int common_options(tdb_dap *d, int seq, const char *cmd, const json_t *args)
 {
     tdb_session_options *o = &d->opts;
-    o->output = TDB_OUTPUT_BATCH;
-    if (get_strings(args, "stopAtImport", &o->stop_at_import, &o->n_stop_at_import) < 0 ||
-        get_strings(args, "symbols", &o->symbols, &o->n_symbols) < 0) {
+    char **modules = NULL, **symbols = NULL;
+    size_t n_modules = 0, n_symbols = 0;
+    tdb_error err = {0};
+    int bad = get_strings(args, "stopAtImport", &modules, &n_modules) < 0 ||
+              get_strings(args, "symbols", &symbols, &n_symbols) < 0;
+    if (bad)
         tdb_dap_fail(d, seq, cmd, "'stopAtImport' and 'symbols' take a string or an array of "
                                   "strings");
+    /* The core's validator, as the command line's: only the names differ. */
+    for (size_t i = 0; !bad && i < n_modules; i++)
+        if ((bad = tdb_session_options_add(o, TDB_OPTS_STOP_AT_IMPORT, modules[i], &err) < 0))
+            tdb_dap_fail(d, seq, cmd, "'stopAtImport': %s", err.msg);
+    for (size_t i = 0; !bad && i < n_symbols; i++)
+        if ((bad = tdb_session_options_add(o, TDB_OPTS_SYMBOLS, symbols[i], &err) < 0))
+            tdb_dap_fail(d, seq, cmd, "'symbols': %s of library paths", err.msg);
+    free(modules);
+    free(symbols);
+    if (bad)
         return -1;
-    }
-    for (size_t i = 0; i < o->n_stop_at_import; i++)
-        if (!tdb_valid_module_name(o->stop_at_import[i])) {
-            tdb_dap_fail(d, seq, cmd, "'stopAtImport': '%s' is not a module name (like torch._C)",
-                         o->stop_at_import[i]);
-            return -1;
-        }
-    for (size_t i = 0; i < o->n_symbols; i++) {
-        regex_t re;
-        if (!*o->symbols[i] || strchr(o->symbols[i], '\n') ||
-            regcomp(&re, o->symbols[i], REG_NOSUB) != 0) {
-            tdb_dap_fail(d, seq, cmd, "'symbols': '%s' is not a basic regex of library paths",
-                         o->symbols[i]);
-            return -1;
-        }
-        regfree(&re);
-    }
     int all = get_bool(args, "allSymbols", 0), cpy = get_bool(args, "cpythonSymbols", 0);
     int raw = get_bool(args, "raw", 0), entry = get_bool(args, "stopOnEntry", 0);
     if (all < 0 || cpy < 0 || raw < 0 || entry < 0) {

@@ -38,25 +38,6 @@
 
 /* ---- small helpers ---- */
 
-int tdb_valid_module_name(const char *name)
-{
-    int at_start = 1;
-    if (!name || !*name)
-        return 0;
-    for (const char *p = name; *p; p++) {
-        if (*p == '.') {
-            if (at_start)
-                return 0;
-            at_start = 1;
-        } else if (isalpha((unsigned char)*p) || *p == '_' || (!at_start && isdigit((unsigned char)*p))) {
-            at_start = 0;
-        } else {
-            return 0;
-        }
-    }
-    return !at_start;
-}
-
 /* Escape S for a POSIX basic regex. */
 static void bre_escape(tdb_buf *b, const char *s)
 {
@@ -131,8 +112,6 @@ void tdb_session_emit(tdb_session *s, const char *event, json_t *fields, const c
     va_end(ap);
     if (s->fe.event)
         s->fe.event(s->fe.data, e);
-    else
-        tdb_event_print(s->opts.output, e);
     json_decref(e);
 }
 
@@ -371,8 +350,8 @@ int tdb_session_console(tdb_session *s, int timeout_ms, tdb_error *err, const ch
     tdb_buf_vaddf(&cli, fmt, ap);
     va_end(ap);
     char *out = tdb_gdb_console(s->gdb, timeout_ms, err, tdb_buf_str(&cli));
-    if (out && s->opts.verbose && *out)
-        fputs(out, stderr);
+    if (out && s->opts.verbose && *out && s->fe.gdb_output)
+        s->fe.gdb_output(s->fe.data, out, strlen(out));
     tdb_buf_free(&cli);
     int rc = out ? 0 : -1;
     free(out);
@@ -841,9 +820,7 @@ static int record_stop(tdb_session *s, const tdb_stop_info *st, const json_t *fr
      * libraries, and a crash's stack is worth its source lines (the
      * program is dying: speed no longer counts): a light session becomes
      * an ordinary one here. */
-    if (s->light.on &&
-        (s->opts.output == TDB_OUTPUT_INTERACTIVE || s->opts.commands ||
-         strcmp(st->reason, "signal") == 0) &&
+    if (s->light.on && (s->opts.gdb_view_at_stops || strcmp(st->reason, "signal") == 0) &&
         tdb_session_light_upgrade(s, err) < 0)
         return -1;
     if (tdb_session_collect_view(s, 0, &s->stop_view, err) < 0)
@@ -1159,12 +1136,16 @@ int tdb_session_wait(tdb_session *s, int timeout_ms, int fd, tdb_error *err)
         case TDB_MI_CONSOLE:
         case TDB_MI_LOG:
         case TDB_MI_TARGET:
-            if (s->opts.verbose)
-                fwrite(r->text, 1, r->text_len, stderr);
+            if (s->opts.verbose && s->fe.gdb_output)
+                s->fe.gdb_output(s->fe.data, r->text, r->text_len);
             break;
         case TDB_MI_ERROR:
-            /* Not MI: something wrote on gdb's stdout. Pass it on. */
-            fprintf(stderr, "%s\n", r->line);
+            /* Not MI: something wrote on gdb's stdout.  Pass it on. */
+            if (s->fe.gdb_output) {
+                char *line = tdb_xasprintf("%s\n", r->line);
+                s->fe.gdb_output(s->fe.data, line, strlen(line));
+                free(line);
+            }
             break;
         default:
             break;
@@ -1256,9 +1237,9 @@ int tdb_session_break(tdb_session *s, const char *location, int temporary, tdb_r
     tdb_buf why = TDB_BUF_INIT;
     if (tdb_break_refusal(location, &why)) {
         r->error = 1;
-        tdb_buf_addf(&r->text, "tdebug: %s\n", tdb_buf_str(&why));
-        r->event = json_pack("{s:s, s:s, s:s}", "event", "error", "command", "break", "message",
-                             tdb_buf_str(&why));
+        tdb_buf_addf(&r->text, "tdebug: --break %s\n", tdb_buf_str(&why));
+        r->event = json_pack("{s:s, s:s, s:s+}", "event", "error", "command", "break", "message",
+                             "--break ", tdb_buf_str(&why));
         tdb_buf_free(&why);
         return 0;
     }
@@ -1443,8 +1424,6 @@ tdb_session *tdb_session_new(const tdb_session_options *opts, const tdb_frontend
     /* Keep the program's stdio ours: gdb's stdin/stdout are MI pipes. */
     for (int i = 0; i < 3; i++) {
         int src = opts->program_stdio ? opts->program_stdio[i] : i;
-        if (!opts->program_stdio && opts->output == TDB_OUTPUT_JSON && i == 1)
-            src = 2; /* stdout carries only JSON; the program writes to stderr */
         s->saved_fds[i] = fcntl(src, F_DUPFD_CLOEXEC, 10);
         if (s->saved_fds[i] < 0) {
             /* A closed stdio fd: give the program /dev/null there. */
@@ -1455,6 +1434,7 @@ tdb_session *tdb_session_new(const tdb_session_options *opts, const tdb_frontend
             }
         }
     }
+    s->opts.program_stdio = NULL; /* duplicated: the caller's may go */
     tdb_gdb_options gopts = {
         .stderr_fd = -1,
         .keep_fds = s->saved_fds,

@@ -41,15 +41,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-typedef enum tdb_output {
-    TDB_OUTPUT_INTERACTIVE, /* a (tdebug) prompt at each stop */
-    TDB_OUTPUT_BATCH,       /* print each stop with its backtrace, continue */
-    TDB_OUTPUT_JSON         /* the same as one JSON object per line */
-} tdb_output;
-
 typedef struct tdb_session_options {
-    tdb_output output;     /* the front-end's mode; the core only uses it to
-                            * send a --json program's stdout to stderr */
     char **stop_at_import; /* module names ("torch._C"), validated */
     size_t n_stop_at_import;
     char **stop_at_load;   /* modules to stop at when their library is mapped */
@@ -62,26 +54,44 @@ typedef struct tdb_session_options {
     char **symbols;        /* basic regexes of more libraries to load */
     size_t n_symbols;
     int all_symbols;       /* gdb's default: read every library's symbols */
-    int verbose;           /* show gdb's own chatter */
+    int verbose;           /* report gdb's own chatter (frontend gdb_output) */
     int raw;               /* show CPython's plumbing frames in stacks */
-    int cpython_symbols;   /* let gdb read CPython's own debug info (source
+    int cpython_symbols;   /* let gdb read CPython's debug info (source
                             * lines in the interpreter, gdb's py-* commands;
                             * about a second more per start and first bt) */
     int max_frames;        /* frames shown per backtrace (0: 64) */
-    const char *prompt;    /* interactive prompt (NULL: "(tdebug) ") */
-    int empty_continues;   /* interactive: an empty line resumes the program
-                            * (tours: Enter goes to the next stop) */
     int started_by_tdebug; /* attach: a program tdebug started ('run --preload'),
                             * whose end its caller reaps and reports */
-    const char *commands;  /* -x FILE: commands run at stops, one a line */
     int light;             /* launch: when the stops allow, start the program
                             * itself and trace it with a gdb that reads no
                             * library (a light session: session/internal.h) */
+    int gdb_view_at_stops; /* a policy of the front-end: it runs commands at
+                            * each stop (a prompt, a file of commands), which
+                            * need gdb's whole view, so a light session
+                            * becomes an ordinary one at its first stop */
     const int *program_stdio; /* the launched program's stdin, stdout and
-                               * stderr (duplicated; the caller keeps its
-                               * own); NULL: tdebug's own (a front-end whose
-                               * stdout is a protocol stream passes pipes) */
+                               * stderr (duplicated by tdb_session_new(); the
+                               * caller keeps its own); NULL: tdebug's own */
 } tdb_session_options;
+
+/* ---- Options: the one validator of what a session is asked for ----
+ * The command line (cmd/options.c) and the DAP (dap/requests.c) check
+ * their values here; the reason reads after the option's own name, as the
+ * front-end spells it ("--symbols '(' is not a basic regex"). */
+typedef enum tdb_option_list {
+    TDB_OPTS_STOP_AT_IMPORT, /* a dotted module name */
+    TDB_OPTS_STOP_AT_LOAD,   /* the same */
+    TDB_OPTS_BREAK,          /* a location --break takes (tdb_break_refusal()) */
+    TDB_OPTS_CATCH_THROW,    /* a C++ class name, or NULL for every throw */
+    TDB_OPTS_SYMBOLS         /* a basic regex of library paths */
+} tdb_option_list;
+
+/* Check VALUE (borrowed: it must outlive O) for LIST and append it to O.
+ * 0, or -1 with ERR saying why VALUE is refused. */
+int tdb_session_options_add(tdb_session_options *o, tdb_option_list list, char *value,
+                            tdb_error *err);
+/* Free the lists (not their strings); O's lists are empty afterwards. */
+void tdb_session_options_release(tdb_session_options *o);
 
 typedef struct tdb_session tdb_session;
 
@@ -121,40 +131,33 @@ typedef struct tdb_stop_info {
     int compact;         /* a step: show the new location, not the stack */
 } tdb_stop_info;
 
-/* What a front-end provides.  EVENT receives every event that is not a
- * stop: {"event": NAME, "message": TEXT, ...} (borrowed).  NULL: printed
- * as tdb_event() does in the options' output mode.  PROGRAM_STARTED is
- * called once the program tdebug launched has a pid (a terminal front-end
- * hands it the terminal). */
+/* What a front-end provides: the core reports through these and never
+ * prints, reads the terminal or knows which front-end drives it.  Each may
+ * be NULL (not told).
+ *   EVENT: every event that is not a stop, {"event": NAME, "message": TEXT,
+ *     ...} (borrowed): warnings, notes, the program killed by a signal,
+ *     detaching.
+ *   PROGRAM_STARTED: the program tdebug launched has a pid (a terminal
+ *     front-end hands it the terminal).
+ *   BREAKPOINT_CHANGED: a breakpoint bound (a library defining it loaded),
+ *     moved or its locations changed: tdb_session_breakpoint()'s JSON
+ *     (borrowed).
+ *   GDB_OUTPUT: gdb's own words: its console output when opts.verbose, and
+ *     any line it wrote that is not MI (always), TEXT[LEN] as gdb wrote it.
+ * A stop is not a callback: tdb_session_wait() returns TDB_WAIT_STOPPED and
+ * tdb_session_stop() is the stop, so the front-end, not the core, decides
+ * what runs next. */
 typedef struct tdb_frontend {
     void (*event)(void *data, const json_t *event);
     void (*program_started)(void *data, pid_t pid);
-    void *data;
-    /* A breakpoint changed: it bound (a library defining it loaded), moved
-     * or its locations changed.  BP is tdb_session_breakpoint()'s JSON
-     * (borrowed).  NULL: not told. */
     void (*breakpoint_changed)(void *data, const json_t *bp);
+    void (*gdb_output)(void *data, const char *text, size_t len);
+    void *data;
 } tdb_frontend;
 
-/* Print one event the way sessions do: with TDB_OUTPUT_JSON, one line
- * {"event": EVENT, "message": MSG, ...FIELDS} on stdout; otherwise
- * "tdebug: MSG" on stdout, or "tdebug: warning: MSG" on stderr when EVENT
- * is "warning".  FIELDS (stolen, may be NULL) adds keys to the JSON form. */
-void tdb_event(tdb_output output, const char *event, json_t *fields, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-/* A new event {"event": EVENT, "message": FMT..., ...FIELDS (stolen)}. */
+/* A new event {"event": EVENT, "message": FMT..., ...FIELDS (stolen, may
+ * be NULL)}: new reference. */
 json_t *tdb_event_vnew(const char *event, json_t *fields, const char *fmt, va_list ap);
-/* Print an event object (borrowed) as tdb_event() would. */
-void tdb_event_print(tdb_output output, const json_t *event);
-/* Print EVENT (stolen) as one compact JSON line on stdout. */
-void tdb_event_json(json_t *event);
-/* "the program was killed" because tdebug got signal SIG (0: the user
- * quit), as a "killed" event. */
-void tdb_say_killed(tdb_output output, int sig);
-/* The program's end: an "exited" event {status, signalled}, or in text
- * "tdebug: program exited with status N" (nothing when SIGNALLED: that
- * was said when it happened). */
-void tdb_say_exited(tdb_output output, int status, int signalled);
 
 /* What a --break LOCATION names. */
 typedef enum tdb_break_kind {
@@ -170,7 +173,9 @@ tdb_break_kind tdb_break_location_kind(const char *location);
 
 /* Is LOCATION something --break cannot take (a Python name such as
  * torch.add, a .py file without LINE or FUNCTION)?  1 and WHY (may be
- * NULL) says what to give instead; 0 when it is a location. */
+ * NULL) says what to give instead, to read after the option's name
+ * ("'torch.add' is a Python name, not a place: ..."); 0 when it is a
+ * location. */
 int tdb_break_refusal(const char *location, tdb_buf *why);
 
 /* Is TYPE something 'catch throw TYPE' / --catch-throw=TYPE cannot take?

@@ -65,25 +65,6 @@ void tdb_session_values_free(tdb_session *s)
     s->values = NULL;
 }
 
-/* ---- 'catch throw TYPE' ---- */
-
-int tdb_catch_type_refusal(const char *type, tdb_buf *why)
-{
-    /* What the demangler prints for a class: names, ::, template
-     * arguments (which may hold numbers, spaces, commas, pointers). */
-    int ok = *type && (isalpha((unsigned char)*type) || *type == '_' || *type == ':');
-    for (const char *p = type; ok && *p; p++)
-        ok = isalnum((unsigned char)*p) || strchr("_:<>,*& ", *p) != NULL;
-    if (ok)
-        return 0;
-    if (why)
-        tdb_buf_addf(why, "'%s' is not a C++ class name: give one as the demangler spells it, "
-                          "e.g. c10::Error (it catches that class and every class derived from "
-                          "it: c10::IndexError, ...) or std::out_of_range; it is not a regex",
-                     type);
-    return 1;
-}
-
 /* ---- the process's torch ---- */
 
 /* The tensor layout of the process's torch build: from the cache, else

@@ -20,6 +20,7 @@
 #include "stacks/view.h"
 
 #include <regex.h>
+#include <stdlib.h>
 
 #define CMD_TIMEOUT_MS 60000       /* ordinary MI commands */
 #define SYMBOLS_TIMEOUT_MS 300000  /* reading symbols of big libraries */
@@ -197,27 +198,33 @@ struct tdb_session {
     light_state light;
 };
 
+/* An address as gdb writes it ("0x7f..."), 0 for none. */
+static inline unsigned long parse_addr(const char *s)
+{
+    return s ? strtoul(s, NULL, 0) : 0;
+}
+
+/* libstdc++'s file, whose symbols catch throw needs. */
+#define STDCXX_RE "/libstdc++\\.so[^/]*$"
+
 /* session/session.c */
 void tdb_session_emit(tdb_session *s, const char *event, json_t *fields, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 #define say(s, event, ...) tdb_session_emit((s), event, NULL, __VA_ARGS__)
 int tdb_session_console(tdb_session *s, int timeout_ms, tdb_error *err, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* session/symbols.c */
 int tdb_session_load_symbols(tdb_session *s, const char *re, tdb_error *err);
+lib_info *tdb_session_find_lib(tdb_session *s, const char *path);
 lib_info *tdb_session_note_lib(tdb_session *s, const char *path);
 int tdb_session_load_library_symbols(tdb_session *s, const char *path, tdb_error *err);
 int tdb_session_ensure_base_symbols(tdb_session *s, tdb_error *err);
-bp_info *tdb_session_find_bp_id(tdb_session *s, int id);
-bp_info *tdb_session_add_bp(tdb_session *s, int number, bp_kind kind, const char *location,
-                           const char *module);
 int tdb_session_add_interest(tdb_session *s, const char *regex, tdb_error *err);
-int tdb_session_break(tdb_session *s, const char *location, int temporary, tdb_reply *r,
-                      tdb_error *err);
-void tdb_session_bp_delete(tdb_session *s, bp_info *b);
-int tdb_session_catch_throw(tdb_session *s, const char *type, tdb_reply *r, tdb_error *err);
-void tdb_session_bp_describe(tdb_session *s, const bp_info *b, tdb_buf *out);
-void tdb_session_note_running(tdb_session *s);
-void tdb_session_drain(tdb_session *s);
+/* Replace the interest regex with RE (stolen; NULL: none). */
+int tdb_session_set_interest(tdb_session *s, char *re, tdb_error *err);
+/* Add the libraries a breakpoint may be in (torch, c10, the directories)
+ * to the interest, when they are not in it yet. */
+int tdb_session_widen_interest(tdb_session *s, tdb_error *err);
 int tdb_session_setup_symbols(tdb_session *s, tdb_error *err);
 void tdb_session_hide_cpython_debuginfo(tdb_session *s);
 void tdb_session_restore_debuginfo(tdb_session *s);
@@ -230,13 +237,62 @@ int tdb_session_prepare_interest(tdb_session *s, const char *script_dir, tdb_err
 extern const char *const tdb_session_interest_words[];
 char **tdb_session_interest_dirs(const char *script_dir);
 int tdb_session_place_load_catchpoint(tdb_session *s, tdb_error *err);
-/* gdb attaches to PID (s->pid): 0 stopped, -1 with ERR set as
- * tdb_session_attach() says it. */
-int tdb_session_gdb_attach(tdb_session *s, pid_t pid, tdb_error *err);
+/* Module M's library LIB was just mapped: its PyInit's temporary
+ * breakpoint, inside LIB only. */
+int tdb_session_arm_import_stop(tdb_session *s, module_watch *m, const char *lib, tdb_error *err);
+/* The load catchpoint reported the libraries ADDED: import stops armed,
+ * interesting libraries' symbols read; *OUT_LOAD a --stop-at-load module
+ * among them. */
+int tdb_session_library_event(tdb_session *s, const json_t *added, module_watch **out_load,
+                              tdb_error *err);
+
+/* session/breakpoints.c */
+bp_info *tdb_session_find_bp(tdb_session *s, int number);
+bp_info *tdb_session_find_bp_id(tdb_session *s, int id);
+bp_info *tdb_session_add_bp(tdb_session *s, int number, bp_kind kind, const char *location,
+                           const char *module);
+/* Update the breakpoint of gdb's tuple BKPT (=breakpoint-modified). */
+void tdb_session_update_bp(tdb_session *s, const json_t *bkpt);
+int tdb_session_break(tdb_session *s, const char *location, int temporary, tdb_reply *r,
+                      tdb_error *err);
+void tdb_session_bp_delete(tdb_session *s, bp_info *b);
+void tdb_session_bp_free(bp_info *b);
+int tdb_session_catch_throw(tdb_session *s, const char *type, tdb_reply *r, tdb_error *err);
+void tdb_session_bp_describe(tdb_session *s, const bp_info *b, tdb_buf *out);
 /* Give gdb breakpoint B, which tdebug held back (b->number 0): read the
  * mapped libraries that define it, insert it pending.  0, or -1 with ERR
  * set (gdb died); a location gdb rejects stays unbound (warned). */
 int tdb_session_bind_held(tdb_session *s, bp_info *b, tdb_error *err);
+
+/* session/stops.c */
+/* Read the notifications gdb queued (library list, breakpoints, thread
+ * groups) after a command, keeping any exec record for the event loop. */
+void tdb_session_drain(tdb_session *s);
+void tdb_session_handle_notify(tdb_session *s, const tdb_mi_record *r);
+/* A *stopped record: 1 a stop to present (s->stop), 0 the core dealt with
+ * it (the program runs again or ended), -1 on error. */
+int tdb_session_handle_stopped(tdb_session *s, const tdb_mi_record *r, tdb_error *err);
+/* Record the stop ST (its strings copied) with FRAME, the *stopped record's
+ * frame (may be NULL): the stack, the message, the top frame. */
+int tdb_session_record_stop(tdb_session *s, const tdb_stop_info *st, const json_t *frame,
+                            tdb_error *err);
+
+/* session/resume.c */
+void tdb_session_note_running(tdb_session *s);
+/* Send the MI command HOW that lets the program run ("-exec-continue"). */
+int tdb_session_resume_mi(tdb_session *s, const char *how, tdb_error *err);
+
+/* session/launch.c */
+/* Place --break and --catch-throw (before the program runs, or right
+ * after attaching). */
+int tdb_session_arm(tdb_session *s, const char *script_dir, tdb_error *err);
+
+/* session/attach.c */
+/* gdb attaches to PID (s->pid): 0 stopped, -1 with ERR set as
+ * tdb_session_attach() says it. */
+int tdb_session_gdb_attach(tdb_session *s, pid_t pid, tdb_error *err);
+/* Before gdb detaches: a paused process is never left waiting on tdebug. */
+void tdb_session_release_before_detach(tdb_session *s);
 
 /* session/python.c */
 int tdb_session_python_break(tdb_session *s, const char *location, int temporary, tdb_reply *r,

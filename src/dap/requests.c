@@ -8,6 +8,7 @@
  */
 #include "dap/internal.h"
 
+#include "commands/commands.h"
 #include "targets/ptrace_check.h"
 
 #include <errno.h>
@@ -582,7 +583,8 @@ static void h_terminate(tdb_dap *d, int seq, const json_t *args)
 static json_t *add_bp(tdb_dap *d, const char *location, int *id)
 {
     tdb_error err = {0};
-    json_t *bp = tdb_session_breakpoint_add(d->s, location, 0, &err);
+    json_t *bp = tdb_session_breakpoint_check(d->s, location, &err) < 0
+                     ? NULL : tdb_session_breakpoint_add(d->s, location, 0, &err);
     if (!bp)
         bp = json_pack("{s:i, s:b, s:s}", "id", 0, "verified", 0, "message", err.msg);
     *id = (int)json_integer_value(json_object_get(bp, "id"));
@@ -970,7 +972,7 @@ static void repl_command(tdb_dap *d, int seq, const char *cmd)
     tdb_reply r;
     tdb_error err = {0};
     tdb_values_reset(d->vals);
-    if (tdb_session_exec(d->s, cmd, &r, &err) < 0) {
+    if (tdb_command_exec(d->s, cmd, &r, &err) < 0) {
         tdb_reply_clear(&r);
         tdb_dap_fail(d, seq, "evaluate", "%s", err.msg);
         return;

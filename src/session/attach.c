@@ -342,7 +342,7 @@ int tdb_session_attach(tdb_session *s, pid_t pid, const json_t *announcement,
         *out = TDB_ATTACH_NOTHING;
     else if (s->paused_load) {
         /* Where it waits is the --stop-at-load stop itself. */
-        tdb_stop_info st = {.reason = "loaded", .module = s->paused_load->name,
+        tdb_stop_info st = {.reason = TDB_STOP_LOADED, .module = s->paused_load->name,
                             .library = s->paused_load->library};
         if (tdb_session_record_stop(s, &st, NULL, err) < 0)
             return -1;
@@ -357,6 +357,6 @@ int tdb_session_attach(tdb_session *s, pid_t pid, const json_t *announcement,
 /* The "attached" stop: the process as it was when tdebug came. */
 int tdb_session_attached_stop(tdb_session *s, tdb_error *err)
 {
-    tdb_stop_info st = {.reason = "attached"};
+    tdb_stop_info st = {.reason = TDB_STOP_ATTACHED};
     return tdb_session_record_stop(s, &st, NULL, err);
 }

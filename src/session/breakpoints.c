@@ -9,6 +9,7 @@
 #include "native/elf.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -276,59 +277,6 @@ cleanup:
     return rc;
 }
 
-int tdb_session_break(tdb_session *s, const char *location, int temporary, tdb_reply *r,
-                      tdb_error *err)
-{
-    json_t *res = NULL;
-    int rc = -1;
-
-    tdb_buf why = TDB_BUF_INIT;
-    if (tdb_break_refusal(location, &why)) {
-        r->error = 1;
-        tdb_buf_addf(&r->text, "tdebug: --break %s\n", tdb_buf_str(&why));
-        r->event = json_pack("{s:s, s:s, s:s+}", "event", "error", "command", "break", "message",
-                             "--break ", tdb_buf_str(&why));
-        tdb_buf_free(&why);
-        return 0;
-    }
-    if (tdb_break_location_kind(location) == TDB_BREAK_PYTHON_FILE)
-        return tdb_session_python_break(s, location, temporary, r, err);
-    tdb_error local = {0};
-    int inserted = insert_break(s, location, temporary, &res, &local, err);
-    if (inserted < 0)
-        goto cleanup;
-    if (inserted > 0) {
-        r->error = 1;
-        tdb_buf_addf(&r->text, "tdebug: gdb rejects breakpoint '%s': %s\n", location, local.msg);
-        r->event = json_pack("{s:s, s:s, s:s}", "event", "error", "command", "break", "message",
-                             local.msg);
-        rc = 0;
-        goto cleanup;
-    }
-    json_t *bkpt = json_object_get(res, "bkpt");
-    const char *num = tdb_mi_str(bkpt, "number");
-    if (!num) {
-        tdb_error_set(err, 0, "gdb gave no breakpoint number for '%s'", location);
-        goto cleanup;
-    }
-    bp_info *b = tdb_session_add_bp(s, atoi(num), BP_NATIVE, location, NULL);
-    b->temporary = temporary;
-    tdb_session_update_bp(s, bkpt);
-    if (b->pending && s->state != NOT_STARTED && tdb_session_widen_interest(s, err) < 0)
-        goto cleanup;
-    tdb_buf where = TDB_BUF_INIT;
-    tdb_session_bp_describe(s, b, &where);
-    tdb_buf_addf(&r->text, "%s %d: %s\n", temporary ? "Temporary breakpoint" : "Breakpoint", b->id,
-                 tdb_buf_str(&where));
-    r->event = json_pack("{s:s, s:i, s:s, s:b, s:s?}", "event", "breakpoint", "number", b->id,
-                         "location", b->location, "pending", b->pending, "where", b->where);
-    tdb_buf_free(&where);
-    rc = 0;
-cleanup:
-    json_decref(res);
-    return rc;
-}
-
 int tdb_session_bind_held(tdb_session *s, bp_info *b, tdb_error *err)
 {
     json_t *res = NULL;
@@ -345,8 +293,147 @@ int tdb_session_bind_held(tdb_session *s, bp_info *b, tdb_error *err)
     return inserted < 0 ? -1 : 0;
 }
 
-/* libstdc++'s file, whose symbols catch throw needs. */
-#define STDCXX_RE "/libstdc++\\.so[^/]*$"
+/* ---- breakpoints as data ---- */
+
+/* The first location of gdb's tuple BKPT with a source line: its file and
+ * line into O. */
+static void add_source_of(json_t *o, const json_t *bkpt)
+{
+    const json_t *with_line = NULL;
+    if (tdb_mi_str(bkpt, "line"))
+        with_line = bkpt;
+    size_t i;
+    json_t *loc;
+    json_array_foreach(json_object_get(bkpt, "locations"), i, loc)
+        if (!with_line && tdb_mi_str(loc, "line"))
+            with_line = loc;
+    if (!with_line)
+        return;
+    const char *file = tdb_mi_str(with_line, "fullname");
+    if (!file)
+        file = tdb_mi_str(with_line, "file");
+    if (file)
+        json_object_set_new(o, "file", json_string(file));
+    json_object_set_new(o, "line", json_integer(atoi(tdb_mi_str(with_line, "line"))));
+}
+
+json_t *tdb_session_bp_json(tdb_session *s, const bp_info *b, const json_t *bkpt, int ask_gdb)
+{
+    int python = b->kind == BP_PYTHON;
+    int verified = b->kind == BP_CATCH || (python && s->hook.state != PYHOOK_FAILED) ||
+                   (!b->pending && b->n_locs > 0);
+    json_t *o = json_pack("{s:i, s:s, s:s, s:b, s:b, s:b, s:b, s:i, s:s?, s:n, s:n, s:n}", "id",
+                          b->id, "kind", b->kind == BP_CATCH ? "catch" : python ? "python" : "native",
+                          "location", b->location, "pending", b->pending, "verified", verified,
+                          "enabled", b->enabled, "temporary", b->temporary, "hits",
+                          b->hits - b->passed, "where", b->where, "file", "line", "message");
+    json_t *res = NULL;
+    if (!bkpt && ask_gdb && b->kind != BP_CATCH && b->number > 0 && s->state != RUNNING &&
+        s->gdb && tdb_gdb_alive(s->gdb) &&
+        tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, &res, NULL, "-break-info %d", b->number) == 0)
+        bkpt = json_array_get(json_object_get(json_object_get(res, "BreakpointTable"), "body"), 0);
+    if (bkpt)
+        add_source_of(o, bkpt);
+    json_decref(res);
+    if (b->kind == BP_CATCH) {
+        /* "throw" or "throw TYPE" */
+        const char *type = b->location + strlen("throw");
+        while (*type == ' ')
+            type++;
+        json_object_set_new(o, "type", json_string(type));
+    }
+    if (python) {
+        tdb_json_set_str(o, "file", b->py_file);
+        json_object_set_new(o, "line", b->py_line > 0 ? json_integer(b->py_line) : json_null());
+        json_object_set_new(o, "function", b->py_function ? json_string(b->py_function)
+                                                           : json_null());
+        if (b->py_moved_from > 0)
+            json_object_set_new(o, "moved_from", json_integer(b->py_moved_from));
+    }
+    if (python && !verified)
+        json_object_set_new(o, "message",
+                            json_string(s->hook.failed ? s->hook.failed
+                                                       : "Python breakpoints cannot work here"));
+    else if (python)
+        ; /* it stops when that code runs (a module imported later too) */
+    else if (b->pending)
+        json_object_set_new(o, "message",
+                            json_string("pending: it binds when a library defining it loads "
+                                        "(tdebug reads the symbols of torch, c10 and the "
+                                        "libraries under the working directory; name others "
+                                        "with 'symbols')"));
+    else if (!verified)
+        json_object_set_new(o, "message", json_string("gdb found no place for it"));
+    return o;
+}
+
+json_t *tdb_session_bp_refused(const char *location, const char *kind, const char *why)
+{
+    return json_pack("{s:i, s:s, s:b, s:b, s:s, s:s}", "id", 0, "location", location, "pending",
+                     0, "verified", 0, "message", why, "refused", kind);
+}
+
+void tdb_session_bp_changed(tdb_session *s, const bp_info *b, const json_t *bkpt)
+{
+    json_t *o = tdb_session_bp_json(s, b, bkpt, 1);
+    s->fe.breakpoint_changed(s->fe.data, o);
+    json_decref(o);
+}
+
+json_t *tdb_session_breakpoint(tdb_session *s, int id)
+{
+    bp_info *b = tdb_session_find_bp_id(s, id);
+    return b ? tdb_session_bp_json(s, b, NULL, 1) : NULL;
+}
+
+json_t *tdb_session_breakpoints(tdb_session *s)
+{
+    json_t *list = json_array();
+    for (size_t i = 0; i < s->n_bps; i++)
+        if (s->bps[i].id)
+            json_array_append_new(list, tdb_session_bp_json(s, &s->bps[i], NULL, 0));
+    return list;
+}
+
+json_t *tdb_session_breakpoint_add(tdb_session *s, const char *location, int temporary,
+                                   tdb_error *err)
+{
+    json_t *res = NULL, *out = NULL;
+    tdb_buf why = TDB_BUF_INIT;
+    if (tdb_break_refusal(location, &why)) {
+        tdb_buf msg = TDB_BUF_INIT;
+        tdb_buf_addf(&msg, "--break %s", tdb_buf_str(&why));
+        out = tdb_session_bp_refused(location, "location", tdb_buf_str(&msg));
+        tdb_buf_free(&msg);
+        tdb_buf_free(&why);
+        return out;
+    }
+    if (tdb_break_location_kind(location) == TDB_BREAK_PYTHON_FILE)
+        return tdb_session_python_break(s, location, temporary, err);
+    tdb_error local = {0};
+    int inserted = insert_break(s, location, temporary, &res, &local, err);
+    if (inserted < 0)
+        goto cleanup;
+    if (inserted > 0) {
+        out = tdb_session_bp_refused(location, "gdb", local.msg);
+        goto cleanup;
+    }
+    json_t *bkpt = json_object_get(res, "bkpt");
+    const char *num = tdb_mi_str(bkpt, "number");
+    if (!num) {
+        tdb_error_set(err, 0, "gdb gave no breakpoint number for '%s'", location);
+        goto cleanup;
+    }
+    bp_info *b = tdb_session_add_bp(s, atoi(num), BP_NATIVE, location, NULL);
+    b->temporary = temporary;
+    tdb_session_update_bp(s, bkpt);
+    if (b->pending && s->state != NOT_STARTED && tdb_session_widen_interest(s, err) < 0)
+        goto cleanup;
+    out = tdb_session_bp_json(s, b, bkpt, 0);
+cleanup:
+    json_decref(res);
+    return out;
+}
 
 /* 'catch throw [TYPE]': stop where C++ throws (TYPE: a class name; the
  * exception must be of it or of a class derived from it, which
@@ -355,75 +442,102 @@ int tdb_session_bind_held(tdb_session *s, bp_info *b, tdb_error *err)
  * c10::Error would miss c10::IndexError).  gdb's catchpoint needs
  * libstdc++'s symbols, which tdebug reads itself, now when it is mapped,
  * else when it loads. */
-int tdb_session_catch_throw(tdb_session *s, const char *type, tdb_reply *r, tdb_error *err)
+json_t *tdb_session_catchpoint_add(tdb_session *s, const char *type, tdb_error *err)
 {
     static const char stdcxx[] = STDCXX_RE;
-    json_t *res = NULL;
+    json_t *res = NULL, *out = NULL;
     int mapped = 0;
     tdb_buf why = TDB_BUF_INIT;
-    if (type && *type && tdb_catch_type_refusal(type, &why)) {
-        r->error = 1;
-        tdb_buf_addf(&r->text, "tdebug: %s\n", tdb_buf_str(&why));
-        r->event = json_pack("{s:s, s:s, s:s}", "event", "error", "command", "catch throw",
-                             "message", tdb_buf_str(&why));
+    if (!type)
+        type = "";
+    if (strpbrk(type, "\n\r"))
+        return tdb_session_bp_refused(type, "location", "an exception type is one line");
+    if (*type && tdb_catch_type_refusal(type, &why)) {
+        out = tdb_session_bp_refused(type, "location", tdb_buf_str(&why));
         tdb_buf_free(&why);
-        return 0;
+        return out;
     }
     for (size_t i = 0; i < s->n_libs; i++)
         mapped |= strstr(s->libs[i].path, "/libstdc++.so") != NULL;
     if (mapped && !s->opts.all_symbols && tdb_session_load_symbols(s, stdcxx, err) < 0)
-        return -1;
+        return NULL;
     if (!mapped && !s->opts.all_symbols && !s->stdcxx_interest) {
         /* Read libstdc++'s symbols when it loads. */
         tdb_buf re = TDB_BUF_INIT;
         tdb_buf_addf(&re, "%s%s%s", s->interest ? s->interest : "", s->interest ? "\\|" : "",
                      stdcxx);
-        if (tdb_session_set_interest(s, tdb_buf_detach(&re), err) < 0 || tdb_session_place_load_catchpoint(s, err) < 0)
-            return -1;
+        if (tdb_session_set_interest(s, tdb_buf_detach(&re), err) < 0 ||
+            tdb_session_place_load_catchpoint(s, err) < 0)
+            return NULL;
         s->stdcxx_interest = 1;
     }
     tdb_error local = {0};
-    int rc = tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, &res, &local, "-catch-throw");
-    if (rc < 0) {
+    if (tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, &res, &local, "-catch-throw") < 0) {
         json_decref(res);
         if (!tdb_gdb_alive(s->gdb)) {
             tdb_error_set(err, local.code, "%s", local.msg);
-            return -1;
+            return NULL;
         }
-        r->error = 1;
-        tdb_buf_addf(&r->text, "tdebug: cannot catch C++ throws: %s\n", local.msg);
-        r->event = json_pack("{s:s, s:s, s:s}", "event", "error", "command", "catch throw",
-                             "message", local.msg);
-        return 0;
+        return tdb_session_bp_refused(*type ? type : "throw", "gdb", local.msg);
     }
     const char *num = tdb_mi_str(json_object_get(res, "bkpt"), "number");
     tdb_buf what = TDB_BUF_INIT;
-    tdb_buf_addf(&what, "throw%s%s", type && *type ? " " : "", type && *type ? type : "");
+    tdb_buf_addf(&what, "throw%s%s", *type ? " " : "", type);
     bp_info *b = tdb_session_add_bp(s, num ? atoi(num) : 0, BP_CATCH, tdb_buf_str(&what), NULL);
     tdb_buf_free(&what);
     b->where = tdb_xstrdup(mapped ? "__cxa_throw in libstdc++" : "libstdc++, when it loads");
-    tdb_buf_addf(&r->text, "Catchpoint %d (throw%s%s%s)\n", b->id, type && *type ? " " : "",
-                 type && *type ? type : "", type && *type ? " and classes derived from it" : "");
-    r->event = json_pack("{s:s, s:i, s:s, s:s?}", "event", "breakpoint", "number", b->id,
-                         "location", b->location, "type", type);
     json_decref(res);
+    return tdb_session_bp_json(s, b, NULL, 0);
+}
+
+int tdb_session_breakpoint_check(tdb_session *s, const char *location, tdb_error *err)
+{
+    if (!*location || strpbrk(location, "\n\r")) {
+        tdb_error_set(err, EINVAL, "a breakpoint location is one line: FUNCTION, FILE:LINE or "
+                                   "*ADDRESS");
+        return -1;
+    }
+    const char *why = NULL;
+    if (tdb_session_location_is_python(location) && !tdb_session_python_breakpoints(s, &why)) {
+        tdb_error_set(err, EINVAL, "%s", why);
+        return -1;
+    }
     return 0;
 }
 
-void tdb_session_bp_describe(tdb_session *s, const bp_info *b, tdb_buf *out)
+int tdb_session_python_breakpoints(const tdb_session *s, const char **why)
 {
-    (void)s;
-    size_t n = strlen(b->location);
-    if (b->kind == BP_PYTHON && b->py_line > 0)
-        tdb_buf_addf(out, "%s:%d", b->py_file, b->py_line);
-    else if (b->kind == BP_PYTHON)
-        tdb_buf_addf(out, "%s in %s", b->py_function, *b->py_file ? b->py_file : "any file");
-    else if (b->pending)
-        tdb_buf_addf(out, "%s (pending: it binds when a library defining it loads)", b->location);
-    else if (b->where && strncmp(b->where, b->location, n) == 0 && strchr(" (", b->where[n]))
-        tdb_buf_adds(out, b->where); /* "f at x.c:3" says all of "f" */
-    else if (b->where)
-        tdb_buf_addf(out, "%s: %s", b->location, b->where);
-    else
-        tdb_buf_adds(out, b->location);
+    /* Python breakpoints are the hook's (session/python.c): refused only
+     * where it could not be loaded. */
+    if (why)
+        *why = s->hook.failed ? s->hook.failed : "Python breakpoints cannot work in this process";
+    return s->hook.state != PYHOOK_FAILED;
+}
+
+int tdb_session_location_is_python(const char *location)
+{
+    return tdb_break_location_kind(location) != TDB_BREAK_NATIVE;
+}
+
+int tdb_session_breakpoint_delete(tdb_session *s, int id)
+{
+    bp_info *b = tdb_session_find_bp_id(s, id);
+    if (!b)
+        return -1;
+    tdb_session_bp_delete(s, b);
+    return 0;
+}
+
+int tdb_session_breakpoint_enable(tdb_session *s, int id, int on)
+{
+    bp_info *b = tdb_session_find_bp_id(s, id);
+    if (!b)
+        return -1;
+    if (b->number > 0)
+        tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, NULL, "-break-%s %d", on ? "enable" : "disable",
+                    b->number);
+    b->enabled = on;
+    if (b->kind == BP_PYTHON)
+        tdb_session_python_bp_changed(s, b, 0);
+    return 0;
 }

@@ -1,14 +1,24 @@
 /*
- * session/internal.h: the session core's state, shared by its files and by no
- * one else:
- *   session/session.c        gdb, symbols, libraries, breakpoints, events, stops,
- *                    launching, attaching, resuming, ending
- *   session/stack.c  the stack at a stop: readers, merged views, frames
- *   session/commands.c   the commands typed at a stop
- *   session/values.c the values a stop shows: C++ exceptions, arguments,
- *                    tensors, Python variables
- *   session/query.c  the session as data, for front-ends (session/session.h's
- *                    "Structured queries")
+ * session/internal.h: the session core's state, shared by its files and by
+ * no one else:
+ *   session/session.c      a session's life: new, free, events, gdb's
+ *                          console, the end, the queries
+ *   session/options.c      the one validator of what a session is asked for
+ *   session/launch.c       starting the program under gdb
+ *   session/attach.c       attaching, a paused process included
+ *   session/light.c        a light session: a gdb that reads no library
+ *   session/stops.c        gdb's records; a *stopped record as a stop
+ *   session/resume.c       continue, the steps, interrupting
+ *   session/breakpoints.c  breakpoints, catchpoints, and as data
+ *   session/symbols.c      which symbols gdb reads; the libraries
+ *   session/python.c       Python breakpoints and steps (the hook library)
+ *   session/stack.c        the stack at a stop: readers, merged views,
+ *                          selecting a frame
+ *   session/threads.c      the threads (gdb's -thread-info, read once)
+ *   session/values.c       what a stop shows of values: C++ exceptions,
+ *                          arguments, tensors, Python variables
+ *   session/handles.c      values by handle, for a front-end that expands
+ *                          them
  */
 #ifndef TDB_SESSION_INT_H
 #define TDB_SESSION_INT_H
@@ -66,6 +76,7 @@ typedef struct bp_info {
     /* BP_PYTHON: what the hook matches (lib/tdebug_pyhook.h) */
     char *py_file;   /* absolute path, or a tail ("pkg/mod.py") */
     int py_line;     /* > 0: a line breakpoint */
+    int py_moved_from; /* the line given, when it held no code; else 0 */
     char *py_function; /* else: a function name */
     int slot;        /* its slot in the hook's table, -1 before it has one */
     int passed;      /* BP_CATCH with a TYPE: throws of other classes let go
@@ -177,6 +188,7 @@ struct tdb_session {
     /* The current stop: what tdb_session_stop() returns, and what it owns. */
     int have_stop;
     tdb_stop_info stop;
+    json_t *stop_frame;  /* the stop's frame tuple (stop.frame), owned */
     char **stop_strs;    /* the strings the stop points to */
     size_t n_stop_strs;
     tdb_stackview stop_view;
@@ -253,12 +265,15 @@ bp_info *tdb_session_add_bp(tdb_session *s, int number, bp_kind kind, const char
                            const char *module);
 /* Update the breakpoint of gdb's tuple BKPT (=breakpoint-modified). */
 void tdb_session_update_bp(tdb_session *s, const json_t *bkpt);
-int tdb_session_break(tdb_session *s, const char *location, int temporary, tdb_reply *r,
-                      tdb_error *err);
 void tdb_session_bp_delete(tdb_session *s, bp_info *b);
 void tdb_session_bp_free(bp_info *b);
-int tdb_session_catch_throw(tdb_session *s, const char *type, tdb_reply *r, tdb_error *err);
-void tdb_session_bp_describe(tdb_session *s, const bp_info *b, tdb_buf *out);
+/* B as data (session.h: tdb_session_breakpoint()); BKPT, gdb's tuple for
+ * it, says where it bound; without it, ASK_GDB asks gdb. */
+json_t *tdb_session_bp_json(tdb_session *s, const bp_info *b, const json_t *bkpt, int ask_gdb);
+/* A breakpoint refused (session.h: tdb_session_breakpoint_add()). */
+json_t *tdb_session_bp_refused(const char *location, const char *kind, const char *why);
+/* Tell the front-end that breakpoint B changed (BKPT: gdb's tuple). */
+void tdb_session_bp_changed(tdb_session *s, const bp_info *b, const json_t *bkpt);
 /* Give gdb breakpoint B, which tdebug held back (b->number 0): read the
  * mapped libraries that define it, insert it pending.  0, or -1 with ERR
  * set (gdb died); a location gdb rejects stays unbound (warned). */
@@ -295,11 +310,18 @@ int tdb_session_gdb_attach(tdb_session *s, pid_t pid, tdb_error *err);
 void tdb_session_release_before_detach(tdb_session *s);
 
 /* session/python.c */
-int tdb_session_python_break(tdb_session *s, const char *location, int temporary, tdb_reply *r,
-                             tdb_error *err);
-/* A *stopped at gdb breakpoint BKPTNO: 0 not the hook's, 1 handled (let
- * the program run again), 2 a stop to present (*ST filled), 3 handled and
- * the program already runs, -1 error. */
+/* A breakpoint on FILE.py:LINE or FILE.py:FUNCTION: as
+ * tdb_session_breakpoint_add(). */
+json_t *tdb_session_python_break(tdb_session *s, const char *location, int temporary,
+                                 tdb_error *err);
+/* What a breakpoint hit is to the Python hook (-1: an error). */
+enum {
+    TDB_HOOK_NOT_OURS, /* not one of the hook's breakpoints */
+    TDB_HOOK_GO_ON,    /* handled: let the program run again */
+    TDB_HOOK_STOP,     /* a stop to present: a Python line (*ST filled) */
+    TDB_HOOK_RUNNING   /* handled, and the program already runs */
+};
+/* A *stopped at gdb breakpoint BKPTNO (RES: the record): TDB_HOOK_*. */
 int tdb_session_python_stopped(tdb_session *s, int bkptno, const json_t *res, tdb_stop_info *st,
                                tdb_error *err);
 /* A step/next/finish at a stop whose top is Python: 1 started, 0 not a
@@ -319,19 +341,6 @@ size_t tdb_session_python_hidden_frames(tdb_session *s, int thread, const json_t
 /* The hook's frames in V (its evaluation function, deeper in a stack)
  * are plumbing. */
 void tdb_session_python_fold(tdb_session *s, tdb_stackview *v);
-/* After a stop is recorded: is its top Python (s->python_top), and its
- * where/source for a Python top. */
-void tdb_session_python_describe(tdb_session *s, tdb_stop_info *out);
-
-/* session/commands.c, for the commands of the other files */
-/* Fail R for command CMD with MSG (R->error, the text and an "error"
- * event); returns 0. */
-int tdb_session_reply_fail(tdb_reply *r, const char *cmd, const char *msg);
-/* 1 when the program is at a stop, else 0 with R failed saying why. */
-int tdb_session_need_stop(tdb_session *s, tdb_reply *r, const char *cmd);
-/* The index of the Python frame nearest frame FROM going DIR (+1: to
- * callers), FROM included; -1 when none. */
-int tdb_session_nearest_python(tdb_session *s, int from, int dir);
 
 /* session/values.c */
 /* At a stop of catchpoint B: the exception being thrown (*OUT_EXC, a new
@@ -340,17 +349,9 @@ int tdb_session_nearest_python(tdb_session *s, int from, int dir);
  * present; 0: another class, let the program go on (*OUT_EXC untouched);
  * -1 with ERR set when gdb failed. */
 int tdb_session_throw_stop(tdb_session *s, const bp_info *b, json_t **out_exc, tdb_error *err);
-/* The message of a throw stop ST: "C++ exception 'c10::Error' thrown
- * (catchpoint 2): mat1 and mat2 shapes cannot be multiplied ...". */
-void tdb_session_describe_throw(const tdb_stop_info *st, tdb_buf *b);
 /* At a breakpoint stop: the arguments of frame 0 (new reference, the
  * stop_info's "args"), or NULL when they cannot be named. */
 json_t *tdb_session_stop_args(tdb_session *s);
-/* The commands 'args', 'tensor EXPR', 'py-locals', 'py-print NAME'. */
-int tdb_session_cmd_args(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err);
-int tdb_session_cmd_tensor(tdb_session *s, const char *expr, tdb_reply *r, tdb_error *err);
-int tdb_session_cmd_py_locals(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err);
-int tdb_session_cmd_py_print(tdb_session *s, const char *name, tdb_reply *r, tdb_error *err);
 void tdb_session_values_free(tdb_session *s);
 
 /* session/stack.c */
@@ -359,8 +360,13 @@ void tdb_session_make_stop_readers(tdb_session *s);
 json_t *tdb_session_stack_frames(tdb_session *s, int thread, tdb_error *err);
 int tdb_session_collect_view(tdb_session *s, int thread, tdb_stackview *v, tdb_error *err);
 json_t *tdb_session_view_python(tdb_session *s, const tdb_stackview *v);
-void tdb_session_render_view(tdb_session *s, const tdb_stackview *v, const json_t *gdb_py,
-                             tdb_buf *out);
+/* THREAD's view: the stop's (*OWN 0), or one read now into TMP (*OWN 1:
+ * tdb_stackview_clear() it).  NULL with ERR set. */
+const tdb_stackview *tdb_session_view_of(tdb_session *s, int thread, tdb_stackview *tmp, int *own,
+                                         tdb_error *err);
+
+/* session/threads.c */
+/* THREAD's LWP (0: the current thread's), 0 when unknown. */
 pid_t tdb_session_thread_lwp(tdb_session *s, int thread);
 
 /* session/light.c */
@@ -384,10 +390,5 @@ json_t *tdb_session_light_frames(tdb_session *s, int thread, int *need_gdb, tdb_
 int tdb_session_light_upgrade(tdb_session *s, tdb_error *err);
 /* The program is gone or killed: reap it (a light session's child). */
 void tdb_session_light_end(tdb_session *s);
-
-/* session/query.c */
-/* Tell the front-end that breakpoint B changed (BKPT: gdb's tuple for it,
- * which says where it bound). */
-void tdb_session_bp_changed(tdb_session *s, const bp_info *b, const json_t *bkpt);
 
 #endif

@@ -27,38 +27,31 @@
  * after attaching). */
 int tdb_session_arm(tdb_session *s, const char *script_dir, tdb_error *err)
 {
-    if (tdb_session_prepare_interest(s, script_dir, err) < 0 || tdb_session_place_load_catchpoint(s, err) < 0)
+    if (tdb_session_prepare_interest(s, script_dir, err) < 0 ||
+        tdb_session_place_load_catchpoint(s, err) < 0)
         return -1;
-    for (size_t i = 0; i < s->opts.n_breaks; i++) {
-        tdb_reply r = {0};
-        if (tdb_session_break(s, s->opts.breaks[i], 0, &r, err) < 0) {
-            tdb_reply_clear(&r);
+    size_t n = s->opts.n_breaks + s->opts.n_catch_throw;
+    for (size_t i = 0; i < n; i++) {
+        int is_break = i < s->opts.n_breaks;
+        const char *what = is_break ? s->opts.breaks[i] : s->opts.catch_throw[i - s->opts.n_breaks];
+        json_t *bp = is_break ? tdb_session_breakpoint_add(s, what, 0, err)
+                              : tdb_session_catchpoint_add(s, what, err);
+        if (!bp)
+            return -1;
+        const char *msg = json_string_value(json_object_get(bp, "message"));
+        if (!json_integer_value(json_object_get(bp, "id"))) {
+            if (!is_break)
+                tdb_error_set_exit(err, TDB_EXIT_USAGE, 0, "cannot catch C++ throws: %s",
+                                   msg ? msg : "?");
+            else
+                tdb_error_set_exit(err, TDB_EXIT_USAGE, 0, "%s --break '%s': %s",
+                                   tdb_break_location_kind(what) == TDB_BREAK_PYTHON_FILE
+                                       ? "cannot place" : "gdb rejects",
+                                   what, msg ? msg : "?");
+            json_decref(bp);
             return -1;
         }
-        if (r.error) {
-            const char *msg = json_string_value(json_object_get(r.event, "message"));
-            tdb_error_set_exit(err, TDB_EXIT_USAGE, 0, "%s --break '%s': %s",
-                               tdb_break_location_kind(s->opts.breaks[i]) == TDB_BREAK_PYTHON_FILE ? "cannot place"
-                                                                         : "gdb rejects",
-                               s->opts.breaks[i], msg ? msg : "?");
-            tdb_reply_clear(&r);
-            return -1;
-        }
-        tdb_reply_clear(&r);
-    }
-    for (size_t i = 0; i < s->opts.n_catch_throw; i++) {
-        tdb_reply r = {0};
-        if (tdb_session_catch_throw(s, s->opts.catch_throw[i], &r, err) < 0) {
-            tdb_reply_clear(&r);
-            return -1;
-        }
-        if (r.error) {
-            const char *msg = json_string_value(json_object_get(r.event, "message"));
-            tdb_error_set_exit(err, TDB_EXIT_USAGE, 0, "cannot catch C++ throws: %s", msg ? msg : "?");
-            tdb_reply_clear(&r);
-            return -1;
-        }
-        tdb_reply_clear(&r);
+        json_decref(bp);
     }
     return 0;
 }
@@ -150,4 +143,18 @@ cleanup:
     free(script_dir);
     tdb_buf_free(&cmd);
     return rc;
+}
+
+int tdb_session_program_setenv(tdb_session *s, const char *name, const char *value,
+                               tdb_error *err)
+{
+    const char *why = tdb_gdb_env_problem(name, value);
+    if (why) {
+        tdb_error_set(err, EINVAL, "cannot pass environment variable '%s' to the program: %s",
+                      name, why);
+        return -1;
+    }
+    if (!value)
+        return tdb_session_console(s, CMD_TIMEOUT_MS, err, "unset environment %s", name);
+    return tdb_session_console(s, CMD_TIMEOUT_MS, err, "set environment %s=%s", name, value);
 }

@@ -604,7 +604,7 @@ json_t *tdb_session_light_frames(tdb_session *s, int thread, int *need_gdb, tdb_
     }
     /* Where the program stopped, in a library with a separate debug file
      * (libc with libc6-dbg): gdb reads it and shows the source line.  Not
-     * the interpreter, whose debug info sessions hide (session/session.c). */
+     * the interpreter, whose debug info sessions hide (session/symbols.c). */
     char *exe = realpath(s->light.exe, NULL);
     int in_exe = exe && n && f[0].library && strcmp(f[0].library, exe) == 0;
     free(exe);

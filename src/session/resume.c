@@ -26,6 +26,8 @@ void tdb_session_note_running(tdb_session *s)
         memset(&s->stop, 0, sizeof(s->stop));
         s->have_stop = 0;
     }
+    json_decref(s->stop_frame);
+    s->stop_frame = NULL;
     tdb_strv_free(s->stop_strs);
     s->stop_strs = NULL;
     s->n_stop_strs = 0;

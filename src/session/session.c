@@ -67,6 +67,31 @@ int tdb_session_console(tdb_session *s, int timeout_ms, tdb_error *err, const ch
     return rc;
 }
 
+int tdb_session_gdb_console(tdb_session *s, const char *cmd, char **out, int *resumed,
+                            tdb_error *err)
+{
+    tdb_buf mi = TDB_BUF_INIT;
+    tdb_buf_adds(&mi, "-interpreter-exec console ");
+    tdb_mi_quote(&mi, cmd);
+    tdb_mi_response *resp = tdb_gdb_send(s->gdb, SYMBOLS_TIMEOUT_MS, err, tdb_buf_str(&mi));
+    tdb_buf_free(&mi);
+    *resumed = 0;
+    if (!resp)
+        return -1;
+    int rc = 0;
+    *out = tdb_xstrdup(tdb_buf_str(&resp->console));
+    if (strcmp(resp->result->klass, "error") == 0) {
+        const char *msg = tdb_mi_str(resp->result->results, "msg");
+        tdb_error_set(err, EINVAL, "%s", msg ? msg : "error");
+        rc = 1;
+    } else if (strcmp(resp->result->klass, "running") == 0) {
+        tdb_session_note_running(s);
+        *resumed = 1;
+    }
+    tdb_mi_response_free(resp);
+    return rc;
+}
+
 /* ---- setting up ---- */
 
 tdb_session *tdb_session_new(const tdb_session_options *opts, const tdb_frontend *fe,
@@ -294,6 +319,46 @@ int tdb_session_end(tdb_session *s, tdb_end how)
 
 /* ---- queries ---- */
 
+int tdb_session_need_stop(const tdb_session *s, tdb_error *err)
+{
+    if (s->state == STOPPED && s->have_stop)
+        return 0;
+    tdb_error_set(err, EAGAIN, "%s", s->state == RUNNING ? "the program is running"
+                                     : s->state == EXITED ? "the program is not being run"
+                                                          : "the program has not started");
+    return -1;
+}
+
+int tdb_session_selected(const tdb_session *s)
+{
+    return s->selected;
+}
+
+int tdb_session_reads_python(const tdb_session *s)
+{
+    return s->py_state;
+}
+
+int tdb_session_gdb_alive(const tdb_session *s)
+{
+    return s->gdb && tdb_gdb_alive(s->gdb);
+}
+
+int tdb_session_upgrade(tdb_session *s, tdb_error *err)
+{
+    return tdb_session_light_upgrade(s, err);
+}
+
+int tdb_session_siginfo_code(tdb_session *s, int *out, tdb_error *err)
+{
+    int64_t code;
+    if (tdb_session_need_stop(s, err) < 0 ||
+        tdb_gdb_eval_int(s->gdb, CMD_TIMEOUT_MS, "$_siginfo.si_code", &code, err) < 0)
+        return -1;
+    *out = (int)code;
+    return 0;
+}
+
 void tdb_session_set_cancel_fd(tdb_session *s, int fd)
 {
     s->cancel_fd = fd;
@@ -351,12 +416,6 @@ unsigned tdb_session_stack_flags(const tdb_session *s)
     return s->opts.raw ? TDB_STACK_RAW : 0;
 }
 
-void tdb_reply_clear(tdb_reply *r)
-{
-    json_decref(r->event);
-    tdb_buf_free(&r->text);
-    memset(r, 0, sizeof(*r));
-}
 
 void tdb_session_free(tdb_session *s)
 {

@@ -14,6 +14,37 @@
 #include <stdlib.h>
 #include <string.h>
 
+const tdb_stop_words tdb_stop_reasons[TDB_STOP_N_REASONS] = {
+    [TDB_STOP_IMPORT] = {"import", "entry"},
+    [TDB_STOP_LOADED] = {"loaded", "entry"},
+    [TDB_STOP_ATTACHED] = {"attached", "entry"},
+    [TDB_STOP_BREAKPOINT] = {"breakpoint", "breakpoint"},
+    [TDB_STOP_PYTHON_BREAKPOINT] = {"python-breakpoint", "breakpoint"},
+    [TDB_STOP_THROW] = {"throw", "exception"},
+    [TDB_STOP_SIGNAL] = {"signal", "exception"},
+    [TDB_STOP_INTERRUPT] = {"interrupt", "pause"},
+    [TDB_STOP_STEP] = {"step", "step"},
+    [TDB_STOP_NEXT] = {"next", "step"},
+    [TDB_STOP_FINISH] = {"finish", "step"},
+    [TDB_STOP_STEPI] = {"stepi", "step"},
+    [TDB_STOP_NEXTI] = {"nexti", "step"},
+    [TDB_STOP_UNTIL] = {"until", "step"},
+    [TDB_STOP_STOPPED] = {"stopped", "stopped"},
+    [TDB_STOP_OTHER] = {NULL, NULL}, /* gdb's own word */
+};
+
+const char *tdb_stop_word(const tdb_stop_info *st)
+{
+    const char *w = tdb_stop_reasons[st->reason].word;
+    return w ? w : st->gdb_reason ? st->gdb_reason : "stopped";
+}
+
+const char *tdb_stop_dap_reason(const tdb_stop_info *st)
+{
+    const char *w = tdb_stop_reasons[st->reason].dap;
+    return w ? w : tdb_stop_word(st);
+}
+
 void tdb_session_handle_notify(tdb_session *s, const tdb_mi_record *r)
 {
     if (strcmp(r->klass, "library-loaded") == 0) {
@@ -102,102 +133,6 @@ static int signal_number(const char *name)
     return 0;
 }
 
-static void describe_stop(tdb_session *s, const tdb_stop_info *st, tdb_buf *b)
-{
-    if (strcmp(st->reason, "import") == 0)
-        tdb_buf_addf(b, "stopped at the import of %s: in its init function, before it runs (%s)",
-                     st->module, st->library ? st->library : "?");
-    else if (strcmp(st->reason, "breakpoint") == 0)
-        tdb_buf_addf(b, "stopped at breakpoint %d (%s)", st->bp_number,
-                     st->bp_location ? st->bp_location : "?");
-    else if (strcmp(st->reason, "python-breakpoint") == 0)
-        tdb_buf_addf(b, "stopped at Python breakpoint %d (%s)", st->bp_number,
-                     st->bp_location ? st->bp_location : "?");
-    else if (strcmp(st->reason, "throw") == 0)
-        tdb_session_describe_throw(st, b);
-    else if (strcmp(st->reason, "signal") == 0) {
-        tdb_buf_addf(b, "program received %s (%s)", st->signal_name ? st->signal_name : "a signal",
-                     st->signal_meaning ? st->signal_meaning : "?");
-        if (st->fault_address)
-            tdb_buf_addf(b, " at address %s", st->fault_address);
-    } else if (strcmp(st->reason, "interrupt") == 0)
-        tdb_buf_adds(b, "interrupted");
-    else if (strcmp(st->reason, "loaded") == 0 && s->paused_load &&
-             st->module && strcmp(st->module, s->paused_load->name) == 0)
-        tdb_buf_addf(b, "%s is loaded: the preloaded library paused pid %d right after the "
-                        "dynamic loader mapped %s and its dependencies, before any of their "
-                        "code ran",
-                     st->module, (int)s->pid, st->library ? st->library : "?");
-    else if (strcmp(st->reason, "loaded") == 0)
-        tdb_buf_addf(b, "%s is loaded: the dynamic loader mapped %s; %zu libraries are mapped so "
-                        "far, its own dependencies not yet",
-                     st->module, st->library ? st->library : "?", s->n_libs);
-    else if (strcmp(st->reason, "attached") == 0)
-        tdb_buf_addf(b, "attached to pid %d", (int)s->pid);
-    else if (st->compact && strcmp(st->reason, "finish") == 0)
-        tdb_buf_addf(b, "finish: returned to %s", st->where ? st->where : "the caller");
-    else if (st->compact && strcmp(st->reason, "step") == 0 && s->hook.native_what[0] &&
-             st->where && strncmp(st->where, "File ", 5) != 0)
-        tdb_buf_addf(b, "step: into the native code of %s: %s", s->hook.native_what, st->where);
-    else if (st->compact)
-        tdb_buf_addf(b, "%s: %s", st->reason, st->where ? st->where : "done");
-    else
-        tdb_buf_addf(b, "stopped (%s)", st->reason);
-}
-
-/* "func (a=1, b=2) at file.c:3", or "0x... in func () from lib.so", the
- * way gdb names a stop's frame, from the *stopped record's frame. */
-static void describe_frame(const json_t *frame, const char *named, tdb_buf *out)
-{
-    const char *func = tdb_mi_str(frame, "func"), *file = tdb_mi_str(frame, "file");
-    if ((!func || strcmp(func, "??") == 0) && named)
-        func = named; /* tdebug's own name for what gdb could not name */
-    const char *line = tdb_mi_str(frame, "line"), *from = tdb_mi_str(frame, "from");
-    const char *addr = tdb_mi_str(frame, "addr");
-    if (!(file && line) && addr)
-        tdb_buf_addf(out, "%s in ", addr);
-    tdb_buf_adds(out, func ? func : "??");
-    tdb_buf_adds(out, " (");
-    size_t i;
-    json_t *a;
-    json_array_foreach(json_object_get(frame, "args"), i, a)
-    {
-        const char *name = tdb_mi_str(a, "name"), *value = tdb_mi_str(a, "value");
-        tdb_buf_addf(out, "%s%s=%s", i ? ", " : "", name ? name : "?", value ? value : "...");
-    }
-    tdb_buf_adds(out, ")");
-    if (file && line)
-        tdb_buf_addf(out, " at %s:%s", file, line);
-    else if (from)
-        tdb_buf_addf(out, " from %s", from);
-}
-
-/* Line LINE of FILE as gdb lists it ("42\t..."), or 0 when unreadable. */
-static int source_line(const char *file, long line, tdb_buf *out)
-{
-    FILE *f = file ? fopen(file, "re") : NULL;
-    if (!f || line < 1) {
-        if (f)
-            fclose(f);
-        return 0;
-    }
-    char *text = NULL;
-    size_t cap = 0;
-    long n = 0;
-    ssize_t len = 0;
-    while (n < line && (len = getline(&text, &cap, f)) >= 0)
-        n++;
-    int ok = n == line && len >= 0;
-    if (ok) {
-        while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == '\r'))
-            text[--len] = '\0';
-        tdb_buf_addf(out, "%ld\t%s", line, text);
-    }
-    free(text);
-    fclose(f);
-    return ok;
-}
-
 /* The fault address of the signal the current thread got, or NULL. */
 static void fault_address(tdb_session *s, const char *sig, tdb_buf *out)
 {
@@ -226,11 +161,32 @@ static const char *stop_keep(tdb_session *s, const char *str)
     return copy;
 }
 
+/* Is the top of the stop's stack, as a user sees it, Python code: the
+ * first Python frame above only the interpreter's own frames
+ * (s->python_top, -1 when not). */
+static void python_top(tdb_session *s)
+{
+    unsigned flags = tdb_session_stack_flags(s);
+    size_t n = tdb_stackview_count(&s->stop_view, flags);
+    s->python_top = -1;
+    for (size_t i = 0; i < n; i++) {
+        tdb_view_frame f;
+        if (tdb_stackview_frame_at(&s->stop_view, flags, i, &f) < 0)
+            break;
+        if (f.kind == TDB_FRAME_PYTHON) {
+            s->python_top = (int)i;
+            break;
+        }
+        if (!f.native->in_interp)
+            break;
+    }
+}
+
 /* Record the stop described by ST (its strings are copied) and FRAME (the
- * *stopped record's frame, may be NULL): the stack, the message, the top
- * frame's name and source line. */
+ * *stopped record's frame, may be NULL): the stack, and the frame the stop
+ * reads as (a Python line, or gdb's tuple for the top frame). */
 int tdb_session_record_stop(tdb_session *s, const tdb_stop_info *st, const json_t *frame,
-                       tdb_error *err)
+                            tdb_error *err)
 {
     int hook_stop = s->hook.stop_is_hook;
     tdb_session_note_running(s); /* drop any earlier stop's state */
@@ -239,7 +195,8 @@ int tdb_session_record_stop(tdb_session *s, const tdb_stop_info *st, const json_
     s->selected = 0;
     tdb_stop_info *out = &s->stop;
     memset(out, 0, sizeof(*out));
-    out->reason = stop_keep(s, st->reason);
+    out->reason = st->reason;
+    out->gdb_reason = stop_keep(s, st->gdb_reason);
     out->module = stop_keep(s, st->module);
     out->library = stop_keep(s, st->library);
     out->signal_name = stop_keep(s, st->signal_name);
@@ -248,14 +205,19 @@ int tdb_session_record_stop(tdb_session *s, const tdb_stop_info *st, const json_
     out->bp_number = st->bp_number;
     out->bp_location = stop_keep(s, st->bp_location);
     out->thread = st->thread;
+    out->pid = s->pid;
+    out->paused = st->reason == TDB_STOP_LOADED && s->paused_load && st->module &&
+                  strcmp(st->module, s->paused_load->name) == 0;
+    out->native_what = s->hook.native_what[0] ? stop_keep(s, s->hook.native_what) : NULL;
     out->return_value = stop_keep(s, st->return_value);
     out->compact = st->compact;
     out->exception = json_incref(st->exception);
+    out->python_top = -1;
     /* A prompt or commands at this stop need gdb's own view of the
      * libraries, and a crash's stack is worth its source lines (the
      * program is dying: speed no longer counts): a light session becomes
      * an ordinary one here. */
-    if (s->light.on && (s->opts.gdb_view_at_stops || strcmp(st->reason, "signal") == 0) &&
+    if (s->light.on && (s->opts.gdb_view_at_stops || st->reason == TDB_STOP_SIGNAL) &&
         tdb_session_light_upgrade(s, err) < 0)
         return -1;
     if (tdb_session_collect_view(s, 0, &s->stop_view, err) < 0)
@@ -263,7 +225,7 @@ int tdb_session_record_stop(tdb_session *s, const tdb_stop_info *st, const json_
     s->have_stop_view = 1;
     s->have_stop = 1;
     out->view = &s->stop_view;
-    tdb_session_python_describe(s, out);
+    python_top(s);
     if (s->python_top > 0 && (st->compact || s->hook.stop_is_hook)) {
         /* A step or finish back into CPython (slot_nb_add, PyNumber_Add
          * over the Python line): that machinery is plumbing too; the stop
@@ -278,22 +240,11 @@ int tdb_session_record_stop(tdb_session *s, const tdb_stop_info *st, const json_
     for (size_t i = 0; i < s->n_libs; i++)
         json_array_append_new(libs, json_string(s->libs[i].path));
     out->libraries = libs;
-    tdb_buf b = TDB_BUF_INIT;
-    json_t *fresh = NULL;
     if (s->python_top >= 0 && (st->compact || s->hook.stop_is_hook)) {
         /* A stop whose top is Python reads as a Python line. */
-        tdb_view_frame f;
-        tdb_stackview_frame_at(&s->stop_view, tdb_session_stack_flags(s), (size_t)s->python_top,
-                               &f);
-        tdb_buf_addf(&b, "File \"%s\", line %d, in %s", f.py->filename, f.py->line,
-                     f.py->qualname);
-        out->where = stop_keep(s, tdb_buf_str(&b));
-        tdb_buf_reset(&b);
-        if (source_line(f.py->filename, f.py->line, &b))
-            out->source_line = stop_keep(s, tdb_buf_str(&b));
-        tdb_buf_reset(&b);
+        out->python_top = s->python_top;
         s->selected = s->python_top;
-        frame = NULL;
+        return 0;
     }
     const json_t *top_mi = json_array_get(s->stop_view.mi, 0);
     if (frame && s->light.synth && top_mi)
@@ -302,31 +253,122 @@ int tdb_session_record_stop(tdb_session *s, const tdb_stop_info *st, const json_
         /* The library's symbols were read for the stack after gdb reported
          * the stop: its frame now has a source line, and arguments. */
         json_t *res = NULL;
-        fresh = json_deep_copy(top_mi);
+        s->stop_frame = json_deep_copy(top_mi);
         if (tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, &res, NULL, "-stack-list-arguments 2 0 0") == 0) {
             json_t *f0 = json_array_get(json_object_get(res, "stack-args"), 0);
             json_t *args = json_object_get(f0, "args");
             if (args)
-                json_object_set(fresh, "args", args);
+                json_object_set(s->stop_frame, "args", args);
         }
         json_decref(res);
-        frame = fresh;
+    } else if (frame) {
+        s->stop_frame = json_incref((json_t *)frame);
     }
-    if (frame) {
-        const tdb_native_frame *top = s->stop_view.t.n_native ? &s->stop_view.t.native[0] : NULL;
-        describe_frame(frame, top ? top->function : NULL, &b);
-        out->where = stop_keep(s, tdb_buf_str(&b));
-        const char *full = tdb_mi_str(frame, "fullname"), *line = tdb_mi_str(frame, "line");
-        tdb_buf_reset(&b);
-        if (full && line && source_line(full, atol(line), &b))
-            out->source_line = stop_keep(s, tdb_buf_str(&b));
-        tdb_buf_reset(&b);
-    }
-    describe_stop(s, out, &b);
-    out->message = stop_keep(s, tdb_buf_str(&b));
-    tdb_buf_free(&b);
-    json_decref(fresh);
+    out->frame = s->stop_frame;
     return 0;
+}
+
+/* A stop the core handles itself (a library it watches, a breakpoint's
+ * PLT stub, a throw of a class nobody asked for): the program goes on,
+ * unless the front-end interrupted it meanwhile, which makes this stop
+ * that interrupt.  0 (it runs), 1 (ST is the interrupt), -1 on error. */
+static int go_on(tdb_session *s, tdb_stop_info *st, tdb_error *err)
+{
+    if (!s->interrupt_sent)
+        return tdb_session_resume_mi(s, "-exec-continue", err) < 0 ? -1 : 0;
+    st->reason = TDB_STOP_INTERRUPT;
+    return 1;
+}
+
+/* The program ended: 0. */
+static int ended(tdb_session *s, const json_t *res, const char *reason)
+{
+    s->have_exit = 1;
+    s->state = EXITED;
+    s->interrupt_sent = 0;
+    if (strcmp(reason, "exited-signalled") != 0) {
+        const char *code = tdb_mi_str(res, "exit-code");
+        s->exit_status = code ? (int)strtol(code, NULL, 8) : 0;
+        return 0;
+    }
+    const char *sig = tdb_mi_str(res, "signal-name");
+    int n = signal_number(sig);
+    s->exit_status = 128 + (n ? n : 0);
+    s->signalled = 1;
+    say(s, "signalled", "program was killed by %s (%s)", sig ? sig : "a signal",
+        tdb_mi_str(res, "signal-meaning") ? tdb_mi_str(res, "signal-meaning") : "?");
+    return 0;
+}
+
+/* The load catchpoint: a --stop-at-load module's stop, or on. */
+static int library_stop(tdb_session *s, const json_t *res, tdb_stop_info *st, tdb_error *err)
+{
+    module_watch *loaded = NULL;
+    if (tdb_session_library_event(s, json_object_get(res, "added"), &loaded, err) < 0)
+        return -1;
+    if (!loaded)
+        return go_on(s, st, err);
+    st->reason = TDB_STOP_LOADED;
+    st->module = loaded->name;
+    st->library = loaded->library;
+    return 1;
+}
+
+/* A breakpoint of tdebug's (not the hook's): an import stop, a
+ * catchpoint's throw, or the user's breakpoint. */
+static int breakpoint_stop(tdb_session *s, int bkptno, const json_t *frame, tdb_stop_info *st,
+                           tdb_error *err)
+{
+    bp_info *b = bkptno ? tdb_session_find_bp(s, bkptno) : NULL;
+    if (b && b->kind == BP_IMPORT) {
+        st->reason = TDB_STOP_IMPORT;
+        st->module = b->module;
+        st->library = frame ? tdb_mi_str(frame, "from") : NULL;
+        for (size_t k = 0; k < s->n_mods; k++)
+            if (strcmp(s->mods[k].name, b->module) == 0) {
+                s->mods[k].stopped = 1;
+                if (!st->library) /* a frame with a source line has no from= */
+                    st->library = s->mods[k].library;
+            }
+        return 1;
+    }
+    /* Hits are counted by gdb (=breakpoint-modified times="N"); those of
+     * each location by tdebug. */
+    unsigned long pc = parse_addr(frame ? tdb_mi_str(frame, "addr") : NULL);
+    for (size_t k = 0; b && k < b->n_locs; k++)
+        if (b->locs[k].addr == pc)
+            b->locs[k].hits++;
+    st->reason = b && b->kind == BP_CATCH ? TDB_STOP_THROW : TDB_STOP_BREAKPOINT;
+    st->bp_number = b ? b->id : bkptno;
+    st->bp_location = b ? b->location : NULL;
+    if (st->reason != TDB_STOP_THROW)
+        return 1;
+    /* The exception; a class the catchpoint does not want goes on. */
+    int keep = tdb_session_throw_stop(s, b, &st->exception, err);
+    if (keep != 0)
+        return keep;
+    b->passed++;
+    return go_on(s, st, err);
+}
+
+/* A signal: the preloaded library's trap in a light session (on), the
+ * front-end's interrupt, or the program's. */
+static int signal_stop(tdb_session *s, const json_t *res, tdb_stop_info *st, tdb_error *err)
+{
+    const char *sig = tdb_mi_str(res, "signal-name");
+    int trap = sig && strcmp(sig, "SIGTRAP") == 0 ? tdb_session_light_trap(s, err) : 0;
+    if (trap < 0)
+        return -1;
+    if (trap)
+        return go_on(s, st, err);
+    if (sig && strcmp(sig, "SIGINT") == 0 && s->interrupt_sent) {
+        st->reason = TDB_STOP_INTERRUPT;
+        return 1;
+    }
+    st->reason = TDB_STOP_SIGNAL;
+    st->signal_name = sig;
+    st->signal_meaning = tdb_mi_str(res, "signal-meaning");
+    return 1;
 }
 
 /* Handle a *stopped record.  Returns 1 when it is a stop to present
@@ -337,131 +379,65 @@ int tdb_session_handle_stopped(tdb_session *s, const tdb_mi_record *r, tdb_error
     const json_t *res = r->results;
     const char *reason = tdb_mi_str(res, "reason");
     json_t *frame = json_object_get(res, "frame");
-    const char *thread = tdb_mi_str(res, "thread-id");
-    tdb_stop_info st = {.reason = "stopped", .thread = thread ? atoi(thread) : 0};
-    int last = s->last_resume;
+    const char *thread = tdb_mi_str(res, "thread-id"), *num = tdb_mi_str(res, "bkptno");
+    tdb_stop_info st = {.reason = TDB_STOP_STOPPED, .thread = thread ? atoi(thread) : 0};
+    int last = s->last_resume, rc = 1;
 
     s->state = STOPPED;
     s->last_resume = -1;
     if (!reason) {
         /* A stop with no reason ends a step gdb started for a console
          * command, or an interrupt: name it by what was asked. */
-        st.reason = s->interrupt_sent ? "interrupt"
-                    : last == TDB_RESUME_STEP ? "step"
-                    : last == TDB_RESUME_NEXT ? "next"
-                    : last == TDB_RESUME_FINISH ? "finish" : "stopped";
+        st.reason = s->interrupt_sent ? TDB_STOP_INTERRUPT
+                    : last == TDB_RESUME_STEP ? TDB_STOP_STEP
+                    : last == TDB_RESUME_NEXT ? TDB_STOP_NEXT
+                    : last == TDB_RESUME_FINISH ? TDB_STOP_FINISH : TDB_STOP_STOPPED;
         /* gdb 13 gives a finish no reason when it returns into a function
          * it has no symbol for (a static one of the stripped interpreter). */
         st.compact = !s->interrupt_sent && last >= TDB_RESUME_STEP;
-    } else if (strcmp(reason, "exited-normally") == 0 || strcmp(reason, "exited") == 0) {
-        const char *code = tdb_mi_str(res, "exit-code");
-        s->exit_status = code ? (int)strtol(code, NULL, 8) : 0;
-        s->have_exit = 1;
-        s->state = EXITED;
-        s->interrupt_sent = 0;
-        return 0;
-    } else if (strcmp(reason, "exited-signalled") == 0) {
-        const char *sig = tdb_mi_str(res, "signal-name");
-        int n = signal_number(sig);
-        s->exit_status = 128 + (n ? n : 0);
-        s->have_exit = 1;
-        s->signalled = 1;
-        s->state = EXITED;
-        s->interrupt_sent = 0;
-        say(s, "signalled", "program was killed by %s (%s)", sig ? sig : "a signal",
-            tdb_mi_str(res, "signal-meaning") ? tdb_mi_str(res, "signal-meaning") : "?");
-        return 0;
+    } else if (strncmp(reason, "exited", 6) == 0) {
+        return ended(s, res, reason);
     } else if (strcmp(reason, "solib-event") == 0) {
-        module_watch *loaded = NULL;
-        if (tdb_session_library_event(s, json_object_get(res, "added"), &loaded, err) < 0)
-            return -1;
-        if (!loaded && !s->interrupt_sent)
-            return tdb_session_resume_mi(s, "-exec-continue", err) < 0 ? -1 : 0;
-        if (!loaded)
-            st.reason = "interrupt";
-        else {
-            st.reason = "loaded";
-            st.module = loaded->name;
-            st.library = loaded->library;
-        }
+        rc = library_stop(s, res, &st, err);
     } else if (strcmp(reason, "breakpoint-hit") == 0) {
-        const char *num = tdb_mi_str(res, "bkptno");
-        int py = tdb_session_python_stopped(s, num ? atoi(num) : 0, res, &st, err);
-        if (py < 0)
+        /* The Python hook's breakpoints are its own: one branch. */
+        switch (tdb_session_python_stopped(s, num ? atoi(num) : 0, res, &st, err)) {
+        case TDB_HOOK_NOT_OURS:
+            rc = breakpoint_stop(s, num ? atoi(num) : 0, frame, &st, err);
+            break;
+        case TDB_HOOK_GO_ON:
+            rc = go_on(s, &st, err);
+            break;
+        case TDB_HOOK_RUNNING:
+            return 0;
+        case TDB_HOOK_STOP:
+            break; /* a Python line, the hook's report filled ST */
+        default:
             return -1;
-        if (py == 3)
-            return 0; /* the core let it run */
-        if (py == 1 && !s->interrupt_sent)
-            return tdb_session_resume_mi(s, "-exec-continue", err) < 0 ? -1 : 0;
-        if (py == 1)
-            st.reason = "interrupt";
-        bp_info *b = py ? NULL : num ? tdb_session_find_bp(s, atoi(num)) : NULL;
-        if (py) {
-            /* the hook's stop, filled in */
-        } else if (b && b->kind == BP_IMPORT) {
-            st.reason = "import";
-            st.module = b->module;
-            st.library = frame ? tdb_mi_str(frame, "from") : NULL;
-            for (size_t k = 0; k < s->n_mods; k++)
-                if (strcmp(s->mods[k].name, b->module) == 0) {
-                    s->mods[k].stopped = 1;
-                    if (!st.library) /* a frame with a source line has no from= */
-                        st.library = s->mods[k].library;
-                }
-        } else {
-            unsigned long pc = parse_addr(frame ? tdb_mi_str(frame, "addr") : NULL);
-            for (size_t k = 0; b && k < b->n_locs; k++)
-                if (b->locs[k].addr == pc)
-                    b->locs[k].hits++;
-            st.reason = b && b->kind == BP_CATCH ? "throw" : "breakpoint";
-            if (b && b->kind == BP_CATCH) {
-                /* The exception; a class the catchpoint does not want goes on. */
-                int keep = tdb_session_throw_stop(s, b, &st.exception, err);
-                if (keep < 0)
-                    return -1;
-                if (!keep) {
-                    b->passed++;
-                    if (!s->interrupt_sent)
-                        return tdb_session_resume_mi(s, "-exec-continue", err) < 0 ? -1 : 0;
-                    st.reason = "interrupt";
-                }
-            }
-            st.bp_number = b ? b->id : (num ? atoi(num) : 0);
-            st.bp_location = b ? b->location : NULL;
         }
-        /* Hits are counted by gdb: =breakpoint-modified times="N". */
     } else if (strcmp(reason, "signal-received") == 0) {
-        const char *sig = tdb_mi_str(res, "signal-name");
-        int trap = sig && strcmp(sig, "SIGTRAP") == 0 ? tdb_session_light_trap(s, err) : 0;
-        if (trap < 0)
-            return -1;
-        if (trap && !s->interrupt_sent)
-            return tdb_session_resume_mi(s, "-exec-continue", err) < 0 ? -1 : 0;
-        if (trap) {
-            st.reason = "interrupt";
-        } else if (sig && strcmp(sig, "SIGINT") == 0 && s->interrupt_sent) {
-            st.reason = "interrupt";
-        } else {
-            st.reason = "signal";
-            st.signal_name = sig;
-            st.signal_meaning = tdb_mi_str(res, "signal-meaning");
-        }
+        rc = signal_stop(s, res, &st, err);
     } else if (strcmp(reason, "end-stepping-range") == 0) {
-        st.reason = last == TDB_RESUME_NEXT ? "next" : last == TDB_RESUME_STEPI ? "stepi"
-                    : last == TDB_RESUME_NEXTI ? "nexti" : "step";
+        st.reason = last == TDB_RESUME_NEXT ? TDB_STOP_NEXT : last == TDB_RESUME_STEPI ? TDB_STOP_STEPI
+                    : last == TDB_RESUME_NEXTI ? TDB_STOP_NEXTI : TDB_STOP_STEP;
         if (s->hook.native_prologue) {
             s->hook.native_prologue = 0; /* a Python step into native code */
-            st.reason = "step";
+            st.reason = TDB_STOP_STEP;
         }
         st.compact = 1;
     } else if (strcmp(reason, "function-finished") == 0) {
-        st.reason = "finish";
+        st.reason = TDB_STOP_FINISH;
         st.compact = 1;
     } else if (strcmp(reason, "location-reached") == 0) {
-        st.reason = "until";
+        st.reason = TDB_STOP_UNTIL;
         st.compact = 1;
     } else {
-        st.reason = reason;
+        st.reason = TDB_STOP_OTHER;
+        st.gdb_reason = reason;
+    }
+    if (rc <= 0) {
+        json_decref(st.exception);
+        return rc;
     }
     s->interrupt_sent = 0;
 
@@ -473,13 +449,13 @@ int tdb_session_handle_stopped(tdb_session *s, const tdb_mi_record *r, tdb_error
         fault_address(s, st.signal_name, &fault);
     st.return_value = ret.len ? tdb_buf_str(&ret) : NULL;
     st.fault_address = fault.len ? tdb_buf_str(&fault) : NULL;
-    int rc = tdb_session_record_stop(s, &st, frame, err);
+    rc = tdb_session_record_stop(s, &st, frame, err);
     json_decref(st.exception);
-    if (rc == 0 && strcmp(s->stop.reason, "breakpoint") == 0)
+    if (rc == 0 && s->stop.reason == TDB_STOP_BREAKPOINT)
         s->stop.args = tdb_session_stop_args(s);
     tdb_buf_free(&ret);
     tdb_buf_free(&fault);
-    if (rc == 0 && strcmp(s->stop.reason, "python-breakpoint") == 0) {
+    if (rc == 0 && s->stop.reason == TDB_STOP_PYTHON_BREAKPOINT) {
         bp_info *pb = tdb_session_find_bp_id(s, s->stop.bp_number);
         if (pb && pb->temporary)
             tdb_session_bp_delete(s, pb); /* tbreak: once */
@@ -487,7 +463,7 @@ int tdb_session_handle_stopped(tdb_session *s, const tdb_mi_record *r, tdb_error
     if (strcmp(reason ? reason : "", "breakpoint-hit") == 0) {
         /* gdb deleted a temporary breakpoint it hit: so do we, except the
          * import stops, whose hit is how a missed stop is told. */
-        const char *num = tdb_mi_str(res, "bkptno"), *disp = tdb_mi_str(res, "disp");
+        const char *disp = tdb_mi_str(res, "disp");
         bp_info *b = num ? tdb_session_find_bp(s, atoi(num)) : NULL;
         if (b && b->kind == BP_NATIVE && disp && strcmp(disp, "del") == 0) {
             b->number = 0;

@@ -392,3 +392,37 @@ void tdb_session_restore_debuginfo(tdb_session *s)
     free(s->hidden_debug_dir);
     s->hidden_debug_dir = NULL;
 }
+
+int tdb_session_read_symbols(tdb_session *s, const char *re, tdb_error *err)
+{
+    return tdb_session_load_symbols(s, re, err);
+}
+
+char **tdb_session_complete_symbols(tdb_session *s, const char *prefix)
+{
+    char **out = NULL;
+    size_t n = 0;
+    if (s->state == STOPPED && s->gdb) {
+        /* gdb's own completer knows the symbols it has read. */
+        tdb_buf cmd = TDB_BUF_INIT, req = TDB_BUF_INIT;
+        json_t *res = NULL;
+        tdb_buf_adds(&cmd, "-complete ");
+        tdb_buf_addf(&req, "break %s", prefix);
+        tdb_mi_quote(&cmd, tdb_buf_str(&req));
+        if (tdb_gdb_cmd(s->gdb, 5000, &res, NULL, "%s", tdb_buf_str(&cmd)) == 0) {
+            size_t i;
+            json_t *m;
+            json_array_foreach(json_object_get(res, "matches"), i, m)
+            {
+                const char *v = json_string_value(m);
+                if (v && strncmp(v, "break ", 6) == 0 && n < 500)
+                    tdb_ptrs_push(&out, &n, tdb_xstrdup(v + 6));
+            }
+        }
+        json_decref(res);
+        tdb_buf_free(&cmd);
+        tdb_buf_free(&req);
+    }
+    tdb_ptrs_push(&out, &n, NULL);
+    return out;
+}

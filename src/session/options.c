@@ -2,7 +2,7 @@
  * session/options.c: the one validator of what a session is asked to stop
  * at and read (session/session.h, "Options"): module names, break
  * locations, C++ class names for catch throw, symbol regexes.  The
- * command line (cmd/options.c) and the DAP (dap/requests.c) both check
+ * command line (cmd/options.c) and the DAP (dap/lifecycle.c) both check
  * their values here and only add the option's own name to the reason.
  */
 #include "session/session.h"

@@ -83,7 +83,7 @@ typedef struct tdb_session_options {
 } tdb_session_options;
 
 /* ---- Options: the one validator of what a session is asked for ----
- * The command line (cmd/options.c) and the DAP (dap/requests.c) check
+ * The command line (cmd/options.c) and the DAP (dap/lifecycle.c) check
  * their values here; the reason reads after the option's own name, as the
  * front-end spells it ("--symbols '(' is not a basic regex"). */
 typedef enum tdb_option_list {

@@ -284,6 +284,14 @@ $(B)/tests/%: tests/unit/%.c $(BELOW_MAIN)
 	$(Q)$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) -Itests/unit -o $@ $< \
 	    $(BELOW_MAIN) $(LIBS) $(CMOCKA_LIBS) $(ALL_LDFLAGS)
 
+# The session core's own front-end (tests/e2e/test_session_core.py): the
+# core and the readers only, so the core runs a session with no front-end
+# linked at all.
+$(B)/tests/tools/session_core: tests/tools/session_core.c $(call archive,session readers)
+	@mkdir -p $(dir $@)
+	$(quiet) TOOL $@
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(call archive,session readers) $(LIBS) $(ALL_LDFLAGS)
+
 $(B)/tests/tools/%: tests/tools/%.c $(BELOW_MAIN)
 	@mkdir -p $(dir $@)
 	$(quiet) TOOL $@

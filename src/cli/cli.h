@@ -11,6 +11,12 @@
  *   prompt comes back; in --batch/--json the session ends (a program
  *   tdebug started is killed, an attached one detached), status 130.
  *   SIGTERM/SIGHUP end the session the same way, status 143/129.
+ *
+ * Contract: the printers of sessions live here (tdb_event(),
+ * tdb_say_*()); a stop's and a command's text come from src/commands/,
+ * its data from the core; the CLI never asks gdb.  Only cli/cli.c links
+ * readline.
+ * May include: base, process, session, commands
  */
 #ifndef TDB_CLI_H
 #define TDB_CLI_H

@@ -320,17 +320,26 @@ static void forget_start(tdb_dap *d)
     d->stop_on_entry = d->attach = 0;
 }
 
-void tdb_dap_launch(tdb_dap *d, int seq, const json_t *args)
+/* The start of a launch or an attach (CMD): refused when the connection
+ * has a program already; else what an earlier one left is forgotten and
+ * ARGS kept (d->start_args, returned). */
+static const json_t *begin(tdb_dap *d, int seq, const char *cmd, const json_t *args)
 {
-    int bad = 0;
     if (d->s || d->announce || d->tty_fifo >= 0) {
-        tdb_dap_fail(d, seq, "launch", "this connection already has a program: one launch or "
-                                       "attach per session");
-        return;
+        tdb_dap_fail(d, seq, cmd, "this connection already has a program: one launch or attach "
+                                  "per session");
+        return NULL;
     }
     forget_start(d);
     d->start_args = args ? json_deep_copy(args) : json_object();
-    args = d->start_args;
+    return d->start_args;
+}
+
+void tdb_dap_launch(tdb_dap *d, int seq, const json_t *args)
+{
+    int bad = 0;
+    if (!(args = begin(d, seq, "launch", args)))
+        return;
     const char *program = get_line(args, "program", &bad), *module = get_line(args, "module", &bad);
     const char *python = get_line(args, "python", &bad), *cwd = get_line(args, "cwd", &bad);
     if (bad || !program == !module) {
@@ -468,14 +477,8 @@ int tdb_dap_attach_now(tdb_dap *d, pid_t pid, const json_t *announcement)
 
 void tdb_dap_attach(tdb_dap *d, int seq, const json_t *args)
 {
-    if (d->s || d->announce || d->tty_fifo >= 0) {
-        tdb_dap_fail(d, seq, "attach", "this connection already has a program: one launch or "
-                                       "attach per session");
+    if (!(args = begin(d, seq, "attach", args)))
         return;
-    }
-    forget_start(d);
-    d->start_args = args ? json_deep_copy(args) : json_object();
-    args = d->start_args;
     json_t *p = json_object_get(args, "processId");
     long pid = 0;
     int wait = get_bool(args, "wait", 0);

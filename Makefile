@@ -94,15 +94,35 @@ BASE_CFLAGS := -std=gnu11 $(WARN) -MMD -MP -D_GNU_SOURCE \
 ALL_CFLAGS  = $(BASE_CFLAGS) $(CFLAGS) $(SAN_CFLAGS)
 ALL_LDFLAGS = $(LDFLAGS) $(SAN_CFLAGS)
 
-# --- Sources.  Layers are the folders of src/ (doc/HACKING.md): the
-# commands (src/cmd/*.c) and main (src/main.c) over the front-ends, the
-# session core and the readers; src/exec/ is the tiny exec wrapper.
-CLI_SRC  := src/main.c $(sort $(wildcard src/cmd/*.c))
+# --- Sources.  Layers are the folders of src/ (doc/HACKING.md), each
+# layer an archive linked above the ones it may call, so a call upwards
+# cannot link (the layer check below links each archive whole against only
+# the layers under it):
+#   readers    src/{base,gdb,process,native,cpython,torch,stacks,targets,
+#              checks,vscode}/ and lib/preload_config.c ('tdebug env' checks
+#              settings with the very rules the preloaded library applies)
+#   session    src/session/: the debugging session core (never prints)
+#   commands   src/commands/: the command language at a stop, and stops
+#              and stacks as text, over the core's data functions
+#   frontends  src/cli/ (the terminal; readline), src/dap/, src/tour/
+#   cmd        src/cmd/: one file a subcommand, over everything; with
+#              src/main.c (the command table) it makes build/tdebug
+# src/exec/ is the tiny exec wrapper, a program of its own.
 EXEC_SRC := src/exec/tdebug_exec.c
-# lib/preload_config.c is also in the core: 'tdebug env' checks settings with
-# the very rules the preloaded library applies.
-CORE_SRC := $(sort lib/preload_config.c \
-              $(filter-out $(CLI_SRC) $(EXEC_SRC),$(wildcard src/*/*.c)))
+MAIN_SRC := src/main.c
+READERS_SRC  := $(sort lib/preload_config.c $(foreach d,base gdb process native cpython torch \
+                  stacks targets checks vscode,$(wildcard src/$(d)/*.c)))
+SESSION_SRC  := $(sort $(wildcard src/session/*.c))
+COMMANDS_SRC := $(sort $(wildcard src/commands/*.c))
+FRONTENDS_SRC := $(sort $(wildcard src/cli/*.c src/dap/*.c src/tour/*.c))
+CMD_SRC := $(sort $(wildcard src/cmd/*.c))
+LAYERS := readers session commands frontends cmd
+# What each layer's archive may call besides itself: the layers below it.
+LOWER_readers   :=
+LOWER_session   := readers
+LOWER_commands  := session readers
+LOWER_frontends := commands session readers
+LOWER_cmd       := frontends commands session readers
 PRELOAD_SRC := $(sort $(wildcard lib/*.c))
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
@@ -111,8 +131,11 @@ TOOL_SRC := $(sort $(wildcard tests/tools/*.c))
 TOOL_BIN := $(patsubst tests/tools/%.c,$(B)/tests/tools/%,$(TOOL_SRC))
 
 obj = $(patsubst %.c,$(B)/obj/%.o,$(1))
-CORE_OBJ := $(call obj,$(CORE_SRC))
-CLI_OBJ  := $(call obj,$(CLI_SRC))
+layer_src = $($(shell echo $(1) | tr a-z A-Z)_SRC)
+archive = $(patsubst %,$(B)/libtdebug-%.a,$(1))
+# Everything under cmd (unit tests and test drivers): no readline, which
+# only cli/cli.o needs; a test that pulled it in would not link.
+BELOW_MAIN := $(call archive,cmd frontends commands session readers)
 
 LIBS     := $(JANSSON_LIBS) $(BFD_LIBS) $(DW_LIBS)
 
@@ -135,7 +158,7 @@ PYENV_ROOT ?= $(shell pyenv root 2>/dev/null || echo $$HOME/.pyenv)
 
 VSCODE_EXT := $(patsubst vscode/extension/%,$(B)/vscode-extension/%,$(wildcard vscode/extension/*))
 
-.PHONY: all deps test unit e2e demo bench install uninstall asan fuzz clean samples pyhook-all
+.PHONY: all deps test unit e2e demo bench install uninstall asan fuzz clean samples pyhook-all FORCE
 
 all: $(TDEBUG) $(EXECHELP) $(if $(PRELOAD_SRC),$(PRELOAD)) \
      $(if $(wildcard python/_tdebug.c),$(PYEXT)) $(PYPKG) $(PYHOOK) samples $(VSCODE_EXT)
@@ -149,13 +172,41 @@ $(B)/obj/%.o: %.c
 # every layout from src/cpython/offsets_table.c (tools/pyoffsets/generate.sh).
 $(B)/obj/src/native/unwind.o $(B)/obj/src/native/core.o: ALL_CFLAGS += $(DW_CFLAGS)
 
-$(B)/libtdebug.a: $(CORE_OBJ)
-	$(quiet) AR $@
-	$(Q)rm -f $@ && ar rcs $@ $^
+# An archive is remade when its list of objects changes too (a file moved
+# away must not linger in it).
+define layer_archive
+$(B)/layers/$(1).list: FORCE
+	@mkdir -p $$(dir $$@)
+	@echo '$(call obj,$(call layer_src,$(1)))' | cmp -s - $$@ || \
+	    echo '$(call obj,$(call layer_src,$(1)))' > $$@
+$(call archive,$(1)): $(call obj,$(call layer_src,$(1))) $(B)/layers/$(1).list
+	$$(quiet) AR $$@
+	$$(Q)rm -f $$@ && ar rcs $$@ $$(filter %.o,$$^)
+endef
+$(foreach l,$(LAYERS),$(eval $(call layer_archive,$(l))))
 
-$(TDEBUG): $(CLI_OBJ) $(B)/libtdebug.a
+# The layer check: each archive linked whole with only the layers below it
+# (and the system's libraries; readline for the front-ends'); an upward call
+# is an undefined reference.  src/cmd/ calls main.c's helpers: the link of
+# tdebug itself checks it.
+define layer_check
+$(B)/layers/$(1).ok: $(call archive,$(1) $(LOWER_$(1)))
+	@mkdir -p $$(dir $$@)
+	$$(quiet) LAYER $(1)
+	$$(Q)printf 'int main(void) { return 0; }\n' > $$(@:.ok=.c)
+	$$(Q)$$(CC) $$(ALL_LDFLAGS) -o $$(@:.ok=) $$(@:.ok=.c) -Wl,--whole-archive \
+	    $(call archive,$(1)) -Wl,--no-whole-archive $(call archive,$(LOWER_$(1))) $$(LIBS) \
+	    $(if $(filter frontends,$(1)),$$(READLINE_LIBS)) || \
+	    { echo "layer $(1) calls a layer above it: see the undefined references"; exit 1; }
+	$$(Q)rm -f $$(@:.ok=) $$(@:.ok=.c) && touch $$@
+endef
+$(foreach l,$(filter-out cmd,$(LAYERS)),$(eval $(call layer_check,$(l))))
+LAYER_CHECKS := $(patsubst %,$(B)/layers/%.ok,$(filter-out cmd,$(LAYERS)))
+
+$(TDEBUG): $(call obj,$(MAIN_SRC)) $(call archive,$(LAYERS)) $(LAYER_CHECKS)
 	$(quiet) LINK $@
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(B)/libtdebug.a $(LIBS) $(READLINE_LIBS)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(call obj,$(MAIN_SRC)) $(call archive,cmd frontends commands \
+	    session readers) $(LIBS) $(READLINE_LIBS)
 
 # The exec wrapper gdb starts the program through: tiny, no libraries.
 $(EXECHELP): $(call obj,$(EXEC_SRC))
@@ -227,16 +278,24 @@ samples:
 	done
 
 # --- Tests
-$(B)/tests/%: tests/unit/%.c $(B)/libtdebug.a
+$(B)/tests/%: tests/unit/%.c $(BELOW_MAIN)
 	@mkdir -p $(dir $@)
 	$(quiet) TEST $@
 	$(Q)$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) -Itests/unit -o $@ $< \
-	    $(B)/libtdebug.a $(LIBS) $(READLINE_LIBS) $(CMOCKA_LIBS) $(ALL_LDFLAGS)
+	    $(BELOW_MAIN) $(LIBS) $(CMOCKA_LIBS) $(ALL_LDFLAGS)
 
-$(B)/tests/tools/%: tests/tools/%.c $(B)/libtdebug.a
+# The session core's own front-end (tests/e2e/test_session_core.py): the
+# core and the readers only, so the core runs a session with no front-end
+# linked at all.
+$(B)/tests/tools/session_core: tests/tools/session_core.c $(call archive,session readers)
 	@mkdir -p $(dir $@)
 	$(quiet) TOOL $@
-	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libtdebug.a $(LIBS) $(ALL_LDFLAGS)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(call archive,session readers) $(LIBS) $(ALL_LDFLAGS)
+
+$(B)/tests/tools/%: tests/tools/%.c $(BELOW_MAIN)
+	@mkdir -p $(dir $@)
+	$(quiet) TOOL $@
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(BELOW_MAIN) $(LIBS) $(ALL_LDFLAGS)
 
 deps:
 	$(Q)tools/deps.sh

@@ -1,6 +1,6 @@
 /*
  * main.c: main() and the command table.  Everything a command does lives
- * in src/cmd_NAME.c; this file only dispatches and prints the overview.
+ * in src/cmd/NAME.c; this file only dispatches and prints the overview.
  */
 #include "cmd/cmd.h"
 #include "base/common.h"

@@ -3,12 +3,13 @@
  * presents stops and events as text or JSON lines, reads commands (the
  * prompt, or a -x file), and decides what Ctrl-C, quitting and the end of
  * input mean.  Everything about gdb, breakpoints and stacks is the session
- * core's (src/session/session.h).
+ * core's (src/session/session.h); the commands typed at a stop and the
+ * text of a stop are the command language's (src/commands/).
  */
 #include "cli/cli.h"
 
-#include "native/cxxargs.h"
 #include "base/signals.h"
+#include "commands/commands.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -24,7 +25,7 @@
 #include <unistd.h>
 
 struct tdb_cli {
-    tdb_session_options opts;
+    tdb_cli_options opts;
     tdb_session *s;
     int sigfd;
     /* terminal */
@@ -105,6 +106,13 @@ static void on_event(void *data, const json_t *e)
     tdb_event_print(c->opts.output, e);
 }
 
+/* gdb's own words (-v), and lines it wrote that are not MI: stderr. */
+static void on_gdb_output(void *data, const char *text, size_t len)
+{
+    (void)data;
+    fwrite(text, 1, len, stderr);
+}
+
 /* ---- the terminal ---- */
 
 static void terminal_init(tdb_cli *c)
@@ -144,7 +152,7 @@ static void on_program_started(void *data, pid_t pid)
 
 /* ---- setting up ---- */
 
-tdb_cli *tdb_cli_new(const tdb_session_options *opts, tdb_error *err)
+tdb_cli *tdb_cli_new(const tdb_cli_options *opts, tdb_error *err)
 {
     tdb_cli *c = tdb_xcalloc(1, sizeof(*c));
     c->opts = *opts;
@@ -163,8 +171,16 @@ tdb_cli *tdb_cli_new(const tdb_session_options *opts, tdb_error *err)
                            opts->commands, strerror(errno));
         goto fail;
     }
-    tdb_frontend fe = {.event = on_event, .program_started = on_program_started, .data = c};
-    c->s = tdb_session_new(opts, &fe, err);
+    tdb_frontend fe = {.event = on_event, .program_started = on_program_started,
+                       .gdb_output = on_gdb_output, .data = c};
+    tdb_session_options so = opts->session;
+    /* A prompt or commands at a stop need gdb's whole view there. */
+    so.gdb_view_at_stops = opts->output == TDB_OUTPUT_INTERACTIVE || opts->commands;
+    /* --json: stdout carries only JSON; the program writes to stderr. */
+    static const int json_stdio[3] = {0, 2, 2};
+    if (opts->output == TDB_OUTPUT_JSON && !so.program_stdio)
+        so.program_stdio = json_stdio;
+    c->s = tdb_session_new(&so, &fe, err);
     if (!c->s)
         goto fail;
     tdb_session_set_cancel_fd(c->s, c->sigfd);
@@ -201,62 +217,51 @@ int tdb_cli_program_ended(const tdb_cli *c)
 
 static void print_stop(tdb_cli *c, const tdb_stop_info *st)
 {
-    if (c->opts.output == TDB_OUTPUT_JSON) {
-        json_t *e = json_pack("{s:s, s:s, s:s, s:i}", "event", "stopped", "reason", st->reason,
-                              "message", st->message, "pid", (int)tdb_session_pid(c->s));
-        if (st->module)
-            json_object_set_new(e, "module", json_string(st->module));
-        if (st->library)
-            json_object_set_new(e, "library", json_string(st->library));
-        if (st->signal_name)
-            json_object_set_new(e, "signal", json_string(st->signal_name));
-        if (st->fault_address)
-            json_object_set_new(e, "fault_address", json_string(st->fault_address));
-        if (st->bp_number)
-            json_object_set_new(e, "breakpoint", json_pack("{s:i, s:s}", "number", st->bp_number,
-                                                           "location", st->bp_location ? st->bp_location : ""));
-        if (st->thread)
-            json_object_set_new(e, "thread", json_integer(st->thread));
-        if (st->where)
-            json_object_set_new(e, "where", json_string(st->where));
-        if (st->source_line)
-            json_object_set_new(e, "source_line", json_string(st->source_line));
-        if (st->return_value)
-            json_object_set_new(e, "return_value", json_string(st->return_value));
-        if (st->exception)
-            json_object_set(e, "exception", st->exception);
-        if (st->args)
-            json_object_set(e, "args", st->args);
-        if (strcmp(st->reason, "loaded") == 0)
-            json_object_set_new(e, "libraries_mapped",
-                                json_integer((json_int_t)json_array_size(st->libraries)));
-        json_object_set(e, "frames", st->frames);
-        json_object_set_new(e, "python_frames", st->python_frames ? json_incref(st->python_frames)
-                                                                  : json_null());
-        json_object_set(e, "stack", st->stack);
-        json_object_set_new(e, "merge", json_string(tdb_stackview_merge_name(st->view)));
-        tdb_event_json(e);
+    if (c->opts.output != TDB_OUTPUT_JSON) {
+        tdb_buf b = TDB_BUF_INIT;
+        tdb_render_stop(c->s, st, &b);
+        fputs(tdb_buf_str(&b), stdout);
+        fflush(stdout);
+        tdb_buf_free(&b);
         return;
     }
-    tdb_buf b = TDB_BUF_INIT;
-    tdb_buf_addf(&b, "tdebug: %s\n", st->message);
-    if (st->where && !st->compact && st->source_line)
-        tdb_buf_addf(&b, "%s\n", st->where);
-    if (st->source_line)
-        tdb_buf_addf(&b, "%s\n", st->source_line);
+    tdb_stop_text t;
+    tdb_stop_text_make(c->s, st, &t);
+    json_t *e = json_pack("{s:s, s:s, s:s, s:i}", "event", "stopped", "reason", tdb_stop_word(st),
+                          "message", t.message, "pid", (int)tdb_session_pid(c->s));
+    if (st->module)
+        json_object_set_new(e, "module", json_string(st->module));
+    if (st->library)
+        json_object_set_new(e, "library", json_string(st->library));
+    if (st->signal_name)
+        json_object_set_new(e, "signal", json_string(st->signal_name));
+    if (st->fault_address)
+        json_object_set_new(e, "fault_address", json_string(st->fault_address));
+    if (st->bp_number)
+        json_object_set_new(e, "breakpoint", json_pack("{s:i, s:s}", "number", st->bp_number,
+                                                       "location", st->bp_location ? st->bp_location : ""));
+    if (st->thread)
+        json_object_set_new(e, "thread", json_integer(st->thread));
+    if (t.where)
+        json_object_set_new(e, "where", json_string(t.where));
+    if (t.source_line)
+        json_object_set_new(e, "source_line", json_string(t.source_line));
     if (st->return_value)
-        tdb_buf_addf(&b, "Value returned: %s\n", st->return_value);
-    if (st->args) {
-        /* A breakpoint's function, as the 'args' command shows it. */
-        char *lines = tdb_cxx_args_text(st->args, "  ");
-        tdb_buf_addf(&b, "Arguments:\n%s", lines);
-        free(lines);
-    }
-    if (!st->compact)
-        tdb_session_render_stack(c->s, st, &b);
-    fputs(tdb_buf_str(&b), stdout);
-    fflush(stdout);
-    tdb_buf_free(&b);
+        json_object_set_new(e, "return_value", json_string(st->return_value));
+    if (st->exception)
+        json_object_set(e, "exception", st->exception);
+    if (st->args)
+        json_object_set(e, "args", st->args);
+    if (st->reason == TDB_STOP_LOADED)
+        json_object_set_new(e, "libraries_mapped",
+                            json_integer((json_int_t)json_array_size(st->libraries)));
+    json_object_set(e, "frames", st->frames);
+    json_object_set_new(e, "python_frames", st->python_frames ? json_incref(st->python_frames)
+                                                              : json_null());
+    json_object_set(e, "stack", st->stack);
+    json_object_set_new(e, "merge", json_string(tdb_stackview_merge_name(st->view)));
+    tdb_event_json(e);
+    tdb_stop_text_clear(&t);
 }
 
 /* ---- reading commands ---- */
@@ -278,7 +283,7 @@ static char *complete_one(const char *text, int state)
     static size_t next;
     if (!state) {
         tdb_strv_free(list);
-        list = completing ? tdb_session_complete(completing->s, text) : NULL;
+        list = completing ? tdb_command_complete(completing->s, text) : NULL;
         next = 0;
     }
     if (!list || !list[next])
@@ -489,7 +494,7 @@ static int command_loop(tdb_cli *c, tdb_error *err)
             c->last_repeat = is_repeatable(cmd) ? tdb_xstrdup(cmd) : NULL;
         }
         tdb_reply r;
-        int rc = tdb_session_exec(c->s, cmd, &r, err);
+        int rc = tdb_command_exec(c->s, cmd, &r, err);
         free(line);
         if (rc < 0) {
             tdb_reply_clear(&r);
@@ -535,7 +540,7 @@ static int handle_stop(tdb_cli *c, tdb_error *err)
     if (action == TDB_HOOK_CONTINUE)
         return tdb_session_resume(c->s, TDB_RESUME_CONTINUE, err) < 0 ? -1 : 1;
     if (c->opts.output != TDB_OUTPUT_INTERACTIVE && !c->commands &&
-        strcmp(st->reason, "interrupt") == 0) {
+        st->reason == TDB_STOP_INTERRUPT) {
         /* In batch modes an interrupt ends the session. */
         c->fatal_signal = SIGINT;
         return 0;
@@ -548,17 +553,11 @@ static int handle_stop(tdb_cli *c, tdb_error *err)
  * SI_KERNEL in its siginfo. */
 static int sigint_from_terminal(tdb_cli *c, const tdb_stop_info *st)
 {
-    tdb_reply r;
+    int code;
     tdb_error err = {0};
     if (!st->signal_name || strcmp(st->signal_name, "SIGINT") != 0)
         return 0;
-    if (tdb_session_exec(c->s, "output $_siginfo.si_code", &r, &err) < 0) {
-        tdb_reply_clear(&r);
-        return 0;
-    }
-    int kernel = !r.error && strtol(tdb_buf_str(&r.text), NULL, 0) == 0x80;
-    tdb_reply_clear(&r);
-    return kernel;
+    return tdb_session_siginfo_code(c->s, &code, &err) == 0 && code == 0x80;
 }
 
 /* The event loop while the program runs.  Returns 0 when the program
@@ -683,7 +682,7 @@ int tdb_cli_attach(tdb_cli *c, pid_t pid, const json_t *announcement, tdb_error 
         tdb_reply r = {0};
         if (c->opts.output == TDB_OUTPUT_BATCH)
             printf("tdebug: attached to pid %d\n", (int)pid);
-        if (tdb_session_all_threads(c->s, &r, err) < 0) {
+        if (tdb_command_all_threads(c->s, &r, err) < 0) {
             tdb_reply_clear(&r);
             goto done;
         }
@@ -707,7 +706,7 @@ int tdb_cli_attach(tdb_cli *c, pid_t pid, const json_t *announcement, tdb_error 
     }
     if (tdb_session_program_ended(c->s)) {
         int exit_status = tdb_session_exit_status(c->s, NULL);
-        if (!c->opts.started_by_tdebug)
+        if (!c->opts.session.started_by_tdebug)
             tdb_event(c->opts.output, "exited", NULL, "pid %d exited with status %d", (int)pid,
                       exit_status);
         status = tdb_session_end(c->s, TDB_END_DETACH) ? TDB_EXIT_FAIL : TDB_EXIT_OK;
@@ -720,5 +719,52 @@ done:
     tdb_session_end(c->s, TDB_END_DETACH);
     if (err->set && status == TDB_EXIT_TOOL && err->exit_code)
         status = err->exit_code;
+    return status;
+}
+
+/* ---- a process the preloaded library paused ---- */
+
+/* Say which process tdebug attaches to: a line, or a JSON event. */
+static void say_announced(const tdb_cli_options *opts, const json_t *a)
+{
+    const char *module = json_string_value(json_object_get(a, "module"));
+    const char *path = json_string_value(json_object_get(a, "path"));
+    int pid = (int)json_integer_value(json_object_get(a, "pid"));
+    tdb_buf msg = TDB_BUF_INIT;
+
+    if (module)
+        tdb_buf_addf(&msg, "pid %d loaded %s (%s) and waits: attaching", pid, module,
+                     path ? path : "?");
+    else
+        tdb_buf_addf(&msg, "pid %d waits for a debugger (tdebug.wait_for_debugger()): attaching",
+                     pid);
+    tdb_event(opts->output, "announced",
+              json_pack("{s:i, s:s?, s:s?}", "pid", pid, "module", module, "path", path), "%s",
+              tdb_buf_str(&msg));
+    tdb_buf_free(&msg);
+}
+
+int tdb_cli_attach_paused(tdb_cli_options *opts, const json_t *announcement, tdb_error *err)
+{
+    const char *module = json_string_value(json_object_get(announcement, "module"));
+    pid_t pid = (pid_t)json_integer_value(json_object_get(announcement, "pid"));
+    tdb_session_options *so = &opts->session;
+    size_t n_import = so->n_stop_at_import;
+    tdb_cli *c = NULL;
+    int status;
+
+    say_announced(opts, announcement);
+    /* No stop asked for: where it waits is the stop (a string of the
+     * announcement, borrowed until the session ends). */
+    if (!so->n_stop_at_import && !so->n_stop_at_load && !so->n_breaks && !so->n_catch_throw &&
+        module && tdb_valid_module_name(module))
+        tdb_ptrs_push(&so->stop_at_import, &so->n_stop_at_import, (char *)module);
+    c = tdb_cli_new(opts, err);
+    if (c)
+        status = tdb_cli_attach(c, pid, announcement, err);
+    else
+        status = err->exit_code ? err->exit_code : TDB_EXIT_TOOL;
+    tdb_cli_free(c);
+    so->n_stop_at_import = n_import; /* the borrowed default goes with the announcement */
     return status;
 }

@@ -11,6 +11,12 @@
  *   prompt comes back; in --batch/--json the session ends (a program
  *   tdebug started is killed, an attached one detached), status 130.
  *   SIGTERM/SIGHUP end the session the same way, status 143/129.
+ *
+ * Contract: the printers of sessions live here (tdb_event(),
+ * tdb_say_*()); a stop's and a command's text come from src/commands/,
+ * its data from the core; the CLI never asks gdb.  Only cli/cli.c links
+ * readline.
+ * May include: base, process, session, commands
  */
 #ifndef TDB_CLI_H
 #define TDB_CLI_H
@@ -36,11 +42,51 @@ typedef enum tdb_hook_action {
 typedef tdb_hook_action (*tdb_stop_hook)(tdb_session *s, tdb_hook_phase phase,
                                          const tdb_stop_info *st, void *data);
 
+/* How stops and events are presented. */
+typedef enum tdb_output {
+    TDB_OUTPUT_INTERACTIVE, /* a (tdebug) prompt at each stop */
+    TDB_OUTPUT_BATCH,       /* print each stop with its backtrace, continue */
+    TDB_OUTPUT_JSON         /* the same as one JSON object per line; the
+                             * program's own stdout goes to stderr */
+} tdb_output;
+
+/* The terminal front-end's options, around the session core's. */
+typedef struct tdb_cli_options {
+    tdb_session_options session; /* the core's (its strings borrowed) */
+    tdb_output output;
+    const char *commands;  /* -x FILE: commands run at stops, one a line */
+    const char *prompt;    /* interactive prompt (NULL: "(tdebug) ") */
+    int empty_continues;   /* interactive: an empty line resumes the program
+                            * (tours: Enter goes to the next stop) */
+} tdb_cli_options;
+
+/* ---- Printing events: the CLI's, and the core's through on_event() ---- */
+
+/* Print one event: with TDB_OUTPUT_JSON, one line {"event": EVENT,
+ * "message": MSG, ...FIELDS} on stdout; otherwise "tdebug: MSG" on
+ * stdout, or "tdebug: warning: MSG" on stderr when EVENT is "warning".
+ * FIELDS (stolen, may be NULL) adds keys to the JSON form. */
+void tdb_event(tdb_output output, const char *event, json_t *fields, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Print an event object (borrowed) as tdb_event() would. */
+void tdb_event_print(tdb_output output, const json_t *event);
+/* Print EVENT (stolen) as one compact JSON line on stdout. */
+void tdb_event_json(json_t *event);
+/* "the program was killed" because tdebug got signal SIG (0: the user
+ * quit), as a "killed" event. */
+void tdb_say_killed(tdb_output output, int sig);
+/* The program's end: an "exited" event {status, signalled}, or in text
+ * "tdebug: program exited with status N" (nothing when SIGNALLED: that
+ * was said when it happened). */
+void tdb_say_exited(tdb_output output, int status, int signalled);
+
 typedef struct tdb_cli tdb_cli;
 
 /* A front-end with its session (gdb started).  NULL with ERR set when gdb
- * cannot start.  OPTS as tdb_session_new(). */
-tdb_cli *tdb_cli_new(const tdb_session_options *opts, tdb_error *err);
+ * cannot start.  OPTS->session as tdb_session_new(); the front-end sets
+ * the core's policies its mode needs (gdb's whole view at stops when a
+ * prompt or commands follow, the program's stdout on stderr for --json). */
+tdb_cli *tdb_cli_new(const tdb_cli_options *opts, tdb_error *err);
 void tdb_cli_free(tdb_cli *c); /* ends the session; accepts NULL */
 
 /* Call HOOK (with DATA) at every stop presented; NULL removes it. */
@@ -66,5 +112,16 @@ int tdb_cli_attach(tdb_cli *c, pid_t pid, const json_t *announcement, tdb_error 
 
 /* 1 once the program ended by itself. */
 int tdb_cli_program_ended(const tdb_cli *c);
+
+/* Attach a session to the process that sent ANNOUNCEMENT (borrowed: a
+ * process paused by the preloaded library, process/paused.h), stop where
+ * OPTS says, release it and handle its stops (tdb_cli_attach()).  When
+ * OPTS asks for no stop at all (--stop-at-import, --stop-at-load, --break,
+ * --catch-throw) and the announcement names the module the process waits
+ * at, the stop is that module's import: its PyInit.  Says first which
+ * process it attaches to.  Returns the session's exit status, with ERR
+ * set on failure (a refused attach has code EPERM or ESRCH:
+ * tdb_announce_note_unreleased() says what becomes of the process). */
+int tdb_cli_attach_paused(tdb_cli_options *opts, const json_t *announcement, tdb_error *err);
 
 #endif

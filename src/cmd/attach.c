@@ -4,7 +4,7 @@
  * process the preloaded library paused at torch._C to announce itself,
  * then stop it in PyInit__C.  Parses and checks the command line, refuses
  * early what cannot work (with the reason and what to do), and leaves the
- * session to src/cli/cli.c and src/session/session.c (src/process/paused.c for --wait).
+ * session to src/cli/cli.c and src/session/ (src/process/paused.c waits for --wait).
  */
 #include "cmd/cmd.h"
 #include "base/common.h"
@@ -14,7 +14,7 @@
 #include "process/preload.h"
 #include "targets/ptrace_check.h"
 #include "targets/ranks.h"
-#include "session/options.h"
+#include "cmd/options.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -104,7 +104,7 @@ static void explain_refusal(pid_t pid, tdb_error *err)
 
 /* --wait: the process that announces itself, refused before gdb starts if
  * it cannot work, as a PID is; a refused one is left to its own timeout. */
-static int attach_announced(tdb_session_options *opts, const json_t *announcement)
+static int attach_announced(tdb_cli_options *opts, const json_t *announcement)
 {
     pid_t pid = (pid_t)json_integer_value(json_object_get(announcement, "pid"));
     tdb_resolution target = {0};
@@ -114,7 +114,7 @@ static int attach_announced(tdb_session_options *opts, const json_t *announcemen
     if (tdb_attach_prepare(pid, NULL, &target, NULL, &err) != 0) {
         status = err.exit_code ? err.exit_code : TDB_EXIT_FAIL;
     } else {
-        status = tdb_paused_attach(opts, announcement, &err);
+        status = tdb_cli_attach_paused(opts, announcement, &err);
         explain_refusal(pid, &err);
     }
     if (err.set && status == TDB_EXIT_FAIL && tdb_pid_running(pid))
@@ -247,7 +247,7 @@ int cmd_attach(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    tdb_session_options opts = {.output = TDB_OUTPUT_INTERACTIVE};
+    tdb_cli_options opts = {.output = TDB_OUTPUT_INTERACTIVE};
     tdb_cli *s = NULL;
     tdb_error err = {0};
     tdb_resolution target = {0};
@@ -340,6 +340,6 @@ cleanup:
     tdb_resolution_release(&target);
     tdb_cli_free(s);
     json_decref(announcement);
-    tdb_session_options_release(&opts);
+    tdb_session_options_release(&opts.session);
     return status;
 }

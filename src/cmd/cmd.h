@@ -4,6 +4,12 @@
  * table that dispatches to them and prints 'tdebug --help' from it, so help
  * and dispatch cannot drift.  argv[0] is the command name.  A command returns
  * its exit status (TDB_EXIT_* in base/common.h, or the debuggee's own).
+ *
+ * Contract: the top layer, thin glue: parse and check the command line
+ * (cmd/options.c for the options sessions share), call the layers below,
+ * print and exit.  Only main() and cmd_*() print (tdb_fail(), tdb_warn(),
+ * tdb_error_exit()), besides the CLI's printers of sessions.
+ * May include: base, gdb, process, native, cpython, torch, stacks, targets, checks, vscode, session, commands, cli, dap, tour
  */
 #ifndef TDB_CMD_H
 #define TDB_CMD_H

@@ -11,7 +11,7 @@
 #include "targets/proc.h"
 #include "process/paused.h"
 #include "process/preload.h"
-#include "session/options.h"
+#include "cmd/options.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -257,27 +257,28 @@ static void kill_program(pid_t child, pid_t target)
 
 /* The program never paused: say which stops never happened.  Returns 1
  * when one was asked for (with --rank: the rank's). */
-static int say_never_paused(const tdb_session_options *o)
+static int say_never_paused(const tdb_cli_options *co)
 {
+    const tdb_session_options *o = &co->session;
     for (size_t i = 0; i < o->n_stop_at_import; i++)
-        tdb_event(o->output, "warning", NULL, "the program never imported '%s' (--stop-at-import): it "
+        tdb_event(co->output, "warning", NULL, "the program never imported '%s' (--stop-at-import): it "
                                    "never loaded its file, so tdebug never attached",
                   o->stop_at_import[i]);
     for (size_t i = 0; i < o->n_stop_at_load; i++)
-        tdb_event(o->output, "warning", NULL, "the program never loaded '%s' (--stop-at-load), so tdebug "
+        tdb_event(co->output, "warning", NULL, "the program never loaded '%s' (--stop-at-load), so tdebug "
                                    "never attached", o->stop_at_load[i]);
     if (!o->n_stop_at_import && !o->n_stop_at_load && job_group)
-        tdb_event(o->output, "warning", NULL, "no process of the job with RANK=%s in its "
+        tdb_event(co->output, "warning", NULL, "no process of the job with RANK=%s in its "
                   "environment loaded torch._C, so tdebug never attached (does the launcher give "
                   "each rank RANK?)", job_rank);
     else if (!o->n_stop_at_import && !o->n_stop_at_load)
-        tdb_event(o->output, "warning", NULL, "the program never loaded torch._C (no object exporting "
+        tdb_event(co->output, "warning", NULL, "the program never loaded torch._C (no object exporting "
                                    "PyInit__C), so tdebug never attached%s",
                   o->n_breaks ? " and no --break was set" : "");
     return o->n_stop_at_import || o->n_stop_at_load || o->n_breaks || job_group;
 }
 
-static int run_preloaded(tdb_session_options *opts, char **args)
+static int run_preloaded(tdb_cli_options *opts, char **args)
 {
     int json = opts->output == TDB_OUTPUT_JSON;
     int scope = tdb_yama_ptrace_scope();
@@ -306,7 +307,7 @@ static int run_preloaded(tdb_session_options *opts, char **args)
         goto fail;
     set.announce = sock;
     set.rank = job_rank;
-    set.watch_files = watch = watch_files(opts);
+    set.watch_files = watch = watch_files(&opts->session);
     if (watch && tdb_preload_check(&set, NULL) < 0)
         set.watch_files = NULL; /* too many modules for the library: PyInit__C */
     env = tdb_preload_env(library, &set, getenv("LD_AUDIT"));
@@ -349,8 +350,8 @@ static int run_preloaded(tdb_session_options *opts, char **args)
     l = NULL;
     target = (pid_t)json_integer_value(json_object_get(ann, "pid"));
     tdb_signals_sigchld_off();
-    opts->started_by_tdebug = 1;
-    status = tdb_paused_attach(opts, ann, &err);
+    opts->session.started_by_tdebug = 1;
+    status = tdb_cli_attach_paused(opts, ann, &err);
     failed = err.set;
     if (failed)
         tdb_print_error(&err);
@@ -403,7 +404,7 @@ cleanup:
 /* 'tdebug run --rank N -- LAUNCHER ...': the job starts through its own
  * launcher with the preloaded library, which stops only the process whose
  * RANK is N; the others run untraced (lib/tdebug_preload.h). */
-static int run_rank(tdb_session_options *opts, int argc, char **argv, const char *python_opt)
+static int run_rank(tdb_cli_options *opts, int argc, char **argv, const char *python_opt)
 {
     long rank;
     int i = optind;
@@ -441,7 +442,7 @@ int cmd_run(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    tdb_session_options opts = {.output = TDB_OUTPUT_INTERACTIVE};
+    tdb_cli_options opts = {.output = TDB_OUTPUT_INTERACTIVE};
     const char *python_opt = NULL;
     char **args = NULL;
     size_t n_args = 0;
@@ -553,7 +554,7 @@ int cmd_run(int argc, char **argv)
         goto cleanup;
     }
 
-    opts.light = 1; /* a light session when the stops allow it (session/light.c) */
+    opts.session.light = 1; /* a light session when the stops allow it (session/light.c) */
     s = tdb_cli_new(&opts, &err);
     if (!s) {
         status = tdb_error_exit(&err);
@@ -566,6 +567,6 @@ cleanup:
     tdb_cli_free(s);
     free(python);
     free(args);
-    tdb_session_options_release(&opts);
+    tdb_session_options_release(&opts.session);
     return status;
 }

@@ -9,8 +9,9 @@
 #include "cmd/cmd.h"
 #include "base/common.h"
 #include "cli/cli.h"
+#include "commands/commands.h"
 #include "native/dwsource.h"
-#include "session/options.h"
+#include "cmd/options.h"
 #include "checks/inspect.h"
 #include "tour/tour.h"
 
@@ -184,13 +185,13 @@ static int tour_stop_of(const tour_state *t, const tdb_stop_info *st)
         switch (ts->trigger) {
         case TDB_TOUR_LOADED:
         case TDB_TOUR_IMPORT:
-            if (strcmp(st->reason, ts->trigger == TDB_TOUR_LOADED ? "loaded" : "import") == 0 &&
+            if (st->reason == (ts->trigger == TDB_TOUR_LOADED ? TDB_STOP_LOADED : TDB_STOP_IMPORT) &&
                 st->module && strcmp(st->module, ts->target) == 0)
                 return (int)k;
             break;
         case TDB_TOUR_BREAK:
         case TDB_TOUR_MARKED_LINE:
-            if (strcmp(st->reason, "breakpoint") == 0 && st->bp_location && t->locations[k] &&
+            if (st->reason == TDB_STOP_BREAKPOINT && st->bp_location && t->locations[k] &&
                 strcmp(st->bp_location, t->locations[k]) == 0)
                 return (int)k;
             break;
@@ -275,12 +276,15 @@ static int add_source(tdb_buf *term, tdb_buf *md, const tdb_stop_info *st)
 
 /* The stack as the handout shows it, native and Python frames merged:
  * function, then source line or library, without addresses. */
-static void add_md_stack(tdb_buf *md, const tdb_stop_info *st)
+static void add_md_stack(tdb_buf *md, tdb_session *s, const tdb_stop_info *st)
 {
     size_t i;
     json_t *f;
+    tdb_stop_text t;
 
-    tdb_buf_addf(md, "```text\ntdebug: %s\n", st->message ? st->message : "stopped");
+    tdb_stop_text_make(s, st, &t);
+    tdb_buf_addf(md, "```text\ntdebug: %s\n", t.message);
+    tdb_stop_text_clear(&t);
     json_array_foreach(st->stack, i, f)
     {
         const char *fn = frame_str(f, "function"), *lib = frame_str(f, "library");
@@ -306,12 +310,12 @@ static void add_md_stack(tdb_buf *md, const tdb_stop_info *st)
     tdb_buf_adds(md, "```\n\n");
 }
 
-static void show_explanation(tour_state *t, size_t k, const tdb_stop_info *st)
+static void show_explanation(tour_state *t, size_t k, tdb_session *s, const tdb_stop_info *st)
 {
     const tdb_tour_stop *ts = &t->tour->stops[k];
     tdb_buf term = TDB_BUF_INIT, md = TDB_BUF_INIT;
 
-    add_md_stack(&md, st);
+    add_md_stack(&md, s, st);
     add_section(&term, &md, "What this is");
     add_text(&term, &md, ts->what);
     if (ts->trigger == TDB_TOUR_LOADED || ts->trigger == TDB_TOUR_IMPORT)
@@ -355,11 +359,10 @@ static tdb_hook_action tour_hook(tdb_session *s, tdb_hook_phase phase, const tdb
                                  void *data)
 {
     tour_state *t = data;
-    (void)s;
 
     if (phase == TDB_HOOK_BEFORE) {
         t->current = -1;
-        if (strcmp(st->reason, "breakpoint") == 0 && in_plt_stub(st))
+        if (st->reason == TDB_STOP_BREAKPOINT && in_plt_stub(st))
             return TDB_HOOK_CONTINUE;
         int k = tour_stop_of(t, st);
         if (k < 0)
@@ -379,7 +382,7 @@ static tdb_hook_action tour_hook(tdb_session *s, tdb_hook_phase phase, const tdb
         return TDB_HOOK_DEFAULT;
     }
     if (t->current >= 0)
-        show_explanation(t, (size_t)t->current, st);
+        show_explanation(t, (size_t)t->current, s, st);
     show_hint(t);
     t->current = -1;
     return TDB_HOOK_DEFAULT;
@@ -630,7 +633,7 @@ static int take_tour(const tdb_tour *tour, const tour_args *a)
     const char *python = a->python, *markdown = a->markdown;
     int batch = a->batch;
     tour_state t = {.tour = tour, .interactive = !batch, .current = -1};
-    tdb_session_options opts = {
+    tdb_cli_options opts = {
         .output = batch ? TDB_OUTPUT_BATCH : TDB_OUTPUT_INTERACTIVE,
         .prompt = "(tour) ",
         .empty_continues = 1,
@@ -670,17 +673,17 @@ static int take_tour(const tdb_tour *tour, const tour_args *a)
         const tdb_tour_stop *ts = &tour->stops[k];
         char *target = (char *)ts->target;
         if (ts->trigger == TDB_TOUR_LOADED)
-            tdb_ptrs_push(&opts.stop_at_load, &opts.n_stop_at_load, target);
+            tdb_ptrs_push(&opts.session.stop_at_load, &opts.session.n_stop_at_load, target);
         else if (ts->trigger == TDB_TOUR_IMPORT)
-            tdb_ptrs_push(&opts.stop_at_import, &opts.n_stop_at_import, target);
+            tdb_ptrs_push(&opts.session.stop_at_import, &opts.session.n_stop_at_import, target);
         else if ((t.locations[k] = stop_location(ts, package)))
-            tdb_ptrs_push(&opts.breaks, &opts.n_breaks, t.locations[k]);
+            tdb_ptrs_push(&opts.session.breaks, &opts.session.n_breaks, t.locations[k]);
     }
     for (size_t k = 0; k < a->n_breaks; k++)
-        tdb_ptrs_push(&opts.breaks, &opts.n_breaks, a->breaks[k]);
+        tdb_ptrs_push(&opts.session.breaks, &opts.session.n_breaks, a->breaks[k]);
     if (tour->symbols) {
         symbols = tdb_xstrdup(tour->symbols);
-        tdb_ptrs_push(&opts.symbols, &opts.n_symbols, symbols);
+        tdb_ptrs_push(&opts.session.symbols, &opts.session.n_symbols, symbols);
     }
 
     tdb_buf intro = TDB_BUF_INIT;
@@ -755,6 +758,6 @@ cleanup:
     free(symbols);
     free(package);
     free(exe);
-    tdb_session_options_release(&opts);
+    tdb_session_options_release(&opts.session);
     return status;
 }

@@ -10,15 +10,16 @@
  */
 #include "dap/internal.h"
 
-#include "process/paused.h"
-#include "session/options.h"
 #include "base/signals.h"
+#include "commands/commands.h"
+#include "process/paused.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -163,6 +164,14 @@ static void on_event(void *data, const json_t *e)
                    event && !strcmp(event, "warning") ? "warning: " : "", msg);
 }
 
+/* gdb's lines that are not MI: stderr, as the terminal front-end's
+ * (opts.verbose is never set here: the client's channel is the protocol). */
+static void on_gdb_output(void *data, const char *text, size_t len)
+{
+    (void)data;
+    fwrite(text, 1, len, stderr);
+}
+
 static void on_program_started(void *data, pid_t pid)
 {
     tdb_dap *d = data;
@@ -181,6 +190,7 @@ void tdb_dap_frontend(tdb_dap *d, tdb_frontend *fe)
     fe->event = on_event;
     fe->program_started = on_program_started;
     fe->breakpoint_changed = on_breakpoint_changed;
+    fe->gdb_output = on_gdb_output;
     fe->data = d;
 }
 
@@ -237,12 +247,12 @@ int tdb_dap_resume(tdb_dap *d, tdb_resume how, tdb_error *err)
     return tdb_session_resume(d->s, how, err);
 }
 
-/* The DAP reason of a stop, and whether the client's breakpoint ID
- * caused it. */
+/* The DAP reason of a stop (the core's table), made more precise by what
+ * only the client's breakpoints say: stopOnEntry's, a function
+ * breakpoint's. */
 static const char *stop_reason(tdb_dap *d, const tdb_stop_info *st)
 {
-    const char *r = st->reason;
-    if (!strcmp(r, "breakpoint") || !strcmp(r, "python-breakpoint")) {
+    if (st->reason == TDB_STOP_BREAKPOINT || st->reason == TDB_STOP_PYTHON_BREAKPOINT) {
         if (d->entry_bp && st->bp_number == d->entry_bp)
             return "entry";
         const char *key;
@@ -250,18 +260,8 @@ static const char *stop_reason(tdb_dap *d, const tdb_stop_info *st)
         json_object_foreach(d->fn_bps, key, id)
             if (json_integer_value(id) == st->bp_number)
                 return "function breakpoint";
-        return "breakpoint";
     }
-    if (!strcmp(r, "throw") || !strcmp(r, "signal"))
-        return "exception";
-    if (!strcmp(r, "interrupt"))
-        return "pause";
-    if (!strcmp(r, "import") || !strcmp(r, "loaded") || !strcmp(r, "attached"))
-        return "entry";
-    if (!strcmp(r, "step") || !strcmp(r, "next") || !strcmp(r, "finish") || !strcmp(r, "stepi") ||
-        !strcmp(r, "nexti") || !strcmp(r, "until"))
-        return "step";
-    return r;
+    return tdb_stop_dap_reason(st);
 }
 
 void tdb_dap_present_stop(tdb_dap *d)
@@ -275,13 +275,16 @@ void tdb_dap_present_stop(tdb_dap *d)
     tdb_error err = {0};
     d->threads = tdb_session_threads(d->s, &err);
     const char *reason = stop_reason(d, st);
+    tdb_stop_text t;
+    tdb_stop_text_make(d->s, st, &t);
     json_t *body = json_pack("{s:s, s:o, s:i, s:b}", "reason", reason, "description",
-                             tdb_dap_string(st->message, strlen(st->message)), "threadId",
+                             tdb_dap_string(t.message, strlen(t.message)), "threadId",
                              tdb_session_stop_thread(d->s), "allThreadsStopped", 1);
     if (st->bp_number && strcmp(reason, "entry") != 0)
         json_object_set_new(body, "hitBreakpointIds", json_pack("[i]", st->bp_number));
-    if (!strcmp(reason, "exception") && st->where)
-        json_object_set_new(body, "text", tdb_dap_string(st->where, strlen(st->where)));
+    if ((st->reason == TDB_STOP_THROW || st->reason == TDB_STOP_SIGNAL) && t.where)
+        json_object_set_new(body, "text", tdb_dap_string(t.where, strlen(t.where)));
+    tdb_stop_text_clear(&t);
     tdb_dap_send(d, tdb_dap_event("stopped", body));
 }
 
@@ -446,7 +449,7 @@ void tdb_dap_release(tdb_dap *d, int held)
     const tdb_stop_info *st = tdb_session_stop(d->s);
     if (!held || !st)
         return;
-    if (strcmp(st->reason, "interrupt") != 0) {
+    if (st->reason != TDB_STOP_INTERRUPT) {
         tdb_dap_present_stop(d); /* a real stop came first: the client sees it */
         return;
     }

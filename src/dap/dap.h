@@ -4,8 +4,10 @@
  * session core as 'tdebug run' and 'tdebug attach' (src/session/session.h), the way
  * lldb-dap and gdb's DAP sit over their debuggers.
  *
- * It maps each request onto the core (one small handler a request,
- * src/dap/requests.c) and each of the core's events onto DAP events
+ * It maps each request onto the core (one small handler a request, found
+ * in src/dap/requests.c's table, in a file by topic: lifecycle.c,
+ * breakpoints.c, stack.c, running.c) and each of the core's events onto
+ * DAP events
  * (stopped, exited, terminated, output, breakpoint, process); the wire
  * format is src/dap/proto.h.  The program's stdout and stderr become
  * 'output' events: the client's channel never carries anything else.
@@ -14,6 +16,12 @@
  * client going away (end of input, a broken pipe) end it the way 'quit'
  * does: a program the adapter launched is killed, a process it attached to
  * is detached and left running, never killed.
+ *
+ * Contract: a thin layer (lldb-dap's shape): a handler maps a request
+ * onto the core's data functions and shapes the answer; it never asks gdb
+ * and decides nothing the core or the command language (src/commands/, for
+ * the Debug Console's '-exec') does not.  Its files: dap/internal.h.
+ * May include: base, process, targets, session, commands
  */
 #ifndef TDB_DAP_H
 #define TDB_DAP_H

@@ -1,9 +1,16 @@
 /*
- * dap/internal.h: the DAP front-end's state, shared by its two files and no one
+ * dap/internal.h: the DAP front-end's state, shared by its files and no one
  * else:
- *   dap/dap.c           the channel, the event loop, the core's events as DAP
- *                   events (stopped, exited, output, breakpoint...)
- *   dap/requests.c  one handler a request
+ *   dap/dap.c          the channel, the event loop, the core's events as DAP
+ *                      events (stopped, exited, output, breakpoint...)
+ *   dap/requests.c     the table of requests and their dispatch
+ *   dap/lifecycle.c    initialize, launch, attach, configurationDone,
+ *                      disconnect, terminate
+ *   dap/breakpoints.c  setBreakpoints, setFunctionBreakpoints,
+ *                      setExceptionBreakpoints
+ *   dap/stack.c        threads, stackTrace, scopes, variables, evaluate
+ *   dap/running.c      continue, next, stepIn, stepOut, pause
+ *   dap/proto.c        the wire format (dap/proto.h)
  */
 #ifndef TDB_DAP_INT_H
 #define TDB_DAP_INT_H
@@ -107,6 +114,35 @@ int tdb_dap_listen_announce(tdb_dap *d, tdb_error *err);
 /* dap/requests.c */
 /* Handle one message from the client. */
 void tdb_dap_handle(tdb_dap *d, const json_t *msg);
+
+/* The handlers: SEQ is the request's, ARGS its arguments (borrowed; may be
+ * NULL); each answers it (tdb_dap_ok(), tdb_dap_fail()). */
+#define TDB_DAP_HANDLER(name) void tdb_dap_##name(tdb_dap *d, int seq, const json_t *args)
+/* dap/lifecycle.c */
+TDB_DAP_HANDLER(initialize);
+TDB_DAP_HANDLER(launch);
+TDB_DAP_HANDLER(attach);
+TDB_DAP_HANDLER(configuration_done);
+TDB_DAP_HANDLER(disconnect);
+TDB_DAP_HANDLER(terminate);
+/* dap/breakpoints.c */
+TDB_DAP_HANDLER(set_breakpoints);
+TDB_DAP_HANDLER(set_function_breakpoints);
+TDB_DAP_HANDLER(set_exception_breakpoints);
+/* dap/stack.c */
+TDB_DAP_HANDLER(threads);
+TDB_DAP_HANDLER(stack_trace);
+TDB_DAP_HANDLER(scopes);
+TDB_DAP_HANDLER(variables);
+TDB_DAP_HANDLER(evaluate);
+/* dap/running.c */
+TDB_DAP_HANDLER(continue);
+TDB_DAP_HANDLER(next);
+TDB_DAP_HANDLER(step_in);
+TDB_DAP_HANDLER(step_out);
+TDB_DAP_HANDLER(pause);
+
+/* dap/lifecycle.c */
 /* launch: the program's output through pipes (the default). */
 void tdb_dap_launch_with_pipes(tdb_dap *d);
 /* The terminal's helper said its tty: launch on it. */

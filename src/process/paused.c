@@ -4,8 +4,6 @@
  */
 #include "process/paused.h"
 
-#include "cli/cli.h"
-
 #include "process/preload.h"
 
 #include <errno.h>
@@ -208,51 +206,4 @@ pid_t tdb_paused_spawn_with(char *const argv[], const json_t *env, const tdb_spa
         return -1;
     }
     return pid;
-}
-
-/* ---- handing the process to a session ---- */
-
-/* Say which process tdebug attaches to: a line, or a JSON event. */
-static void say_announced(const tdb_session_options *opts, const json_t *a)
-{
-    const char *module = json_string_value(json_object_get(a, "module"));
-    const char *path = json_string_value(json_object_get(a, "path"));
-    int pid = (int)json_integer_value(json_object_get(a, "pid"));
-    tdb_buf msg = TDB_BUF_INIT;
-
-    if (module)
-        tdb_buf_addf(&msg, "pid %d loaded %s (%s) and waits: attaching", pid, module,
-                     path ? path : "?");
-    else
-        tdb_buf_addf(&msg, "pid %d waits for a debugger (tdebug.wait_for_debugger()): attaching",
-                     pid);
-    tdb_event(opts->output, "announced",
-              json_pack("{s:i, s:s?, s:s?}", "pid", pid, "module", module, "path", path), "%s",
-              tdb_buf_str(&msg));
-    tdb_buf_free(&msg);
-}
-
-int tdb_paused_attach(tdb_session_options *opts, const json_t *announcement, tdb_error *err)
-{
-    const char *module = json_string_value(json_object_get(announcement, "module"));
-    pid_t pid = (pid_t)json_integer_value(json_object_get(announcement, "pid"));
-    size_t n_import = opts->n_stop_at_import;
-    tdb_cli *s = NULL;
-    int status;
-
-    say_announced(opts, announcement);
-    /* No stop asked for: where it waits is the stop (a string of the
-     * announcement, borrowed until the session ends). */
-    if (!opts->n_stop_at_import && !opts->n_stop_at_load && !opts->n_breaks &&
-        !opts->n_catch_throw && module &&
-        tdb_valid_module_name(module))
-        tdb_ptrs_push(&opts->stop_at_import, &opts->n_stop_at_import, (char *)module);
-    s = tdb_cli_new(opts, err);
-    if (s)
-        status = tdb_cli_attach(s, pid, announcement, err);
-    else
-        status = err->exit_code ? err->exit_code : TDB_EXIT_TOOL;
-    tdb_cli_free(s);
-    opts->n_stop_at_import = n_import; /* the borrowed default goes with the announcement */
-    return status;
 }

@@ -2,20 +2,20 @@
  * process/paused.h: getting hold of a process the preloaded library (lib/) paused
  * at torch._C, for 'tdebug attach --wait' and 'tdebug run --preload':
  * signals while waiting for its announcement, which announcements to take,
- * starting a program with the library so that tdebug's gdb may attach to
- * it even under Yama, and handing the process to a debugging session.
+ * and starting a program with the library so that tdebug's gdb may attach
+ * to it even under Yama.  Handing the process to a debugging session is
+ * the front-end's (tdb_cli_attach_paused(), cli/cli.h).
  *
  *     fd = tdb_signals_install(0, &err);                  // Ctrl-C cancels the wait
  *     l = tdb_announce_listen(NULL, &err);
  *     while (tdb_announce_next(l, ms, fd, &ann, &err) == 1)
  *         if (tdb_announce_is_waiting(ann, pid, 0)) break; ...
- *     status = tdb_paused_attach(&opts, ann, &err);       // stops in PyInit__C
+ *     status = tdb_cli_attach_paused(&opts, ann, &err);   // cli/cli.h: stops in PyInit__C
  */
 #ifndef TDB_PAUSED_H
 #define TDB_PAUSED_H
 
 #include "base/common.h"
-#include "session/session.h"
 #include "base/signals.h"
 
 #include <jansson.h>
@@ -75,16 +75,5 @@ typedef struct tdb_spawn_how {
 /* tdb_paused_spawn() with the stdio, process group and variables of HOW. */
 pid_t tdb_paused_spawn_with(char *const argv[], const json_t *env, const tdb_spawn_how *how,
                             tdb_error *err);
-
-/* Attach a session to the process that sent ANNOUNCEMENT (borrowed), stop
- * where OPTS says, release it and handle its stops
- * (tdb_cli_attach()).  When OPTS asks for no stop at all
- * (--stop-at-import, --stop-at-load, --break) and the announcement names
- * the module the process waits at, the stop is that module's import: its
- * PyInit.  Says first which process it attaches to.  Returns the
- * session's exit status, with ERR set on failure (a refused attach has
- * code EPERM or ESRCH: tdb_announce_note_unreleased() says what becomes of
- * the process). */
-int tdb_paused_attach(tdb_session_options *opts, const json_t *announcement, tdb_error *err);
 
 #endif

@@ -1,14 +1,24 @@
 /*
- * session/internal.h: the session core's state, shared by its files and by no
- * one else:
- *   session/session.c        gdb, symbols, libraries, breakpoints, events, stops,
- *                    launching, attaching, resuming, ending
- *   session/stack.c  the stack at a stop: readers, merged views, frames
- *   session/commands.c   the commands typed at a stop
- *   session/values.c the values a stop shows: C++ exceptions, arguments,
- *                    tensors, Python variables
- *   session/query.c  the session as data, for front-ends (session/session.h's
- *                    "Structured queries")
+ * session/internal.h: the session core's state, shared by its files and by
+ * no one else:
+ *   session/session.c      a session's life: new, free, events, gdb's
+ *                          console, the end, the queries
+ *   session/options.c      the one validator of what a session is asked for
+ *   session/launch.c       starting the program under gdb
+ *   session/attach.c       attaching, a paused process included
+ *   session/light.c        a light session: a gdb that reads no library
+ *   session/stops.c        gdb's records; a *stopped record as a stop
+ *   session/resume.c       continue, the steps, interrupting
+ *   session/breakpoints.c  breakpoints, catchpoints, and as data
+ *   session/symbols.c      which symbols gdb reads; the libraries
+ *   session/python.c       Python breakpoints and steps (the hook library)
+ *   session/stack.c        the stack at a stop: readers, merged views,
+ *                          selecting a frame
+ *   session/threads.c      the threads (gdb's -thread-info, read once)
+ *   session/values.c       what a stop shows of values: C++ exceptions,
+ *                          arguments, tensors, Python variables
+ *   session/handles.c      values by handle, for a front-end that expands
+ *                          them
  */
 #ifndef TDB_SESSION_INT_H
 #define TDB_SESSION_INT_H
@@ -20,6 +30,7 @@
 #include "stacks/view.h"
 
 #include <regex.h>
+#include <stdlib.h>
 
 #define CMD_TIMEOUT_MS 60000       /* ordinary MI commands */
 #define SYMBOLS_TIMEOUT_MS 300000  /* reading symbols of big libraries */
@@ -65,6 +76,7 @@ typedef struct bp_info {
     /* BP_PYTHON: what the hook matches (lib/tdebug_pyhook.h) */
     char *py_file;   /* absolute path, or a tail ("pkg/mod.py") */
     int py_line;     /* > 0: a line breakpoint */
+    int py_moved_from; /* the line given, when it held no code; else 0 */
     char *py_function; /* else: a function name */
     int slot;        /* its slot in the hook's table, -1 before it has one */
     int passed;      /* BP_CATCH with a TYPE: throws of other classes let go
@@ -176,6 +188,7 @@ struct tdb_session {
     /* The current stop: what tdb_session_stop() returns, and what it owns. */
     int have_stop;
     tdb_stop_info stop;
+    json_t *stop_frame;  /* the stop's frame tuple (stop.frame), owned */
     char **stop_strs;    /* the strings the stop points to */
     size_t n_stop_strs;
     tdb_stackview stop_view;
@@ -197,27 +210,33 @@ struct tdb_session {
     light_state light;
 };
 
+/* An address as gdb writes it ("0x7f..."), 0 for none. */
+static inline unsigned long parse_addr(const char *s)
+{
+    return s ? strtoul(s, NULL, 0) : 0;
+}
+
+/* libstdc++'s file, whose symbols catch throw needs. */
+#define STDCXX_RE "/libstdc++\\.so[^/]*$"
+
 /* session/session.c */
 void tdb_session_emit(tdb_session *s, const char *event, json_t *fields, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 #define say(s, event, ...) tdb_session_emit((s), event, NULL, __VA_ARGS__)
 int tdb_session_console(tdb_session *s, int timeout_ms, tdb_error *err, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* session/symbols.c */
 int tdb_session_load_symbols(tdb_session *s, const char *re, tdb_error *err);
+lib_info *tdb_session_find_lib(tdb_session *s, const char *path);
 lib_info *tdb_session_note_lib(tdb_session *s, const char *path);
 int tdb_session_load_library_symbols(tdb_session *s, const char *path, tdb_error *err);
 int tdb_session_ensure_base_symbols(tdb_session *s, tdb_error *err);
-bp_info *tdb_session_find_bp_id(tdb_session *s, int id);
-bp_info *tdb_session_add_bp(tdb_session *s, int number, bp_kind kind, const char *location,
-                           const char *module);
 int tdb_session_add_interest(tdb_session *s, const char *regex, tdb_error *err);
-int tdb_session_break(tdb_session *s, const char *location, int temporary, tdb_reply *r,
-                      tdb_error *err);
-void tdb_session_bp_delete(tdb_session *s, bp_info *b);
-int tdb_session_catch_throw(tdb_session *s, const char *type, tdb_reply *r, tdb_error *err);
-void tdb_session_bp_describe(tdb_session *s, const bp_info *b, tdb_buf *out);
-void tdb_session_note_running(tdb_session *s);
-void tdb_session_drain(tdb_session *s);
+/* Replace the interest regex with RE (stolen; NULL: none). */
+int tdb_session_set_interest(tdb_session *s, char *re, tdb_error *err);
+/* Add the libraries a breakpoint may be in (torch, c10, the directories)
+ * to the interest, when they are not in it yet. */
+int tdb_session_widen_interest(tdb_session *s, tdb_error *err);
 int tdb_session_setup_symbols(tdb_session *s, tdb_error *err);
 void tdb_session_hide_cpython_debuginfo(tdb_session *s);
 void tdb_session_restore_debuginfo(tdb_session *s);
@@ -230,20 +249,79 @@ int tdb_session_prepare_interest(tdb_session *s, const char *script_dir, tdb_err
 extern const char *const tdb_session_interest_words[];
 char **tdb_session_interest_dirs(const char *script_dir);
 int tdb_session_place_load_catchpoint(tdb_session *s, tdb_error *err);
-/* gdb attaches to PID (s->pid): 0 stopped, -1 with ERR set as
- * tdb_session_attach() says it. */
-int tdb_session_gdb_attach(tdb_session *s, pid_t pid, tdb_error *err);
+/* Module M's library LIB was just mapped: its PyInit's temporary
+ * breakpoint, inside LIB only. */
+int tdb_session_arm_import_stop(tdb_session *s, module_watch *m, const char *lib, tdb_error *err);
+/* The load catchpoint reported the libraries ADDED: import stops armed,
+ * interesting libraries' symbols read; *OUT_LOAD a --stop-at-load module
+ * among them. */
+int tdb_session_library_event(tdb_session *s, const json_t *added, module_watch **out_load,
+                              tdb_error *err);
+
+/* session/breakpoints.c */
+bp_info *tdb_session_find_bp(tdb_session *s, int number);
+bp_info *tdb_session_find_bp_id(tdb_session *s, int id);
+bp_info *tdb_session_add_bp(tdb_session *s, int number, bp_kind kind, const char *location,
+                           const char *module);
+/* Update the breakpoint of gdb's tuple BKPT (=breakpoint-modified). */
+void tdb_session_update_bp(tdb_session *s, const json_t *bkpt);
+void tdb_session_bp_delete(tdb_session *s, bp_info *b);
+void tdb_session_bp_free(bp_info *b);
+/* B as data (session.h: tdb_session_breakpoint()); BKPT, gdb's tuple for
+ * it, says where it bound; without it, ASK_GDB asks gdb. */
+json_t *tdb_session_bp_json(tdb_session *s, const bp_info *b, const json_t *bkpt, int ask_gdb);
+/* A breakpoint refused (session.h: tdb_session_breakpoint_add()). */
+json_t *tdb_session_bp_refused(const char *location, const char *kind, const char *why);
+/* Tell the front-end that breakpoint B changed (BKPT: gdb's tuple). */
+void tdb_session_bp_changed(tdb_session *s, const bp_info *b, const json_t *bkpt);
 /* Give gdb breakpoint B, which tdebug held back (b->number 0): read the
  * mapped libraries that define it, insert it pending.  0, or -1 with ERR
  * set (gdb died); a location gdb rejects stays unbound (warned). */
 int tdb_session_bind_held(tdb_session *s, bp_info *b, tdb_error *err);
 
+/* session/stops.c */
+/* Read the notifications gdb queued (library list, breakpoints, thread
+ * groups) after a command, keeping any exec record for the event loop. */
+void tdb_session_drain(tdb_session *s);
+void tdb_session_handle_notify(tdb_session *s, const tdb_mi_record *r);
+/* A *stopped record: 1 a stop to present (s->stop), 0 the core dealt with
+ * it (the program runs again or ended), -1 on error. */
+int tdb_session_handle_stopped(tdb_session *s, const tdb_mi_record *r, tdb_error *err);
+/* Record the stop ST (its strings copied) with FRAME, the *stopped record's
+ * frame (may be NULL): the stack, the message, the top frame. */
+int tdb_session_record_stop(tdb_session *s, const tdb_stop_info *st, const json_t *frame,
+                            tdb_error *err);
+
+/* session/resume.c */
+void tdb_session_note_running(tdb_session *s);
+/* Send the MI command HOW that lets the program run ("-exec-continue"). */
+int tdb_session_resume_mi(tdb_session *s, const char *how, tdb_error *err);
+
+/* session/launch.c */
+/* Place --break and --catch-throw (before the program runs, or right
+ * after attaching). */
+int tdb_session_arm(tdb_session *s, const char *script_dir, tdb_error *err);
+
+/* session/attach.c */
+/* gdb attaches to PID (s->pid): 0 stopped, -1 with ERR set as
+ * tdb_session_attach() says it. */
+int tdb_session_gdb_attach(tdb_session *s, pid_t pid, tdb_error *err);
+/* Before gdb detaches: a paused process is never left waiting on tdebug. */
+void tdb_session_release_before_detach(tdb_session *s);
+
 /* session/python.c */
-int tdb_session_python_break(tdb_session *s, const char *location, int temporary, tdb_reply *r,
-                             tdb_error *err);
-/* A *stopped at gdb breakpoint BKPTNO: 0 not the hook's, 1 handled (let
- * the program run again), 2 a stop to present (*ST filled), 3 handled and
- * the program already runs, -1 error. */
+/* A breakpoint on FILE.py:LINE or FILE.py:FUNCTION: as
+ * tdb_session_breakpoint_add(). */
+json_t *tdb_session_python_break(tdb_session *s, const char *location, int temporary,
+                                 tdb_error *err);
+/* What a breakpoint hit is to the Python hook (-1: an error). */
+enum {
+    TDB_HOOK_NOT_OURS, /* not one of the hook's breakpoints */
+    TDB_HOOK_GO_ON,    /* handled: let the program run again */
+    TDB_HOOK_STOP,     /* a stop to present: a Python line (*ST filled) */
+    TDB_HOOK_RUNNING   /* handled, and the program already runs */
+};
+/* A *stopped at gdb breakpoint BKPTNO (RES: the record): TDB_HOOK_*. */
 int tdb_session_python_stopped(tdb_session *s, int bkptno, const json_t *res, tdb_stop_info *st,
                                tdb_error *err);
 /* A step/next/finish at a stop whose top is Python: 1 started, 0 not a
@@ -263,19 +341,6 @@ size_t tdb_session_python_hidden_frames(tdb_session *s, int thread, const json_t
 /* The hook's frames in V (its evaluation function, deeper in a stack)
  * are plumbing. */
 void tdb_session_python_fold(tdb_session *s, tdb_stackview *v);
-/* After a stop is recorded: is its top Python (s->python_top), and its
- * where/source for a Python top. */
-void tdb_session_python_describe(tdb_session *s, tdb_stop_info *out);
-
-/* session/commands.c, for the commands of the other files */
-/* Fail R for command CMD with MSG (R->error, the text and an "error"
- * event); returns 0. */
-int tdb_session_reply_fail(tdb_reply *r, const char *cmd, const char *msg);
-/* 1 when the program is at a stop, else 0 with R failed saying why. */
-int tdb_session_need_stop(tdb_session *s, tdb_reply *r, const char *cmd);
-/* The index of the Python frame nearest frame FROM going DIR (+1: to
- * callers), FROM included; -1 when none. */
-int tdb_session_nearest_python(tdb_session *s, int from, int dir);
 
 /* session/values.c */
 /* At a stop of catchpoint B: the exception being thrown (*OUT_EXC, a new
@@ -284,17 +349,9 @@ int tdb_session_nearest_python(tdb_session *s, int from, int dir);
  * present; 0: another class, let the program go on (*OUT_EXC untouched);
  * -1 with ERR set when gdb failed. */
 int tdb_session_throw_stop(tdb_session *s, const bp_info *b, json_t **out_exc, tdb_error *err);
-/* The message of a throw stop ST: "C++ exception 'c10::Error' thrown
- * (catchpoint 2): mat1 and mat2 shapes cannot be multiplied ...". */
-void tdb_session_describe_throw(const tdb_stop_info *st, tdb_buf *b);
 /* At a breakpoint stop: the arguments of frame 0 (new reference, the
  * stop_info's "args"), or NULL when they cannot be named. */
 json_t *tdb_session_stop_args(tdb_session *s);
-/* The commands 'args', 'tensor EXPR', 'py-locals', 'py-print NAME'. */
-int tdb_session_cmd_args(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err);
-int tdb_session_cmd_tensor(tdb_session *s, const char *expr, tdb_reply *r, tdb_error *err);
-int tdb_session_cmd_py_locals(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err);
-int tdb_session_cmd_py_print(tdb_session *s, const char *name, tdb_reply *r, tdb_error *err);
 void tdb_session_values_free(tdb_session *s);
 
 /* session/stack.c */
@@ -303,8 +360,13 @@ void tdb_session_make_stop_readers(tdb_session *s);
 json_t *tdb_session_stack_frames(tdb_session *s, int thread, tdb_error *err);
 int tdb_session_collect_view(tdb_session *s, int thread, tdb_stackview *v, tdb_error *err);
 json_t *tdb_session_view_python(tdb_session *s, const tdb_stackview *v);
-void tdb_session_render_view(tdb_session *s, const tdb_stackview *v, const json_t *gdb_py,
-                             tdb_buf *out);
+/* THREAD's view: the stop's (*OWN 0), or one read now into TMP (*OWN 1:
+ * tdb_stackview_clear() it).  NULL with ERR set. */
+const tdb_stackview *tdb_session_view_of(tdb_session *s, int thread, tdb_stackview *tmp, int *own,
+                                         tdb_error *err);
+
+/* session/threads.c */
+/* THREAD's LWP (0: the current thread's), 0 when unknown. */
 pid_t tdb_session_thread_lwp(tdb_session *s, int thread);
 
 /* session/light.c */
@@ -328,10 +390,5 @@ json_t *tdb_session_light_frames(tdb_session *s, int thread, int *need_gdb, tdb_
 int tdb_session_light_upgrade(tdb_session *s, tdb_error *err);
 /* The program is gone or killed: reap it (a light session's child). */
 void tdb_session_light_end(tdb_session *s);
-
-/* session/query.c */
-/* Tell the front-end that breakpoint B changed (BKPT: gdb's tuple for it,
- * which says where it bound). */
-void tdb_session_bp_changed(tdb_session *s, const bp_info *b, const json_t *bkpt);
 
 #endif

@@ -89,7 +89,7 @@ int tdb_session_light_applies(tdb_session *s)
         say(s, "warning", "TDEBUG_LIGHT='%s' is neither 0 nor 1: a light session where the "
                           "stops allow one (set TDEBUG_LIGHT=0 to turn them off)", env);
     if (o->all_symbols || o->n_symbols || o->cpython_symbols || o->n_stop_at_load ||
-        o->n_catch_throw || o->program_stdio)
+        o->n_catch_throw)
         return 0;
     if (!o->n_stop_at_import && !o->n_breaks)
         return 0; /* nothing to stop at: the ordinary session costs as little */
@@ -604,7 +604,7 @@ json_t *tdb_session_light_frames(tdb_session *s, int thread, int *need_gdb, tdb_
     }
     /* Where the program stopped, in a library with a separate debug file
      * (libc with libc6-dbg): gdb reads it and shows the source line.  Not
-     * the interpreter, whose debug info sessions hide (session/session.c). */
+     * the interpreter, whose debug info sessions hide (session/symbols.c). */
     char *exe = realpath(s->light.exe, NULL);
     int in_exe = exe && n && f[0].library && strcmp(f[0].library, exe) == 0;
     free(exe);

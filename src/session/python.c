@@ -32,77 +32,6 @@
 
 /* ---- locations ---- */
 
-/* The suffixes GCC gives the clones of a function (foo.cold,
- * foo.part.0, foo.constprop.0.isra.0): symbols gdb can break on. */
-static int is_clone_suffix(const char *s, size_t n)
-{
-    static const char *const suffixes[] = {"cold",  "hot",   "part",     "constprop", "isra",
-                                           "clone", "lto_priv", "localalias", "specialized"};
-    for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++)
-        if (strlen(suffixes[i]) == n && !strncmp(s, suffixes[i], n))
-            return 1;
-    return 0;
-}
-
-tdb_break_kind tdb_break_location_kind(const char *loc)
-{
-    const char *colon = strrchr(loc, ':');
-    const char *file_end = colon ? colon : loc + strlen(loc);
-    if (file_end - loc >= 4 && !strncmp(file_end - 3, ".py", 3) && (!colon || colon[-1] != ':'))
-        return TDB_BREAK_PYTHON_FILE;
-    if (colon || loc[0] == '*')
-        return TDB_BREAK_NATIVE;
-    /* identifier(.identifier)+, none of them a clone suffix, the last not
-     * a C/C++ source file's extension. */
-    static const char *const sources[] = {"c", "cc", "cpp", "cxx", "cu", "h", "hpp", "S", "s"};
-    const char *p = loc;
-    size_t parts = 0;
-    for (;;) {
-        const char *start = p;
-        if (!(isalpha((unsigned char)*p) || *p == '_'))
-            return TDB_BREAK_NATIVE;
-        while (isalnum((unsigned char)*p) || *p == '_')
-            p++;
-        size_t n = (size_t)(p - start);
-        if (parts && is_clone_suffix(start, n))
-            return TDB_BREAK_NATIVE;
-        parts++;
-        if (!*p) {
-            for (size_t i = 0; i < sizeof(sources) / sizeof(sources[0]); i++)
-                if (strlen(sources[i]) == n && !strncmp(start, sources[i], n))
-                    return TDB_BREAK_NATIVE;
-            return parts >= 2 ? TDB_BREAK_PYTHON_NAME : TDB_BREAK_NATIVE;
-        }
-        if (*p++ != '.')
-            return TDB_BREAK_NATIVE;
-    }
-}
-
-int tdb_break_refusal(const char *loc, tdb_buf *why)
-{
-    tdb_break_kind kind = tdb_break_location_kind(loc);
-    const char *colon = strrchr(loc, ':');
-    if (kind == TDB_BREAK_NATIVE || (kind == TDB_BREAK_PYTHON_FILE && colon && colon[1]))
-        return 0;
-    if (!why)
-        return 1;
-    if (kind == TDB_BREAK_PYTHON_FILE)
-        tdb_buf_addf(why, "--break '%s' names a Python file but no place in it: give "
-                          "FILE.py:LINE or FILE.py:FUNCTION (train.py:42, train.py:Model.forward)",
-                     loc);
-    else
-        tdb_buf_addf(why, "--break '%s' is a Python name, not a place: give a place in Python "
-                          "code as FILE.py:FUNCTION or FILE.py:LINE, or the C/C++ function it "
-                          "runs (%s)",
-                     loc, strncmp(loc, "torch.", 6) == 0
-                              ? "torch's operators enter C++ at at::_ops::NAME_OVERLOAD::call: "
-                                "torch.add at at::_ops::add_Tensor::call; 'tdebug tour' walks "
-                                "that path"
-                              : "its symbol, as 'info functions REGEX' at the (tdebug) prompt "
-                                "lists them");
-    return 1;
-}
-
 /* Is LINE of TEXT code a breakpoint can stop at: not blank, not a comment
  * alone?  (A docstring or a continuation line stops nowhere either, but
  * the library's binding says so: these are the common slips.) */
@@ -498,29 +427,22 @@ int tdb_session_python_launch(tdb_session *s, tdb_error *err)
 
 /* ---- breakpoints ---- */
 
-int tdb_session_python_break(tdb_session *s, const char *location, int temporary, tdb_reply *r,
-                             tdb_error *err)
+json_t *tdb_session_python_break(tdb_session *s, const char *location, int temporary,
+                                 tdb_error *err)
 {
     const char *colon = strrchr(location, ':');
     char *file = tdb_xstrndup(location, (size_t)(colon - location));
     const char *what = colon + 1;
     char *resolved = NULL, *func = NULL;
-    long line = 0;
-    int rc = -1;
+    json_t *out = NULL;
+    long line = 0, given = 0;
 
     if (tdb_parse_long(what, 1, 1L << 30, &line) < 0) {
         line = 0;
         /* FUNCTION, or Class.method: identifiers and dots */
         for (const char *p = what; *p && strcmp(what, "<module>") != 0; p++)
             if (!(isalnum((unsigned char)*p) || *p == '_' || *p == '.' || (unsigned char)*p >= 0x80)) {
-                r->error = 1;
-                tdb_buf_addf(&r->text, "tdebug: '%s' is not a Python location: after FILE.py: "
-                                       "give a LINE or a FUNCTION name (train.py:42, "
-                                       "train.py:Model.forward)\n",
-                             location);
-                r->event = json_pack("{s:s, s:s, s:s}", "event", "error", "command", "break",
-                                     "message", "not a Python location");
-                rc = 0;
+                out = tdb_session_bp_refused(location, "python location", "not a Python location");
                 goto cleanup;
             }
         func = tdb_xstrdup(what);
@@ -528,65 +450,39 @@ int tdb_session_python_break(tdb_session *s, const char *location, int temporary
     /* The path as given, relative to the working directory, else as the
      * tail of the files the process loads. */
     resolved = realpath(file, NULL);
-    tdb_buf note = TDB_BUF_INIT;
     if (resolved && line > 0) {
         int nlines = 0, at = code_line_from(resolved, (int)line, &nlines);
         if (at < 0) {
-            tdb_buf msg = TDB_BUF_INIT;
-            tdb_buf_addf(&msg, "'%s' has %d lines and none at or after line %ld holds code",
-                         resolved, nlines, line);
-            r->error = 1;
-            tdb_buf_addf(&r->text, "tdebug: %s: no breakpoint\n", tdb_buf_str(&msg));
-            r->event = json_pack("{s:s, s:s, s:s}", "event", "error", "command", "break",
-                                 "message", tdb_buf_str(&msg));
-            tdb_buf_free(&msg);
-            tdb_buf_free(&note);
-            rc = 0;
+            char *msg = tdb_xasprintf("'%s' has %d lines and none at or after line %ld holds code",
+                                      resolved, nlines, line);
+            out = tdb_session_bp_refused(location, "no code", msg);
+            free(msg);
             goto cleanup;
         }
         if (at != line)
-            tdb_buf_addf(&note, " (line %ld holds no code: moved to %d)", line, at);
+            given = line;
         line = at;
     }
     bp_info *b = tdb_session_add_bp(s, 0, BP_PYTHON, location, NULL);
     b->temporary = temporary;
     b->py_file = tdb_xstrdup(resolved ? resolved : file);
     b->py_line = (int)line;
+    b->py_moved_from = (int)given;
     b->py_function = func;
     func = NULL;
     b->slot = -1;
     b->pending = 1;
-    if (s->hook.state == PYHOOK_READY && write_slot(s, b, 0, err) < 0) {
-        tdb_buf_free(&note);
+    if (s->hook.state == PYHOOK_READY && write_slot(s, b, 0, err) < 0)
         goto cleanup;
-    }
     if (s->hook.state == PYHOOK_NONE && s->state != NOT_STARTED &&
-        arm_safe_point(s, s->state == STOPPED, err) < 0) {
-        tdb_buf_free(&note);
+        arm_safe_point(s, s->state == STOPPED, err) < 0)
         goto cleanup;
-    }
-    tdb_buf_addf(&r->text, "%s %d: %s%s%s%s\n", temporary ? "Temporary breakpoint" : "Breakpoint",
-                 b->id, b->py_file, line ? ":" : " in ", line ? "" : b->py_function,
-                 tdb_buf_str(&note));
-    if (line) {
-        /* the number after the path */
-        tdb_buf_reset(&r->text);
-        tdb_buf_addf(&r->text, "%s %d: %s:%ld%s%s\n",
-                     temporary ? "Temporary breakpoint" : "Breakpoint", b->id, b->py_file, line,
-                     tdb_buf_str(&note),
-                     s->hook.state == PYHOOK_FAILED ? " (cannot stop: see the warning)" : "");
-    }
-    r->event = json_pack("{s:s, s:i, s:s, s:s, s:s, s:s?, s:i, s:b}", "event", "breakpoint",
-                         "number", b->id, "type", "python", "location", location, "file",
-                         b->py_file, "function", b->py_function, "line", b->py_line, "pending",
-                         1);
-    tdb_buf_free(&note);
-    rc = 0;
+    out = tdb_session_bp_json(s, b, NULL, 0);
 cleanup:
     free(resolved);
     free(file);
     free(func);
-    return rc;
+    return out;
 }
 
 void tdb_session_python_bp_changed(tdb_session *s, bp_info *b, int deleted)
@@ -613,11 +509,11 @@ int tdb_session_python_stopped(tdb_session *s, int bkptno, const json_t *res, td
 {
     pyhook_state *h = &s->hook;
     if (!bkptno)
-        return 0;
+        return TDB_HOOK_NOT_OURS;
     if (h->state == PYHOOK_ARMING && (bkptno == h->safe_bps[0] || bkptno == h->safe_bps[1])) {
         if (load_and_install(s, err) < 0)
             return -1;
-        return 1;
+        return TDB_HOOK_GO_ON;
     }
     if (h->native_bp && bkptno == h->native_bp) {
         /* A step reached the native function the Python line called: the
@@ -647,23 +543,23 @@ int tdb_session_python_stopped(tdb_session *s, int bkptno, const json_t *res, td
             if (tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, err, "-exec-step") < 0)
                 return -1;
             tdb_session_note_running(s);
-            return 3;
+            return TDB_HOOK_RUNNING;
         }
-        st->reason = "step";
+        st->reason = TDB_STOP_STEP;
         st->compact = 1;
-        return 2;
+        return TDB_HOOK_STOP;
     }
     if (h->state != PYHOOK_READY || bkptno != h->stop_bp)
-        return 0;
+        return TDB_HOOK_NOT_OURS;
     if (read_mem(s, CONTROL(s, report), h->report, sizeof(tdb_pyhook_report), err) < 0)
-        return tdb_gdb_alive(s->gdb) ? 1 : -1;
+        return tdb_gdb_alive(s->gdb) ? TDB_HOOK_GO_ON : -1;
     const tdb_pyhook_report *rep = report_of(s);
     (void)res;
     switch (rep->reason) {
     case TDB_PYHOOK_STOP_BREAKPOINT:
     case TDB_PYHOOK_STOP_FUNCTION: {
         bp_info *b = python_bp(s, rep->breakpoint_id);
-        st->reason = "python-breakpoint";
+        st->reason = TDB_STOP_PYTHON_BREAKPOINT;
         st->bp_number = rep->breakpoint_id;
         st->bp_location = b ? b->location : NULL;
         if (b) {
@@ -689,22 +585,22 @@ int tdb_session_python_stopped(tdb_session *s, int bkptno, const json_t *res, td
         tdb_pyhook_step next = {.mode = TDB_PYHOOK_STEP_NEXT, .tstate = rep->tstate,
                                 .tid = rep->tid, .frame = rep->frame, .line = rep->line};
         write_mem(s, CONTROL(s, step), &next, sizeof(next), NULL);
-        return 1;
+        return TDB_HOOK_GO_ON;
     }
     case TDB_PYHOOK_STOP_STEP:
     case TDB_PYHOOK_STOP_FINISH:
         if (!h->step_pending)
-            return 1; /* the end of a step tdebug no longer wants (it ended in native code) */
+            return TDB_HOOK_GO_ON; /* the end of a step tdebug no longer wants (it ended in native code) */
         h->step_pending = 0;
-        st->reason = rep->reason == TDB_PYHOOK_STOP_FINISH ? "finish"
-                     : rep->step_mode == TDB_PYHOOK_STEP_NEXT ? "next" : "step";
+        st->reason = rep->reason == TDB_PYHOOK_STOP_FINISH ? TDB_STOP_FINISH
+                     : rep->step_mode == TDB_PYHOOK_STEP_NEXT ? TDB_STOP_NEXT : TDB_STOP_STEP;
         st->compact = 1;
         break;
     default:
-        return 1; /* nothing to show */
+        return TDB_HOOK_GO_ON; /* nothing to show */
     }
     h->stop_is_hook = 1;
-    return 2;
+    return TDB_HOOK_STOP;
 }
 
 /* The hook library's code in the process: [*LO, *HI).  0 when known. */
@@ -756,25 +652,6 @@ void tdb_session_python_fold(tdb_session *s, tdb_stackview *v)
         tdb_stackview_fold_range(v, lo, hi);
 }
 
-void tdb_session_python_describe(tdb_session *s, tdb_stop_info *out)
-{
-    unsigned flags = tdb_session_stack_flags(s);
-    size_t n = tdb_stackview_count(&s->stop_view, flags);
-    s->python_top = -1;
-    for (size_t i = 0; i < n; i++) {
-        tdb_view_frame f;
-        if (tdb_stackview_frame_at(&s->stop_view, flags, i, &f) < 0)
-            break;
-        if (f.kind == TDB_FRAME_PYTHON) {
-            s->python_top = (int)i;
-            break;
-        }
-        if (!f.native->in_interp)
-            break;
-    }
-    (void)out;
-}
-
 /* ---- stepping ---- */
 
 int tdb_session_python_resume(tdb_session *s, tdb_resume how, tdb_error *err)
@@ -794,10 +671,10 @@ int tdb_session_python_resume(tdb_session *s, tdb_resume how, tdb_error *err)
      * Another stop with a Python top is a native step or finish that
      * returned into the evaluator on the thread running Python (a safe
      * point): the hook takes it through tdebug_pyhook_step_arm(). */
-    const char *reason = s->stop.reason ? s->stop.reason : "";
+    tdb_stop_reason reason = s->stop.reason;
     int from_hook = h->stop_is_hook;
-    int arm_call = !from_hook && (strcmp(reason, "step") == 0 || strcmp(reason, "next") == 0 ||
-                                  strcmp(reason, "finish") == 0);
+    int arm_call = !from_hook && (reason == TDB_STOP_STEP || reason == TDB_STOP_NEXT ||
+                                  reason == TDB_STOP_FINISH);
     if (!from_hook && !arm_call)
         return 0;
     tdb_view_frame f;

@@ -1,8 +1,9 @@
 /*
- * session/session.h: the debugging session core: one Python process under gdb/MI,
- * shared by every front-end ('tdebug run', 'tdebug attach', 'tdebug tour'
- * at a terminal, --batch, --json; src/cli/cli.h) the way gdb's CLI and MI are
- * two interpreters over one model of inferiors, threads and stops.
+ * session/session.h: the debugging session core: one Python process under
+ * gdb/MI, shared by every front-end (the terminal's prompt, --batch and
+ * --json in src/cli/, the Debug Adapter Protocol in src/dap/) the way
+ * gdb's CLI and MI are two interpreters over one model of inferiors,
+ * threads and stops.
  *
  * The core decides and records: which symbols gdb reads (none by itself,
  * 'auto-solib-add off'; the module being imported, libc and ld.so, the
@@ -10,24 +11,31 @@
  * breakpoints and where they bound, stops and the merged stack at each,
  * the selected frame, and how the program ends (a program tdebug started
  * never outlives it; a process it attached to is detached, never killed,
- * never left stopped).  Front-ends only present what it emits and pass it
- * commands:
+ * never left stopped).  It reports and returns data: typed stops
+ * (tdb_stop_info, tdb_stop_reason), events through the front-end's
+ * callbacks (tdb_frontend), stacks, threads, breakpoints and values as
+ * structs or JSON.  Front-ends present them and choose the policies their
+ * mode needs (tdb_session_options); the command language typed at a stop
+ * and the text of stops and stacks are src/commands/, over these data
+ * functions:
  *
  *     s = tdb_session_new(&opts, &frontend, &err);
  *     tdb_session_launch(s, argv, &err);           // or tdb_session_attach()
  *     for (;;) {
  *         rc = tdb_session_wait(s, -1, my_fd, &err);
  *         if (rc == TDB_WAIT_STOPPED) {            // tdb_session_stop(s)
- *             ... present it, then tdb_session_exec(s, "next", &reply, &err)
- *             or tdb_session_resume(s, TDB_RESUME_CONTINUE, &err) ...
+ *             ... present it, read it (tdb_session_thread_stack(), ...),
+ *             then tdb_session_resume(s, TDB_RESUME_NEXT, &err) ...
  *         } else if (rc == TDB_WAIT_EXITED) break;
  *         else if (rc == TDB_WAIT_FD) ... my_fd is readable (Ctrl-C, a client) ...
  *     }
- *     status = tdb_session_end(s, &err);           // kill or detach, as it must
+ *     status = tdb_session_end(s, TDB_END_AUTO);   // kill or detach, as it must
  *
- * Every event that is not a stop (warnings, notes, the program's start and
- * end, detaching) reaches the front-end's event() as one JSON object
- * {"event": NAME, "message": TEXT, ...}.
+ * Contract: the core never prints, never reads the terminal and never
+ * knows which front-end drives it (tests/tools/session_core.c runs it with
+ * none linked); its functions return 0/-1 or NULL and fill a tdb_error.
+ * Its files are listed in session/internal.h.
+ * May include: base, gdb, process, native, cpython, torch, stacks
  */
 #ifndef TDB_SESSION_H
 #define TDB_SESSION_H
@@ -41,15 +49,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-typedef enum tdb_output {
-    TDB_OUTPUT_INTERACTIVE, /* a (tdebug) prompt at each stop */
-    TDB_OUTPUT_BATCH,       /* print each stop with its backtrace, continue */
-    TDB_OUTPUT_JSON         /* the same as one JSON object per line */
-} tdb_output;
-
 typedef struct tdb_session_options {
-    tdb_output output;     /* the front-end's mode; the core only uses it to
-                            * send a --json program's stdout to stderr */
     char **stop_at_import; /* module names ("torch._C"), validated */
     size_t n_stop_at_import;
     char **stop_at_load;   /* modules to stop at when their library is mapped */
@@ -62,35 +62,84 @@ typedef struct tdb_session_options {
     char **symbols;        /* basic regexes of more libraries to load */
     size_t n_symbols;
     int all_symbols;       /* gdb's default: read every library's symbols */
-    int verbose;           /* show gdb's own chatter */
+    int verbose;           /* report gdb's own chatter (frontend gdb_output) */
     int raw;               /* show CPython's plumbing frames in stacks */
-    int cpython_symbols;   /* let gdb read CPython's own debug info (source
+    int cpython_symbols;   /* let gdb read CPython's debug info (source
                             * lines in the interpreter, gdb's py-* commands;
                             * about a second more per start and first bt) */
     int max_frames;        /* frames shown per backtrace (0: 64) */
-    const char *prompt;    /* interactive prompt (NULL: "(tdebug) ") */
-    int empty_continues;   /* interactive: an empty line resumes the program
-                            * (tours: Enter goes to the next stop) */
     int started_by_tdebug; /* attach: a program tdebug started ('run --preload'),
                             * whose end its caller reaps and reports */
-    const char *commands;  /* -x FILE: commands run at stops, one a line */
     int light;             /* launch: when the stops allow, start the program
                             * itself and trace it with a gdb that reads no
                             * library (a light session: session/internal.h) */
+    int gdb_view_at_stops; /* a policy of the front-end: it runs commands at
+                            * each stop (a prompt, a file of commands), which
+                            * need gdb's whole view, so a light session
+                            * becomes an ordinary one at its first stop */
     const int *program_stdio; /* the launched program's stdin, stdout and
-                               * stderr (duplicated; the caller keeps its
-                               * own); NULL: tdebug's own (a front-end whose
-                               * stdout is a protocol stream passes pipes) */
+                               * stderr (duplicated by tdb_session_new(); the
+                               * caller keeps its own); NULL: tdebug's own */
 } tdb_session_options;
+
+/* ---- Options: the one validator of what a session is asked for ----
+ * The command line (cmd/options.c) and the DAP (dap/lifecycle.c) check
+ * their values here; the reason reads after the option's own name, as the
+ * front-end spells it ("--symbols '(' is not a basic regex"). */
+typedef enum tdb_option_list {
+    TDB_OPTS_STOP_AT_IMPORT, /* a dotted module name */
+    TDB_OPTS_STOP_AT_LOAD,   /* the same */
+    TDB_OPTS_BREAK,          /* a location --break takes (tdb_break_refusal()) */
+    TDB_OPTS_CATCH_THROW,    /* a C++ class name, or NULL for every throw */
+    TDB_OPTS_SYMBOLS         /* a basic regex of library paths */
+} tdb_option_list;
+
+/* Check VALUE (borrowed: it must outlive O) for LIST and append it to O.
+ * 0, or -1 with ERR saying why VALUE is refused. */
+int tdb_session_options_add(tdb_session_options *o, tdb_option_list list, char *value,
+                            tdb_error *err);
+/* Free the lists (not their strings); O's lists are empty afterwards. */
+void tdb_session_options_release(tdb_session_options *o);
 
 typedef struct tdb_session tdb_session;
 
+/* Why the program stopped. */
+typedef enum tdb_stop_reason {
+    TDB_STOP_IMPORT,            /* in a --stop-at-import module's PyInit */
+    TDB_STOP_LOADED,            /* a --stop-at-load module was mapped */
+    TDB_STOP_ATTACHED,          /* the process as it was when tdebug came */
+    TDB_STOP_BREAKPOINT,        /* a native breakpoint */
+    TDB_STOP_PYTHON_BREAKPOINT, /* a breakpoint in Python code (the hook's) */
+    TDB_STOP_THROW,             /* a C++ throw a catchpoint wants */
+    TDB_STOP_SIGNAL,            /* the program got a signal */
+    TDB_STOP_INTERRUPT,         /* the front-end interrupted it (Ctrl-C, pause) */
+    TDB_STOP_STEP,              /* the end of a step, next, finish... */
+    TDB_STOP_NEXT,
+    TDB_STOP_FINISH,
+    TDB_STOP_STEPI,
+    TDB_STOP_NEXTI,
+    TDB_STOP_UNTIL,
+    TDB_STOP_STOPPED,           /* gdb gave no reason and none was asked for */
+    TDB_STOP_OTHER,             /* a reason of gdb's tdebug has no word for:
+                                 * tdb_stop_info's gdb_reason */
+    TDB_STOP_N_REASONS
+} tdb_stop_reason;
+
+/* The one table of the words of a stop reason: WORD is the terminal's
+ * ("stopped (WORD)", "step: ...") and the JSON events' "reason" (the same
+ * word, so a script reading --json sees what a terminal shows), DAP the
+ * Debug Adapter Protocol's 'stopped' reason.  TDB_STOP_OTHER has none:
+ * gdb's own word is both. */
+typedef struct tdb_stop_words {
+    const char *word;
+    const char *dap;
+} tdb_stop_words;
+extern const tdb_stop_words tdb_stop_reasons[TDB_STOP_N_REASONS];
+
 /* A stop as the session records it. */
 typedef struct tdb_stop_info {
-    const char *reason;  /* "import" (in a --stop-at-import module's PyInit),
-                          * "loaded" (a --stop-at-load module was mapped),
-                          * "breakpoint", "signal", "interrupt", "step",
-                          * "next", "finish", "attached", or gdb's own word */
+    tdb_stop_reason reason;
+    const char *gdb_reason; /* TDB_STOP_OTHER: gdb's word ("watchpoint-trigger") */
     const char *module;  /* import/loaded: the module */
     const char *library; /* import/loaded: its file */
     const char *signal_name, *signal_meaning; /* signal */
@@ -98,9 +147,18 @@ typedef struct tdb_stop_info {
     int bp_number;       /* breakpoint: tdebug's number and the location given */
     const char *bp_location;
     int thread;          /* gdb's thread id, 0 if unknown */
-    const char *message; /* the line tdebug prints, without "tdebug: " */
-    const char *where;   /* the top frame, gdb's way: "func (a=1) at f.c:3" */
-    const char *source_line; /* "42\tx = y + 1" when the source is readable */
+    pid_t pid;           /* the process */
+    int paused;          /* loaded: where the preloaded library paused it,
+                          * before tdebug attached */
+    const char *native_what; /* step: a Python step into native code, what
+                              * that code implements ("torch.add"), or NULL */
+    const json_t *frame; /* the top frame as gdb names it: its tuple
+                          * {addr, func, args, file, fullname, line, from}
+                          * (borrowed); NULL when the stop reads as a Python
+                          * line (PYTHON_TOP) or gdb named none */
+    int python_top;      /* the stop reads as a Python line (a Python
+                          * breakpoint, a step into or back to Python): that
+                          * frame's index in VIEW; else -1 */
     const char *return_value; /* finish: "$1 = 3" */
     json_t *frames;      /* [{level, address, function, library, file, line}]
                           * innermost first (borrowed, valid during the stop) */
@@ -121,40 +179,38 @@ typedef struct tdb_stop_info {
     int compact;         /* a step: show the new location, not the stack */
 } tdb_stop_info;
 
-/* What a front-end provides.  EVENT receives every event that is not a
- * stop: {"event": NAME, "message": TEXT, ...} (borrowed).  NULL: printed
- * as tdb_event() does in the options' output mode.  PROGRAM_STARTED is
- * called once the program tdebug launched has a pid (a terminal front-end
- * hands it the terminal). */
+/* The stop's word and its DAP reason (tdb_stop_reasons[], or gdb's own
+ * word for TDB_STOP_OTHER).  Borrowed. */
+const char *tdb_stop_word(const tdb_stop_info *st);
+const char *tdb_stop_dap_reason(const tdb_stop_info *st);
+
+/* What a front-end provides: the core reports through these and never
+ * prints, reads the terminal or knows which front-end drives it.  Each may
+ * be NULL (not told).
+ *   EVENT: every event that is not a stop, {"event": NAME, "message": TEXT,
+ *     ...} (borrowed): warnings, notes, the program killed by a signal,
+ *     detaching.
+ *   PROGRAM_STARTED: the program tdebug launched has a pid (a terminal
+ *     front-end hands it the terminal).
+ *   BREAKPOINT_CHANGED: a breakpoint bound (a library defining it loaded),
+ *     moved or its locations changed: tdb_session_breakpoint()'s JSON
+ *     (borrowed).
+ *   GDB_OUTPUT: gdb's own words: its console output when opts.verbose, and
+ *     any line it wrote that is not MI (always), TEXT[LEN] as gdb wrote it.
+ * A stop is not a callback: tdb_session_wait() returns TDB_WAIT_STOPPED and
+ * tdb_session_stop() is the stop, so the front-end, not the core, decides
+ * what runs next. */
 typedef struct tdb_frontend {
     void (*event)(void *data, const json_t *event);
     void (*program_started)(void *data, pid_t pid);
-    void *data;
-    /* A breakpoint changed: it bound (a library defining it loaded), moved
-     * or its locations changed.  BP is tdb_session_breakpoint()'s JSON
-     * (borrowed).  NULL: not told. */
     void (*breakpoint_changed)(void *data, const json_t *bp);
+    void (*gdb_output)(void *data, const char *text, size_t len);
+    void *data;
 } tdb_frontend;
 
-/* Print one event the way sessions do: with TDB_OUTPUT_JSON, one line
- * {"event": EVENT, "message": MSG, ...FIELDS} on stdout; otherwise
- * "tdebug: MSG" on stdout, or "tdebug: warning: MSG" on stderr when EVENT
- * is "warning".  FIELDS (stolen, may be NULL) adds keys to the JSON form. */
-void tdb_event(tdb_output output, const char *event, json_t *fields, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-/* A new event {"event": EVENT, "message": FMT..., ...FIELDS (stolen)}. */
+/* A new event {"event": EVENT, "message": FMT..., ...FIELDS (stolen, may
+ * be NULL)}: new reference. */
 json_t *tdb_event_vnew(const char *event, json_t *fields, const char *fmt, va_list ap);
-/* Print an event object (borrowed) as tdb_event() would. */
-void tdb_event_print(tdb_output output, const json_t *event);
-/* Print EVENT (stolen) as one compact JSON line on stdout. */
-void tdb_event_json(json_t *event);
-/* "the program was killed" because tdebug got signal SIG (0: the user
- * quit), as a "killed" event. */
-void tdb_say_killed(tdb_output output, int sig);
-/* The program's end: an "exited" event {status, signalled}, or in text
- * "tdebug: program exited with status N" (nothing when SIGNALLED: that
- * was said when it happened). */
-void tdb_say_exited(tdb_output output, int status, int signalled);
 
 /* What a --break LOCATION names. */
 typedef enum tdb_break_kind {
@@ -170,7 +226,9 @@ tdb_break_kind tdb_break_location_kind(const char *location);
 
 /* Is LOCATION something --break cannot take (a Python name such as
  * torch.add, a .py file without LINE or FUNCTION)?  1 and WHY (may be
- * NULL) says what to give instead; 0 when it is a location. */
+ * NULL) says what to give instead, to read after the option's name
+ * ("'torch.add' is a Python name, not a place: ..."); 0 when it is a
+ * location. */
 int tdb_break_refusal(const char *location, tdb_buf *why);
 
 /* Is TYPE something 'catch throw TYPE' / --catch-throw=TYPE cannot take?
@@ -269,29 +327,6 @@ int tdb_session_resume(tdb_session *s, tdb_resume how, tdb_error *err);
  * an "interrupt". */
 int tdb_session_interrupt(tdb_session *s, tdb_error *err);
 
-/* The result of a command. */
-typedef struct tdb_reply {
-    int resumed;   /* the program runs again: wait for the next stop */
-    int quit;      /* the user asked to end the session */
-    int error;     /* the command failed (TEXT/EVENT say why) */
-    json_t *event; /* the result as an event ({"event": ..., ...}) or NULL */
-    tdb_buf text;  /* the result as a terminal shows it */
-} tdb_reply;
-void tdb_reply_clear(tdb_reply *r); /* frees and zeroes; accepts zeroed */
-
-/* Run one command typed at a stop ("bt", "step", "frame 3", "info
- * breakpoints", "break x.c:3", any gdb command...) and fill R.  Returns 0,
- * or -1 with ERR set when gdb failed (not when the command did: that is
- * R->error).  "help" lists the commands. */
-int tdb_session_exec(tdb_session *s, const char *line, tdb_reply *r, tdb_error *err);
-
-/* Every thread's merged stack as one "threads" event and its text. */
-int tdb_session_all_threads(tdb_session *s, tdb_reply *r, tdb_error *err);
-
-/* Names for completion at a prompt: commands, then symbols gdb knows that
- * start with PREFIX.  New NULL-terminated list (tdb_strv_free). */
-char **tdb_session_complete(tdb_session *s, const char *prefix);
-
 /* How the session ends. */
 typedef enum tdb_end {
     TDB_END_AUTO, /* kill a program tdebug started, detach from one it attached to */
@@ -327,62 +362,45 @@ int tdb_session_stops_pending(const tdb_session *s);
 /* Was anything asked to stop at (--stop-at-*, --break)? */
 int tdb_session_has_stops(const tdb_session *s);
 
-/* Printing helpers a terminal front-end uses for stacks: the flags
- * (stacks/merge.h) the session shows stacks with, and the stop's stack as
- * text (tdb_stackview_render(), plus gdb's py-bt for an interpreter tdebug
- * does not read itself). */
-unsigned tdb_session_stack_flags(const tdb_session *s);
-void tdb_session_render_stack(tdb_session *s, const tdb_stop_info *st, tdb_buf *out);
+/* 1 while gdb runs: a call that failed with gdb gone ended the session. */
+int tdb_session_gdb_alive(const tdb_session *s);
+/* Make a light session an ordinary one (no-op otherwise): what needs
+ * gdb's whole view (commands typed at a stop) calls it first. */
+int tdb_session_upgrade(tdb_session *s, tdb_error *err);
 
-/* ==== Structured queries (src/session/query.c) ====
+/* ==== The session as data ====
  *
- * The session as data rather than text, for front-ends that show it in
- * their own form (the Debug Adapter Protocol front-end, src/dap*.c): the
- * program's environment, breakpoints, threads, one thread's merged stack,
- * values.  Stack and value queries need a stop (tdb_session_stop()); they
- * fail with ERR "the program is running" otherwise. */
+ * What a stop holds, for the front-ends and for the command language
+ * (src/commands/), which show it in their own forms: frames and the
+ * selected one, threads, breakpoints, values, symbols, gdb's own console.
+ * Queries of a stop fail with ERR "the program is running" (or "is not
+ * being run") when there is none. */
 
-/* Set NAME=VALUE (VALUE NULL: unset NAME) in the environment of the program
- * tdb_session_launch() will start; tdebug's and gdb's own environments are
- * left alone.  Before launching.  -1 with ERR set when gdb cannot carry it
- * (NAME empty or with '=', a newline in either, blanks around VALUE). */
-int tdb_session_program_setenv(tdb_session *s, const char *name, const char *value,
-                               tdb_error *err);
+/* 0 at a stop; else -1 with ERR (EAGAIN) saying why there is none: "the
+ * program is running", "... is not being run", "... has not started". */
+int tdb_session_need_stop(const tdb_session *s, tdb_error *err);
+/* The flags (stacks/merge.h) the session shows stacks with (--raw). */
+unsigned tdb_session_stack_flags(const tdb_session *s);
+/* The index of the selected frame in the stop's view (0 at each stop; a
+ * Python stop selects its Python line). */
+int tdb_session_selected(const tdb_session *s);
+/* Whether the core reads the interpreter's memory for Python frames: 1 it
+ * does, 0 not tried yet, -1 it cannot (said once as a warning). */
+int tdb_session_reads_python(const tdb_session *s);
+/* The si_code of the signal the stop's thread got (0x80, SI_KERNEL: a
+ * terminal's Ctrl-C rather than a kill()).  0, or -1 with ERR set. */
+int tdb_session_siginfo_code(tdb_session *s, int *out, tdb_error *err);
 
-/* Whether the core can stop in Python code: breakpoints on FILE.py:LINE
- * and on Python functions (tdb_session_breakpoint_add()).  0 until the
- * core has Python breakpoints; a front-end then says so instead of placing
- * a gdb breakpoint that could never bind. */
-int tdb_session_python_breakpoints(const tdb_session *s);
-/* Is LOCATION a place in Python ("train.py:12", "pkg/mod.py:3", a dotted
- * name such as "torch.nn.functional.relu") rather than a native one
- * ("at::native::add", "csrc/x.c:3", "main", "*0x401000")? */
-int tdb_session_location_is_python(const char *location);
-
-/* A breakpoint as data (new reference), or NULL when there is no
- * breakpoint ID:
- *   {"id": N, "kind": "native"|"catch"|"python", "location": as given,
- *    "pending": bool, "verified": bool (bound somewhere), "hits": N,
- *    "where": "f at x.c:3; ..." or null, "file": full path or null,
- *    "line": N or null (its first location with a line),
- *    "message": why it is not verified, or null} */
-json_t *tdb_session_breakpoint(tdb_session *s, int id);
-/* Add a breakpoint at LOCATION (as 'break' takes it), at a stop or before
- * the program starts.  Returns tdb_session_breakpoint()'s JSON (new
- * reference); a location gdb rejects gives {"id": 0, "verified": false,
- * "message": gdb's reason}.  NULL with ERR set when gdb failed. */
-json_t *tdb_session_breakpoint_add(tdb_session *s, const char *location, int temporary,
-                                   tdb_error *err);
-/* A catchpoint on C++ throws of class TYPE or a class derived from it
- * (NULL or "": every throw), as 'catch throw' makes it.  Returns as
- * tdb_session_breakpoint_add(). */
-json_t *tdb_session_catchpoint_add(tdb_session *s, const char *type, tdb_error *err);
-/* Delete breakpoint ID: 0, or -1 when there is no such breakpoint. */
-int tdb_session_breakpoint_delete(tdb_session *s, int id);
+/* ---- frames and threads ---- */
 
 /* The threads at this stop (new reference): [{"id": gdb's number,
  * "lwp": N, "name": its name or null, "current": bool}]. */
 json_t *tdb_session_threads(tdb_session *s, tdb_error *err);
+/* The same, each with the function it is in, named as tdebug names frames
+ * (the stop's thread by the top of its stack): [{"id", "lwp", "target_id"
+ * (gdb's "Thread 0x... (LWP N)"), "name" or null, "function" or null,
+ * "current"}] (new reference). */
+json_t *tdb_session_thread_list(tdb_session *s, tdb_error *err);
 /* The thread the stop is in (gdb's number). */
 int tdb_session_stop_thread(tdb_session *s);
 /* THREAD's stack (0: the stop's thread) as the user sees it, innermost
@@ -391,13 +409,135 @@ int tdb_session_stop_thread(tdb_session *s);
  * program runs): python {index, kind, function, file, line}; native
  * {index, kind, level, address, function, library, file, line}. */
 json_t *tdb_session_thread_stack(tdb_session *s, int thread, tdb_error *err);
+/* Make THREAD the stop's thread ('thread N'): its stack becomes the
+ * stop's view, its frame 0 selected.  -1 with ERR set when gdb refuses
+ * (no such thread) or failed. */
+int tdb_session_select_thread(tdb_session *s, int thread, tdb_error *err);
 /* Make frame INDEX of THREAD (0: the stop's) the selected one, as
- * 'thread' and 'frame' do: commands, finish and values then use it. */
+ * 'thread' and 'frame' do: gdb's commands, finish and values then use it.
+ * -1 with ERR set (ERANGE: no such frame). */
 int tdb_session_select(tdb_session *s, int thread, int index, tdb_error *err);
 
+/* One thread's stack, for tdb_session_each_thread(). */
+typedef struct tdb_thread_stack {
+    int id;                    /* gdb's number */
+    const char *target_id;     /* gdb's "Thread 0x... (LWP N)" */
+    const char *name;          /* or NULL */
+    const tdb_stackview *view; /* its merged stack */
+    const json_t *python;      /* its Python frames (from memory, or gdb's
+                                * py-bt for an interpreter tdebug cannot
+                                * read), or NULL */
+    const char *gil;           /* "held", "waiting", or NULL */
+} tdb_thread_stack;
+/* Call FN with every thread's stack, in gdb's order (the views live during
+ * the call).  0, or -1 with ERR set. */
+int tdb_session_each_thread(tdb_session *s, void (*fn)(void *data, const tdb_thread_stack *t),
+                            void *data, tdb_error *err);
+
+/* ---- breakpoints ---- */
+
+/* Whether the core can stop in Python code: breakpoints on FILE.py:LINE
+ * and on Python functions (tdb_session_breakpoint_add()).  0 when the
+ * Python hook cannot work in this process; WHY (may be NULL) then says
+ * why (borrowed). */
+int tdb_session_python_breakpoints(const tdb_session *s, const char **why);
+/* Is LOCATION a place in Python ("train.py:12", "pkg/mod.py:3", a dotted
+ * name such as "torch.nn.functional.relu") rather than a native one
+ * ("at::native::add", "csrc/x.c:3", "main", "*0x401000")? */
+int tdb_session_location_is_python(const char *location);
+
+/* A breakpoint as data (new reference), or NULL when there is no
+ * breakpoint ID:
+ *   {"id": N, "kind": "native"|"catch"|"python", "location": as given,
+ *    "pending": bool, "verified": bool (bound somewhere), "enabled": bool,
+ *    "temporary": bool, "hits": N (stops shown), "where": "f at x.c:3;
+ *    ..." or null, "file": full path or null, "line": N or null (its
+ *    first location with a line: gdb is asked), "message": why it is not
+ *    verified, or null}
+ * and for kind "python" "function" (or null) and, when a line without
+ * code moved it, "moved_from" (the line given); for kind "catch" "type"
+ * (the class, "" for every throw). */
+json_t *tdb_session_breakpoint(tdb_session *s, int id);
+/* Every breakpoint the user has, in the order they were made, as
+ * tdb_session_breakpoint() without asking gdb for "file" and "line" (new
+ * reference). */
+json_t *tdb_session_breakpoints(tdb_session *s);
+/* Add a breakpoint at LOCATION (as 'break' takes it), at a stop or before
+ * the program starts.  Returns its JSON (new reference), or one that says
+ * it was refused: {"id": 0, "location", "verified": false, "pending":
+ * false, "message": why, "refused": "location" (tdebug's reason),
+ * "python location" (not LINE or FUNCTION after FILE.py:), "no code" (no
+ * line at or after LINE holds code) or "gdb" (gdb's reason)}.  NULL with
+ * ERR set when gdb failed. */
+json_t *tdb_session_breakpoint_add(tdb_session *s, const char *location, int temporary,
+                                   tdb_error *err);
+/* A catchpoint on C++ throws of class TYPE or a class derived from it
+ * (NULL or "": every throw), as 'catch throw' makes it.  Returns as
+ * tdb_session_breakpoint_add() (refused: "location", a TYPE that is not a
+ * class name; "gdb"). */
+json_t *tdb_session_catchpoint_add(tdb_session *s, const char *type, tdb_error *err);
+/* Can LOCATION stop here at all: one line, and for a place in Python, a
+ * process where the hook works?  0, or -1 with ERR saying why not. */
+int tdb_session_breakpoint_check(tdb_session *s, const char *location, tdb_error *err);
+/* Delete breakpoint ID: 0, or -1 when there is no such breakpoint. */
+int tdb_session_breakpoint_delete(tdb_session *s, int id);
+/* Enable (ON 1) or disable breakpoint ID: 0, or -1 when there is none. */
+int tdb_session_breakpoint_enable(tdb_session *s, int id, int on);
+
+/* ---- values ---- */
+
+/* The arguments of native frame INDEX of THREAD (0: the stop's thread):
+ * gdb's with debug info, else from the function's demangled signature and
+ * the registers at its entry, tensors decoded (native/cxxargs.h): new
+ * reference {"function", "debug_info" or "at_entry", ..., "args":
+ * [{"name", "type", "value"}], "tensors_note"?}, or NULL with ERR saying
+ * why they cannot be named. */
+json_t *tdb_session_frame_args(tdb_session *s, int thread, int index, tdb_error *err);
+/* A tensor at what EXPR evaluates to in the selected frame (an at::Tensor,
+ * a TensorImpl*, a Python tensor's address): new reference {"name": EXPR,
+ * "type": the struct read, "address": N, "layout": "dwarf"|"calibration"|
+ * "cache", "value": the tensor (torch/tensor.h)}, or NULL with ERR saying
+ * why. */
+json_t *tdb_session_tensor(tdb_session *s, const char *expr, tdb_error *err);
+/* The variables of Python frame INDEX of THREAD, read from memory: new
+ * reference {"frame": {index, function, file, line}, "locals": [{"name",
+ * "kind", "value", "type", "tensor"?, "error"?...}] (cpython/values.h; a
+ * tensor's "value" is its summary)}, or NULL with ERR. */
+json_t *tdb_session_py_locals(tdb_session *s, int thread, int index, tdb_error *err);
+/* Python variable NAME as frame INDEX of THREAD sees it (its locals, its
+ * module's globals, builtins): new reference {"name", "scope", "value",
+ * "type", "tensor"?, ..., "frame": {...}}, or NULL with ERR (ENOENT: not
+ * defined there). */
+json_t *tdb_session_py_value(tdb_session *s, int thread, int index, const char *name,
+                             tdb_error *err);
+
+/* ---- symbols and gdb itself ---- */
+
+/* Read the symbols of the libraries matching the basic regex RE. */
+int tdb_session_read_symbols(tdb_session *s, const char *re, tdb_error *err);
+/* Symbols gdb knows that start with PREFIX (its completer), for a prompt:
+ * a new NULL-terminated list (tdb_strv_free); none while the program runs. */
+char **tdb_session_complete_symbols(tdb_session *s, const char *prefix);
+/* Run CMD as a gdb console command ('info registers', 'x/4i $pc', 'list
+ * f.c:3'...).  0 with *OUT (a new string) what it printed and *RESUMED 1
+ * when it let the program run; 1 when gdb refused it: *OUT what it printed
+ * before, ERR gdb's reason; -1 with ERR set when gdb failed. */
+int tdb_session_gdb_console(tdb_session *s, const char *cmd, char **out, int *resumed,
+                            tdb_error *err);
+
+/* Set NAME=VALUE (VALUE NULL: unset NAME) in the environment of the program
+ * tdb_session_launch() will start; tdebug's and gdb's own environments are
+ * left alone.  Before launching.  -1 with ERR set when gdb cannot carry it
+ * (NAME empty or with '=', a newline in either, blanks around VALUE). */
+int tdb_session_program_setenv(tdb_session *s, const char *name, const char *value,
+                               tdb_error *err);
+
+/* ---- values by handle, for a front-end that expands them (the DAP) ---- */
+
 /* Values at a stop, named by handles (small positive numbers) a front-end
- * shows and expands.  Handles are valid until tdb_values_reset(), which a
- * front-end calls when the program runs again. */
+ * shows and expands (session/handles.c).  Handles are valid until
+ * tdb_values_reset(), which a front-end calls when the program runs
+ * again. */
 typedef struct tdb_values tdb_values;
 tdb_values *tdb_values_new(tdb_session *s);
 void tdb_values_free(tdb_values *v); /* accepts NULL */

@@ -5,6 +5,7 @@
  */
 #include "session/internal.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -161,33 +162,6 @@ static json_t *gdb_python_frames(tdb_session *s)
     return frames;
 }
 
-pid_t tdb_session_thread_lwp(tdb_session *s, int thread)
-{
-    json_t *res = NULL;
-    pid_t lwp = 0;
-    int rc = thread > 0 ? tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, &res, NULL, "-thread-info %d", thread)
-                        : tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, &res, NULL, "-thread-info");
-    if (rc < 0)
-        return 0;
-    const char *want = thread > 0 ? NULL : tdb_mi_str(res, "current-thread-id");
-    size_t i;
-    json_t *t;
-    json_array_foreach(json_object_get(res, "threads"), i, t)
-    {
-        if (want && (!tdb_mi_str(t, "id") || strcmp(tdb_mi_str(t, "id"), want) != 0))
-            continue;
-        const char *target = tdb_mi_str(t, "target-id");
-        const char *p = target ? strstr(target, "LWP ") : NULL;
-        if (p)
-            lwp = (pid_t)atoi(p + 4);
-        else if (target && strncmp(target, "process ", 8) == 0)
-            lwp = (pid_t)atoi(target + 8);
-        break;
-    }
-    json_decref(res);
-    return lwp;
-}
-
 int tdb_session_collect_view(tdb_session *s, int thread, tdb_stackview *v, tdb_error *err)
 {
     json_t *raw = tdb_session_stack_frames(s, thread, err);
@@ -217,90 +191,59 @@ json_t *tdb_session_view_python(tdb_session *s, const tdb_stackview *v)
     return py;
 }
 
-void tdb_session_render_view(tdb_session *s, const tdb_stackview *v, const json_t *gdb_py,
-                             tdb_buf *out)
+const tdb_stackview *tdb_session_view_of(tdb_session *s, int thread, tdb_stackview *tmp, int *own,
+                                         tdb_error *err)
 {
-    tdb_stackview_render(out, v, tdb_session_stack_flags(s));
-    if (!v->t.py && gdb_py && json_array_size(gdb_py)) {
-        /* gdb's py-bt, for an interpreter tdebug does not read itself. */
-        size_t i;
-        json_t *f;
-        tdb_buf_adds(out, "Python stack (gdb's py-bt, most recent call first):\n");
-        json_array_foreach(gdb_py, i, f)
-        {
-            json_t *line = json_object_get(f, "line");
-            if (tdb_mi_str(f, "text"))
-                tdb_buf_addf(out, "    %s\n", tdb_mi_str(f, "text"));
-            else if (json_is_integer(line))
-                tdb_buf_addf(out, "    File \"%s\", line %lld, in %s\n", tdb_mi_str(f, "file"),
-                             (long long)json_integer_value(line), tdb_mi_str(f, "function"));
-            else
-                tdb_buf_addf(out, "    File \"%s\", line ?, in %s\n", tdb_mi_str(f, "file"),
-                             tdb_mi_str(f, "function"));
-        }
-    }
-}
-
-static const char *gil_word(const tdb_stackview *v)
-{
-    if (!v->t.py)
+    *own = 0;
+    if (tdb_session_need_stop(s, err) < 0)
         return NULL;
-    return v->t.py->gil == TDB_GIL_HELD ? "held" : v->t.py->gil == TDB_GIL_WAITING ? "waiting" : NULL;
+    if (thread <= 0 || thread == tdb_session_stop_thread(s))
+        return &s->stop_view;
+    if (tdb_session_collect_view(s, thread, tmp, err) < 0)
+        return NULL;
+    *own = 1;
+    return tmp;
 }
 
-int tdb_session_all_threads(tdb_session *s, tdb_reply *r, tdb_error *err)
+json_t *tdb_session_thread_stack(tdb_session *s, int thread, tdb_error *err)
 {
-    json_t *res = NULL, *threads = NULL;
-    int rc = 0;
-    if (tdb_session_light_upgrade(s, err) < 0)
-        return -1;
-    threads = json_array();
-    if (tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, &res, err, "-thread-info") < 0) {
-        json_decref(threads);
-        return -1;
-    }
-    const char *current = tdb_mi_str(res, "current-thread-id");
+    tdb_stackview tmp;
+    int own;
+    const tdb_stackview *v = tdb_session_view_of(s, thread, &tmp, &own, err);
+    if (!v)
+        return NULL;
+    json_t *stack = tdb_stackview_json(v, tdb_session_stack_flags(s));
     size_t i;
-    json_t *t;
-    json_array_foreach(json_object_get(res, "threads"), i, t)
-    {
-        const char *id = tdb_mi_str(t, "id");
-        const char *target = tdb_mi_str(t, "target-id"), *name = tdb_mi_str(t, "name");
-        tdb_stackview v;
-        /* gdb's py-bt, the fallback, reads the selected thread. */
-        if (!id || tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, err, "-thread-select %s", id) < 0 ||
-            tdb_session_collect_view(s, atoi(id), &v, err) < 0) {
-            rc = -1;
-            break;
-        }
-        json_t *py = tdb_session_view_python(s, &v);
-        const char *gil = gil_word(&v);
-        json_t *o = json_pack("{s:i, s:s?, s:s?, s:o, s:o, s:o, s:s, s:s?}", "id", atoi(id),
-                              "target_id", target, "name", name, "frames",
-                              tdb_stackview_native_json(&v), "python_frames",
-                              py ? json_incref(py) : json_null(), "stack",
-                              tdb_stackview_json(&v, tdb_session_stack_flags(s)), "merge",
-                              tdb_stackview_merge_name(&v), "gil", gil);
-        json_array_append_new(threads, o);
-        tdb_buf_addf(&r->text, "\nThread %s (%s%s%s)%s:\n", id, target ? target : "?",
-                     name ? ", " : "", name ? name : "",
-                     !gil ? "" : strcmp(gil, "held") == 0 ? " holds the GIL" : " waits for the GIL");
-        tdb_session_render_view(s, &v, py, &r->text);
-        json_decref(py);
-        tdb_stackview_clear(&v);
-    }
-    if (current)
-        tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, NULL, "-thread-select %s", current);
-    json_decref(res);
-    if (rc == 0)
-        r->event = json_pack("{s:s, s:i, s:o}", "event", "threads", "pid", (int)s->pid, "threads",
-                             threads);
-    else
-        json_decref(threads);
-    return rc;
+    json_t *f;
+    json_array_foreach(stack, i, f)
+        json_object_set_new(f, "index", json_integer((json_int_t)i));
+    if (own)
+        tdb_stackview_clear(&tmp);
+    return stack;
 }
 
-void tdb_session_render_stack(tdb_session *s, const tdb_stop_info *st, tdb_buf *out)
+int tdb_session_select(tdb_session *s, int thread, int index, tdb_error *err)
 {
-    tdb_session_render_view(s, st->view, st->view->t.py ? NULL : st->python_frames, out);
+    if (tdb_session_need_stop(s, err) < 0)
+        return -1;
+    if (thread > 0 && thread != tdb_session_stop_thread(s) &&
+        tdb_session_select_thread(s, thread, err) < 0)
+        return -1;
+    tdb_view_frame f;
+    if (index < 0 ||
+        tdb_stackview_frame_at(&s->stop_view, tdb_session_stack_flags(s), (size_t)index, &f) < 0) {
+        tdb_error_set(err, ERANGE, "thread %d has no frame %d", tdb_session_stop_thread(s), index);
+        return -1;
+    }
+    /* A native frame is gdb's selected frame too, so its commands (print,
+     * info locals) see that frame; gdb refusing costs only that. */
+    tdb_error local = {0};
+    if (f.kind == TDB_FRAME_NATIVE &&
+        tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, &local, "-stack-select-frame %d", f.level) < 0 &&
+        !tdb_gdb_alive(s->gdb)) {
+        tdb_error_set(err, local.code, "%s", local.msg);
+        return -1;
+    }
+    s->selected = index;
+    return 0;
 }

@@ -22,6 +22,7 @@
 #include "torch/layout.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,25 +64,6 @@ void tdb_session_values_free(tdb_session *s)
     tdb_torch_free(v->torch);
     free(v);
     s->values = NULL;
-}
-
-/* ---- 'catch throw TYPE' ---- */
-
-int tdb_catch_type_refusal(const char *type, tdb_buf *why)
-{
-    /* What the demangler prints for a class: names, ::, template
-     * arguments (which may hold numbers, spaces, commas, pointers). */
-    int ok = *type && (isalpha((unsigned char)*type) || *type == '_' || *type == ':');
-    for (const char *p = type; ok && *p; p++)
-        ok = isalnum((unsigned char)*p) || strchr("_:<>,*& ", *p) != NULL;
-    if (ok)
-        return 0;
-    if (why)
-        tdb_buf_addf(why, "'%s' is not a C++ class name: give one as the demangler spells it, "
-                          "e.g. c10::Error (it catches that class and every class derived from "
-                          "it: c10::IndexError, ...) or std::out_of_range; it is not a regex",
-                     type);
-    return 1;
 }
 
 /* ---- the process's torch ---- */
@@ -152,18 +134,18 @@ static int needs_torch(const char *text)
 
 /* ---- registers ---- */
 
-/* " --thread T --frame LEVEL" for the stop's thread (gdb's selected frame
- * may be another), or "" when the thread is unknown. */
-static void frame_option(tdb_session *s, int level, char *buf, size_t size)
+/* " --thread THREAD --frame LEVEL" (gdb's selected frame may be another),
+ * or "" when the thread is unknown. */
+static void frame_option(int thread, int level, char *buf, size_t size)
 {
-    if (s->stop.thread > 0)
-        snprintf(buf, size, " --thread %d --frame %d", s->stop.thread, level);
+    if (thread > 0)
+        snprintf(buf, size, " --thread %d --frame %d", thread, level);
     else
         buf[0] = '\0';
 }
 
-/* The registers that pass arguments, at frame 0 of the stop's thread. */
-static int read_regs(tdb_session *s, tdb_regs *r, tdb_error *err)
+/* The registers that pass arguments, at frame 0 of THREAD. */
+static int read_regs(tdb_session *s, int thread, tdb_regs *r, tdb_error *err)
 {
     struct tdb_session_values *v = values(s);
     if (!v->reg_names) {
@@ -183,7 +165,7 @@ static int read_regs(tdb_session *s, tdb_regs *r, tdb_error *err)
     }
     json_t *vals = NULL;
     char where[64];
-    frame_option(s, 0, where, sizeof(where));
+    frame_option(thread, 0, where, sizeof(where));
     if (tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, &vals, err,
                     "-data-list-register-values%s --skip-unavailable x%s", where, v->reg_list) < 0)
         return -1;
@@ -246,7 +228,7 @@ static int throw_args(tdb_session *s, uint64_t *obj, uint64_t *tinfo, tdb_error 
     tdb_regs r;
     int pushed;
     const char *why;
-    if (read_regs(s, &r, err) < 0)
+    if (read_regs(s, s->stop.thread, &r, err) < 0)
         return -1;
     if (!at_entry(s, &r, &pushed, &why)) {
         tdb_error_set(err, 0, "the stop is neither on libstdc++'s throw probe nor at "
@@ -271,7 +253,7 @@ int tdb_session_throw_stop(tdb_session *s, const bp_info *b, json_t **out_exc, t
         return 1;
     }
     struct tdb_session_values *v = values(s);
-    /* "throw" or "throw TYPE" (tdb_session_catch_throw()) */
+    /* "throw" or "throw TYPE" (tdb_session_catchpoint_add()) */
     const char *want = b->location + strlen("throw");
     while (*want == ' ')
         want++;
@@ -287,30 +269,13 @@ int tdb_session_throw_stop(tdb_session *s, const bp_info *b, json_t **out_exc, t
     return 1;
 }
 
-void tdb_session_describe_throw(const tdb_stop_info *st, tdb_buf *b)
-{
-    const json_t *e = st->exception;
-    const char *type = json_string_value(json_object_get(e, "type"));
-    const char *msg = json_string_value(json_object_get(e, "message"));
-    const char *note = json_string_value(json_object_get(e, "note"));
-    if (!type) {
-        tdb_buf_addf(b, "C++ exception thrown (catchpoint %d); its type cannot be read: %s",
-                     st->bp_number, note ? note : "?");
-        return;
-    }
-    tdb_buf_addf(b, "C++ exception '%s' thrown (catchpoint %d)", type, st->bp_number);
-    if (msg)
-        tdb_buf_addf(b, ": %s", msg);
-    else if (note)
-        tdb_buf_addf(b, "; %s", note);
-}
 
 /* ---- a native frame's arguments ---- */
 
-/* The arguments of native frame F (at gdb's level F->level): gdb's with
- * debug info, else from the signature and the registers.  New reference,
- * or NULL with ERR set (saying why they cannot be named). */
-static json_t *frame_args(tdb_session *s, const tdb_view_frame *f, tdb_error *err)
+/* The arguments of native frame F (at gdb's level F->level) of THREAD:
+ * gdb's with debug info, else from the signature and the registers.  New
+ * reference, or NULL with ERR set (saying why they cannot be named). */
+static json_t *frame_args(tdb_session *s, int thread, const tdb_view_frame *f, tdb_error *err)
 {
     struct tdb_session_values *v = values(s);
     const char *func = f->native->function;
@@ -327,7 +292,7 @@ static json_t *frame_args(tdb_session *s, const tdb_view_frame *f, tdb_error *er
         size_t i;
         json_t *a;
         char where[64];
-        frame_option(s, f->level, where, sizeof(where));
+        frame_option(thread, f->level, where, sizeof(where));
         json_array_foreach(list, i, a)
         {
             if (!l && needs_torch(tdb_mi_str(a, "type")) &&
@@ -373,7 +338,7 @@ static json_t *frame_args(tdb_session *s, const tdb_view_frame *f, tdb_error *er
                                    "arguments were reused by the calls it made since",
                  f->level);
         why = buf;
-    } else if (read_regs(s, &r, err) < 0) {
+    } else if (read_regs(s, thread, &r, err) < 0) {
         return NULL;
     } else {
         entry = at_entry(s, &r, &pushed, &why);
@@ -394,80 +359,54 @@ json_t *tdb_session_stop_args(tdb_session *s)
         f.kind != TDB_FRAME_NATIVE)
         return NULL;
     tdb_error err = {0};
-    return frame_args(s, &f, &err);
+    return frame_args(s, s->stop.thread, &f, &err);
 }
 
-int tdb_session_cmd_args(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err)
+json_t *tdb_session_frame_args(tdb_session *s, int thread, int index, tdb_error *err)
 {
-    if (!tdb_session_need_stop(s, r, "args"))
-        return 0;
-    if (*args)
-        return tdb_session_reply_fail(r, "args", "args takes nothing: it shows the selected "
-                                                 "frame's arguments ('frame N' selects one)");
+    tdb_stackview tmp;
+    int own;
+    if (thread <= 0 && tdb_session_need_stop(s, err) == 0)
+        thread = s->stop.thread;
+    const tdb_stackview *v = tdb_session_view_of(s, thread, &tmp, &own, err);
+    if (!v)
+        return NULL;
     tdb_view_frame f;
-    if (tdb_stackview_frame_at(&s->stop_view, tdb_session_stack_flags(s), (size_t)s->selected,
-                               &f) < 0)
-        return tdb_session_reply_fail(r, "args", "no frame is selected");
-    if (f.kind != TDB_FRAME_NATIVE)
-        return tdb_session_reply_fail(r, "args", "the selected frame runs Python code: "
-                                                 "'py-locals' shows its variables ('args' is for "
-                                                 "native frames)");
-    tdb_error local = {0};
-    json_t *a = frame_args(s, &f, &local);
-    if (!a) {
-        if (s->gdb && !tdb_gdb_alive(s->gdb)) {
-            tdb_error_set(err, local.code, "%s", local.msg);
-            return -1;
-        }
-        return tdb_session_reply_fail(r, "args", local.msg);
-    }
-    const char *func = json_string_value(json_object_get(a, "function"));
-    tdb_buf_addf(&r->text, "Arguments of #%d %s%s:\n", f.level, func ? func : "??",
-                 json_is_true(json_object_get(a, "debug_info")) ? " (gdb's, from the debug info)"
-                 : json_is_true(json_object_get(a, "at_entry"))
-                     ? " (from its signature and the registers at its entry)"
-                     : "");
-    char *lines = tdb_cxx_args_text(a, "  ");
-    tdb_buf_adds(&r->text, lines);
-    free(lines);
-    const char *tnote = json_string_value(json_object_get(a, "tensors_note"));
-    if (tnote)
-        tdb_buf_addf(&r->text, "  (tensors shown by address only: %s)\n", tnote);
-    json_object_set_new(a, "event", json_string("args"));
-    json_object_set_new(a, "frame", json_integer(f.level));
-    r->event = a;
-    return 0;
+    json_t *a = NULL;
+    if (tdb_stackview_frame_at(v, tdb_session_stack_flags(s), (size_t)index, &f) < 0)
+        tdb_error_set(err, ERANGE, "no frame is selected");
+    else if (f.kind != TDB_FRAME_NATIVE)
+        tdb_error_set(err, EINVAL, "the selected frame runs Python code: 'py-locals' shows its "
+                                   "variables ('args' is for native frames)");
+    else
+        a = frame_args(s, thread, &f, err);
+    if (own)
+        tdb_stackview_clear(&tmp);
+    return a;
 }
 
-/* ---- 'tensor EXPR' ---- */
+/* ---- a tensor anywhere ---- */
 
-int tdb_session_cmd_tensor(tdb_session *s, const char *expr, tdb_reply *r, tdb_error *err)
+json_t *tdb_session_tensor(tdb_session *s, const char *expr, tdb_error *err)
 {
-    if (!tdb_session_need_stop(s, r, "tensor"))
-        return 0;
-    if (!*expr)
-        return tdb_session_reply_fail(r, "tensor", "tensor needs an expression gdb can evaluate "
-                                                   "to an at::Tensor, a TensorImpl* or a Python "
-                                                   "tensor object's address, e.g. 'tensor $rdi'");
     struct tdb_session_values *v = values(s);
     tdb_error e = {0};
-    char *type = NULL, *msg = NULL;
+    char *type = NULL;
     const char *kind = NULL, *source = NULL;
-    json_t *t = NULL;
+    json_t *t = NULL, *out = NULL;
     int64_t addr = 0;
-    int rc = 0;
     tdb_buf cli = TDB_BUF_INIT, cast = TDB_BUF_INIT;
 
+    if (tdb_session_need_stop(s, err) < 0)
+        return NULL;
     tdb_buf_addf(&cli, "whatis %s", expr);
     type = tdb_gdb_console(s->gdb, CMD_TIMEOUT_MS, &e, tdb_buf_str(&cli));
     if (!type) {
-        if (!tdb_gdb_alive(s->gdb)) {
+        if (!tdb_gdb_alive(s->gdb))
             tdb_error_set(err, e.code, "%s", e.msg);
-            rc = -1;
-            goto cleanup;
-        }
-        msg = tdb_xasprintf("gdb cannot evaluate '%s': %s ('py-print NAME' shows a Python "
-                            "variable, tensors included)", expr, e.msg);
+        else
+            tdb_error_set(err, EINVAL, "gdb cannot evaluate '%s': %s ('py-print NAME' shows a "
+                                       "Python variable, tensors included)", expr, e.msg);
         goto cleanup;
     }
     type[strcspn(type, "\n")] = '\0';
@@ -484,8 +423,8 @@ int tdb_session_cmd_tensor(tdb_session *s, const char *expr, tdb_reply *r, tdb_e
         tdb_buf_reset(&cast);
         tdb_buf_addf(&cast, "(long)&(%s)", expr);
         if (tdb_gdb_eval_int(s->gdb, CMD_TIMEOUT_MS, tdb_buf_str(&cast), &addr, &e) < 0) {
-            msg = tdb_xasprintf("'%s' (%s) is neither an address nor an object in memory: %s", expr,
-                                ty, e.msg);
+            tdb_error_set(err, EINVAL, "'%s' (%s) is neither an address nor an object in memory: "
+                                       "%s", expr, ty, e.msg);
             goto cleanup;
         }
     }
@@ -503,23 +442,17 @@ int tdb_session_cmd_tensor(tdb_session *s, const char *expr, tdb_reply *r, tdb_e
         }
     }
     if (!t) {
-        msg = tdb_xasprintf("'%s' (%s) is not a tensor tdebug can decode: %s", expr, ty, e.msg);
+        tdb_error_set(err, EINVAL, "'%s' (%s) is not a tensor tdebug can decode: %s", expr, ty,
+                      e.msg);
         goto cleanup;
     }
-    char *text = tdb_tensor_text(t);
-    tdb_buf_addf(&r->text, "%s (%s at 0x%llx): %s\n", expr, kind ? kind : "?",
-                 (unsigned long long)addr, text);
-    free(text);
-    r->event = json_pack("{s:s, s:s, s:s, s:o, s:s}", "event", "tensor", "name", expr, "type",
-                         kind ? kind : "?", "value", t, "layout", source);
+    out = json_pack("{s:s, s:s, s:I, s:s, s:o}", "name", expr, "type", kind ? kind : "?",
+                    "address", (json_int_t)addr, "layout", source, "value", t);
 cleanup:
-    if (msg)
-        tdb_session_reply_fail(r, "tensor", msg);
-    free(msg);
     free(type);
     tdb_buf_free(&cli);
     tdb_buf_free(&cast);
-    return rc;
+    return out;
 }
 
 /* ---- Python values ---- */
@@ -561,48 +494,33 @@ static void finish_value(tdb_session *s, json_t *o)
         json_object_set(o, "error", why);
 }
 
-/* One value as a line: "NAME = VALUE", with the error when there is one,
- * a tensor's layout after its values. */
-static void value_line(tdb_buf *b, const char *prefix, const json_t *o)
+/* A Python value's read: frame INDEX of THREAD's view into *F (the view
+ * owned by *TMP when *OWN), value options into *O.  0, or -1 with ERR. */
+static int py_start(tdb_session *s, int thread, int index, tdb_stackview *tmp, int *own,
+                    tdb_view_frame *f, tdb_py_value_opts *o, tdb_error *err)
 {
-    const char *value = tdb_mi_str(o, "value"), *error = tdb_mi_str(o, "error");
-    const json_t *t = json_object_get(o, "tensor");
-    tdb_buf_addf(b, "%s = ", prefix);
-    if (t) {
-        char *shape = tdb_tensor_describe(t, 0);
-        tdb_buf_addf(b, "%s  (%s)\n", value ? value : "?", shape);
-        free(shape);
-    } else if (value && error)
-        tdb_buf_addf(b, "%s  (%s)\n", value, error);
-    else if (value)
-        tdb_buf_addf(b, "%s\n", value);
-    else
-        tdb_buf_addf(b, "<%s>\n", error ? error : "unreadable");
-}
-
-/* What the Python commands start with: the frame they read (the
- * selected one, or the nearest below a selected native one) into *F and
- * the value options into *O.  Its index, or -1 after failing R. */
-static int py_start(tdb_session *s, const char *cmd, tdb_reply *r, tdb_view_frame *f,
-                    tdb_py_value_opts *o)
-{
-    int index = tdb_session_nearest_python(s, s->selected, +1);
-    if (index < 0 ||
-        tdb_stackview_frame_at(&s->stop_view, tdb_session_stack_flags(s), (size_t)index, f) < 0) {
-        tdb_session_reply_fail(r, cmd, s->py_state < 0
-                                           ? "tdebug cannot read this interpreter's memory (see "
-                                             "the warning above)"
-                                           : "no Python frame at or below the selected frame "
-                                             "(this thread runs no Python code there)");
+    const tdb_stackview *v = tdb_session_view_of(s, thread, tmp, own, err);
+    if (!v)
+        return -1;
+    if (tdb_stackview_frame_at(v, tdb_session_stack_flags(s), (size_t)index, f) < 0 ||
+        f->kind != TDB_FRAME_PYTHON) {
+        tdb_error_set(err, EINVAL, "%s", s->py_state < 0
+                                             ? "tdebug cannot read this interpreter's memory (see "
+                                               "the warning above)"
+                                             : "no Python frame at or below the selected frame "
+                                               "(this thread runs no Python code there)");
+        if (*own)
+            tdb_stackview_clear(tmp);
+        *own = 0;
         return -1;
     }
-    struct tdb_session_values *v = values(s);
-    json_decref(v->refused);
-    v->refused = NULL;
+    struct tdb_session_values *sv = values(s);
+    json_decref(sv->refused);
+    sv->refused = NULL;
     *o = (tdb_py_value_opts)TDB_PY_VALUE_OPTS_INIT;
     o->tensor = py_tensor;
     o->ctx = s;
-    return index;
+    return 0;
 }
 
 static json_t *frame_json(const tdb_view_frame *f, int index)
@@ -611,89 +529,55 @@ static json_t *frame_json(const tdb_view_frame *f, int index)
                      f->py->filename, "line", f->py->line);
 }
 
-int tdb_session_cmd_py_locals(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err)
+json_t *tdb_session_py_locals(tdb_session *s, int thread, int index, tdb_error *err)
 {
-    (void)err;
-    if (!tdb_session_need_stop(s, r, "py-locals"))
-        return 0;
-    if (*args)
-        return tdb_session_reply_fail(r, "py-locals", "py-locals takes nothing: it shows the "
-                                                      "selected Python frame's variables");
+    tdb_stackview tmp;
     tdb_view_frame f;
     tdb_py_value_opts o;
-    int index = py_start(s, "py-locals", r, &f, &o);
-    if (index < 0)
-        return 0;
-    json_t *locals = NULL;
-    tdb_error local = {0};
-    if (tdb_py_frame_locals(s->py, f.py, &o, &locals, &local) < 0)
-        return tdb_session_reply_fail(r, "py-locals", local.msg);
-    int module = 0;
-    size_t i;
-    json_t *v;
-    json_array_foreach(locals, i, v)
-    {
-        finish_value(s, v);
-        module |= tdb_mi_str(v, "kind") && strcmp(tdb_mi_str(v, "kind"), "global") == 0;
+    int own = 0;
+    json_t *locals = NULL, *out = NULL;
+    if (py_start(s, thread, index, &tmp, &own, &f, &o, err) < 0)
+        return NULL;
+    if (tdb_py_frame_locals(s->py, f.py, &o, &locals, err) == 0) {
+        size_t i;
+        json_t *v;
+        json_array_foreach(locals, i, v)
+            finish_value(s, v);
+        out = json_pack("{s:o, s:o}", "frame", frame_json(&f, index), "locals", locals);
     }
-    if (module)
-        tdb_buf_addf(&r->text, "Module-level code (File \"%s\", line %d): the module's variables:\n",
-                     f.py->filename, f.py->line);
-    else
-        tdb_buf_addf(&r->text, "Locals of %s (File \"%s\", line %d):\n", f.py->qualname,
-                     f.py->filename, f.py->line);
-    json_array_foreach(locals, i, v)
-    {
-        tdb_buf name = TDB_BUF_INIT;
-        tdb_buf_addf(&name, "  %s", tdb_mi_str(v, "name") ? tdb_mi_str(v, "name") : "?");
-        value_line(&r->text, tdb_buf_str(&name), v);
-        tdb_buf_free(&name);
-    }
-    if (!json_array_size(locals))
-        tdb_buf_adds(&r->text, "  (none)\n");
-    r->event = json_pack("{s:s, s:o, s:o}", "event", "py-locals", "frame", frame_json(&f, index),
-                         "locals", locals);
-    return 0;
+    if (own)
+        tdb_stackview_clear(&tmp);
+    return out;
 }
 
-int tdb_session_cmd_py_print(tdb_session *s, const char *name, tdb_reply *r, tdb_error *err)
+json_t *tdb_session_py_value(tdb_session *s, int thread, int index, const char *name,
+                             tdb_error *err)
 {
-    (void)err;
-    if (!tdb_session_need_stop(s, r, "py-print"))
-        return 0;
+    tdb_stackview tmp;
+    tdb_view_frame f;
+    tdb_py_value_opts o;
+    int own = 0;
+    json_t *v = NULL;
     int ok = *name && !isdigit((unsigned char)*name);
     for (const char *p = name; ok && *p; p++)
         ok = isalnum((unsigned char)*p) || *p == '_' || (unsigned char)*p >= 0x80;
-    if (!ok)
-        return tdb_session_reply_fail(r, "py-print", "py-print takes a variable's name: tdebug "
-                                                     "reads the process's memory and evaluates no "
-                                                     "expression ('py-print x', then what it "
-                                                     "shows of x)");
-    tdb_view_frame f;
-    tdb_py_value_opts o;
-    int index = py_start(s, "py-print", r, &f, &o);
-    if (index < 0)
-        return 0;
-    json_t *v = NULL;
-    tdb_error local = {0};
-    int rc = tdb_py_lookup_name(s->py, f.py, name, &o, &v, &local);
-    if (rc < 0)
-        return tdb_session_reply_fail(r, "py-print", local.msg);
-    if (rc == 1) {
-        tdb_buf msg = TDB_BUF_INIT;
-        tdb_buf_addf(&msg, "name '%s' is not defined in %s (its locals, its module's globals, "
-                           "builtins)", name, f.py->qualname);
-        tdb_session_reply_fail(r, "py-print", tdb_buf_str(&msg));
-        tdb_buf_free(&msg);
-        return 0;
+    if (!ok) {
+        tdb_error_set(err, EINVAL, "py-print takes a variable's name: tdebug reads the process's "
+                                   "memory and evaluates no expression ('py-print x', then what "
+                                   "it shows of x)");
+        return NULL;
     }
-    finish_value(s, v);
-    tdb_buf prefix = TDB_BUF_INIT;
-    tdb_buf_addf(&prefix, "%s '%s'", tdb_mi_str(v, "scope") ? tdb_mi_str(v, "scope") : "local", name);
-    value_line(&r->text, tdb_buf_str(&prefix), v);
-    tdb_buf_free(&prefix);
-    json_object_set_new(v, "event", json_string("py-print"));
-    json_object_set_new(v, "frame", frame_json(&f, index));
-    r->event = v;
-    return 0;
+    if (py_start(s, thread, index, &tmp, &own, &f, &o, err) < 0)
+        return NULL;
+    int rc = tdb_py_lookup_name(s->py, f.py, name, &o, &v, err);
+    if (rc == 1)
+        tdb_error_set(err, ENOENT, "name '%s' is not defined in %s (its locals, its module's "
+                                   "globals, builtins)", name, f.py->qualname);
+    if (rc == 0) {
+        finish_value(s, v);
+        json_object_set_new(v, "frame", frame_json(&f, index));
+    }
+    if (own)
+        tdb_stackview_clear(&tmp);
+    return rc == 0 ? v : NULL;
 }

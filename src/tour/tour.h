@@ -6,6 +6,9 @@
  * and the explanation shown there: what the code is, where it lives in
  * the source tree, what a debug build would add, what to try next.
  * src/tour/data.c holds the tours; src/cmd/tour.c runs them.
+ *
+ * Contract: data only, no code that runs a session.
+ * May include: nothing
  */
 #ifndef TDB_TOUR_H
 #define TDB_TOUR_H

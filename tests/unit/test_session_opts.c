@@ -12,7 +12,7 @@
 
 #include "base/common.h"
 #include "cmd/cmd.h"
-#include "session/options.h"
+#include "cmd/options.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,11 +1,15 @@
 /*
- * session/options.h: the options 'tdebug run' and 'tdebug attach' share
- * (--stop-at-import, --break, --catch-throw, --symbols, --all-symbols, --batch, --json,
- * --verbose), parsed and checked in one place.
+ * cmd/options.h: the command-line options 'tdebug run', 'tdebug attach'
+ * and 'tdebug tour' share (--stop-at-import, --break, --catch-throw,
+ * --symbols, --all-symbols, --batch, --json, --verbose, ...), read with
+ * getopt in one place.  Their values are checked by the session core's
+ * one validator (tdb_session_options_add(), session/session.h), which the
+ * DAP uses too; this file only says them as usage errors.
  */
-#ifndef TDB_SESSION_OPTS_H
-#define TDB_SESSION_OPTS_H
+#ifndef TDB_CMD_OPTIONS_H
+#define TDB_CMD_OPTIONS_H
 
+#include "cli/cli.h"
 #include "session/session.h"
 
 #include <getopt.h>
@@ -39,22 +43,21 @@ enum {
     {"verbose", no_argument, NULL, 'v'},                                  \
     {"commands", required_argument, NULL, 'x'}
 
-/* Apply option C (with ARG) to OPTS.  Returns 1 when C was one of the
- * shared options, 0 when it is not (the command handles it), or
- * TDB_EXIT_USAGE (negated: -2) after printing a usage error for CMD. */
+/* Apply option C (with ARG) to the session core's OPTS.  Returns 1 when C
+ * was one of the core's options, 0 when it is not (--batch, --json, -x and
+ * the command's own are the caller's), or TDB_EXIT_USAGE (negated: -2)
+ * after printing a usage error for CMD. */
 int tdb_session_option(const char *cmd, int c, char *arg, tdb_session_options *opts);
 
 /* getopt_long() for a command with the shared options: applies them to
- * OPTS and handles -h/--help, a missing value and an unknown option for
- * command CMD.  Returns the next option that is the command's own (with
- * optarg set), -1 after the last option, or TDB_GETOPT_DONE after --help
- * or a usage error was printed, with *STATUS the exit status to return.
- * OPTSTRING starts with "+:" and has 'h'; call with optind = 1 first. */
+ * OPTS (the core's and the terminal front-end's) and handles -h/--help, a
+ * missing value and an unknown option for command CMD.  Returns the next
+ * option that is the command's own (with optarg set), -1 after the last
+ * option, or TDB_GETOPT_DONE after --help or a usage error was printed,
+ * with *STATUS the exit status to return.  OPTSTRING starts with "+:" and
+ * has 'h'; call with optind = 1 first. */
 int tdb_session_getopt(const char *cmd, int argc, char **argv, const char *optstring,
-                       const struct option *longopts, tdb_session_options *opts, int *status);
+                       const struct option *longopts, tdb_cli_options *opts, int *status);
 #define TDB_GETOPT_DONE (-2)
-
-/* Free the lists tdb_session_option() built (not the strings). */
-void tdb_session_options_release(tdb_session_options *opts);
 
 #endif

@@ -1,0 +1,342 @@
+/*
+ * commands/commands.c: the commands typed at a stop (tdb_command_exec(),
+ * see commands/commands.h): the one table, dispatch and help, and the
+ * commands that run the program, list source, read symbols or pass to
+ * gdb's console.
+ *
+ * One handler a command, each filling a reply: text for a terminal and an
+ * event for --json and other front-ends; the stack's, the breakpoints' and
+ * the values' commands have files of their own.  Anything tdebug does not
+ * know goes to gdb as a console command.
+ */
+#include "commands/internal.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct command {
+    const char *name;  /* "info breakpoints" */
+    const char *alias; /* "i b", or NULL */
+    tdb_command_fn fn;
+    const char *help;
+} command;
+
+void tdb_reply_clear(tdb_reply *r)
+{
+    json_decref(r->event);
+    tdb_buf_free(&r->text);
+    memset(r, 0, sizeof(*r));
+}
+
+int tdb_command_fail(tdb_reply *r, const char *cmd, const char *fmt, ...)
+{
+    tdb_buf b = TDB_BUF_INIT;
+    va_list ap;
+    va_start(ap, fmt);
+    tdb_buf_vaddf(&b, fmt, ap);
+    va_end(ap);
+    r->error = 1;
+    tdb_buf_addf(&r->text, "%s\n", tdb_buf_str(&b));
+    json_decref(r->event);
+    r->event = json_pack("{s:s, s:s, s:s}", "event", "error", "command", cmd, "message",
+                         tdb_buf_str(&b));
+    tdb_buf_free(&b);
+    return 0;
+}
+
+int tdb_command_need_stop(tdb_session *s, tdb_reply *r, const char *cmd)
+{
+    tdb_error why = {0};
+    if (tdb_session_need_stop(s, &why) == 0)
+        return 1;
+    tdb_command_fail(r, cmd, "%s", why.msg);
+    return 0;
+}
+
+int tdb_command_failed(tdb_session *s, tdb_reply *r, const char *cmd, tdb_error *local,
+                       tdb_error *err)
+{
+    if (!tdb_session_gdb_alive(s)) {
+        tdb_error_set(err, local->code, "%s", local->msg);
+        return -1;
+    }
+    return tdb_command_fail(r, cmd, "%s", local->msg);
+}
+
+/* ---- everything else is gdb's ---- */
+
+int tdb_command_gdb(tdb_session *s, const char *cmd, tdb_reply *r, tdb_error *err)
+{
+    char *out = NULL;
+    int resumed;
+    tdb_error local = {0};
+    int rc = tdb_session_gdb_console(s, cmd, &out, &resumed, &local);
+    if (rc < 0) {
+        tdb_error_set(err, local.code, "%s", local.msg);
+        return -1;
+    }
+    tdb_buf_adds(&r->text, out);
+    if (rc > 0) {
+        r->error = 1;
+        tdb_buf_addf(&r->text, "%s\n", local.msg);
+        r->event = json_pack("{s:s, s:s, s:s, s:s}", "event", "error", "command", cmd, "message",
+                             local.msg, "output", out);
+    } else if (resumed) {
+        r->resumed = 1;
+        r->event = json_pack("{s:s, s:s}", "event", "running", "command", cmd);
+    } else {
+        r->event = json_pack("{s:s, s:s, s:s}", "event", "output", "command", cmd, "output", out);
+    }
+    free(out);
+    return 0;
+}
+
+/* ---- running ---- */
+
+static int resume_cmd(tdb_session *s, tdb_resume how, const char *name, tdb_reply *r,
+                      tdb_error *err)
+{
+    tdb_error local = {0};
+    if (tdb_session_resume(s, how, &local) < 0) {
+        if (!tdb_session_gdb_alive(s)) {
+            tdb_error_set(err, local.code, "%s", local.msg);
+            return -1;
+        }
+        if (strstr(local.msg, "Cannot find bounds of current function"))
+            return tdb_command_fail(r, name, "%s: no line information here (no debug info for "
+                                             "this function): 'finish' returns to its caller "
+                                             "(the Python line when that is Python), 'stepi' "
+                                             "steps one instruction",
+                                    name);
+        return tdb_command_fail(r, name, "%s", local.msg);
+    }
+    r->resumed = 1;
+    r->event = json_pack("{s:s, s:s}", "event", "running", "command", name);
+    return 0;
+}
+
+#define RESUME_CMD(fn, how, name)                                                   \
+    static int fn(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err)  \
+    {                                                                               \
+        (void)args;                                                                 \
+        return resume_cmd(s, how, name, r, err);                                    \
+    }
+RESUME_CMD(cmd_continue, TDB_RESUME_CONTINUE, "continue")
+RESUME_CMD(cmd_step, TDB_RESUME_STEP, "step")
+RESUME_CMD(cmd_next, TDB_RESUME_NEXT, "next")
+RESUME_CMD(cmd_finish, TDB_RESUME_FINISH, "finish")
+RESUME_CMD(cmd_stepi, TDB_RESUME_STEPI, "stepi")
+RESUME_CMD(cmd_nexti, TDB_RESUME_NEXTI, "nexti")
+
+static int cmd_quit(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err)
+{
+    (void)s;
+    (void)args;
+    (void)err;
+    r->quit = 1;
+    return 0;
+}
+
+static int cmd_kill(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err)
+{
+    if (tdb_session_attached(s))
+        return tdb_command_fail(r, "kill", "tdebug never kills a process it attached to: "
+                                           "'detach' or 'quit' leaves pid %d running",
+                                (int)tdb_session_pid(s));
+    return cmd_quit(s, args, r, err);
+}
+
+/* ---- symbols, source ---- */
+
+static int cmd_symbols(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err)
+{
+    (void)err;
+    if (!*args)
+        return tdb_command_fail(r, "symbols", "symbols needs a basic regex of library paths, "
+                                              "e.g. 'mylib\\|c10'");
+    tdb_error local = {0};
+    if (tdb_session_read_symbols(s, args, &local) < 0)
+        return tdb_command_fail(r, "symbols", "tdebug: cannot read symbols for '%s': %s", args,
+                                local.msg);
+    r->event = json_pack("{s:s, s:s}", "event", "symbols", "regex", args);
+    return 0;
+}
+
+static int cmd_list(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err)
+{
+    const tdb_stop_info *st = tdb_session_stop(s);
+    if (*args || !st) {
+        tdb_buf cmd = TDB_BUF_INIT;
+        tdb_buf_addf(&cmd, "list%s%s", *args ? " " : "", args);
+        int rc = tdb_command_gdb(s, tdb_buf_str(&cmd), r, err);
+        tdb_buf_free(&cmd);
+        return rc;
+    }
+    tdb_view_frame f;
+    if (tdb_stackview_frame_at(st->view, tdb_session_stack_flags(s),
+                               (size_t)tdb_session_selected(s), &f) < 0)
+        return tdb_command_fail(r, "list", "no frame selected");
+    if (f.kind == TDB_FRAME_PYTHON) {
+        if (f.py->line < 0 || tdb_list_source(f.py->filename, f.py->line - 5, f.py->line + 5,
+                                              f.py->line, &r->text) < 0)
+            return tdb_command_fail(r, "list", "cannot list '%s': %s", f.py->filename,
+                                    f.py->line < 0 ? "its line is unknown" : strerror(errno));
+        r->event = json_pack("{s:s, s:s, s:i}", "event", "list", "file", f.py->filename, "line",
+                             f.py->line);
+        return 0;
+    }
+    const char *full = json_string_value(json_object_get(f.mi, "fullname"));
+    const char *line = json_string_value(json_object_get(f.mi, "line"));
+    if (!full || !line)
+        return tdb_command_fail(r, "list", "no source for frame %d: %s has no line information "
+                                           "(no debug info)",
+                                f.level, f.native->function ? f.native->function : "it");
+    tdb_buf cmd = TDB_BUF_INIT;
+    tdb_buf_addf(&cmd, "list %s:%s", full, line);
+    int rc = tdb_command_gdb(s, tdb_buf_str(&cmd), r, err);
+    tdb_buf_free(&cmd);
+    return rc;
+}
+
+/* ---- the table ---- */
+
+static int cmd_help(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err);
+
+static const command commands[] = {
+    {"continue", "c", cmd_continue, "let the program run to the next stop"},
+    {"step", "s", cmd_step, "one line, into calls: from Python into the C/C++ it runs"},
+    {"next", "n", cmd_next, "one line, over calls (a Python line at a Python stop)"},
+    {"finish", "fin", cmd_finish, "until the selected frame returns (to the Python line)"},
+    {"stepi", "si", cmd_stepi, "one machine instruction, into calls"},
+    {"nexti", "ni", cmd_nexti, "one machine instruction, over calls"},
+    {"backtrace", "bt", tdb_command_bt, "[N|all|raw]: this thread's stack, native and Python merged"},
+    {"where", NULL, tdb_command_bt, "the same as bt"},
+    {"frame", "f", tdb_command_frame, "[N]: select frame N as bt numbers it"},
+    {"up", NULL, tdb_command_up, "[N]: select the caller's frame (Python frames included)"},
+    {"down", NULL, tdb_command_down, "[N]: select the callee's frame"},
+    {"info threads", "i threads", tdb_command_info_threads, "the threads, named as tdebug names frames"},
+    {"thread", NULL, tdb_command_thread, "N: switch to thread N and show its frame"},
+    {"break", "b", tdb_command_break, "LOC: a breakpoint (FUNCTION, FILE:LINE, *ADDR, FILE.py:LINE|FUNC)"},
+    {"tbreak", NULL, tdb_command_tbreak, "LOCATION: a breakpoint that stops once"},
+    {"catch", NULL, tdb_command_catch, "throw [TYPE]: stop where C++ throws (a TYPE or a subclass)"},
+    {"info breakpoints", "i b", tdb_command_info_breakpoints, "the breakpoints, with hit counts"},
+    {"delete", "d", tdb_command_delete, "[N...]: delete breakpoints (all without N)"},
+    {"disable", NULL, tdb_command_disable, "[N...]: disable breakpoints"},
+    {"enable", NULL, tdb_command_enable, "[N...]: enable breakpoints"},
+    {"list", "l", cmd_list, "the source around the selected frame (then gdb's list)"},
+    {"py-bt", NULL, tdb_command_py_bt, "this thread's Python stack, read from memory (no python3-dbg)"},
+    {"py-up", NULL, tdb_command_py_up, "select the next older Python frame"},
+    {"py-down", NULL, tdb_command_py_down, "select the next newer Python frame"},
+    {"py-list", NULL, tdb_command_py_list, "[LINE|START,END]: the source around the selected Python frame"},
+    {"py-locals", NULL, tdb_command_py_locals, "the selected Python frame's variables"},
+    {"py-print", NULL, tdb_command_py_print, "NAME: one Python variable (local, global or builtin)"},
+    {"args", NULL, tdb_command_args, "the selected native frame's typed arguments"},
+    {"tensor", NULL, tdb_command_tensor, "EXPR: an at::Tensor, TensorImpl* or Python tensor"},
+    {"symbols", NULL, cmd_symbols, "REGEX: read the symbols of matching libraries (basic regex)"},
+    {"kill", NULL, cmd_kill, "end a program tdebug started (refused after an attach)"},
+    {"detach", NULL, cmd_quit, "leave an attached process running and end"},
+    {"quit", "q", cmd_quit, "end: kill a program tdebug started, detach from one it attached to"},
+    {"help", "h", cmd_help, "this list"},
+};
+
+static int cmd_help(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err)
+{
+    (void)s;
+    (void)args;
+    (void)err;
+    tdb_buf_adds(&r->text, "tdebug commands (anything else goes to gdb as a console command;\n"
+                           "Enter repeats step, next and finish):\n");
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+        tdb_buf name = TDB_BUF_INIT;
+        tdb_buf_adds(&name, commands[i].name);
+        if (commands[i].alias)
+            tdb_buf_addf(&name, ", %s", commands[i].alias);
+        tdb_buf_addf(&r->text, "  %-22s %s\n", tdb_buf_str(&name), commands[i].help);
+        tdb_buf_free(&name);
+    }
+    r->event = json_pack("{s:s}", "event", "help");
+    return 0;
+}
+
+/* Does LINE start with command word(s) NAME, followed by the end or a
+ * space?  *ARGS then points after it, spaces skipped. */
+static int matches(const char *line, const char *name, const char **args)
+{
+    size_t n = strlen(name);
+    if (strncmp(line, name, n) != 0 || (line[n] && !isspace((unsigned char)line[n])))
+        return 0;
+    const char *a = line + n;
+    while (isspace((unsigned char)*a))
+        a++;
+    *args = a;
+    return 1;
+}
+
+int tdb_command_exec(tdb_session *s, const char *line, tdb_reply *r, tdb_error *err)
+{
+    memset(r, 0, sizeof(*r));
+    if (tdb_session_upgrade(s, err) < 0) /* commands see gdb's whole view */
+        return -1;
+    while (isspace((unsigned char)*line))
+        line++;
+    char *cmd = tdb_xstrdup(line);
+    size_t len = strlen(cmd);
+    while (len && isspace((unsigned char)cmd[len - 1]))
+        cmd[--len] = '\0';
+    int rc = 0;
+    const command *found = NULL;
+    const char *args = "";
+    /* Longest name first: "info breakpoints" before a gdb "info". */
+    size_t best = 0;
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+        const char *a;
+        const char *names[2] = {commands[i].name, commands[i].alias};
+        for (int k = 0; k < 2; k++)
+            if (names[k] && strlen(names[k]) > best && matches(cmd, names[k], &a)) {
+                found = &commands[i];
+                args = a;
+                best = strlen(names[k]);
+            }
+    }
+    /* gdb's own spellings of a few. */
+    const char *a;
+    if (!found && (matches(cmd, "info break", &a) || matches(cmd, "info b", &a) ||
+                   matches(cmd, "i break", &a))) {
+        for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+            if (commands[i].fn == tdb_command_info_breakpoints)
+                found = &commands[i];
+        args = a;
+    } else if (!found && (matches(cmd, "thread apply all bt", &a) ||
+                          matches(cmd, "thread apply all backtrace", &a))) {
+        rc = tdb_command_need_stop(s, r, "bt") ? tdb_command_all_threads(s, r, err) : 0;
+        free(cmd);
+        return rc;
+    }
+    if (!*cmd)
+        rc = 0;
+    else if (found)
+        rc = found->fn(s, args, r, err);
+    else
+        rc = tdb_command_gdb(s, cmd, r, err);
+    free(cmd);
+    return rc;
+}
+
+char **tdb_command_complete(tdb_session *s, const char *prefix)
+{
+    char **out = NULL, **symbols = NULL;
+    size_t n = 0, len = strlen(prefix);
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+        if (strncmp(commands[i].name, prefix, len) == 0 && !strchr(commands[i].name, ' '))
+            tdb_ptrs_push(&out, &n, tdb_xstrdup(commands[i].name));
+    if (len >= 2)
+        symbols = tdb_session_complete_symbols(s, prefix);
+    for (char **p = symbols; p && *p; p++)
+        tdb_ptrs_push(&out, &n, *p);
+    free(symbols);
+    tdb_ptrs_push(&out, &n, NULL);
+    return out;
+}

@@ -1,0 +1,212 @@
+/*
+ * dap/breakpoints.c: the breakpoint requests (see dap/dap.h):
+ * setBreakpoints (source lines, Python's too), setFunctionBreakpoints,
+ * setExceptionBreakpoints (C++ throws), each a diff against what the
+ * client set before, over the core's breakpoints as data.  What the client
+ * was told is remembered, so a breakpoint that binds later is a
+ * 'breakpoint' event (dap/dap.c).
+ */
+#include "dap/internal.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Add LOCATION; the DAP Breakpoint (new reference), remembered as told. */
+static json_t *add_bp(tdb_dap *d, const char *location, int *id)
+{
+    tdb_error err = {0};
+    json_t *bp = tdb_session_breakpoint_check(d->s, location, &err) < 0
+                     ? NULL : tdb_session_breakpoint_add(d->s, location, 0, &err);
+    if (!bp)
+        bp = json_pack("{s:i, s:b, s:s}", "id", 0, "verified", 0, "message", err.msg);
+    *id = (int)json_integer_value(json_object_get(bp, "id"));
+    json_t *out = tdb_dap_breakpoint(d, bp);
+    json_decref(bp);
+    tdb_dap_told(d, out);
+    return out;
+}
+
+/* The told state of breakpoint ID, or a fresh look. */
+static json_t *bp_now(tdb_dap *d, int id)
+{
+    json_t *bp = tdb_session_breakpoint(d->s, id);
+    json_t *out = bp ? tdb_dap_breakpoint(d, bp) : json_pack("{s:b}", "verified", 0);
+    json_decref(bp);
+    tdb_dap_told(d, out);
+    return out;
+}
+
+static void forget_bp(tdb_dap *d, int id)
+{
+    char key[32];
+    snprintf(key, sizeof(key), "%d", id);
+    json_object_del(d->told, key);
+    tdb_session_breakpoint_delete(d->s, id);
+}
+
+void tdb_dap_set_breakpoints(tdb_dap *d, int seq, const json_t *args)
+{
+    const char *path = json_string_value(json_object_get(json_object_get(args, "source"), "path"));
+    json_t *wanted = json_object_get(args, "breakpoints");
+    if (!path || !*path || strpbrk(path, "\n\r") ||
+        strlen(path) != json_string_length(json_object_get(json_object_get(args, "source"), "path"))) {
+        tdb_dap_fail(d, seq, "setBreakpoints", "a breakpoint needs 'source.path' (a file's path)");
+        return;
+    }
+    if (wanted && !json_is_array(wanted)) {
+        tdb_dap_fail(d, seq, "setBreakpoints", "'breakpoints' is an array of {line}");
+        return;
+    }
+    int held;
+    if (tdb_dap_hold(d, &held) < 0) {
+        tdb_dap_fail(d, seq, "setBreakpoints", "the program ended");
+        return;
+    }
+    json_t *had = json_object_get(d->src_bps, path), *now = json_array(), *out = json_array();
+    size_t i;
+    json_t *b;
+    json_array_foreach(wanted, i, b)
+    {
+        json_t *line = json_object_get(b, "line");
+        if (!json_is_integer(line) || json_integer_value(line) - d->line_base < 1 ||
+            json_integer_value(line) > INT_MAX) {
+            json_array_append_new(out, json_pack("{s:b, s:s}", "verified", 0, "message",
+                                                 "not a line number"));
+            continue;
+        }
+        int n = (int)(json_integer_value(line) - d->line_base), id = 0;
+        /* A line already set keeps its breakpoint. */
+        size_t k;
+        json_t *old;
+        json_array_foreach(had, k, old)
+            if (json_integer_value(json_object_get(old, "line")) == n) {
+                id = (int)json_integer_value(json_object_get(old, "id"));
+                json_array_remove(had, k);
+                break;
+            }
+        if (id) {
+            json_array_append_new(out, bp_now(d, id));
+        } else {
+            char *loc = tdb_xasprintf("%s:%d", path, n);
+            json_array_append_new(out, add_bp(d, loc, &id));
+            free(loc);
+        }
+        if (id)
+            json_array_append_new(now, json_pack("{s:i, s:i}", "line", n, "id", id));
+    }
+    json_array_foreach(had, i, b)
+        forget_bp(d, (int)json_integer_value(json_object_get(b, "id")));
+    json_object_set_new(d->src_bps, path, now);
+    tdb_dap_ok(d, seq, "setBreakpoints", json_pack("{s:o}", "breakpoints", out));
+    tdb_dap_release(d, held);
+}
+
+void tdb_dap_set_function_breakpoints(tdb_dap *d, int seq, const json_t *args)
+{
+    json_t *wanted = json_object_get(args, "breakpoints");
+    if (!json_is_array(wanted)) {
+        tdb_dap_fail(d, seq, "setFunctionBreakpoints", "'breakpoints' is an array of {name}");
+        return;
+    }
+    int held;
+    if (tdb_dap_hold(d, &held) < 0) {
+        tdb_dap_fail(d, seq, "setFunctionBreakpoints", "the program ended");
+        return;
+    }
+    json_t *keep = json_object(), *out = json_array();
+    size_t i;
+    json_t *b;
+    json_array_foreach(wanted, i, b)
+    {
+        const char *name = json_string_value(json_object_get(b, "name"));
+        if (!name || strlen(name) != json_string_length(json_object_get(b, "name"))) {
+            json_array_append_new(out, json_pack("{s:b, s:s}", "verified", 0, "message",
+                                                 "a function breakpoint needs a 'name'"));
+            continue;
+        }
+        json_t *old = json_object_get(d->fn_bps, name);
+        int id = (int)json_integer_value(old);
+        if (id) {
+            json_array_append_new(out, bp_now(d, id));
+            json_object_del(d->fn_bps, name);
+        } else {
+            json_array_append_new(out, add_bp(d, name, &id));
+        }
+        if (id)
+            json_object_set_new(keep, name, json_integer(id));
+    }
+    const char *key;
+    json_t *id;
+    json_object_foreach(d->fn_bps, key, id)
+        forget_bp(d, (int)json_integer_value(id));
+    json_decref(d->fn_bps);
+    d->fn_bps = keep;
+    tdb_dap_ok(d, seq, "setFunctionBreakpoints", json_pack("{s:o}", "breakpoints", out));
+    tdb_dap_release(d, held);
+}
+
+/* The exception filters: catch throw of every C++ exception, or of c10's. */
+static const char *filter_type(const char *filter)
+{
+    if (!strcmp(filter, "cpp_throw"))
+        return "";
+    if (!strcmp(filter, "c10_error"))
+        return "c10::Error"; /* and every class derived from it */
+    return NULL;
+}
+
+void tdb_dap_set_exception_breakpoints(tdb_dap *d, int seq, const json_t *args)
+{
+    json_t *filters = json_object_get(args, "filters");
+    if (!json_is_array(filters)) {
+        tdb_dap_fail(d, seq, "setExceptionBreakpoints", "'filters' is an array of filter names");
+        return;
+    }
+    int held;
+    if (tdb_dap_hold(d, &held) < 0) {
+        tdb_dap_fail(d, seq, "setExceptionBreakpoints", "the program ended");
+        return;
+    }
+    json_t *keep = json_object(), *out = json_array();
+    json_t *launch_catch = json_object_get(d->exc_bps, "catchThrow");
+    if (launch_catch)
+        json_object_set(keep, "catchThrow", launch_catch);
+    size_t i;
+    json_t *f;
+    json_array_foreach(filters, i, f)
+    {
+        const char *name = json_string_value(f), *type = name ? filter_type(name) : NULL;
+        if (!type) {
+            json_array_append_new(out, json_pack("{s:b, s:s}", "verified", 0, "message",
+                                                 "tdebug has no such exception filter"));
+            continue;
+        }
+        json_t *old = json_object_get(d->exc_bps, name);
+        if (old) {
+            json_object_set(keep, name, old);
+            json_array_append_new(out, bp_now(d, (int)json_integer_value(old)));
+            json_object_del(d->exc_bps, name);
+            continue;
+        }
+        tdb_error err = {0};
+        json_t *bp = tdb_session_catchpoint_add(d->s, type, &err);
+        if (!bp)
+            bp = json_pack("{s:i, s:b, s:s}", "id", 0, "verified", 0, "message", err.msg);
+        json_t *dap = tdb_dap_breakpoint(d, bp);
+        tdb_dap_told(d, dap);
+        json_array_append_new(out, dap);
+        if (json_integer_value(json_object_get(bp, "id")))
+            json_object_set(keep, name, json_object_get(bp, "id"));
+        json_decref(bp);
+    }
+    const char *key;
+    json_t *id;
+    json_object_foreach(d->exc_bps, key, id)
+        if (strcmp(key, "catchThrow") != 0)
+            forget_bp(d, (int)json_integer_value(id));
+    json_decref(d->exc_bps);
+    d->exc_bps = keep;
+    tdb_dap_ok(d, seq, "setExceptionBreakpoints", json_pack("{s:o}", "breakpoints", out));
+    tdb_dap_release(d, held);
+}

@@ -1,0 +1,390 @@
+/*
+ * session/handles.c: values at a stop named by handles, for a front-end
+ * that shows them and expands their parts on demand (the DAP's
+ * variablesReference): scopes of a frame, the values the core reads itself
+ * (Python locals, decoded arguments: session/values.c), and native values
+ * the core has no reader for, gdb's variable objects, made with
+ * --thread/--frame so that reading them selects nothing.
+ */
+#include "session/internal.h"
+
+#include "torch/tensor.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef enum ref_kind {
+    REF_ARGS,      /* a native frame's arguments */
+    REF_LOCALS,    /* a native frame's locals */
+    REF_PY_LOCALS, /* a Python frame's locals */
+    REF_EXPR,      /* a native expression, expanded through a variable object */
+    REF_VAROBJ,    /* a gdb variable object's children */
+    REF_JSON       /* the parts of a value the core decoded (a tensor's) */
+} ref_kind;
+
+typedef struct value_ref {
+    ref_kind kind;
+    int thread, index, level;
+    char *name;   /* REF_EXPR: the expression; REF_VAROBJ: the object */
+    json_t *json; /* REF_JSON */
+} value_ref;
+
+struct tdb_values {
+    tdb_session *s;
+    value_ref *refs;
+    size_t n, cap;
+    char **roots; /* variable objects made, deleted at reset */
+    size_t n_roots;
+};
+
+tdb_values *tdb_values_new(tdb_session *s)
+{
+    tdb_values *v = tdb_xcalloc(1, sizeof(*v));
+    v->s = s;
+    return v;
+}
+
+void tdb_values_reset(tdb_values *v)
+{
+    if (!v)
+        return;
+    tdb_session *s = v->s;
+    for (size_t i = 0; i < v->n_roots; i++)
+        if (s->gdb && tdb_gdb_alive(s->gdb) && s->state == STOPPED)
+            tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, NULL, "-var-delete %s", v->roots[i]);
+    tdb_strv_free(v->roots);
+    v->roots = NULL;
+    v->n_roots = 0;
+    for (size_t i = 0; i < v->n; i++) {
+        free(v->refs[i].name);
+        json_decref(v->refs[i].json);
+    }
+    v->n = 0;
+}
+
+void tdb_values_free(tdb_values *v)
+{
+    if (!v)
+        return;
+    tdb_values_reset(v);
+    free(v->refs);
+    free(v);
+}
+
+static int add_ref(tdb_values *v, ref_kind kind, int thread, int index, int level,
+                   const char *name, json_t *json)
+{
+    TDB_GROW(v->refs, v->n, v->cap);
+    v->refs[v->n] = (value_ref){kind, thread, index, level, name ? tdb_xstrdup(name) : NULL, json};
+    return (int)++v->n;
+}
+
+/* Frame INDEX of THREAD: its kind and gdb's level (-1 for Python). */
+static int frame_at(tdb_session *s, int thread, int index, tdb_frame_kind *kind, int *level,
+                    tdb_error *err)
+{
+    tdb_stackview tmp;
+    int own;
+    const tdb_stackview *v = tdb_session_view_of(s, thread, &tmp, &own, err);
+    if (!v)
+        return -1;
+    tdb_view_frame f;
+    int rc = tdb_stackview_frame_at(v, tdb_session_stack_flags(s), (size_t)(index < 0 ? 0 : index),
+                                    &f);
+    if (rc == 0) {
+        *kind = f.kind;
+        *level = f.level;
+    } else {
+        tdb_error_set(err, ERANGE, "thread %d has no frame %d", thread, index);
+    }
+    if (own)
+        tdb_stackview_clear(&tmp);
+    return rc;
+}
+
+json_t *tdb_values_scopes(tdb_values *v, int thread, int index, tdb_error *err)
+{
+    tdb_frame_kind kind;
+    int level;
+    if (thread <= 0 && tdb_session_need_stop(v->s, err) == 0)
+        thread = tdb_session_stop_thread(v->s);
+    if (frame_at(v->s, thread, index, &kind, &level, err) < 0)
+        return NULL;
+    if (kind == TDB_FRAME_PYTHON)
+        return json_pack("[{s:s, s:s, s:i}]", "name", "Locals", "kind", "python-locals", "handle",
+                         add_ref(v, REF_PY_LOCALS, thread, index, -1, NULL, NULL));
+    int args = add_ref(v, REF_ARGS, thread, index, level, NULL, NULL);
+    int locals = add_ref(v, REF_LOCALS, thread, index, level, NULL, NULL);
+    return json_pack("[{s:s, s:s, s:i}, {s:s, s:s, s:i}]", "name", "Arguments", "kind",
+                     "arguments", "handle", args, "name", "Locals", "kind", "locals", "handle",
+                     locals);
+}
+
+/* A pointer worth expanding: to something with parts, not a string. */
+static int expandable_pointer(const char *type)
+{
+    size_t n = type ? strlen(type) : 0;
+    return n && type[n - 1] == '*' && !strstr(type, "char") && strncmp(type, "void", 4) != 0;
+}
+
+/* A value the core decoded, as shown in a list: a scalar as it is, parts
+ * behind a handle. */
+static json_t *json_item(tdb_values *v, const char *name, json_t *value)
+{
+    json_t *o = json_pack("{s:s, s:n}", "name", name, "type");
+    if (json_is_object(value) || json_is_array(value)) {
+        json_t *shown = json_object_get(value, "value");
+        json_object_set_new(o, "value", json_string(json_is_string(shown) ? json_string_value(shown)
+                                                    : json_is_array(value) ? "[...]" : "{...}"));
+        json_object_set_new(o, "handle",
+                            json_integer(add_ref(v, REF_JSON, 0, 0, -1, NULL, json_incref(value))));
+        return o;
+    }
+    char *text = json_is_string(value) ? tdb_xstrdup(json_string_value(value))
+                                       : json_dumps(value, JSON_ENCODE_ANY);
+    json_object_set_new(o, "value", json_string(text ? text : "?"));
+    json_object_set_new(o, "handle", json_integer(0));
+    free(text);
+    return o;
+}
+
+/* The parts of a decoded value: an object's members (its own "value"
+ * shown already), an array's elements. */
+static json_t *json_parts(tdb_values *v, json_t *j)
+{
+    json_t *list = json_array();
+    if (json_is_array(j)) {
+        size_t i;
+        json_t *e;
+        json_array_foreach(j, i, e)
+        {
+            char name[32];
+            snprintf(name, sizeof(name), "[%zu]", i);
+            json_array_append_new(list, json_item(v, name, e));
+        }
+        return list;
+    }
+    const char *key;
+    json_t *e;
+    json_object_foreach(j, key, e)
+        if (strcmp(key, "value") != 0 && strcmp(key, "name") != 0)
+            json_array_append_new(list, json_item(v, key, e));
+    return list;
+}
+
+/* The {name, type, value} list of a frame's values the core reads itself
+ * (Python locals, decoded arguments) as items: a tensor (py-locals'
+ * "tensor", an argument's "value") shows as Python prints it, its fields
+ * as its parts; an argument's number as it is; anything else with its own
+ * "value" text. */
+static json_t *core_items(tdb_values *v, const json_t *vals)
+{
+    json_t *list = json_array();
+    size_t i;
+    json_t *e;
+    json_array_foreach(vals, i, e)
+    {
+        const char *name = json_string_value(json_object_get(e, "name"));
+        json_t *val = json_object_get(e, "value"), *t = json_object_get(e, "tensor");
+        if (!json_is_object(t) && json_is_object(val))
+            t = val;
+        json_t *item = json_is_object(t) ? json_item(v, name, t)
+                       : json_is_string(val) || !val || json_is_null(val) ? json_item(v, name, e)
+                                                                         : json_item(v, name, val);
+        if (json_is_object(t) && (json_object_get(t, "sizes") || json_object_get(t, "defined"))) {
+            char *repr = tdb_tensor_repr(t);
+            json_object_set_new(item, "value", json_string(repr));
+            free(repr);
+        }
+        json_t *type = json_object_get(e, "type");
+        if (json_is_string(type))
+            json_object_set(item, "type", type);
+        json_array_append_new(list, item);
+    }
+    return list;
+}
+
+/* gdb's variables of a native frame, arguments or locals. */
+static json_t *gdb_frame_values(tdb_values *v, const value_ref *ref, int args, tdb_error *err)
+{
+    json_t *res = NULL;
+    if (tdb_gdb_cmd(v->s->gdb, CMD_TIMEOUT_MS, &res, err,
+                    "-stack-list-variables --thread %d --frame %d --simple-values", ref->thread,
+                    ref->level) < 0)
+        return NULL;
+    json_t *list = json_array();
+    size_t i;
+    json_t *e;
+    json_array_foreach(json_object_get(res, "variables"), i, e)
+    {
+        const char *name = tdb_mi_str(e, "name"), *type = tdb_mi_str(e, "type");
+        const char *value = tdb_mi_str(e, "value");
+        if (!name || (tdb_mi_str(e, "arg") != NULL) != args)
+            continue;
+        int parts = !value || expandable_pointer(type);
+        int h = parts ? add_ref(v, REF_EXPR, ref->thread, ref->index, ref->level, name, NULL) : 0;
+        json_array_append_new(list, json_pack("{s:s, s:s?, s:s, s:i}", "name", name, "type", type,
+                                              "value", value ? value : "{...}", "handle", h));
+    }
+    json_decref(res);
+    return list;
+}
+
+/* Make a variable object for EXPR in a native frame: its name, value,
+ * type and whether it has parts.  New reference, or NULL with ERR. */
+static json_t *make_varobj(tdb_values *v, int thread, int level, const char *expr, tdb_error *err)
+{
+    tdb_buf cmd = TDB_BUF_INIT;
+    json_t *res = NULL;
+    tdb_buf_addf(&cmd, "-var-create --thread %d --frame %d - * ", thread, level);
+    tdb_mi_quote(&cmd, expr);
+    int rc = tdb_gdb_cmd(v->s->gdb, CMD_TIMEOUT_MS, &res, err, "%s", tdb_buf_str(&cmd));
+    tdb_buf_free(&cmd);
+    if (rc < 0)
+        return NULL;
+    const char *name = tdb_mi_str(res, "name");
+    if (name)
+        tdb_ptrs_push(&v->roots, &v->n_roots, tdb_xstrdup(name));
+    return res;
+}
+
+static json_t *varobj_children(tdb_values *v, const char *name, tdb_error *err)
+{
+    json_t *res = NULL;
+    if (tdb_gdb_cmd(v->s->gdb, CMD_TIMEOUT_MS, &res, err, "-var-list-children --all-values %s",
+                    name) < 0)
+        return NULL;
+    json_t *list = json_array();
+    size_t i;
+    json_t *c;
+    json_array_foreach(json_object_get(res, "children"), i, c)
+    {
+        const char *child = tdb_mi_str(c, "name"), *exp = tdb_mi_str(c, "exp");
+        const char *numchild = tdb_mi_str(c, "numchild"), *value = tdb_mi_str(c, "value");
+        int h = child && numchild && atoi(numchild) > 0
+                    ? add_ref(v, REF_VAROBJ, 0, 0, -1, child, NULL)
+                    : 0;
+        json_array_append_new(list, json_pack("{s:s, s:s?, s:s, s:i}", "name", exp ? exp : "?",
+                                              "type", tdb_mi_str(c, "type"), "value",
+                                              value ? value : h ? "{...}" : "", "handle", h));
+    }
+    json_decref(res);
+    return list;
+}
+
+json_t *tdb_values_list(tdb_values *v, int h, const char **note, tdb_error *err)
+{
+    if (note)
+        *note = NULL;
+    if (h < 1 || (size_t)h > v->n) {
+        tdb_error_set(err, ENOENT, "no value %d at this stop (values are forgotten when the program "
+                                   "runs)",
+                      h);
+        return NULL;
+    }
+    if (tdb_session_need_stop(v->s, err) < 0)
+        return NULL;
+    /* A copy: making references may move the array. */
+    value_ref ref = v->refs[h - 1];
+    tdb_error local = {0};
+    json_t *list = NULL, *vo = NULL;
+    switch (ref.kind) {
+    case REF_PY_LOCALS:
+        vo = tdb_session_py_locals(v->s, ref.thread, ref.index, &local);
+        list = vo ? core_items(v, json_object_get(vo, "locals")) : NULL;
+        json_decref(vo);
+        if (!list && note)
+            *note = "this frame's Python locals cannot be read (see the session's "
+                    "warnings); the stack and native values work";
+        return list ? list : json_array();
+    case REF_ARGS:
+        /* The core's decoded arguments (tensors included) when it has them,
+         * else what gdb's debug info gives. */
+        vo = tdb_session_frame_args(v->s, ref.thread, ref.index, &local);
+        list = json_array_size(json_object_get(vo, "args"))
+                   ? core_items(v, json_object_get(vo, "args")) : NULL;
+        json_decref(vo);
+        return list ? list : gdb_frame_values(v, &ref, 1, err);
+    case REF_LOCALS:
+        return gdb_frame_values(v, &ref, 0, err);
+    case REF_EXPR: {
+        char *expr = tdb_xstrdup(ref.name);
+        vo = make_varobj(v, ref.thread, ref.level, expr, err);
+        free(expr);
+        if (!vo)
+            return NULL;
+        char *name = tdb_xstrdup(tdb_mi_str(vo, "name"));
+        json_decref(vo);
+        list = varobj_children(v, name, err);
+        free(name);
+        return list;
+    }
+    case REF_VAROBJ: {
+        char *name = tdb_xstrdup(ref.name);
+        list = varobj_children(v, name, err);
+        free(name);
+        return list;
+    }
+    case REF_JSON:
+        return json_parts(v, ref.json);
+    }
+    return NULL;
+}
+
+json_t *tdb_values_evaluate(tdb_values *v, int thread, int index, const char *expr,
+                            tdb_error *err)
+{
+    tdb_session *s = v->s;
+    tdb_frame_kind kind;
+    int level;
+    if (!*expr || strpbrk(expr, "\n\r")) {
+        tdb_error_set(err, EINVAL, "an expression is one line");
+        return NULL;
+    }
+    if (thread <= 0 && tdb_session_need_stop(s, err) == 0)
+        thread = tdb_session_stop_thread(s);
+    if (frame_at(s, thread, index, &kind, &level, err) < 0)
+        return NULL;
+    if (kind == TDB_FRAME_PYTHON) {
+        /* A Python name of this frame, read by the core. */
+        json_t *one = tdb_session_py_value(s, thread, index, expr, err), *out = NULL;
+        json_t *value = json_object_get(one, "value"), *t = json_object_get(one, "tensor");
+        if (one && !json_is_string(value))
+            tdb_error_set(err, EINVAL, "the core gave no value");
+        else if (one)
+            out = json_pack("{s:O, s:O?, s:i}", "value", value, "type",
+                            json_object_get(one, "type"), "handle",
+                            json_is_object(t) ? add_ref(v, REF_JSON, 0, 0, -1, NULL, json_incref(t))
+                                              : 0);
+        json_decref(one);
+        return out;
+    }
+    tdb_error local = {0};
+    json_t *vo = make_varobj(v, thread, level, expr, &local);
+    if (!vo) {
+        /* gdb says only "unable to create variable object": ask it again
+         * plainly for its reason (or a value it can print after all). */
+        tdb_buf cmd = TDB_BUF_INIT;
+        json_t *res = NULL;
+        tdb_buf_addf(&cmd, "-data-evaluate-expression --thread %d --frame %d ", thread, level);
+        tdb_mi_quote(&cmd, expr);
+        int rc = tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, &res, err, "%s", tdb_buf_str(&cmd));
+        tdb_buf_free(&cmd);
+        json_t *out = rc == 0 ? json_pack("{s:s, s:n, s:i}", "value",
+                                          tdb_mi_str(res, "value") ? tdb_mi_str(res, "value") : "",
+                                          "type", "handle", 0)
+                              : NULL;
+        json_decref(res);
+        return out;
+    }
+    const char *numchild = tdb_mi_str(vo, "numchild"), *name = tdb_mi_str(vo, "name");
+    int h = name && numchild && atoi(numchild) > 0 ? add_ref(v, REF_VAROBJ, 0, 0, -1, name, NULL)
+                                                   : 0;
+    json_t *out = json_pack("{s:s, s:s?, s:i}", "value",
+                            tdb_mi_str(vo, "value") ? tdb_mi_str(vo, "value") : "", "type",
+                            tdb_mi_str(vo, "type"), "handle", h);
+    json_decref(vo);
+    return out;
+}

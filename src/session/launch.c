@@ -1,0 +1,160 @@
+/*
+ * session/launch.c: starting the program under gdb ('tdebug run'): the
+ * exec wrapper, the program's arguments and stdio, the stops placed before
+ * it runs (a light session starts it otherwise: session/light.c).
+ *
+ * The flow of 'tdebug run --stop-at-import torch._C':
+ *   gdb starts with 'auto-solib-add off' (FIELD-NOTES: gdb's default reads
+ *   ~300 libraries' symbols and takes 4.45 s to reach PyInit__C, against
+ *   2.0 s this way), a load catchpoint on torch/_C's file, and runs the
+ *   program through tdebug-exec (stdio, process group, death signal).
+ *   When _C is mapped the catchpoint stops in ld.so; _C's own DT_NEEDED
+ *   libraries are not mapped yet, but _C is: tdebug reads _C's symbols only
+ *   and puts a temporary breakpoint on PyInit__C, keeping only the location
+ *   inside _C, then continues.  The breakpoint fires before the module's
+ *   init runs.  At every stop shown to the user, libc and ld.so symbols are
+ *   loaded first (without their CFI backtraces are garbage), then any
+ *   library on the stack whose symbols are not loaded, until the stack is
+ *   stable.
+ */
+#include "session/internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Set up catchpoints and breakpoints before the program runs (or right
+ * after attaching). */
+int tdb_session_arm(tdb_session *s, const char *script_dir, tdb_error *err)
+{
+    if (tdb_session_prepare_interest(s, script_dir, err) < 0 ||
+        tdb_session_place_load_catchpoint(s, err) < 0)
+        return -1;
+    size_t n = s->opts.n_breaks + s->opts.n_catch_throw;
+    for (size_t i = 0; i < n; i++) {
+        int is_break = i < s->opts.n_breaks;
+        const char *what = is_break ? s->opts.breaks[i] : s->opts.catch_throw[i - s->opts.n_breaks];
+        json_t *bp = is_break ? tdb_session_breakpoint_add(s, what, 0, err)
+                              : tdb_session_catchpoint_add(s, what, err);
+        if (!bp)
+            return -1;
+        const char *msg = json_string_value(json_object_get(bp, "message"));
+        if (!json_integer_value(json_object_get(bp, "id"))) {
+            if (!is_break)
+                tdb_error_set_exit(err, TDB_EXIT_USAGE, 0, "cannot catch C++ throws: %s",
+                                   msg ? msg : "?");
+            else
+                tdb_error_set_exit(err, TDB_EXIT_USAGE, 0, "%s --break '%s': %s",
+                                   tdb_break_location_kind(what) == TDB_BREAK_PYTHON_FILE
+                                       ? "cannot place" : "gdb rejects",
+                                   what, msg ? msg : "?");
+            json_decref(bp);
+            return -1;
+        }
+        json_decref(bp);
+    }
+    return 0;
+}
+
+static char *dir_of(const char *path)
+{
+    char *copy = realpath(path, NULL);
+    if (!copy)
+        return NULL;
+    char *slash = strrchr(copy, '/');
+    if (slash && slash != copy)
+        *slash = '\0';
+    else if (slash)
+        slash[1] = '\0';
+    return copy;
+}
+
+int tdb_session_launch(tdb_session *s, char *const argv[], tdb_error *err)
+{
+    tdb_buf cmd = TDB_BUF_INIT;
+    char *wrapper = NULL, *script_dir = NULL;
+    int rc = -1;
+
+    wrapper = tdb_companion_path("tdebug-exec");
+    if (!wrapper) {
+        tdb_error_set(err, ENOENT, "cannot find tdebug-exec beside tdebug or in %s (reinstall tdebug)",
+                      TDB_LIBDIR);
+        goto cleanup;
+    }
+    /* The script's directory, where the user's own extensions often are. */
+    for (int i = 1; argv[i]; i++) {
+        if (argv[i][0] != '-') {
+            script_dir = dir_of(argv[i]);
+            break;
+        }
+        if (!strcmp(argv[i], "-c") || !strcmp(argv[i], "-m"))
+            break;
+        if (!strcmp(argv[i], "-X") || !strcmp(argv[i], "-W"))
+            i++;
+    }
+
+    if (s->light.wanted) {
+        int light = tdb_session_light_launch(s, argv, script_dir, err);
+        if (light <= 0) {
+            rc = light;
+            goto cleanup;
+        }
+    }
+    if (tdb_session_setup_symbols(s, err) < 0)
+        goto cleanup;
+    /* gdb starts the program through the shell (the only way it keeps
+     * arguments with spaces intact) and our wrapper: the program gets
+     * tdebug's stdio, its own process group, and dies with gdb. */
+    tdb_buf_adds(&cmd, "set exec-wrapper ");
+    tdb_shell_quote(&cmd, wrapper);
+    tdb_buf_addf(&cmd, " --fds %d,%d,%d --pgrp --pdeathsig --", s->saved_fds[0], s->saved_fds[1],
+                 s->saved_fds[2]);
+    if (tdb_session_console(s, CMD_TIMEOUT_MS, err, "%s", tdb_buf_str(&cmd)) < 0 ||
+        tdb_session_console(s, CMD_TIMEOUT_MS, err, "set startup-with-shell on") < 0)
+        goto cleanup;
+    tdb_buf_reset(&cmd);
+    tdb_buf_adds(&cmd, "-file-exec-and-symbols ");
+    tdb_mi_quote(&cmd, argv[0]);
+    tdb_session_hide_cpython_debuginfo(s);
+    int loaded = tdb_gdb_cmd(s->gdb, SYMBOLS_TIMEOUT_MS, NULL, err, "%s", tdb_buf_str(&cmd));
+    tdb_session_restore_debuginfo(s);
+    if (loaded < 0)
+        goto cleanup;
+    tdb_buf_reset(&cmd);
+    tdb_buf_adds(&cmd, "set args");
+    for (int i = 1; argv[i]; i++) {
+        tdb_buf_addc(&cmd, ' ');
+        tdb_shell_quote(&cmd, argv[i]);
+    }
+    if (tdb_session_console(s, CMD_TIMEOUT_MS, err, "%s", tdb_buf_str(&cmd)) < 0)
+        goto cleanup;
+    if (tdb_session_arm(s, script_dir, err) < 0)
+        goto cleanup;
+    if (tdb_session_python_launch(s, err) < 0)
+        goto cleanup;
+    s->state = STOPPED; /* tdb_session_resume_mi() wants a target it may run */
+    if (tdb_session_resume_mi(s, "-exec-run", err) < 0) {
+        s->state = NOT_STARTED;
+        goto cleanup;
+    }
+    rc = 0;
+cleanup:
+    free(wrapper);
+    free(script_dir);
+    tdb_buf_free(&cmd);
+    return rc;
+}
+
+int tdb_session_program_setenv(tdb_session *s, const char *name, const char *value,
+                               tdb_error *err)
+{
+    const char *why = tdb_gdb_env_problem(name, value);
+    if (why) {
+        tdb_error_set(err, EINVAL, "cannot pass environment variable '%s' to the program: %s",
+                      name, why);
+        return -1;
+    }
+    if (!value)
+        return tdb_session_console(s, CMD_TIMEOUT_MS, err, "unset environment %s", name);
+    return tdb_session_console(s, CMD_TIMEOUT_MS, err, "set environment %s=%s", name, value);
+}

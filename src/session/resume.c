@@ -1,0 +1,105 @@
+/*
+ * session/resume.c: letting the program run: continue, the steps (a step
+ * at a Python line is the hook's: session/python.c), interrupting it, and
+ * forgetting what a stop showed once it runs.
+ */
+#include "session/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The program runs again: what this stop showed is stale. */
+void tdb_session_note_running(tdb_session *s)
+{
+    s->state = RUNNING;
+    tdb_session_drop_stop_readers(s);
+    if (s->have_stop) {
+        json_decref(s->stop.frames);
+        json_decref(s->stop.python_frames);
+        json_decref(s->stop.stack);
+        json_decref(s->stop.libraries);
+        json_decref(s->stop.exception);
+        json_decref(s->stop.args);
+        if (s->have_stop_view)
+            tdb_stackview_clear(&s->stop_view);
+        s->have_stop_view = 0;
+        memset(&s->stop, 0, sizeof(s->stop));
+        s->have_stop = 0;
+    }
+    json_decref(s->stop_frame);
+    s->stop_frame = NULL;
+    tdb_strv_free(s->stop_strs);
+    s->stop_strs = NULL;
+    s->n_stop_strs = 0;
+    s->selected = 0;
+    s->hook.stop_is_hook = 0;
+    s->python_top = -1;
+    if (s->paused)
+        s->paused_released = 1; /* running lets even wait_for_debugger() go */
+}
+
+int tdb_session_resume_mi(tdb_session *s, const char *how, tdb_error *err)
+{
+    tdb_mi_response *r = tdb_gdb_send(s->gdb, CMD_TIMEOUT_MS, err, how);
+    if (!r)
+        return -1;
+    int rc = 0;
+    if (strcmp(r->result->klass, "error") == 0) {
+        const char *msg = tdb_mi_str(r->result->results, "msg");
+        tdb_error_set(err, 0, "%s", msg ? msg : "gdb cannot resume the program");
+        rc = -1;
+    } else {
+        tdb_session_note_running(s);
+    }
+    tdb_mi_response_free(r);
+    return rc;
+}
+
+int tdb_session_resume(tdb_session *s, tdb_resume how, tdb_error *err)
+{
+    static const char *const mi[] = {
+        [TDB_RESUME_CONTINUE] = "-exec-continue", [TDB_RESUME_STEP] = "-exec-step",
+        [TDB_RESUME_NEXT] = "-exec-next",         [TDB_RESUME_FINISH] = "-exec-finish",
+        [TDB_RESUME_STEPI] = "-exec-step-instruction",
+        [TDB_RESUME_NEXTI] = "-exec-next-instruction",
+    };
+    if (s->state != STOPPED) {
+        tdb_error_set(err, 0, s->state == EXITED ? "the program is not being run"
+                                                 : "the program is running");
+        return -1;
+    }
+    s->hook.native_what[0] = '\0'; /* a step into native code says what it implements */
+    int py = tdb_session_python_resume(s, how, err);
+    if (py < 0)
+        return -1;
+    if (py == 1) {
+        /* The hook steps in Python; the program just goes on. */
+        if (tdb_session_resume_mi(s, "-exec-continue", err) < 0)
+            return -1;
+        s->last_resume = (int)how;
+        return 0;
+    }
+    tdb_buf cmd = TDB_BUF_INIT;
+    tdb_buf_adds(&cmd, mi[how]);
+    if (how == TDB_RESUME_FINISH && s->have_stop_view) {
+        /* finish out of the selected frame, gdb's number. */
+        tdb_view_frame f;
+        if (tdb_stackview_frame_at(&s->stop_view, tdb_session_stack_flags(s), (size_t)s->selected,
+                                   &f) == 0 &&
+            f.kind == TDB_FRAME_NATIVE && f.level > 0)
+            tdb_buf_addf(&cmd, " --frame %d", f.level);
+    }
+    int rc = tdb_session_resume_mi(s, tdb_buf_str(&cmd), err);
+    tdb_buf_free(&cmd);
+    if (rc == 0)
+        s->last_resume = (int)how;
+    return rc;
+}
+
+int tdb_session_interrupt(tdb_session *s, tdb_error *err)
+{
+    if (s->state != RUNNING || s->interrupt_sent)
+        return 0;
+    s->interrupt_sent = 1;
+    return tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, err, "-exec-interrupt");
+}

@@ -133,9 +133,16 @@ PYHOOK_CFLAGS = -std=gnu11 $(WARN) -Wno-missing-prototypes -D_GNU_SOURCE -Ilib -
             -fPIC -fvisibility=hidden -fno-strict-aliasing
 PYENV_ROOT ?= $(shell pyenv root 2>/dev/null || echo $$HOME/.pyenv)
 
-VSCODE_EXT := $(patsubst vscode/extension/%,$(B)/vscode-extension/%,$(wildcard vscode/extension/*))
+VSCODE_EXT_SRC := $(sort $(shell find vscode/extension -type f))
+VSCODE_EXT := $(patsubst vscode/extension/%,$(B)/vscode-extension/%,$(VSCODE_EXT_SRC))
+# The extension packaged for "Install from VSIX..." and the editors'
+# --install-extension (make vsix), by Microsoft's vsce from npm, pinned by
+# tools/vsce/package-lock.json and installed into $(B)/vsce.
+VSIX     := $(B)/tdebug-vscode.vsix
+VSCE     := $(B)/vsce/node_modules/@vscode/vsce/vsce
 
-.PHONY: all deps test unit e2e demo bench install uninstall asan fuzz clean samples pyhook-all
+.PHONY: all deps test unit e2e demo bench install uninstall asan fuzz clean samples pyhook-all \
+        vsix test-vscode
 
 all: $(TDEBUG) $(EXECHELP) $(if $(PRELOAD_SRC),$(PRELOAD)) \
      $(if $(wildcard python/_tdebug.c),$(PYEXT)) $(PYPKG) $(PYHOOK) samples $(VSCODE_EXT)
@@ -213,7 +220,24 @@ pyhook-all: $(PYHOOK)
 # tdebug, or in LIBDIR once installed).
 $(B)/vscode-extension/%: vscode/extension/%
 	@mkdir -p $(dir $@)
-	$(Q)cp $< $@
+	$(Q)cp $< $@ && chmod --reference=$< $@
+
+# vsce runs in the staged copy: it packs every file of the folder it runs in,
+# and nothing there is anyone's but the build's.  The project has no license
+# file yet (--skip-license) nor a public repository to name
+# (--allow-missing-repository); without them vsce would ask on the terminal.
+vsix: $(VSIX)
+$(VSIX): $(VSCODE_EXT) $(VSCE)
+	$(quiet) VSIX $@
+	$(Q)cd $(B)/vscode-extension && node $(abspath $(VSCE)) package --no-dependencies \
+	    --skip-license --allow-missing-repository --out $(abspath $@) >/dev/null
+
+$(VSCE): tools/vsce/package.json tools/vsce/package-lock.json
+	@mkdir -p $(B)/vsce
+	$(quiet) NPM $(B)/vsce
+	$(Q)cp $^ $(B)/vsce/ && cd $(B)/vsce && \
+	    npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null
+	$(Q)touch $@
 
 $(B)/python/%.py: python/%.py
 	@mkdir -p $(dir $@)
@@ -288,7 +312,8 @@ install: all pyhook-all
 	install -m 644 $(B)/pyhook/libtdebug-pyhook-cpython-*.so "$(DESTDIR)$(LIBDIR)/pyhook/"
 	install -m 644 doc/tdebug.1 "$(DESTDIR)$(MANDIR)/tdebug.1"
 	install -d "$(DESTDIR)$(LIBDIR)/vscode-extension"
-	install -m 644 $(VSCODE_EXT) "$(DESTDIR)$(LIBDIR)/vscode-extension/"
+	cp -R $(B)/vscode-extension/. "$(DESTDIR)$(LIBDIR)/vscode-extension/"
+	$(if $(wildcard $(VSIX)),install -m 644 $(VSIX) "$(DESTDIR)$(LIBDIR)/")
 	$(if $(wildcard $(B)/python/tdebug),mkdir -p "$(DESTDIR)$(LIBDIR)/tdebug" && \
 	    cp $(B)/python/tdebug/*.py $(B)/python/tdebug/*.so "$(DESTDIR)$(LIBDIR)/tdebug/" && \
 	    install -d "$(DESTDIR)$(PY_SITE)" && \

@@ -5,6 +5,8 @@
 #                    the Python extension and the samples
 #   make deps        install missing Debian packages (apt-get; sudo when not root)
 #   make test        deps + build + every test (C unit tests, end-to-end tests)
+#   make vsix        build/tdebug-vscode.vsix, the VS Code extension packaged
+#                    (Microsoft's vsce from npm, pinned by tools/vsce/)
 #   make unit        C unit tests only (cmocka);  make e2e  pytest only
 #   make demo        the guided tour of 'import torch' (tdebug tour --batch)
 #   make bench       benchmarks against plain python/gdb, printing ratios
@@ -275,7 +277,7 @@ e2e: all pyhook-all $(TOOL_BIN)
 # 'make test' is what CI runs: install what is missing, build with -Werror,
 # run everything, and end with one summary line.
 test: deps
-	$(Q)$(MAKE) --no-print-directory all pyhook-all $(UNIT_BIN) $(TOOL_BIN)
+	$(Q)$(MAKE) --no-print-directory all pyhook-all $(UNIT_BIN) $(TOOL_BIN) $(VSIX)
 	$(Q)B=$(B) PYTHON=$(PYTHON) PYTEST_ARGS="$(PYTEST_ARGS)" tests/run-all $(UNIT_BIN)
 
 demo: deps

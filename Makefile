@@ -7,6 +7,9 @@
 #   make test        deps + build + every test (C unit tests, end-to-end tests)
 #   make vsix        build/tdebug-vscode.vsix, the VS Code extension packaged
 #                    (Microsoft's vsce from npm, pinned by tools/vsce/)
+#   make test-vscode the extension used through a real VS Code's UI (code-server
+#                    in headless chromium, tests/vscode-ui/): installs them into
+#                    VSCODE_UI_CACHE once, keeps screenshots in build/test-vscode
 #   make unit        C unit tests only (cmocka);  make e2e  pytest only
 #   make demo        the guided tour of 'import torch' (tdebug tour --batch)
 #   make bench       benchmarks against plain python/gdb, printing ratios
@@ -29,6 +32,9 @@
 #   B=build                  build directory
 #   PYTEST_ARGS=...          extra pytest arguments, e.g. -k attach
 #   FUZZ_SECONDS=20          how long each fuzz target runs (make fuzz, asan)
+#   VSCODE_UI_CACHE=DIR      where make test-vscode installs code-server and
+#                            puppeteer-core (default ~/.cache/tdebug/vscode-ui;
+#                            also $TDEBUG_VSCODE_UI_CACHE)
 
 PYTHON   ?= /usr/bin/python3
 PREFIX   ?= /usr/local
@@ -58,7 +64,7 @@ PY_INFO := $(shell $(PYTHON) -c 'import sys, sysconfig as s; \
 # On a fresh machine Python may not be there yet: 'make deps', 'make test'
 # and 'make demo' install it first and build in a second make.
 ifeq ($(PY_INFO),)
-ifneq ($(filter-out deps test demo clean,$(or $(MAKECMDGOALS),all)),)
+ifneq ($(filter-out deps test test-vscode demo clean,$(or $(MAKECMDGOALS),all)),)
 $(error PYTHON=$(PYTHON) does not run: run 'make deps' first, or pass PYTHON=/path/to/python3)
 endif
 endif
@@ -279,6 +285,19 @@ e2e: all pyhook-all $(TOOL_BIN)
 test: deps
 	$(Q)$(MAKE) --no-print-directory all pyhook-all $(UNIT_BIN) $(TOOL_BIN) $(VSIX)
 	$(Q)B=$(B) PYTHON=$(PYTHON) PYTEST_ARGS="$(PYTEST_ARGS)" tests/run-all $(UNIT_BIN)
+
+# A real VS Code (code-server 4.100.3 from npm, in Debian's chromium driven
+# by puppeteer-core) used through its UI with the .vsix installed by 'tdebug
+# vscode --install-extension': tests/vscode-ui/run.js.  The editor is
+# installed once into the cache (tests/vscode-ui/setup.sh), outside the
+# checkout; screenshots of each step and the adapter's transcript go to
+# $(B)/test-vscode.  Not part of 'make test' (it installs a browser).
+test-vscode:
+	$(Q)tools/deps.sh --vscode-ui
+	$(Q)$(MAKE) --no-print-directory all $(VSIX)
+	$(Q)$(if $(VSCODE_UI_CACHE),TDEBUG_VSCODE_UI_CACHE=$(abspath $(VSCODE_UI_CACHE))) tests/vscode-ui/setup.sh
+	$(Q)$(if $(VSCODE_UI_CACHE),TDEBUG_VSCODE_UI_CACHE=$(abspath $(VSCODE_UI_CACHE))) \
+	    B=$(abspath $(B)) TDEBUG_PYTHON=$(PYTHON) node tests/vscode-ui/run.js
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all

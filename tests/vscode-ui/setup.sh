@@ -40,6 +40,11 @@ nodedir=${npm_config_nodedir:-$(dirname "$(dirname "$(command -v node)")")}
 [ -f "$nodedir/include/node/node_api.h" ] ||
     die "cannot build code-server's native modules: no node headers in '$nodedir/include/node' (install node's headers, or set npm_config_nodedir)"
 
+# One install at a time (two checkouts may share the cache).
+mkdir -p "$cache"
+exec 9>"$cache/.lock"
+flock 9
+
 want=$(cat "$here/package-lock.json" "$0" | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$cache/installed" 2>/dev/null)" = "$want" ] &&
    [ -f "$cache/npm/node_modules/code-server/out/node/entry.js" ]; then
@@ -49,7 +54,6 @@ fi
 
 say "installing code-server and puppeteer-core into $cache (a few minutes, about 0.6 GB)"
 start=$(date +%s)
-mkdir -p "$cache"
 # A fresh folder, moved into place at the end: an interrupted install leaves
 # no half-installed VS Code behind.
 work="$cache/npm.new"

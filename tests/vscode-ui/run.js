@@ -165,7 +165,9 @@ async function main() {
     const env = {
         ...process.env,
         XDG_CONFIG_HOME: xdgConfig, XDG_DATA_HOME: xdgData,
-        PATH: `${B}:${CODE_SERVER_BIN}:${process.env.PATH}`,
+        // code-server's command, for 'tdebug vscode --install-extension';
+        // no tdebug: the adapter VS Code runs is the one the install linked.
+        PATH: `${CODE_SERVER_BIN}:${process.env.PATH}`,
         TDEBUG_PYTHON: PYTHON,
         TDEBUG_DAP_LOG: path.join(OUT, 'dap.log'),
     };

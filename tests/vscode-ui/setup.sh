@@ -52,7 +52,7 @@ if [ "$(cat "$cache/installed" 2>/dev/null)" = "$want" ] &&
     exit 0
 fi
 
-say "installing code-server and puppeteer-core into $cache (a few minutes, about 0.6 GB)"
+say "installing code-server and puppeteer-core into $cache (a few minutes, about 350 MB)"
 start=$(date +%s)
 # A fresh folder, moved into place at the end: an interrupted install leaves
 # no half-installed VS Code behind.

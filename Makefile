@@ -5,6 +5,11 @@
 #                    the Python extension and the samples
 #   make deps        install missing Debian packages (apt-get; sudo when not root)
 #   make test        deps + build + every test (C unit tests, end-to-end tests)
+#   make vsix        build/tdebug-vscode.vsix, the VS Code extension packaged
+#                    (Microsoft's vsce from npm, pinned by tools/vsce/)
+#   make test-vscode the extension used through a real VS Code's UI (code-server
+#                    in headless chromium, tests/vscode-ui/): installs them into
+#                    VSCODE_UI_CACHE once, keeps screenshots in build/test-vscode
 #   make unit        C unit tests only (cmocka);  make e2e  pytest only
 #   make demo        the guided tour of 'import torch' (tdebug tour --batch)
 #   make bench       benchmarks against plain python/gdb, printing ratios
@@ -27,6 +32,9 @@
 #   B=build                  build directory
 #   PYTEST_ARGS=...          extra pytest arguments, e.g. -k attach
 #   FUZZ_SECONDS=20          how long each fuzz target runs (make fuzz, asan)
+#   VSCODE_UI_CACHE=DIR      where make test-vscode installs code-server and
+#                            puppeteer-core (default ~/.cache/tdebug/vscode-ui;
+#                            also $TDEBUG_VSCODE_UI_CACHE)
 
 PYTHON   ?= /usr/bin/python3
 PREFIX   ?= /usr/local
@@ -56,7 +64,7 @@ PY_INFO := $(shell $(PYTHON) -c 'import sys, sysconfig as s; \
 # On a fresh machine Python may not be there yet: 'make deps', 'make test'
 # and 'make demo' install it first and build in a second make.
 ifeq ($(PY_INFO),)
-ifneq ($(filter-out deps test demo clean,$(or $(MAKECMDGOALS),all)),)
+ifneq ($(filter-out deps test test-vscode demo clean,$(or $(MAKECMDGOALS),all)),)
 $(error PYTHON=$(PYTHON) does not run: run 'make deps' first, or pass PYTHON=/path/to/python3)
 endif
 endif
@@ -156,9 +164,16 @@ PYHOOK_CFLAGS = -std=gnu11 $(WARN) -Wno-missing-prototypes -D_GNU_SOURCE -Ilib -
             -fPIC -fvisibility=hidden -fno-strict-aliasing
 PYENV_ROOT ?= $(shell pyenv root 2>/dev/null || echo $$HOME/.pyenv)
 
-VSCODE_EXT := $(patsubst vscode/extension/%,$(B)/vscode-extension/%,$(wildcard vscode/extension/*))
+VSCODE_EXT_SRC := $(sort $(shell find vscode/extension -type f))
+VSCODE_EXT := $(patsubst vscode/extension/%,$(B)/vscode-extension/%,$(VSCODE_EXT_SRC))
+# The extension packaged for "Install from VSIX..." and the editors'
+# --install-extension (make vsix), by Microsoft's vsce from npm, pinned by
+# tools/vsce/package-lock.json and installed into $(B)/vsce.
+VSIX     := $(B)/tdebug-vscode.vsix
+VSCE     := $(B)/vsce/node_modules/@vscode/vsce/vsce
 
-.PHONY: all deps test unit e2e demo bench install uninstall asan fuzz clean samples pyhook-all FORCE
+.PHONY: all deps test unit e2e demo bench install uninstall asan fuzz clean samples pyhook-all \
+        vsix test-vscode FORCE
 
 all: $(TDEBUG) $(EXECHELP) $(if $(PRELOAD_SRC),$(PRELOAD)) \
      $(if $(wildcard python/_tdebug.c),$(PYEXT)) $(PYPKG) $(PYHOOK) samples $(VSCODE_EXT)
@@ -264,7 +279,24 @@ pyhook-all: $(PYHOOK)
 # tdebug, or in LIBDIR once installed).
 $(B)/vscode-extension/%: vscode/extension/%
 	@mkdir -p $(dir $@)
-	$(Q)cp $< $@
+	$(Q)cp $< $@ && chmod --reference=$< $@
+
+# vsce runs in the staged copy: it packs every file of the folder it runs in,
+# and nothing there is anyone's but the build's.  The project has no license
+# file yet (--skip-license) nor a public repository to name
+# (--allow-missing-repository); without them vsce would ask on the terminal.
+vsix: $(VSIX)
+$(VSIX): $(VSCODE_EXT) $(VSCE)
+	$(quiet) VSIX $@
+	$(Q)cd $(B)/vscode-extension && node $(abspath $(VSCE)) package --no-dependencies \
+	    --skip-license --allow-missing-repository --out $(abspath $@) >/dev/null
+
+$(VSCE): tools/vsce/package.json tools/vsce/package-lock.json
+	@mkdir -p $(B)/vsce
+	$(quiet) NPM $(B)/vsce
+	$(Q)cp $^ $(B)/vsce/ && cd $(B)/vsce && \
+	    npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null
+	$(Q)touch $@
 
 $(B)/python/%.py: python/%.py
 	@mkdir -p $(dir $@)
@@ -310,8 +342,21 @@ e2e: all pyhook-all $(TOOL_BIN)
 # 'make test' is what CI runs: install what is missing, build with -Werror,
 # run everything, and end with one summary line.
 test: deps
-	$(Q)$(MAKE) --no-print-directory all pyhook-all $(UNIT_BIN) $(TOOL_BIN)
+	$(Q)$(MAKE) --no-print-directory all pyhook-all $(UNIT_BIN) $(TOOL_BIN) $(VSIX)
 	$(Q)B=$(B) PYTHON=$(PYTHON) PYTEST_ARGS="$(PYTEST_ARGS)" tests/run-all $(UNIT_BIN)
+
+# A real VS Code (code-server 4.100.3 from npm, in Debian's chromium driven
+# by puppeteer-core) used through its UI with the .vsix installed by 'tdebug
+# vscode --install-extension': tests/vscode-ui/run.js.  The editor is
+# installed once into the cache (tests/vscode-ui/setup.sh), outside the
+# checkout; screenshots of each step and the adapter's transcript go to
+# $(B)/test-vscode.  Not part of 'make test' (it installs a browser).
+test-vscode:
+	$(Q)tools/deps.sh --vscode-ui
+	$(Q)$(MAKE) --no-print-directory all $(VSIX)
+	$(Q)$(if $(VSCODE_UI_CACHE),TDEBUG_VSCODE_UI_CACHE=$(abspath $(VSCODE_UI_CACHE))) tests/vscode-ui/setup.sh
+	$(Q)$(if $(VSCODE_UI_CACHE),TDEBUG_VSCODE_UI_CACHE=$(abspath $(VSCODE_UI_CACHE))) \
+	    B=$(abspath $(B)) TDEBUG_PYTHON=$(PYTHON) node tests/vscode-ui/run.js
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all
@@ -347,7 +392,8 @@ install: all pyhook-all
 	install -m 644 $(B)/pyhook/libtdebug-pyhook-cpython-*.so "$(DESTDIR)$(LIBDIR)/pyhook/"
 	install -m 644 doc/tdebug.1 "$(DESTDIR)$(MANDIR)/tdebug.1"
 	install -d "$(DESTDIR)$(LIBDIR)/vscode-extension"
-	install -m 644 $(VSCODE_EXT) "$(DESTDIR)$(LIBDIR)/vscode-extension/"
+	cp -R $(B)/vscode-extension/. "$(DESTDIR)$(LIBDIR)/vscode-extension/"
+	$(if $(wildcard $(VSIX)),install -m 644 $(VSIX) "$(DESTDIR)$(LIBDIR)/")
 	$(if $(wildcard $(B)/python/tdebug),mkdir -p "$(DESTDIR)$(LIBDIR)/tdebug" && \
 	    cp $(B)/python/tdebug/*.py $(B)/python/tdebug/*.so "$(DESTDIR)$(LIBDIR)/tdebug/" && \
 	    install -d "$(DESTDIR)$(PY_SITE)" && \

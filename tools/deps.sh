@@ -5,7 +5,21 @@
 #
 #   tools/deps.sh            install what is missing
 #   tools/deps.sh --check    list what is missing, install nothing (exit 1 if any)
+#   tools/deps.sh --vscode-ui [--check]
+#                            also what the real VS Code run needs ('make
+#                            test-vscode', tests/vscode-ui/setup.sh): a browser
+#                            and what code-server's native modules build with
 set -eu
+
+check=""
+vscode_ui=""
+for arg in "$@"; do
+    case "$arg" in
+    --check) check=--check ;;
+    --vscode-ui) vscode_ui=1 ;;
+    *) echo "deps: unknown argument '$arg' (usage: tools/deps.sh [--vscode-ui] [--check])" >&2; exit 2 ;;
+    esac
+done
 
 # One line per package, with why tdebug needs it.
 PACKAGES="
@@ -39,8 +53,23 @@ openssh-client    ssh, through which 'tdebug stacks --job --hosts' reads other h
 openssh-server    sshd on the two "hosts" the distributed-job tests make in namespaces (tests/e2e/cluster_util.py)
 "
 
+# Only for 'make test-vscode' (--vscode-ui): a real VS Code (code-server from
+# npm) in a real browser.  code-server's native modules are built here, against
+# the installed node's headers, instead of downloading prebuilt binaries.
+VSCODE_UI_PACKAGES="
+chromium          the browser puppeteer-core drives (headless) to use code-server's VS Code
+ripgrep           VS Code's search, instead of @vscode/ripgrep's download of its own rg
+libkrb5-dev       headers the 'kerberos' native module of VS Code builds against
+python3           node-gyp, which builds code-server's native modules
+g++               the same
+make              the same
+"
+if [ -n "$vscode_ui" ]; then
+    PACKAGES="$PACKAGES$VSCODE_UI_PACKAGES"
+fi
+
 missing=""
-for pkg in $(printf '%s\n' "$PACKAGES" | awk 'NF { print $1 }'); do
+for pkg in $(printf '%s\n' "$PACKAGES" | awk 'NF { print $1 }' | sort -u); do
     status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)
     case "$status" in
     *" installed") ;;
@@ -64,7 +93,7 @@ dap_client_ok() {
 }
 install_dap_client() {
     dap_client_ok && return 0
-    if [ "${1:-}" = "--check" ]; then
+    if [ -n "$check" ]; then
         echo "deps: missing: the DAP test client in tests/dap (npm ci)"
         return 1
     fi
@@ -74,10 +103,10 @@ install_dap_client() {
 
 if [ -z "$missing" ]; then
     echo "deps: all packages present"
-    install_dap_client "${1:-}"
+    install_dap_client
     exit $?
 fi
-if [ "${1:-}" = "--check" ]; then
+if [ -n "$check" ]; then
     echo "deps: missing:$missing"
     exit 1
 fi

@@ -41,7 +41,8 @@ const char cmd_dap_usage[] =
     "                    stderr) and serve the clients that connect, one after\n"
     "                    the other, until interrupted\n"
     "  --host ADDRESS    the address to listen on (default 127.0.0.1)\n"
-    "  --log FILE        append every message, each way, to FILE\n"
+    "  --log FILE        append every message, each way, to FILE (default:\n"
+    "                    $TDEBUG_DAP_LOG, for the adapter an editor starts)\n"
     "  --terminal FIFO   (what the adapter asks a client's terminal to run, for\n"
     "                    the program's input and output: say the terminal's name\n"
     "                    into FIFO and stay until the session ends)\n"
@@ -192,6 +193,8 @@ int cmd_dap(int argc, char **argv)
     }
     if (optind < argc)
         return tdb_usage_error("dap", "unexpected argument '%s'", argv[optind]);
+    if (!o.log && getenv("TDEBUG_DAP_LOG") && *getenv("TDEBUG_DAP_LOG"))
+        o.log = getenv("TDEBUG_DAP_LOG");
     if (host && port < 0)
         return tdb_usage_error("dap", "--host goes with --port");
     if (port >= 0)

@@ -136,9 +136,13 @@ const char cmd_vscode_usage[] =
     "--install-extension installs tdebug's extension, which gives VS Code the\n"
     "\"tdebug\" debug type with 'tdebug dap' as its adapter, into VS Code's and\n"
     "VS Code Server's extension folders (~/.vscode/extensions,\n"
-    "~/.vscode-server/extensions; --extensions-dir DIR, repeatable, for\n"
-    "others).  Running it again changes nothing; a folder of the same name that\n"
-    "is not tdebug's is left alone (exit status 1).\n";
+    "~/.vscode-server/extensions) and, where code-server is used,\n"
+    "code-server's ($XDG_DATA_HOME/code-server/extensions, by default under\n"
+    "~/.local/share); --extensions-dir DIR, repeatable, for others.  With the\n"
+    "packaged extension ('make vsix') and the editor's command on PATH (code,\n"
+    "code-server), the editor installs it; else its files are copied the way\n"
+    "the editor unpacks them.  Running it again changes nothing; a folder of\n"
+    "the same name that is not tdebug's is left alone (exit status 1).\n";
 
 typedef struct options {
     const char *workspace;

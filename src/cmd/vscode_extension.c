@@ -1,7 +1,8 @@
 /*
  * cmd/vscode_extension.c: 'tdebug vscode --install-extension', which
  * installs the "tdebug" debug type (vscode/extension/, whose adapter is
- * 'tdebug dap') for the user; src/vscode/extension.c does the work.  Reached
+ * 'tdebug dap') for the user, into VS Code's, VS Code Server's and
+ * code-server's extensions folders; src/vscode/extension.c does the work.  Reached
  * from 'tdebug vscode' (src/cmd/vscode.c), not a command of its own.
  */
 #include "cmd/cmd.h"
@@ -41,7 +42,7 @@ static char **user_dirs(void)
         tdb_fail("cannot find your home directory ($HOME is not set): give --extensions-dir DIR");
         return NULL;
     }
-    return tdb_vscode_extension_dirs(home);
+    return tdb_vscode_extension_dirs(home, getenv("XDG_DATA_HOME"));
 }
 
 int cmd_vscode_install_into(char *const *dirs, int *out_changed)
@@ -57,11 +58,21 @@ int cmd_vscode_install_into(char *const *dirs, int *out_changed)
         free(src);
         return TDB_EXIT_FAIL;
     }
+    /* The packaged extension goes in through the editor's own command when
+     * both are there (the editor keeps its list of extensions itself); else
+     * the extension's folder is copied the way the editor unpacks it. */
+    char *vsix = tdb_companion_path("tdebug-vscode.vsix");
     for (char *const *d = dirs; *d; d++) {
         tdb_buf report = TDB_BUF_INIT;
         tdb_error err = {0};
-        int changed = 0;
-        int rc = tdb_vscode_install_extension(src, tdebug, *d, &report, &changed, &err);
+        int changed = 0, rc;
+        const char *cli = tdb_vscode_editor_cli(*d);
+        char *exe = vsix && cli ? tdb_which(cli) : NULL;
+        if (exe)
+            rc = tdb_vscode_install_vsix(cli, vsix, src, tdebug, *d, &report, &changed, &err);
+        else
+            rc = tdb_vscode_install_extension(src, tdebug, *d, &report, &changed, &err);
+        free(exe);
         fputs(tdb_buf_str(&report), stdout);
         if (rc < 0) {
             tdb_print_error(&err);
@@ -72,6 +83,7 @@ int cmd_vscode_install_into(char *const *dirs, int *out_changed)
         tdb_buf_free(&report);
     }
     tdb_strv_free(mine);
+    free(vsix);
     free(src);
     return status;
 }
@@ -80,7 +92,9 @@ void cmd_vscode_check_extension(void)
 {
     char tdebug[PATH_MAX], *src = extension_source(tdebug);
     const char *home = getenv("HOME");
-    char **dirs = src && home && *home == '/' ? tdb_vscode_extension_dirs(home) : NULL;
+    char **dirs = src && home && *home == '/'
+                      ? tdb_vscode_extension_dirs(home, getenv("XDG_DATA_HOME"))
+                      : NULL;
 
     for (char **d = dirs; d && *d; d++) {
         tdb_buf why = TDB_BUF_INIT;

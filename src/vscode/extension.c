@@ -1,5 +1,6 @@
 /* vscode/extension.c: installing tdebug's VS Code extension (see vscode/extension.h). */
 #include "vscode/extension.h"
+#include "process/spawn.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -11,22 +12,55 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-char **tdb_vscode_extension_dirs(const char *home)
+static int is_dir(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+char **tdb_vscode_extension_dirs(const char *home, const char *xdg_data_home)
 {
     static const char *const rel[] = {".vscode/extensions", ".vscode-server/extensions"};
     char **out = NULL;
     size_t n = 0;
     for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
         char *dir = tdb_xasprintf("%s/%s", home, rel[i]);
-        struct stat st;
-        if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+        if (is_dir(dir))
             tdb_ptrs_push(&out, &n, dir);
         else
             free(dir);
     }
+    /* code-server makes its extensions folder when it first installs one:
+     * its user data folder says it is used here. */
+    char *data = xdg_data_home && *xdg_data_home == '/'
+                     ? tdb_xasprintf("%s/code-server", xdg_data_home)
+                     : tdb_xasprintf("%s/.local/share/code-server", home);
+    if (is_dir(data))
+        tdb_ptrs_push(&out, &n, tdb_xasprintf("%s/extensions", data));
+    free(data);
     if (!n)
         tdb_ptrs_push(&out, &n, tdb_xasprintf("%s/%s", home, rel[0]));
     return out;
+}
+
+/* Whether S ends with SUFFIX. */
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t ls = strlen(s), lx = strlen(suffix);
+    return ls >= lx && !strcmp(s + ls - lx, suffix);
+}
+
+const char *tdb_vscode_editor_cli(const char *dir)
+{
+    char *d = tdb_xstrdup(dir);
+    size_t len = strlen(d);
+    while (len > 1 && d[len - 1] == '/')
+        d[--len] = '\0';
+    const char *cli = ends_with(d, "/code-server/extensions") ? "code-server"
+                      : ends_with(d, "/.vscode/extensions")   ? "code"
+                                                              : NULL;
+    free(d);
+    return cli;
 }
 
 /* mkdir -p DIR. */
@@ -108,8 +142,22 @@ static int copy_files(const char *src, const char *dst, int *changed, tdb_error 
     return rc;
 }
 
-/* DIR/bin/tdebug -> TDEBUG, replaced atomically when it points elsewhere. */
-static int link_tdebug(const char *dir, const char *tdebug, int *changed, tdb_error *err)
+/* Whether the file PATH holds exactly the bytes of the file SHIPPED. */
+static int same_bytes(const char *path, const char *shipped)
+{
+    size_t la = 0, lb = 0;
+    char *a = tdb_read_file(path, &la, NULL), *b = tdb_read_file(shipped, &lb, NULL);
+    int same = a && b && la == lb && !memcmp(a, b, la);
+    free(a);
+    free(b);
+    return same;
+}
+
+/* DIR/bin/tdebug -> TDEBUG, replaced atomically when it points elsewhere,
+ * or when it is SHIPPED's copy (the script a .vsix carries; SHIPPED may be
+ * NULL). */
+static int link_tdebug(const char *dir, const char *tdebug, const char *shipped, int *changed,
+                       tdb_error *err)
 {
     char *bin = tdb_xasprintf("%s/bin", dir), *link = tdb_xasprintf("%s/tdebug", bin);
     char *tmp = tdb_xasprintf("%s.tmp%d", link, (int)getpid());
@@ -124,7 +172,7 @@ static int link_tdebug(const char *dir, const char *tdebug, int *changed, tdb_er
             rc = 0;
             goto cleanup;
         }
-    } else if (errno != ENOENT) {
+    } else if (errno != ENOENT && !(errno == EINVAL && shipped && same_bytes(link, shipped))) {
         tdb_error_set_exit(err, TDB_EXIT_FAIL, errno, "'%s' is not the link tdebug makes: left "
                                                       "alone (move it away and run again)",
                            link);
@@ -383,33 +431,57 @@ cleanup:
     return rc;
 }
 
-int tdb_vscode_install_extension(const char *src, const char *tdebug, const char *dir,
-                                 tdb_buf *report, int *out_changed, tdb_error *err)
+/* The extension in SRC and its folder in DIR: *ID "PUB.NAME", *FOLDER
+ * "PUB.NAME-VERSION", *TARGET "DIR/FOLDER" (new strings), *VERSION
+ * (borrowed from the returned package.json, a new reference), *EXISTS
+ * whether TARGET is there (and then ours).  NULL with ERR set when SRC
+ * cannot be read, or TARGET is there and not tdebug's. */
+static json_t *target_of(const char *src, const char *dir, char **id, char **folder,
+                         char **target, const char **version, int *exists, tdb_error *err)
 {
-    char *target = NULL, *folder = NULL, *id = NULL, *theirs = NULL;
-    const char *pub, *name, *version;
-    json_t *pkg = read_identity(src, &pub, &name, &version, err);
-    int changed = 0, rc = -1;
-
-    if (!pkg)
-        goto cleanup;
-    id = tdb_xasprintf("%s.%s", pub, name);
-    folder = tdb_xasprintf("%s-%s", id, version);
-    target = tdb_xasprintf("%s/%s", dir, folder);
+    const char *pub, *name;
+    json_t *pkg = read_identity(src, &pub, &name, version, err);
     struct stat st;
-    if (lstat(target, &st) == 0) {
+
+    *id = *folder = *target = NULL;
+    if (!pkg)
+        return NULL;
+    *id = tdb_xasprintf("%s.%s", pub, name);
+    *folder = tdb_xasprintf("%s-%s", *id, *version);
+    *target = tdb_xasprintf("%s/%s", dir, *folder);
+    *exists = lstat(*target, &st) == 0;
+    if (*exists) {
         /* Ours only if its package.json says so. */
-        theirs = tdb_xasprintf("%s/package.json", target);
-        if (!S_ISDIR(st.st_mode) || !is_ours(theirs, pub, name)) {
+        char *theirs = tdb_xasprintf("%s/package.json", *target);
+        int ours = S_ISDIR(st.st_mode) && is_ours(theirs, pub, name);
+        free(theirs);
+        if (!ours) {
             tdb_error_set_exit(err, TDB_EXIT_FAIL, EEXIST,
                                "'%s' exists and is not tdebug's extension: left alone (move it "
                                "away and run again)",
-                               target);
-            goto cleanup;
+                               *target);
+            json_decref(pkg);
+            return NULL;
         }
     }
-    if (make_dirs(target, err) < 0 || copy_files(src, target, &changed, err) < 0 ||
-        link_tdebug(target, tdebug, &changed, err) < 0)
+    return pkg;
+}
+
+int tdb_vscode_install_extension(const char *src, const char *tdebug, const char *dir,
+                                 tdb_buf *report, int *out_changed, tdb_error *err)
+{
+    char *target = NULL, *folder = NULL, *id = NULL, *shipped = tdb_xasprintf("%s/bin/tdebug", src);
+    const char *version;
+    int changed = 0, exists, rc = -1;
+    json_t *pkg = target_of(src, dir, &id, &folder, &target, &version, &exists, err);
+
+    /* Over a copy unpacked from the .vsix ("Install from VSIX..."), only
+     * the script it carries is replaced, by the link; a bin/tdebug of the
+     * user's stops the install before anything is copied. */
+    if (!pkg)
+        goto cleanup;
+    if (make_dirs(target, err) < 0 || link_tdebug(target, tdebug, shipped, &changed, err) < 0 ||
+        copy_files(src, target, &changed, err) < 0)
         goto cleanup;
     if (changed)
         tdb_buf_addf(report, "installed %s in %s (its adapter: %s dap)\n", folder, dir, tdebug);
@@ -426,6 +498,68 @@ cleanup:
     free(target);
     free(folder);
     free(id);
-    free(theirs);
+    free(shipped);
+    return rc;
+}
+
+int tdb_vscode_install_vsix(const char *cli, const char *vsix, const char *src,
+                            const char *tdebug, const char *dir, tdb_buf *report,
+                            int *out_changed, tdb_error *err)
+{
+    char *target = NULL, *folder = NULL, *id = NULL, *exe = NULL, *shipped = NULL, *said = NULL;
+    const char *version;
+    int changed = 0, exists, rc = -1;
+    tdb_spawn_result r = TDB_SPAWN_RESULT_INIT;
+    json_t *pkg = target_of(src, dir, &id, &folder, &target, &version, &exists, err);
+    struct stat st;
+
+    if (!pkg)
+        goto cleanup;
+    /* Installed already (by the editor, or copied): the editor would say
+     * so and change nothing. */
+    if (!exists) {
+        if (!(exe = tdb_which(cli))) {
+            tdb_error_set_exit(err, TDB_EXIT_TOOL, ENOENT,
+                               "cannot install '%s' into '%s': no '%s' on PATH", vsix, dir, cli);
+            goto cleanup;
+        }
+        char *argv[] = {exe, "--extensions-dir", (char *)dir, "--install-extension", (char *)vsix,
+                        "--force", NULL};
+        if (tdb_spawn_capture(argv, NULL, 300 * 1000, &r, err) < 0)
+            goto cleanup;
+        if (r.status != 0 || r.timed_out || lstat(target, &st) < 0 || !S_ISDIR(st.st_mode)) {
+            said = tdb_first_line(*r.err ? r.err : r.out);
+            tdb_error_set(err, EIO, "'%s --install-extension %s' did not install %s in '%s': %s",
+                          exe, vsix, folder, dir,
+                          r.timed_out ? "it did not finish within 5 minutes"
+                          : *said     ? said
+                                      : "it said nothing");
+            goto cleanup;
+        }
+        changed = 1;
+    }
+    shipped = tdb_xasprintf("%s/bin/tdebug", src);
+    if (link_tdebug(target, tdebug, shipped, &changed, err) < 0)
+        goto cleanup;
+    if (!exists)
+        tdb_buf_addf(report, "installed %s in %s with '%s --install-extension' (its adapter: %s "
+                             "dap)\n",
+                     folder, dir, cli, tdebug);
+    else
+        tdb_buf_addf(report, changed ? "%s in %s: its adapter is now %s dap\n"
+                                     : "%s in %s is up to date\n",
+                     folder, dir, tdebug);
+    if (out_changed)
+        *out_changed = changed;
+    rc = 0;
+cleanup:
+    tdb_spawn_result_free(&r);
+    json_decref(pkg);
+    free(target);
+    free(folder);
+    free(id);
+    free(exe);
+    free(shipped);
+    free(said);
     return rc;
 }

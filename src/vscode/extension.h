@@ -15,6 +15,10 @@
  *                                        itself when it starts
  *   EXTENSIONS/.obsolete                 the folder is taken off it
  *
+ * or, from the packaged extension (build/tdebug-vscode.vsix, 'make vsix'),
+ * by the editor's own 'CLI --install-extension', which lists it itself; its
+ * bin/tdebug, a script that runs the tdebug on PATH, is then made the link.
+ *
  * Nothing of the user's is destroyed: a folder of that name that is not
  * tdebug's is left alone (an error), a file replaced keeps its previous
  * text as NAME.~N~ (tdb_write_file_keeping()), and installing twice changes
@@ -27,13 +31,39 @@
 
 /* The extensions folders to install into for a user whose home is HOME:
  * those of VS Code (~/.vscode/extensions) and of VS Code Server, which
- * Remote-SSH runs (~/.vscode-server/extensions), that exist; when neither
- * does, VS Code's.  New NULL-terminated list (tdb_strv_free). */
-char **tdb_vscode_extension_dirs(const char *home);
+ * Remote-SSH runs (~/.vscode-server/extensions), that exist, and
+ * code-server's (DATA/code-server/extensions) when DATA/code-server, its
+ * user data, exists: DATA is XDG_DATA_HOME when it is an absolute path
+ * (NULL or anything else: HOME/.local/share, as code-server takes it).
+ * When none is there, VS Code's.  New NULL-terminated list
+ * (tdb_strv_free). */
+char **tdb_vscode_extension_dirs(const char *home, const char *xdg_data_home);
+
+/* The command of the editor whose extensions folder DIR is, by its name:
+ * "code-server" for .../code-server/extensions, "code" for
+ * .../.vscode/extensions; NULL for any other (VS Code Server's has no
+ * command of its own on PATH).  Static string. */
+const char *tdb_vscode_editor_cli(const char *dir);
+
+/* Install the packaged extension VSIX into the extensions folder DIR with
+ * the editor's own command CLI (tdb_vscode_editor_cli(); looked up on
+ * PATH): 'CLI --extensions-dir DIR --install-extension VSIX --force', run
+ * only when DIR has no folder of the extension's version yet; then its
+ * bin/tdebug links to TDEBUG.  SRC is the extension's folder the VSIX was
+ * made from (its package.json names the folder the editor makes; its
+ * bin/tdebug is the script the VSIX carries, the one file replaced by the
+ * link).  REPORT, *OUT_CHANGED and the return as for
+ * tdb_vscode_install_extension(); ERR says what the editor's command said
+ * when it failed. */
+int tdb_vscode_install_vsix(const char *cli, const char *vsix, const char *src,
+                            const char *tdebug, const char *dir, tdb_buf *report,
+                            int *out_changed, tdb_error *err);
 
 /* Install the extension in SRC (a folder with its package.json) into the
- * extensions folder DIR (made if missing), its bin/tdebug linking to
- * TDEBUG (an absolute path).  Appends to REPORT one line per thing done or
+ * extensions folder DIR (made if missing) by copying its files, its
+ * bin/tdebug linking to TDEBUG (an absolute path; a bin/tdebug there is
+ * replaced only when it is another link or SRC's own bin/tdebug, the
+ * script a .vsix carries).  Appends to REPORT one line per thing done or
  * found, e.g. "installed tdebug.tdebug-0.1.0 in DIR".  *OUT_CHANGED (if
  * given): 1 when anything was written.  Returns 0, or -1 with ERR set
  * (TDB_EXIT_FAIL when something of the user's is in the way, and then

@@ -38,6 +38,11 @@ def test_install_elsewhere_than_built_for(tmp_path):
     assert r.returncode == 0, r.stderr
     ext = next((home / ".vscode" / "extensions").glob("tdebug.tdebug-*"))
     assert os.readlink(ext / "bin" / "tdebug") == tdebug
+    # the extension's folder with its adapter script, and the packaged
+    # extension when 'make vsix' built it, installed beside each other
+    assert os.access(prefix / "lib" / "tdebug" / "vscode-extension" / "bin" / "tdebug", os.X_OK)
+    if (BUILD / "tdebug-vscode.vsix").is_file():
+        assert (prefix / "lib" / "tdebug" / "tdebug-vscode.vsix").is_file()
     r = run([tdebug, "vscode", "--workspace", str(ws), "--program", "main.py"],
             env=clean_env(HOME=home))
     assert r.returncode == 0 and r.stderr == ""

@@ -7,7 +7,7 @@
  */
 #include "cli/cli.h"
 
-#include "native/cxxargs.h"
+#include "torch/cxxargs.h"
 #include "base/signals.h"
 
 #include <ctype.h>

@@ -115,7 +115,7 @@ typedef struct tdb_stop_info {
                           * (native/cxxexc.h); NULL otherwise (borrowed) */
     json_t *args;        /* breakpoint: the arguments of the function it
                           * stopped in, {function, at_entry, ..., args:
-                          * [{name, type, value}]} (native/cxxargs.h; tensors
+                          * [{name, type, value}]} (torch/cxxargs.h; tensors
                           * decoded), when they can be named; else NULL
                           * (borrowed) */
     int compact;         /* a step: show the new location, not the stack */

@@ -1,5 +1,5 @@
 /*
- * native/cxxargs.h: the arguments of a native frame without debug info, from the
+ * torch/cxxargs.h: the arguments of a native frame without debug info, from the
  * function's demangled name and the x86-64 System V calling convention,
  * read at the function's entry.
  *

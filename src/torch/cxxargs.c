@@ -1,6 +1,6 @@
-/* native/cxxargs.c: a native frame's arguments from its demangled signature and
- * the x86-64 System V calling convention (see native/cxxargs.h). */
-#include "native/cxxargs.h"
+/* torch/cxxargs.c: a native frame's arguments from its demangled signature and
+ * the x86-64 System V calling convention (see torch/cxxargs.h). */
+#include "torch/cxxargs.h"
 
 #include "native/cxxabi.h"
 #include "gdb/mi_parser.h"

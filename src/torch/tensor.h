@@ -145,7 +145,7 @@ json_t *tdb_scalar_decode(tdb_mem *m, const tdb_tensor_layout *l, uint64_t addr,
 json_t *tdb_opt_scalar_decode(tdb_mem *m, const tdb_tensor_layout *l, uint64_t addr,
                               tdb_error *err);
 
-/* --- With debug info ------------------------------------------------------
+/* --- With debug info (torch/tensor_dwarf.c) -------------------------------
  * A tensor library built with debug info is read with the offsets its
  * DWARF gives, asked of gdb as expressions ("(long)&((tt_tensor *)0)->shape")
  * through an evaluator the caller provides.  tdebug knows such libraries by

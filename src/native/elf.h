@@ -1,4 +1,12 @@
 /*
+ * Folder native/: the native side of a process or core file, read without
+ * gdb: ELF objects (libbfd, the file's own tables) and their DWARF, native
+ * frames and unwinding (libdw), the C++ ABI (type_info, strings, thrown
+ * exceptions, a call's registers and signature), core files.  It knows
+ * nothing of Python or torch, never prints and never exits; a damaged or
+ * hostile file is an error, never a crash.
+ * May include: base, process
+ *
  * native/elf.h: ELF objects through libbfd: exported symbols, build-id, separate
  * debug files, DWARF presence and how the code was compiled, gdb indexes;
  * symbol sizes and load biases, which libbfd does not tell, from the file's

@@ -1,4 +1,11 @@
 /*
+ * Folder process/: a live process seen from outside, at the lowest level:
+ * /proc (memory maps, threads, memory), holding every thread still for a
+ * moment (ptrace), running helper programs, TCP sockets, and the tdebug
+ * side of the preloaded library.  It knows nothing of ELF, Python or torch,
+ * never prints, never exits, and never leaves a process it paused stopped.
+ * May include: base
+ *
  * process/procfs.h: what /proc says about a process: its memory map, its threads,
  * its children, its name, its tracer; and reading its memory.
  *

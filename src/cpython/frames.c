@@ -202,86 +202,63 @@ static tdb_py_frame *push_frame(tdb_py_thread *t, size_t *cap, const code_info *
     return out;
 }
 
-/* 3.8-3.10: the chain of PyFrameObject.  Each frame is run by its own
- * _PyEval_EvalFrameDefault call: every one is an entry frame. */
-static void frames_310(tdb_py_process *p, struct tdb_py_strings *st, tdb_py_thread *t,
-                       uint64_t frame)
+/* Read the chain of frames from FRAME (innermost) into T.
+ *   3.8-3.10 (FRAME_OBJECTS): a chain of PyFrameObject (f_back).  Each
+ *     frame is run by its own _PyEval_EvalFrameDefault call: every one is
+ *     an entry frame.
+ *   3.11+: a chain of _PyInterpreterFrame.  3.11 marks the frame each
+ *     evaluator call was entered with (is_entry); 3.12+ push an entry frame
+ *     of their own (owner FRAME_OWNED_BY_CSTACK) under it instead: those
+ *     are left out, and the Python frame just above each one is the entry
+ *     frame.
+ * A chain that cannot be followed to its end leaves T partial, saying why. */
+static void read_frames(tdb_py_process *p, struct tdb_py_strings *st, tdb_py_thread *t,
+                        uint64_t frame, int frame_objects)
 {
     size_t cap = 0;
     cycle cy = {frame, 1, 0};
-    int32_t need = TDB_PY_OFF(p, frame_lasti) + 4;
+    int32_t need = frame_objects ? TDB_PY_OFF(p, frame_lasti) + 4 : TDB_PY_OFF(p, iframe_localsplus);
+    int32_t shim = frame_objects ? TDB_PYO_NONE : TDB_PY_OFF(p, frame_owned_by_cstack);
+    int last_was_python = 0; /* a Python frame since the last shim */
     while (frame) {
         uint8_t f[512];
         if (t->n_frames >= MAX_FRAMES) {
             t->partial = tdb_xasprintf("more than %d frames", MAX_FRAMES);
             return;
         }
-        if (frame % 8 || need > (int32_t)sizeof(f) || tdb_py_rd(p, frame, f, (size_t)need) < 0 ||
-            tdb_py_get_u64(f, TDB_PY_OFF(p, object_type)) != p->t.frame) {
-            t->partial = tdb_xasprintf("frame at 0x%llx is unreadable", (unsigned long long)frame);
-            return;
-        }
-        const code_info *c = get_code(p, st, tdb_py_get_u64(f, TDB_PY_OFF(p, frame_code)));
-        if (!c->ok) {
-            t->partial = tdb_xasprintf("frame at 0x%llx does not point to a code object",
-                                       (unsigned long long)frame);
-            return;
-        }
-        tdb_py_frame *out = push_frame(t, &cap, c, frame);
-        out->line = lasti_line(p, c, tdb_py_get_i32(f, TDB_PY_OFF(p, frame_lasti)));
-        out->is_entry = 1;
-        out->owner = TDB_PY_OWNED_BY_FRAME_OBJECT;
-        uint64_t prev = tdb_py_get_u64(f, TDB_PY_OFF(p, frame_back));
-        if (cycle_loops(&cy, prev)) {
-            t->partial = tdb_xasprintf("the frame chain loops back to 0x%llx",
-                                       (unsigned long long)prev);
-            return;
-        }
-        frame = prev;
-    }
-}
-
-/* 3.11+: the chain of _PyInterpreterFrame.  3.11 marks the frame each
- * evaluator call was entered with (is_entry); 3.12+ push an entry frame of
- * their own (owner FRAME_OWNED_BY_CSTACK) under it instead: those are left
- * out, and the Python frame just above each one is the entry frame. */
-static void frames_311(tdb_py_process *p, struct tdb_py_strings *st, tdb_py_thread *t,
-                       uint64_t frame)
-{
-    size_t cap = 0;
-    cycle cy = {frame, 1, 0};
-    int32_t need = TDB_PY_OFF(p, iframe_localsplus);
-    int32_t shim = TDB_PY_OFF(p, frame_owned_by_cstack);
-    int last_was_python = 0; /* a Python frame since the last shim */
-    while (frame) {
-        uint8_t f[256];
-        if (t->n_frames >= MAX_FRAMES) {
-            t->partial = tdb_xasprintf("more than %d frames", MAX_FRAMES);
-            return;
-        }
         if (frame % 8 || need <= 0 || need > (int32_t)sizeof(f) ||
-            tdb_py_rd(p, frame, f, (size_t)need) < 0) {
+            tdb_py_rd(p, frame, f, (size_t)need) < 0 ||
+            (frame_objects && tdb_py_get_u64(f, TDB_PY_OFF(p, object_type)) != p->t.frame)) {
             t->partial = tdb_xasprintf("frame at 0x%llx is unreadable", (unsigned long long)frame);
             return;
         }
-        int owner = (int8_t)f[TDB_PY_OFF(p, iframe_owner)];
-        uint64_t prev = tdb_py_get_u64(f, TDB_PY_OFF(p, iframe_previous));
+        int owner = frame_objects ? TDB_PY_OWNED_BY_FRAME_OBJECT
+                                  : (int8_t)f[TDB_PY_OFF(p, iframe_owner)];
+        uint64_t prev = tdb_py_get_u64(f, frame_objects ? TDB_PY_OFF(p, frame_back)
+                                                        : TDB_PY_OFF(p, iframe_previous));
         if (shim != TDB_PYO_NONE && owner >= shim) {
             if (last_was_python)
                 t->frames[t->n_frames - 1].is_entry = 1;
             last_was_python = 0;
         } else {
-            const code_info *c =
-                get_code(p, st, tdb_py_untag(p, tdb_py_get_u64(f, TDB_PY_OFF(p, iframe_code))));
+            uint64_t code = frame_objects
+                                ? tdb_py_get_u64(f, TDB_PY_OFF(p, frame_code))
+                                : tdb_py_untag(p, tdb_py_get_u64(f, TDB_PY_OFF(p, iframe_code)));
+            const code_info *c = get_code(p, st, code);
             if (!c->ok) {
                 t->partial = tdb_xasprintf("frame at 0x%llx does not point to a code object",
                                            (unsigned long long)frame);
                 return;
             }
             tdb_py_frame *out = push_frame(t, &cap, c, frame);
-            out->line = instr_line(p, c, tdb_py_get_u64(f, TDB_PY_OFF(p, iframe_instr)));
-            if (TDB_PY_HAS(p, iframe_is_entry))
-                out->is_entry = f[TDB_PY_OFF(p, iframe_is_entry)] ? 1 : 0;
+            if (frame_objects) {
+                out->line = lasti_line(p, c, tdb_py_get_i32(f, TDB_PY_OFF(p, frame_lasti)));
+                out->is_entry = 1;
+            } else {
+                out->line = instr_line(p, c, tdb_py_get_u64(f, TDB_PY_OFF(p, iframe_instr)));
+                if (TDB_PY_HAS(p, iframe_is_entry))
+                    out->is_entry = f[TDB_PY_OFF(p, iframe_is_entry)] ? 1 : 0;
+            }
             out->owner = owner;
             last_was_python = 1;
         }
@@ -497,13 +474,14 @@ tdb_py_snapshot *tdb_py_read(tdb_py_process *p, tdb_error *err)
                 t->gil = TDB_GIL_WAITING;
             t->gc = collecting > 0 && t->gil == TDB_GIL_HELD;
             if (TDB_PY_HAS(p, tstate_frame)) {
-                frames_310(p, s->strings, t, tdb_py_get_u64(tstate, TDB_PY_OFF(p, tstate_frame)));
+                read_frames(p, s->strings, t, tdb_py_get_u64(tstate, TDB_PY_OFF(p, tstate_frame)), 1);
             } else if (TDB_PY_HAS(p, tstate_current_frame)) {
-                frames_311(p, s->strings, t, tdb_py_get_u64(tstate, TDB_PY_OFF(p, tstate_current_frame)));
+                read_frames(p, s->strings, t,
+                            tdb_py_get_u64(tstate, TDB_PY_OFF(p, tstate_current_frame)), 0);
             } else {
                 uint64_t cframe = tdb_py_get_u64(tstate, TDB_PY_OFF(p, tstate_cframe)), cur = 0;
                 if (cframe && tdb_py_ptr(p, cframe, TDB_PYO_cframe_current_frame, &cur) == 0)
-                    frames_311(p, s->strings, t, cur);
+                    read_frames(p, s->strings, t, cur, 0);
                 else if (cframe)
                     t->partial = tdb_xasprintf("its _PyCFrame at 0x%llx is unreadable",
                                                (unsigned long long)cframe);

@@ -77,6 +77,8 @@ void *tdb_xrealloc(void *p, size_t n);
 char *tdb_xstrdup(const char *s);
 char *tdb_xstrndup(const char *s, size_t n);
 char *tdb_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The N bytes at DATA as lower-case hex ("c561f3aa..."): a new string. */
+char *tdb_hex(const void *data, size_t n);
 /* Make room for element N of the growable array ARR of capacity CAP
  * (both lvalues), doubling it: git's ALLOC_GROW. */
 #define TDB_GROW(arr, n, cap)                                            \

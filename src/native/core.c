@@ -210,10 +210,7 @@ static char *build_id_of_image(const uint8_t *hdr, size_t len)
                 break;
             if (nh[2] == NT_GNU_BUILD_ID && nh[0] == 4 && memcmp(hdr + name, "GNU", 4) == 0 &&
                 nh[1] > 0 && nh[1] <= 64) {
-                tdb_buf b = TDB_BUF_INIT;
-                for (uint32_t k = 0; k < nh[1]; k++)
-                    tdb_buf_addf(&b, "%02x", hdr[desc + k]);
-                return tdb_buf_detach(&b);
+                return tdb_hex(hdr + desc, nh[1]);
             }
             off = next;
         }

@@ -226,13 +226,9 @@ const char *tdb_elf_kind_name(tdb_elf_kind kind)
     return "other";
 }
 
-char *tdb_elf_hex(const unsigned char *data, size_t n)
+char *tdb_build_id_path(const char *debug_dir, const char *build_id)
 {
-    char *s = tdb_xmalloc(2 * n + 1);
-    for (size_t i = 0; i < n; i++)
-        snprintf(s + 2 * i, 3, "%02x", data[i]);
-    s[2 * n] = '\0';
-    return s;
+    return tdb_xasprintf("%s/.build-id/%.2s/%s.debug", debug_dir, build_id, build_id + 2);
 }
 
 char *tdb_elf_build_id(const tdb_elf *e)
@@ -240,7 +236,7 @@ char *tdb_elf_build_id(const tdb_elf *e)
     const struct bfd_build_id *id = e->abfd->build_id;
     if (!id || id->size == 0)
         return NULL;
-    return tdb_elf_hex(id->data, id->size);
+    return tdb_hex(id->data, id->size);
 }
 
 char *tdb_elf_debuglink(tdb_elf *e, uint32_t *out_crc)

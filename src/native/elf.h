@@ -149,6 +149,11 @@ char **tdb_elf_exports(tdb_elf *elf, const char *prefix, size_t *out_n, tdb_erro
 /* Where separate debug files are looked for: gdb's debug-file-directory. */
 #define TDB_DEBUG_DIR_DEFAULT "/usr/lib/debug"
 
+/* Where gdb looks for the separate debug file of the object whose build-id
+ * is BUILD_ID (hex, at least two digits) under DEBUG_DIR:
+ * "DEBUG_DIR/.build-id/c5/61f3aa....debug".  A new string. */
+char *tdb_build_id_path(const char *debug_dir, const char *build_id);
+
 /* --- The whole report ---------------------------------------------------- */
 
 typedef struct tdb_elf_options {

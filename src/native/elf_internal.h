@@ -36,7 +36,5 @@ typedef enum tdb_elf_open_mode {
 tdb_elf *tdb_elf_open_as(const char *path, tdb_elf_open_mode mode, tdb_error *err);
 /* Why libbfd's last call failed (a static string). */
 const char *tdb_bfd_why(void);
-/* DATA (N bytes) as lower-case hex, a new string. */
-char *tdb_elf_hex(const unsigned char *data, size_t n);
 
 #endif

@@ -241,8 +241,7 @@ static tdb_elf *find_debug_file(tdb_elf_report *r, tdb_elf *obj, const strv *dir
 
     if (r->build_id && strlen(r->build_id) > 2) {
         for (size_t i = 0; i < dirs->n && !d; i++) {
-            char *c = tdb_xasprintf("%s/.build-id/%.2s/%s.debug", dirs->v[i], r->build_id,
-                                    r->build_id + 2);
+            char *c = tdb_build_id_path(dirs->v[i], r->build_id);
             d = try_candidate(&s, c, 1);
             if (d)
                 r->debug_file_via = "build-id";
@@ -318,9 +317,9 @@ static tdb_elf *find_alt_file(tdb_elf_report *r, tdb_elf *dwarf_file, const strv
     alt = tdb_elf_open_as(path, TDB_ELF_OPEN_DECOMPRESS, &ignored);
     free(path);
     if (!alt && id && id_len > 1) {
-        char *idhex = tdb_elf_hex(id, (size_t)id_len);
+        char *idhex = tdb_hex(id, (size_t)id_len);
         for (size_t i = 0; i < dirs->n && !alt; i++) {
-            char *c = tdb_xasprintf("%s/.build-id/%.2s/%s.debug", dirs->v[i], idhex, idhex + 2);
+            char *c = tdb_build_id_path(dirs->v[i], idhex);
             tdb_error_clear(&ignored);
             alt = tdb_elf_open_as(c, TDB_ELF_OPEN_DECOMPRESS, &ignored);
             free(c);

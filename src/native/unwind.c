@@ -7,6 +7,7 @@
 #include "native/unwind.h"
 
 #include "native/core.h"
+#include "native/elf.h"
 
 #include <bfd.h>
 #include <elfutils/libdwfl.h>
@@ -234,13 +235,11 @@ int tdb_capture_debug_file(tdb_capture *c, uint64_t pc, const char *debug_dir)
     int n = dwfl_module_build_id(mod, &bits, &vaddr);
     if (n < 2 || n > 64)
         return 0;
-    tdb_buf path = TDB_BUF_INIT;
-    tdb_buf_addf(&path, "%s/.build-id/%02x/", debug_dir, bits[0]);
-    for (int i = 1; i < n; i++)
-        tdb_buf_addf(&path, "%02x", bits[i]);
-    tdb_buf_adds(&path, ".debug");
-    int found = access(tdb_buf_str(&path), R_OK) == 0;
-    tdb_buf_free(&path);
+    char *id = tdb_hex(bits, (size_t)n);
+    char *path = tdb_build_id_path(debug_dir, id);
+    int found = access(path, R_OK) == 0;
+    free(path);
+    free(id);
     return found;
 }
 
@@ -307,8 +306,11 @@ static const symfile *module_symbols(tdb_symcache *cache, Dwfl_Module *mod, cons
     tdb_buf key = TDB_BUF_INIT;
     tdb_buf_adds(&key, path ? path : "?");
     tdb_buf_addc(&key, '\n');
-    for (int i = 0; i < idlen; i++)
-        tdb_buf_addf(&key, "%02x", id[i]);
+    if (idlen > 0) {
+        char *hex = tdb_hex(id, (size_t)idlen);
+        tdb_buf_adds(&key, hex);
+        free(hex);
+    }
     for (size_t i = 0; i < cache->n; i++) {
         if (strcmp(cache->files[i].key, tdb_buf_str(&key)) == 0) {
             tdb_buf_free(&key);

@@ -25,62 +25,87 @@ static int in_map(const tdb_elf *e, uint64_t off, uint64_t len)
     return off <= e->map_len && len <= e->map_len - off;
 }
 
-static const Elf64_Ehdr *raw_header(const tdb_elf *e, tdb_error *err)
+/* The file's bytes have no alignment (a damaged or crafted file puts a
+ * table at any offset): every struct is copied out of the mapping, never
+ * read through a cast pointer into it. */
+static void copy_out(const tdb_elf *e, uint64_t off, void *out, size_t len)
 {
-    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)e->map;
-    const char *why = !eh                        ? "it cannot be mapped"
-                      : !in_map(e, 0, sizeof(*eh)) ? "its ELF header is cut short"
-                      : eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_ident[EI_DATA] != ELFDATA2LSB
-                          ? "not a 64-bit little-endian ELF object"
-                          : NULL;
-    if (why) {
-        tdb_error_set(err, ENOEXEC, "cannot read the symbols of '%s': %s", e->path, why);
-        return NULL;
-    }
-    return eh;
+    memcpy(out, e->map + off, len);
 }
 
-static const Elf64_Shdr *raw_section(const tdb_elf *e, const Elf64_Ehdr *eh, size_t i)
+/* The ELF header of E into *EH: 0, or -1 with ERR set. */
+static int raw_header(const tdb_elf *e, Elf64_Ehdr *eh, tdb_error *err)
+{
+    const char *why = !e->map                     ? "it cannot be mapped"
+                      : !in_map(e, 0, sizeof(*eh)) ? "its ELF header is cut short"
+                                                   : NULL;
+    if (!why) {
+        copy_out(e, 0, eh, sizeof(*eh));
+        if (eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_ident[EI_DATA] != ELFDATA2LSB)
+            why = "not a 64-bit little-endian ELF object";
+    }
+    if (why) {
+        tdb_error_set(err, ENOEXEC, "cannot read the symbols of '%s': %s", e->path, why);
+        return -1;
+    }
+    return 0;
+}
+
+/* Section header I into *OUT: 0, or -1 when the table is not in the file. */
+static int raw_section(const tdb_elf *e, const Elf64_Ehdr *eh, size_t i, Elf64_Shdr *out)
 {
     if (eh->e_shentsize != sizeof(Elf64_Shdr) || i >= eh->e_shnum ||
         !in_map(e, eh->e_shoff, (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr)))
-        return NULL;
-    return (const Elf64_Shdr *)(e->map + eh->e_shoff) + i;
+        return -1;
+    copy_out(e, eh->e_shoff + i * sizeof(Elf64_Shdr), out, sizeof(*out));
+    return 0;
 }
 
-/* NAME among the defined symbols of the tables of TYPE (SHT_DYNSYM,
- * SHT_SYMTAB): 0 with *VALUE and *SIZE, or -1. */
-static int raw_lookup(const tdb_elf *e, const Elf64_Ehdr *eh, uint32_t type, const char *name,
-                      uint64_t *value, uint64_t *size)
+/* Call FN(symbol, its name, CTX) for each defined symbol of the tables of
+ * TYPE (SHT_DYNSYM, SHT_SYMTAB) whose name lies within its string table,
+ * until FN returns nonzero (then returns that).  A table or string table
+ * that is not in the file is passed over; a section header table that is
+ * not stops the walk. */
+static int walk_symbols(const tdb_elf *e, const Elf64_Ehdr *eh, uint32_t type,
+                        int (*fn)(const Elf64_Sym *sym, const char *name, void *ctx), void *ctx)
 {
-    size_t namelen = strlen(name);
     for (size_t i = 0; i < eh->e_shnum; i++) {
-        const Elf64_Shdr *sh = raw_section(e, eh, i);
-        if (!sh)
-            return -1;
-        if (sh->sh_type != type || sh->sh_entsize != sizeof(Elf64_Sym) ||
-            !in_map(e, sh->sh_offset, sh->sh_size))
+        Elf64_Shdr sh, strsh;
+        if (raw_section(e, eh, i, &sh) < 0)
+            return 0;
+        if (sh.sh_type != type || sh.sh_entsize != sizeof(Elf64_Sym) ||
+            !in_map(e, sh.sh_offset, sh.sh_size) || raw_section(e, eh, sh.sh_link, &strsh) < 0 ||
+            !in_map(e, strsh.sh_offset, strsh.sh_size))
             continue;
-        const Elf64_Shdr *strsh = raw_section(e, eh, sh->sh_link);
-        if (!strsh || !in_map(e, strsh->sh_offset, strsh->sh_size))
-            continue;
-        const char *strtab = (const char *)e->map + strsh->sh_offset;
-        const Elf64_Sym *syms = (const Elf64_Sym *)(e->map + sh->sh_offset);
-        size_t n = sh->sh_size / sizeof(Elf64_Sym);
+        const char *strtab = (const char *)e->map + strsh.sh_offset;
+        size_t n = sh.sh_size / sizeof(Elf64_Sym);
         for (size_t k = 0; k < n; k++) {
-            const Elf64_Sym *sym = &syms[k];
-            if (sym->st_shndx == SHN_UNDEF || sym->st_name >= strsh->sh_size ||
-                strsh->sh_size - sym->st_name <= namelen)
+            Elf64_Sym sym;
+            copy_out(e, sh.sh_offset + k * sizeof(Elf64_Sym), &sym, sizeof(sym));
+            if (sym.st_shndx == SHN_UNDEF || sym.st_name >= strsh.sh_size ||
+                !memchr(strtab + sym.st_name, '\0', strsh.sh_size - sym.st_name))
                 continue;
-            const char *sname = strtab + sym->st_name;
-            if (memcmp(sname, name, namelen) == 0 && sname[namelen] == '\0') {
-                *value = sym->st_value;
-                *size = sym->st_size;
-                return 0;
-            }
+            int r = fn(&sym, strtab + sym.st_name, ctx);
+            if (r)
+                return r;
         }
     }
-    return -1;
+    return 0;
+}
+
+typedef struct lookup {
+    const char *name;
+    uint64_t value, size;
+} lookup;
+
+static int lookup_one(const Elf64_Sym *sym, const char *name, void *ctx)
+{
+    lookup *l = ctx;
+    if (strcmp(name, l->name) != 0)
+        return 0;
+    l->value = sym->st_value;
+    l->size = sym->st_size;
+    return 1;
 }
 
 /* The mangled-name prefixes of the C++ function NAME ("at::native::add"):
@@ -139,100 +164,91 @@ static int names_function(const char *sname, const char *name, size_t len, const
     return konst->len && strncmp(sname, konst->s, konst->len) == 0;
 }
 
+typedef struct named {
+    const char *name;
+    size_t len;
+    tdb_buf plain, konst;
+    uint64_t *v;
+    size_t n, cap;
+} named;
+
+static int add_named(const Elf64_Sym *sym, const char *sname, void *ctx)
+{
+    named *f = ctx;
+    int t = ELF64_ST_TYPE(sym->st_info);
+    if ((t != STT_FUNC && t != STT_GNU_IFUNC) || !sym->st_value ||
+        !names_function(sname, f->name, f->len, &f->plain, &f->konst))
+        return 0;
+    for (size_t m = 0; m < f->n; m++)
+        if (f->v[m] == sym->st_value)
+            return 0;
+    TDB_GROW(f->v, f->n, f->cap);
+    f->v[f->n++] = sym->st_value;
+    return 0;
+}
+
 int tdb_elf_functions_named(tdb_elf *e, const char *name, uint64_t **out_values, size_t *out_n,
                             tdb_error *err)
 {
-    const Elf64_Ehdr *eh = raw_header(e, err);
-    if (!eh)
+    Elf64_Ehdr eh;
+    if (raw_header(e, &eh, err) < 0)
         return -1;
-    size_t len = strcspn(name, "(");
-    while (len && name[len - 1] == ' ')
-        len--;
-    tdb_buf plain = TDB_BUF_INIT, konst = TDB_BUF_INIT;
-    if (!mangled_prefixes(name, len, &plain, &konst))
-        tdb_buf_reset(&plain);
-    uint64_t *v = NULL;
-    size_t n = 0, cap = 0;
-    for (int pass = 0; pass < 2; pass++) {
-        uint32_t type = pass == 0 ? SHT_DYNSYM : SHT_SYMTAB;
-        for (size_t i = 0; i < eh->e_shnum; i++) {
-            const Elf64_Shdr *sh = raw_section(e, eh, i);
-            if (!sh)
-                break;
-            if (sh->sh_type != type || sh->sh_entsize != sizeof(Elf64_Sym) ||
-                !in_map(e, sh->sh_offset, sh->sh_size))
-                continue;
-            const Elf64_Shdr *strsh = raw_section(e, eh, sh->sh_link);
-            if (!strsh || !in_map(e, strsh->sh_offset, strsh->sh_size) || !strsh->sh_size)
-                continue;
-            const char *strtab = (const char *)e->map + strsh->sh_offset;
-            if (strtab[strsh->sh_size - 1] != '\0')
-                continue;
-            const Elf64_Sym *syms = (const Elf64_Sym *)(e->map + sh->sh_offset);
-            size_t count = sh->sh_size / sizeof(Elf64_Sym);
-            for (size_t k = 0; k < count; k++) {
-                const Elf64_Sym *sym = &syms[k];
-                int t = ELF64_ST_TYPE(sym->st_info);
-                if (sym->st_shndx == SHN_UNDEF || sym->st_name >= strsh->sh_size ||
-                    (t != STT_FUNC && t != STT_GNU_IFUNC) || !sym->st_value)
-                    continue;
-                if (!names_function(strtab + sym->st_name, name, len, &plain, &konst))
-                    continue;
-                int seen = 0;
-                for (size_t m = 0; m < n && !seen; m++)
-                    seen = v[m] == sym->st_value;
-                if (!seen) {
-                    TDB_GROW(v, n, cap);
-                    v[n++] = sym->st_value;
-                }
-            }
-        }
-    }
-    tdb_buf_free(&plain);
-    tdb_buf_free(&konst);
-    *out_values = v;
-    *out_n = n;
+    named f = {.name = name, .plain = TDB_BUF_INIT, .konst = TDB_BUF_INIT};
+    f.len = strcspn(name, "(");
+    while (f.len && name[f.len - 1] == ' ')
+        f.len--;
+    if (!mangled_prefixes(name, f.len, &f.plain, &f.konst))
+        tdb_buf_reset(&f.plain);
+    walk_symbols(e, &eh, SHT_DYNSYM, add_named, &f);
+    walk_symbols(e, &eh, SHT_SYMTAB, add_named, &f);
+    tdb_buf_free(&f.plain);
+    tdb_buf_free(&f.konst);
+    *out_values = f.v;
+    *out_n = f.n;
     return 0;
 }
 
 int tdb_elf_find_symbol(tdb_elf *e, const char *name, uint64_t *out_value, uint64_t *out_size,
                         tdb_error *err)
 {
-    const Elf64_Ehdr *eh = raw_header(e, err);
-    uint64_t value, size;
-    if (!eh)
+    Elf64_Ehdr eh;
+    lookup l = {.name = name};
+    if (raw_header(e, &eh, err) < 0)
         return -1;
-    if (raw_lookup(e, eh, SHT_DYNSYM, name, &value, &size) < 0 &&
-        raw_lookup(e, eh, SHT_SYMTAB, name, &value, &size) < 0) {
+    if (!walk_symbols(e, &eh, SHT_DYNSYM, lookup_one, &l) &&
+        !walk_symbols(e, &eh, SHT_SYMTAB, lookup_one, &l)) {
         tdb_error_set_exit(err, TDB_EXIT_FAIL, 0, "'%s' has no symbol '%s'", e->path, name);
         return -1;
     }
-    *out_value = value;
+    *out_value = l.value;
     if (out_size)
-        *out_size = size;
+        *out_size = l.size;
     return 0;
 }
 
-/* The program headers of E (*OUT_N of them), or NULL with ERR set. */
-static const Elf64_Phdr *raw_phdrs(const tdb_elf *e, size_t *out_n, tdb_error *err)
+/* A copy of the program headers of E (*OUT_N of them; free it), or NULL
+ * with ERR set. */
+static Elf64_Phdr *raw_phdrs(const tdb_elf *e, size_t *out_n, tdb_error *err)
 {
-    const Elf64_Ehdr *eh = raw_header(e, err);
-    if (!eh)
+    Elf64_Ehdr eh;
+    if (raw_header(e, &eh, err) < 0)
         return NULL;
-    if (eh->e_phentsize != sizeof(Elf64_Phdr) ||
-        !in_map(e, eh->e_phoff, (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr))) {
+    if (eh.e_phentsize != sizeof(Elf64_Phdr) ||
+        !in_map(e, eh.e_phoff, (uint64_t)eh.e_phnum * sizeof(Elf64_Phdr))) {
         tdb_error_set(err, ENOEXEC, "cannot read the program headers of '%s'", e->path);
         return NULL;
     }
-    *out_n = eh->e_phnum;
-    return (const Elf64_Phdr *)(e->map + eh->e_phoff);
+    Elf64_Phdr *ph = tdb_xcalloc(eh.e_phnum ? eh.e_phnum : 1, sizeof(*ph));
+    copy_out(e, eh.e_phoff, ph, (size_t)eh.e_phnum * sizeof(*ph));
+    *out_n = eh.e_phnum;
+    return ph;
 }
 
 int tdb_elf_load_bias(tdb_elf *e, uint64_t map_start, uint64_t map_offset, uint64_t *out_bias,
                       tdb_error *err)
 {
     size_t n_ph;
-    const Elf64_Phdr *ph = raw_phdrs(e, &n_ph, err);
+    Elf64_Phdr *ph = raw_phdrs(e, &n_ph, err);
     if (!ph)
         return -1;
     uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
@@ -247,9 +263,11 @@ int tdb_elf_load_bias(tdb_elf *e, uint64_t map_start, uint64_t map_offset, uint6
         uint64_t seg_end = ph[j].p_offset + ph[j].p_filesz;
         if (map_offset >= seg_off && map_offset < seg_end) {
             *out_bias = map_start - (seg_vaddr + (map_offset - seg_off));
+            free(ph);
             return 0;
         }
     }
+    free(ph);
     tdb_error_set(err, ENOEXEC, "'%s' has no loadable segment at file offset %#llx", e->path,
                   (unsigned long long)map_offset);
     return -1;
@@ -279,40 +297,53 @@ static char *table_string(const tdb_elf *e, uint64_t str, uint64_t size, uint64_
     return end ? tdb_xstrndup(s, (size_t)(end - s)) : NULL;
 }
 
+/* Entry I of the dynamic section at file offset DYN (copied out). */
+static Elf64_Dyn dyn_entry(const tdb_elf *e, uint64_t dyn, size_t i)
+{
+    Elf64_Dyn d;
+    copy_out(e, dyn + i * sizeof(d), &d, sizeof(d));
+    return d;
+}
+
 int tdb_elf_read_dynamic(tdb_elf *e, tdb_elf_dynamic *out, tdb_error *err)
 {
     tdb_elf_dynamic d = {0};
-    const Elf64_Dyn *dyn = NULL;
+    uint64_t dyn = 0;
     size_t n_dyn = 0, n_ph;
     uint64_t strtab = 0, strsz = 0;
     int have_strtab = 0;
-    const Elf64_Phdr *ph = raw_phdrs(e, &n_ph, err);
+    Elf64_Phdr *ph = raw_phdrs(e, &n_ph, err);
 
     if (!ph)
         return -1;
     for (size_t i = 0; i < n_ph; i++) {
         if (ph[i].p_type == PT_INTERP && in_map(e, ph[i].p_offset, ph[i].p_filesz) &&
-            ph[i].p_filesz > 1)
+            ph[i].p_filesz > 1) {
+            free(d.interp);
             d.interp = tdb_xstrndup((const char *)e->map + ph[i].p_offset,
                                     strnlen((const char *)e->map + ph[i].p_offset,
                                             ph[i].p_filesz));
+        }
         if (ph[i].p_type == PT_DYNAMIC) {
             if (!in_map(e, ph[i].p_offset, ph[i].p_filesz)) {
                 tdb_error_set(err, ENOEXEC, "the dynamic section of '%s' lies past its end "
                               "(a truncated file?)", e->path);
                 goto fail;
             }
-            dyn = (const Elf64_Dyn *)(e->map + ph[i].p_offset);
+            dyn = ph[i].p_offset;
             n_dyn = ph[i].p_filesz / sizeof(Elf64_Dyn);
         }
     }
-    for (size_t i = 0; i < n_dyn && dyn[i].d_tag != DT_NULL; i++) {
-        if (dyn[i].d_tag == DT_STRTAB) {
-            int64_t off = vaddr_offset(ph, n_ph, dyn[i].d_un.d_ptr);
+    for (size_t i = 0; i < n_dyn; i++) {
+        Elf64_Dyn en = dyn_entry(e, dyn, i);
+        if (en.d_tag == DT_NULL)
+            break;
+        if (en.d_tag == DT_STRTAB) {
+            int64_t off = vaddr_offset(ph, n_ph, en.d_un.d_ptr);
             have_strtab = off >= 0;
             strtab = have_strtab ? (uint64_t)off : 0;
-        } else if (dyn[i].d_tag == DT_STRSZ) {
-            strsz = dyn[i].d_un.d_val;
+        } else if (en.d_tag == DT_STRSZ) {
+            strsz = en.d_un.d_val;
         }
     }
     if (n_dyn && !have_strtab) {
@@ -321,11 +352,14 @@ int tdb_elf_read_dynamic(tdb_elf *e, tdb_elf_dynamic *out, tdb_error *err)
         goto fail;
     }
     d.needed = tdb_xcalloc(1, sizeof(char *));
-    for (size_t i = 0; i < n_dyn && dyn[i].d_tag != DT_NULL; i++) {
-        int64_t tag = dyn[i].d_tag;
+    for (size_t i = 0; i < n_dyn; i++) {
+        Elf64_Dyn en = dyn_entry(e, dyn, i);
+        int64_t tag = en.d_tag;
+        if (tag == DT_NULL)
+            break;
         if (tag != DT_NEEDED && tag != DT_SONAME && tag != DT_RUNPATH && tag != DT_RPATH)
             continue;
-        char *str = table_string(e, strtab, strsz, dyn[i].d_un.d_val);
+        char *str = table_string(e, strtab, strsz, en.d_un.d_val);
         if (!str) {
             tdb_error_set(err, ENOEXEC, "a name in the dynamic section of '%s' lies outside "
                           "its string table (a damaged file?)", e->path);
@@ -340,11 +374,11 @@ int tdb_elf_read_dynamic(tdb_elf *e, tdb_elf_dynamic *out, tdb_error *err)
             tdb_ptrs_push(&d.needed, &d.n_needed, str);
         }
     }
-    if (!d.needed)
-        d.needed = tdb_xcalloc(1, sizeof(char *));
+    free(ph);
     *out = d;
     return 0;
 fail:
+    free(ph);
     tdb_elf_dynamic_release(&d);
     return -1;
 }

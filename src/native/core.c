@@ -317,8 +317,22 @@ int tdb_core_open(const char *path, const char *exe, tdb_core **out, tdb_error *
     GElf_Ehdr eh;
     size_t phnum = 0;
     elf_version(EV_CURRENT);
-    if ((c->fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+    /* A FIFO would block the open until a writer comes (for ever), a
+     * device may not be opened without effect: stat() first, and
+     * O_NONBLOCK and fstat() for what may have taken the path's place. */
+    struct stat st;
+    if (stat(path, &st) < 0) {
         tdb_error_errno(err, "cannot open the core file '%s'", path);
+        goto fail;
+    }
+    if (S_ISREG(st.st_mode) && (c->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0) {
+        tdb_error_errno(err, "cannot open the core file '%s'", path);
+        goto fail;
+    }
+    if (!S_ISREG(st.st_mode) || fstat(c->fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        tdb_error_set(err, EINVAL, "cannot read the core file '%s': it is %s, not a regular "
+                      "file (give the file gcore or the kernel wrote)", path,
+                      tdb_file_kind(st.st_mode));
         goto fail;
     }
     c->elf = elf_begin(c->fd, ELF_C_READ_MMAP, NULL);
@@ -341,8 +355,6 @@ int tdb_core_open(const char *path, const char *exe, tdb_core **out, tdb_error *
         goto fail;
     }
     size_t segcap = 0;
-    struct stat st;
-    fstat(c->fd, &st);
     for (size_t i = 0; i < phnum; i++) {
         GElf_Phdr ph;
         if (!gelf_getphdr(c->elf, (int)i, &ph))
@@ -364,7 +376,8 @@ int tdb_core_open(const char *path, const char *exe, tdb_core **out, tdb_error *
                 parse_notes(c, d->d_buf, d->d_size);
         }
     }
-    qsort(c->segs, c->nsegs, sizeof(*c->segs), seg_cmp);
+    if (c->nsegs) /* qsort's array may not be NULL, even empty */
+        qsort(c->segs, c->nsegs, sizeof(*c->segs), seg_cmp);
     if (!c->nthreads) {
         tdb_error_set(err, EINVAL, "cannot read '%s': the core has no thread (NT_PRSTATUS)",
                       path);

@@ -474,14 +474,26 @@ tdb_capture *tdb_capture_from_core(tdb_core *core, tdb_error *err)
     tdb_core_mem(core, &c->mem);
     size_t n = tdb_core_n_threads(core);
     c->t = tdb_xcalloc(n ? n : 1, sizeof(*c->t));
-    for (size_t i = 0; i < n; i++)
-        c->t[c->n++].tid = tdb_core_thread_at(core, i)->tid;
+    for (size_t i = 0; i < n; i++) {
+        const tdb_core_thread *ct = tdb_core_thread_at(core, i);
+        thread_cap *t = &c->t[c->n++];
+        t->tid = ct->tid;
+#if defined(__x86_64__)
+        memcpy(&t->regs, ct->regs, sizeof(t->regs) < sizeof(ct->regs) ? sizeof(t->regs)
+                                                                      : sizeof(ct->regs));
+#endif
+    }
     c->dwfl = dwfl_begin(&core_callbacks);
     Elf *elf = tdb_core_elf(core);
     const char *exe = tdb_core_exe(core);
     char *local_exe = exe ? tdb_core_file(core, exe, NULL) : NULL;
+    /* The threads are ours (the core's registers, its memory through
+     * tdb_core_mem), as for a live process: libdw's own core threads
+     * (dwfl_core_file_attach) leak 16 bytes a thread each time
+     * dwfl_getthread_frames() looks for one (elfutils 0.188). */
     if (!c->dwfl || dwfl_core_file_report(c->dwfl, elf, local_exe) < 0 ||
-        dwfl_report_end(c->dwfl, NULL, NULL) != 0 || dwfl_core_file_attach(c->dwfl, elf) < 0) {
+        dwfl_report_end(c->dwfl, NULL, NULL) != 0 ||
+        !dwfl_attach_state(c->dwfl, elf, c->pid, &thread_callbacks, c)) {
         tdb_error_set(err, 0, "libdw cannot read the core '%s': %s", tdb_core_path(core),
                       dwfl_errmsg(-1));
         free(local_exe);

@@ -147,6 +147,33 @@ def test_core_usage_and_bad_files(tdebug, tmp_path):
         assert r.returncode == 2 and r.stderr == f"tdebug stacks: {msg}\nsee 'tdebug stacks --help'\n"
 
 
+def test_what_is_no_regular_file_is_refused_at_once(tdebug, tmp_path):
+    """A FIFO given as the core is refused before it is opened (opening it
+    would wait for a writer for ever); a directory and a device too."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for path, kind in ((fifo, "a FIFO"), (tmp_path, "a directory"),
+                       ("/dev/null", "a character device")):
+        r = run([tdebug, "stacks", "--core", str(path)], timeout=60)
+        assert r.returncode == 1, r
+        assert r.stderr == (f"tdebug: cannot read the core file '{path}': it is {kind}, not a "
+                            f"regular file (give the file gcore or the kernel wrote)\n")
+
+
+def test_the_committed_tiny_core(tdebug, root_dir):
+    """tests/fixtures/core/tiny.core (the core fuzz target's seed): its
+    executable is gone, so it is said, and the stack is unwound from the
+    core alone."""
+    path = str(root_dir / "tests" / "fixtures" / "core" / "tiny.core")
+    doc, _ = core_json(tdebug, "--core", path)
+    (proc,) = doc["processes"]
+    assert proc["python"] is None and proc["signal"] == 0
+    assert any("is gone since the core was written" in n for n in proc["notes"]), proc["notes"]
+    (thread,) = proc["threads"]
+    frames = [f for f in thread["frames"] if f["kind"] == "native"]
+    assert len(frames) >= 3 and frames[0]["library"].endswith("/tiny"), frames
+
+
 @pytest.mark.parametrize("version", ["3.9", "3.12"])
 def test_locals_from_a_core(tdebug, procs, tmp_path, version):
     from test_stacks_versions import LOCALS, WANT_OUTER, locals_of

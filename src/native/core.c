@@ -220,7 +220,7 @@ static char *build_id_of_image(const uint8_t *hdr, size_t len)
 
 static char *build_id_of_file(const char *path)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return NULL;
     uint8_t hdr[8192];
@@ -248,6 +248,11 @@ static void check_file(tdb_core *c, size_t fi)
     struct stat st;
     if (stat(local, &st) < 0) {
         f->problem = tdb_xasprintf("'%s' is gone since the core was written", local);
+        return;
+    }
+    if (!S_ISREG(st.st_mode)) { /* a FIFO would block the open below */
+        f->problem = tdb_xasprintf("'%s' is %s, not the file the process had mapped",
+                                   local, tdb_file_kind(st.st_mode));
         return;
     }
     /* The core's copy of its first page. */
@@ -282,7 +287,7 @@ static ssize_t read_mapped(tdb_core *c, uint64_t addr, void *buf, size_t len)
     mapped_file *f = &c->files[fi];
     if (!f->local)
         return -1;
-    if (f->fd < 0 && (f->fd = open(f->local, O_RDONLY | O_CLOEXEC)) < 0)
+    if (f->fd < 0 && (f->fd = open(f->local, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0)
         return -1;
     size_t n = len < m->end - addr ? len : (size_t)(m->end - addr);
     ssize_t r = pread(f->fd, buf, n, (off_t)(m->offset + (addr - m->start)));

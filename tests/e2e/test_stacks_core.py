@@ -4,6 +4,7 @@ found from its notes and checked by build-id (a file that changed since is
 said, not read); --exe for a program that moved."""
 import json
 import os
+import pathlib
 import resource
 import shutil
 import signal
@@ -158,6 +159,11 @@ def test_what_is_no_regular_file_is_refused_at_once(tdebug, tmp_path):
         assert r.returncode == 1, r
         assert r.stderr == (f"tdebug: cannot read the core file '{path}': it is {kind}, not a "
                             f"regular file (give the file gcore or the kernel wrote)\n")
+    # A FIFO given as the executable is not opened either: said, and the
+    # core is read alone.
+    tiny = str(pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "core" / "tiny.core")
+    doc, _ = core_json(tdebug, "--core", tiny, "--exe", str(fifo))
+    assert f"'{fifo}' is a FIFO, not the file the process had mapped" in doc["processes"][0]["notes"]
 
 
 def test_the_committed_tiny_core(tdebug, root_dir):

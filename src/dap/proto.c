@@ -15,7 +15,9 @@ struct tdb_dap_reader {
     long body;        /* the current frame's length once its header was read; -1 before */
     size_t scanned;   /* bytes of that body known to hold no frame header */
     size_t skip;      /* bytes of an over-long body still to drop */
-    size_t junk;      /* bytes dropped before a header since the last report */
+    int in_junk;      /* dropping bytes up to the next header */
+    size_t junk;      /* bytes dropped since the last header */
+    int junk_said;    /* and reported */
 };
 
 tdb_dap_reader *tdb_dap_reader_new(size_t max_body)
@@ -120,28 +122,31 @@ static size_t next_length_line(const char *p, size_t n, size_t from, size_t to, 
     return to;
 }
 
-/* Is the line at P (N bytes, ending at its '\n' or at N) a header field:
- * a token, optional blanks, then ':'?  1 yes, 0 no, -1 cannot tell yet. */
-static int field_line_at(const char *p, size_t n)
+/* Is the line at P a header field: a token, optional blanks, then ':'?
+ * N bytes of it are there, all of it when WHOLE (its '\n' follows).  1
+ * yes, 0 no, -1 cannot tell yet.  What a line is does not depend on how
+ * much of it has come: one that runs past TDB_DAP_MAX_HEADER bytes is
+ * none. */
+static int field_line_at(const char *p, size_t n, int whole)
 {
     static const char tchar[] = "!#$%&'*+-.^_`|~";
     size_t k = 0;
+    if (n > TDB_DAP_MAX_HEADER)
+        return 0;
     while (k < n && (isalnum((unsigned char)p[k]) || (p[k] && strchr(tchar, p[k]))))
         k++;
-    if (k == 0)
-        return k < n ? 0 : -1;
-    while (k < n && (p[k] == ' ' || p[k] == '\t'))
+    while (k > 0 && k < n && (p[k] == ' ' || p[k] == '\t'))
         k++;
-    if (k >= n)
-        return -1;
-    return p[k] == ':';
+    if (k < n)
+        return k > 0 && p[k] == ':';
+    return whole ? 0 : -1;
 }
 
-/* Does "content-length" (any case) start a line within P's LEN bytes? */
-static const char *length_name_line(const char *p, size_t len)
+/* The first "content-length" (any case) within P's LEN bytes, or NULL. */
+static const char *length_name(const char *p, size_t len)
 {
     for (size_t i = 0; i + 14 <= len; i++)
-        if ((i == 0 || p[i - 1] == '\n') && !strncasecmp(p + i, "content-length", 14))
+        if (!strncasecmp(p + i, "content-length", 14))
             return p + i;
     return NULL;
 }
@@ -156,11 +161,14 @@ static int read_header(const char *p, size_t n, size_t *out_len, long *out_body,
     char first[24] = "", second[24] = "", bad[40] = "";
     size_t pos = 0;
     for (;;) {
-        const char *nl = memchr(p + pos, '\n', n - pos);
+        /* The limit is on positions, not on what has come: the same bytes
+         * are read the same however they arrive. */
+        size_t look = n < TDB_DAP_MAX_HEADER + 1 ? n : TDB_DAP_MAX_HEADER + 1;
+        const char *nl = memchr(p + pos, '\n', look > pos ? look - pos : 0);
         if (!nl) {
             if (n <= TDB_DAP_MAX_HEADER)
                 return 0;
-            *out_len = pos;
+            *out_len = pos; /* the first line is a field, so POS > 0 */
             tdb_error_set(err, EPROTO, "malformed DAP header: no blank line within %d bytes "
                           FRAME_HELP, TDB_DAP_MAX_HEADER);
             return -1;
@@ -172,7 +180,7 @@ static int read_header(const char *p, size_t n, size_t *out_len, long *out_body,
             pos = eol + 1;
             break;
         }
-        if (field_line_at(p + pos, end - pos) != 1) {
+        if (field_line_at(p + pos, end - pos, 1) != 1) {
             /* A line that is no field before the blank line: the blank
              * line is missing, and the header ends before this line. */
             *out_len = pos;
@@ -258,7 +266,9 @@ int tdb_dap_reader_next(tdb_dap_reader *r, json_t **out, tdb_error *err)
                 return -1;
             }
             r->scanned = h;
-            if (avail < (size_t)r->body)
+            /* A body that ends where a header line may begin waits for the
+             * bytes that tell (no JSON body ends so). */
+            if (avail < (size_t)r->body || maybe)
                 return 0;
             json_error_t jerr;
             json_t *msg = json_loadb(p, (size_t)r->body, JSON_DECODE_ANY, &jerr);
@@ -272,39 +282,44 @@ int tdb_dap_reader_next(tdb_dap_reader *r, json_t **out, tdb_error *err)
             *out = msg;
             return 1;
         }
-        /* Blank lines between frames are tolerated. */
-        size_t lead = 0;
-        while (lead < avail && (p[lead] == '\r' || p[lead] == '\n'))
-            lead++;
-        r->off += lead;
-        p += lead;
-        avail -= lead;
-        if (!avail)
-            return 0;
+        if (!r->in_junk) {
+            /* Blank lines between frames are tolerated. */
+            size_t lead = 0;
+            while (lead < avail && (p[lead] == '\r' || p[lead] == '\n'))
+                lead++;
+            r->off += lead;
+            p += lead;
+            avail -= lead;
+            if (!avail)
+                return 0;
+        }
         const char *nl = memchr(p, '\n', avail);
-        int field = field_line_at(p, nl ? (size_t)(nl - p) : avail);
-        if (field != 1 && !(field < 0 && avail <= TDB_DAP_MAX_HEADER)) {
-            /* No header starts here: drop up to the next "Content-Length:"
-             * line (junk a client wrote before a frame, or the body of a
-             * frame whose length was not to be trusted). */
+        int field = r->in_junk ? 0 : field_line_at(p, nl ? (size_t)(nl - p) : avail, nl != NULL);
+        if (field == 0) {
+            /* No header starts here: drop up to the next "Content-Length:
+             * N" line (junk a client wrote before a frame, or the body of
+             * a frame whose length was not to be trusted), however the
+             * bytes come: where a line may start one but has not all come,
+             * wait, still dropping. */
             size_t h = next_length_line(p, avail, 0, avail, &maybe);
-            const char *name = length_name_line(p, h);
+            const char *name = length_name(p, h);
+            r->in_junk = h == avail || maybe;
             r->off += h;
             r->junk += h;
-            if (name) {
-                size_t len = strcspn(name, "\r\n");
-                tdb_error_set(err, EPROTO, "malformed DAP header: '%.*s' is no 'Content-Length: N' "
-                              "field " FRAME_HELP, (int)(len < 40 ? len : 40), name);
-                r->junk = 0;
+            /* Said once a run: a header that is none, or too much junk. */
+            if (!r->junk_said && (name || r->junk > TDB_DAP_MAX_HEADER)) {
+                size_t len = name ? strcspn(name, "\r\n") : 0;
+                if (name)
+                    tdb_error_set(err, EPROTO, "malformed DAP header: '%.*s' is no "
+                                  "'Content-Length: N' field " FRAME_HELP,
+                                  (int)(len < 40 ? len : 40), name);
+                else
+                    tdb_error_set(err, EPROTO, "malformed DAP stream: more than %d bytes that "
+                                  "start no frame were skipped " FRAME_HELP, TDB_DAP_MAX_HEADER);
+                r->junk_said = 1;
                 return -1;
             }
-            if (r->junk > TDB_DAP_MAX_HEADER) {
-                tdb_error_set(err, EPROTO, "malformed DAP stream: %zu bytes that start no frame "
-                              "were skipped " FRAME_HELP, r->junk);
-                r->junk = 0;
-                return -1;
-            }
-            if (h == avail || maybe)
+            if (r->in_junk)
                 return 0;
             continue;
         }
@@ -317,6 +332,7 @@ int tdb_dap_reader_next(tdb_dap_reader *r, json_t **out, tdb_error *err)
             return 0;
         r->off += hlen;
         r->junk = 0;
+        r->junk_said = 0;
         if (rc < 0)
             return -1;
         if ((size_t)body > r->max_body) {

@@ -2,9 +2,10 @@
  * fuzz.h: what every tests/fuzz/fuzz_NAME.c target shares.
  *
  * A target defines LLVMFuzzerTestOneInput() and names, in its header
- * comment, the sources it links (a line "FUZZ_SOURCES: a.c b.c") and the
- * seed files it starts from ("FUZZ_SEEDS: DIR PATTERN": a directory and a
- * shell pattern, "tests/fixtures/mi *.mi").  'make fuzz' (run by 'make asan') builds each target and runs it for
+ * comment, the sources it links (a line "FUZZ_SOURCES: a.c b.c"), the
+ * system libraries they need besides jansson ("FUZZ_LIBS: -lbfd",
+ * optional) and the seed files it starts from ("FUZZ_SEEDS: DIR PATTERN":
+ * a directory and a shell pattern, "tests/fixtures/mi *.mi").  'make fuzz' (run by 'make asan') builds each target and runs it for
  * FUZZ_SECONDS: with clang's libFuzzer when it is installed (clang-14,
  * libclang-rt-14-dev), else with tests/fuzz/driver.c, a deterministic loop
  * of mutations of the seeds under the same sanitizers.  Either way each

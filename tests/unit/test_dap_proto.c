@@ -218,6 +218,31 @@ static void test_lengths_that_lie(void **state)
                            "no blank line after its fields");
 }
 
+/* Bad frames after a body that is junk (a refused frame's), read whole and
+ * in pieces: the same messages and errors (fuzz_dap found a header after a
+ * refused body read as junk whole, as a header when split before it). */
+static void test_same_however_split(void **state)
+{
+    (void)state;
+    const char *body = "{\"command\":\"x\"}";
+    char *good = frame_of("{\"command\":\"ok\"}");
+    char *data = tdb_xasprintf("Content-Type: none\r\n\r\n%s"
+                               "Content-Length: twelve\r\n\r\n%s"
+                               "Content-Length: -5\r\n\r\n%s%s"
+                               "Content-Length: 500\r\n\r\n%s%s",
+                               body, body, body, good, body, good);
+    char *whole = messages(data, strlen(data), strlen(data), 0);
+    assert_string_equal(whole, "ERR ERR ok ERR ok");
+    for (size_t step = 1; step <= 13; step++) {
+        char *got = messages(data, strlen(data), step, 0);
+        assert_string_equal(got, whole);
+        free(got);
+    }
+    free(whole);
+    free(data);
+    free(good);
+}
+
 static void test_header_without_end(void **state)
 {
     (void)state;
@@ -378,6 +403,7 @@ int main(void)
         cmocka_unit_test(test_oversized_body_is_skipped_exactly),
         cmocka_unit_test(test_two_content_lengths_are_refused),
         cmocka_unit_test(test_lengths_that_lie),
+        cmocka_unit_test(test_same_however_split),
         cmocka_unit_test(test_header_without_end),
         cmocka_unit_test(test_pending),
         cmocka_unit_test(test_frame_round_trip),

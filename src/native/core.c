@@ -49,9 +49,10 @@ struct tdb_core {
     segment *segs;
     size_t nsegs;
     tdb_core_thread *threads;
-    size_t nthreads;
+    size_t nthreads, threads_cap; /* a core may have several PT_NOTE segments */
     tdb_maps maps;           /* from NT_FILE; maps.v[i].path points into files */
     size_t *map_file;        /* index in FILES of each map */
+    size_t maps_cap;         /* of both (a core may have several NT_FILE notes) */
     mapped_file *files;      /* distinct paths */
     size_t nfiles;
     char **problems;         /* NULL-terminated */
@@ -88,15 +89,16 @@ static void parse_nt_file(tdb_core *c, const uint8_t *d, size_t len)
         return;
     const char *names = (const char *)d + 16 + count * 24;
     const char *end = (const char *)d + len;
-    size_t cap = 0;
     for (uint64_t i = 0; i < count && names < end; i++) {
         uint64_t r[3];
         memcpy(r, d + 16 + i * 24, sizeof(r));
         size_t nlen = strnlen(names, (size_t)(end - names));
         if (names + nlen >= end)
             break;
-        TDB_GROW(c->maps.v, c->maps.n, cap);
-        c->map_file = tdb_xrealloc(c->map_file, cap * sizeof(*c->map_file));
+        if (c->maps.n >= c->maps_cap) {
+            TDB_GROW(c->maps.v, c->maps.n, c->maps_cap);
+            c->map_file = tdb_xrealloc(c->map_file, c->maps_cap * sizeof(*c->map_file));
+        }
         tdb_map *m = &c->maps.v[c->maps.n];
         memset(m, 0, sizeof(*m));
         m->start = r[0];
@@ -109,9 +111,42 @@ static void parse_nt_file(tdb_core *c, const uint8_t *d, size_t len)
     }
 }
 
+typedef struct map_at {
+    tdb_map map;
+    size_t file;
+} map_at;
+
+static int map_at_cmp(const void *a, const void *b)
+{
+    const map_at *x = a, *y = b;
+    return x->map.start < y->map.start ? -1 : x->map.start > y->map.start;
+}
+
+/* The kernel writes NT_FILE's ranges in address order, none empty, none
+ * overlapping, and tdb_maps_find() searches them by halves: a core that
+ * says otherwise keeps, in order, the ranges that fit. */
+static void tidy_maps(tdb_core *c)
+{
+    size_t n = c->maps.n, kept = 0;
+    if (!n)
+        return;
+    map_at *v = tdb_xcalloc(n, sizeof(*v));
+    for (size_t i = 0; i < n; i++)
+        v[i] = (map_at){c->maps.v[i], c->map_file[i]};
+    qsort(v, n, sizeof(*v), map_at_cmp);
+    for (size_t i = 0; i < n; i++) {
+        if (v[i].map.start >= v[i].map.end ||
+            (kept && v[i].map.start < c->maps.v[kept - 1].end))
+            continue;
+        c->maps.v[kept] = v[i].map;
+        c->map_file[kept++] = v[i].file;
+    }
+    c->maps.n = kept;
+    free(v);
+}
+
 static void parse_notes(tdb_core *c, const uint8_t *data, size_t size)
 {
-    size_t cap = 0;
     Elf_Data d = {.d_buf = (void *)data, .d_size = size, .d_type = ELF_T_NHDR,
                   .d_version = EV_CURRENT};
     size_t off = 0, name_off, desc_off;
@@ -121,7 +156,7 @@ static void parse_notes(tdb_core *c, const uint8_t *data, size_t size)
         if (nh.n_type == NT_PRSTATUS && nh.n_descsz >= sizeof(struct elf_prstatus)) {
             struct elf_prstatus st;
             memcpy(&st, desc, sizeof(st));
-            TDB_GROW(c->threads, c->nthreads, cap);
+            TDB_GROW(c->threads, c->nthreads, c->threads_cap);
             tdb_core_thread *t = &c->threads[c->nthreads++];
             memset(t, 0, sizeof(*t));
             t->tid = st.pr_pid;
@@ -136,7 +171,9 @@ static void parse_notes(tdb_core *c, const uint8_t *data, size_t size)
         } else if (nh.n_type == NT_PRPSINFO && nh.n_descsz >= sizeof(struct elf_prpsinfo)) {
             struct elf_prpsinfo ps;
             memcpy(&ps, desc, sizeof(ps));
-            c->pid = ps.pr_pid;
+            c->pid = ps.pr_pid; /* the last NT_PRPSINFO, should a core have several */
+            free(c->comm);
+            free(c->cmdline);
             c->comm = tdb_xstrndup(ps.pr_fname, strnlen(ps.pr_fname, sizeof(ps.pr_fname)));
             size_t n = strnlen(ps.pr_psargs, sizeof(ps.pr_psargs));
             while (n && ps.pr_psargs[n - 1] == ' ')
@@ -383,6 +420,7 @@ int tdb_core_open(const char *path, const char *exe, tdb_core **out, tdb_error *
     }
     if (c->nsegs) /* qsort's array may not be NULL, even empty */
         qsort(c->segs, c->nsegs, sizeof(*c->segs), seg_cmp);
+    tidy_maps(c);
     if (!c->nthreads) {
         tdb_error_set(err, EINVAL, "cannot read '%s': the core has no thread (NT_PRSTATUS)",
                       path);

@@ -342,7 +342,8 @@ static const symfile *module_symbols(tdb_symcache *cache, Dwfl_Module *mod, cons
         tdb_buf_add(&names, name, strlen(name) + 1);
     }
     f->names = tdb_buf_detach(&names);
-    qsort(f->v, f->n, sizeof(*f->v), fsym_cmp);
+    if (f->n) /* a module without function symbols has no array to sort */
+        qsort(f->v, f->n, sizeof(*f->v), fsym_cmp);
     return f;
 }
 

@@ -180,12 +180,64 @@ static void test_not_a_regular_file_is_refused(void **state)
     assert_non_null(strstr(err.msg, "cannot open the core file '/nonexistent/core'"));
 }
 
+/* Cores the fuzz target (tests/fuzz/fuzz_core.c) found wrong, kept as
+ * tests/fixtures/core/fuzz-NAME.core: each is read and unwound as
+ * 'tdebug stacks --core' does, cleanly (under 'make asan': no UBSan
+ * report, no leak).
+ *   fuzz-inverted-mapping.core  an NT_FILE range that ends before it
+ *                               starts (the map must stay sorted, its
+ *                               ranges proper, for tdb_maps_find())
+ *   fuzz-symbolless-module.core a module without function symbols
+ *                               (qsort(NULL, 0) in the symbol cache)
+ *   fuzz-two-prpsinfo.core      two NT_PRPSINFO notes (the first one's
+ *                               strings leaked)
+ *   fuzz-two-nt-file.core       several NT_FILE notes: the map's array grew
+ *                               from a capacity of 0 again (a heap buffer
+ *                               overflow; so did the threads' array with
+ *                               several PT_NOTE segments) */
+static void test_cores_the_fuzzer_found(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"fuzz-inverted-mapping.core",
+                                        "fuzz-symbolless-module.core",
+                                        "fuzz-two-prpsinfo.core", "fuzz-two-nt-file.core"};
+    for (size_t k = 0; k < sizeof(names) / sizeof(*names); k++) {
+        char *path = tdb_xasprintf("tests/fixtures/core/%s", names[k]);
+        tdb_core *c = NULL;
+        tdb_error err = {0};
+        if (tdb_core_open(path, NULL, &c, &err) < 0) {
+            assert_non_null(strstr(err.msg, path));
+            free(path);
+            continue;
+        }
+        const tdb_maps *maps = tdb_core_maps(c);
+        for (size_t i = 0; i < maps->n; i++)
+            if (maps->v[i].start >= maps->v[i].end || (i && maps->v[i - 1].end > maps->v[i].start))
+                fail_msg("%s: mapping %zu is empty, out of order or overlapping", path, i);
+        tdb_capture *cap = tdb_capture_from_core(c, &err);
+        for (size_t i = 0; cap && i < tdb_core_n_threads(c); i++) {
+            tdb_native_frame *f = NULL;
+            size_t n = 0;
+            char *note = NULL;
+            if (tdb_capture_unwind(cap, tdb_core_thread_at(c, i)->tid, 16, NULL, &f, &n, &note,
+                                   &err) == 0) {
+                tdb_native_frames_free(f, n);
+                free(note);
+            }
+        }
+        tdb_capture_free(cap);
+        tdb_core_free(c);
+        free(path);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tiny_core_is_read_and_unwound),
         cmocka_unit_test(test_core_without_segments),
         cmocka_unit_test(test_not_a_regular_file_is_refused),
+        cmocka_unit_test(test_cores_the_fuzzer_found),
     };
     return cmocka_run_group_tests(tests, tmp_tree_setup, tmp_tree_teardown);
 }

@@ -25,13 +25,9 @@
 #include "native/unwind.h"
 
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #define MAX_FRAMES 16
-
-static int fd = -1;
-static char path[64];
 
 static void check_memory(tdb_core *c, uint64_t addr)
 {
@@ -49,13 +45,7 @@ static void check_memory(tdb_core *c, uint64_t addr)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (fd < 0) {
-        fd = memfd_create("fuzz-core", MFD_CLOEXEC);
-        TDB_FUZZ_CHECK(fd >= 0, "memfd_create failed");
-        snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-    }
-    TDB_FUZZ_CHECK(ftruncate(fd, 0) == 0 && pwrite(fd, data, size, 0) == (ssize_t)size,
-                   "cannot write the input to the memory file");
+    const char *path = tdb_fuzz_file(data, size);
 
     tdb_core *c = NULL;
     tdb_error err = {0};

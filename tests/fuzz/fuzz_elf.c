@@ -24,11 +24,7 @@
 
 #include <ctype.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
-
-static int fd = -1;
-static char path[64];
 
 /* What the mapping-only reader and libbfd's reader must agree on. */
 typedef struct tables {
@@ -96,13 +92,7 @@ static void check_bfd(tdb_elf *e)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (fd < 0) {
-        fd = memfd_create("fuzz-elf", MFD_CLOEXEC);
-        TDB_FUZZ_CHECK(fd >= 0, "memfd_create failed");
-        snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-    }
-    TDB_FUZZ_CHECK(ftruncate(fd, 0) == 0 && pwrite(fd, data, size, 0) == (ssize_t)size,
-                   "cannot write the input to the memory file");
+    const char *path = tdb_fuzz_file(data, size);
 
     tdb_error err = {0};
     tables by_map = {0}, by_bfd = {0};

@@ -16,6 +16,7 @@
  */
 #include "targets/proc_internal.h"
 #include "native/elf.h"
+#include "process/procfs.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -207,22 +208,20 @@ static void proc_free(tdb_proc *p)
     free(p);
 }
 
-/* "pid (comm) S ppid pgrp session tty tpgid flags ...": comm may hold
- * spaces and parentheses, so the fields start after the last ')'. */
+/* "pid (comm) S ppid pgrp session tty tpgid flags ...". */
 static int parse_stat(tdb_proc *p, const char *text)
 {
-    const char *open = strchr(text, '(');
-    const char *close = strrchr(text, ')');
+    const char *comm;
+    size_t comm_len;
+    const char *fields = tdb_stat_fields(text, &comm, &comm_len);
     unsigned long flags = 0;
     int ppid = 0, pgrp, session, tty, tpgid;
     char state;
 
-    if (!open || !close || close < open)
+    if (!fields || sscanf(fields, "%c %d %d %d %d %d %lu", &state, &ppid, &pgrp, &session, &tty,
+                          &tpgid, &flags) != 7)
         return -1;
-    if (sscanf(close + 1, " %c %d %d %d %d %d %lu", &state, &ppid, &pgrp, &session, &tty,
-               &tpgid, &flags) != 7)
-        return -1;
-    p->comm = tdb_xstrndup(open + 1, (size_t)(close - open - 1));
+    p->comm = tdb_xstrndup(comm, comm_len);
     p->state = state;
     p->ppid = ppid;
     p->kernel_thread = (flags & PF_KTHREAD_FLAG) != 0;
@@ -231,27 +230,26 @@ static int parse_stat(tdb_proc *p, const char *text)
 
 static void parse_status(tdb_proc *p, const char *text)
 {
-    for (const char *line = text; line && *line;) {
-        const char *nl = strchr(line, '\n');
-        unsigned a, b, c;
-        int v;
-        unsigned long long cap;
-        if (sscanf(line, "Tgid: %d", &v) == 1)
-            p->tgid = v;
-        else if (sscanf(line, "TracerPid: %d", &v) == 1)
-            p->tracer_pid = v;
-        else if (sscanf(line, "Uid: %u %u %u", &a, &b, &c) == 3) {
-            p->uid = a;
-            p->euid = b;
-            p->suid = c;
-        } else if (sscanf(line, "Gid: %u %u %u", &a, &b, &c) == 3) {
-            p->gid = a;
-            p->egid = b;
-            p->sgid = c;
-        } else if (sscanf(line, "CapPrm: %llx", &cap) == 1)
-            p->cap_prm = cap;
-        line = nl ? nl + 1 : NULL;
+    const char *v;
+    unsigned a, b, c;
+    int n;
+    unsigned long long cap;
+    if ((v = tdb_status_value(text, "Tgid")) && sscanf(v, "%d", &n) == 1)
+        p->tgid = n;
+    if ((v = tdb_status_value(text, "TracerPid")) && sscanf(v, "%d", &n) == 1)
+        p->tracer_pid = n;
+    if ((v = tdb_status_value(text, "Uid")) && sscanf(v, "%u %u %u", &a, &b, &c) == 3) {
+        p->uid = a;
+        p->euid = b;
+        p->suid = c;
     }
+    if ((v = tdb_status_value(text, "Gid")) && sscanf(v, "%u %u %u", &a, &b, &c) == 3) {
+        p->gid = a;
+        p->egid = b;
+        p->sgid = c;
+    }
+    if ((v = tdb_status_value(text, "CapPrm")) && sscanf(v, "%llx", &cap) == 1)
+        p->cap_prm = cap;
 }
 
 static void read_cmdline(tdb_proc *p, const char *root)

@@ -19,6 +19,7 @@
 #include "base/common.h"
 #include "targets/proc.h"
 #include "targets/ptrace_check.h"
+#include "process/procfs.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -954,9 +955,38 @@ static void test_short_command_keeps_the_script(void **state)
     }
 }
 
+/* The one reader of /proc status and stat text (process/procfs.h), which
+ * targets/proc.c, targets/ptrace_check.c and process/procfs.c share. */
+static void test_status_and_stat_text(void **state)
+{
+    (void)state;
+    const char *status = "Name:\tpython3\nUmask:\t0022\nTgid:\t41\nPid:\t42\n"
+                         "TracerPid:\t0\nUid:\t1000\t1001\t1002\t1003\nCapEff:\t00000000a80425fb";
+    /* A pointer into the text: the value runs to its line's end. */
+    assert_int_equal(strncmp(tdb_status_value(status, "Name"), "python3\nUmask:", 15), 0);
+    assert_int_equal(atoi(tdb_status_value(status, "Pid")), 42);
+    assert_int_equal(atoi(tdb_status_value(status, "Tgid")), 41);
+    assert_string_equal(tdb_status_value(status, "CapEff"), "00000000a80425fb");
+    assert_int_equal(strncmp(tdb_status_value(status, "Uid"), "1000\t1001", 9), 0);
+    assert_null(tdb_status_value(status, "Ppid"));
+    assert_null(tdb_status_value(status, "Ui")); /* a prefix of a name is no name */
+    assert_null(tdb_status_value("", "Pid"));
+
+    const char *comm;
+    size_t len;
+    const char *f = tdb_stat_fields("12 (a) (b) c) S 1 12 12 0 -1 4194560", &comm, &len);
+    assert_non_null(f);
+    assert_int_equal(len, 8);
+    assert_memory_equal(comm, "a) (b) c", 8);
+    assert_string_equal(f, "S 1 12 12 0 -1 4194560");
+    assert_null(tdb_stat_fields("12 no name S 1", NULL, NULL));
+    assert_null(tdb_stat_fields("12 (cut", NULL, NULL));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_status_and_stat_text),
         cmocka_unit_test(test_tree_listen),
         cmocka_unit_test(test_tree_launch),
         cmocka_unit_test(test_tree_launch_child),

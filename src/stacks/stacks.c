@@ -140,6 +140,21 @@ static void refused(tdb_error *err, pid_t pid, int code, const char *what)
         tdb_ptrace_explain_for(&tdb_purpose_stacks, pid, NULL, code, err);
 }
 
+/* Unwind and merge every thread of S (TCAP: its capacity), then add the
+ * Python threads no native thread was found for; the time since T0 is
+ * the unwinding's. */
+static void unwind_threads(tdb_process_stacks *s, size_t *tcap, tdb_capture *cap,
+                           size_t max_frames, tdb_symcache *symbols, tdb_py_process *py,
+                           const tdb_maps *maps, int64_t t0)
+{
+    for (size_t i = 0; i < s->n; i++)
+        fill_thread(s, &s->threads[i], cap, max_frames, symbols, py, maps);
+    add_orphans(s, tcap);
+    if (cap)
+        s->stack_bytes = tdb_capture_bytes(cap);
+    s->unwind_ms = (double)(tdb_now_ms() - t0);
+}
+
 /* Say in S what opening the interpreter gave: R and E are what tdb_py_open()
  * returned and set, PY the interpreter when R is 0.  0, or -1 with ERR set
  * when only Python stacks were asked for and there are none; NOT_PYTHON
@@ -296,12 +311,7 @@ int tdb_stacks_take(pid_t pid, const tdb_stacks_options *o, tdb_process_stacks *
                 add_thread(s, &tcap, tids[i]);
         free(tids);
     }
-    for (size_t i = 0; i < s->n; i++)
-        fill_thread(s, &s->threads[i], cap, max_frames, o->symbols, py, NULL);
-    add_orphans(s, &tcap);
-    if (cap)
-        s->stack_bytes = tdb_capture_bytes(cap);
-    s->unwind_ms = (double)(tdb_now_ms() - t0);
+    unwind_threads(s, &tcap, cap, max_frames, o->symbols, py, NULL, t0);
     *out = s;
     s = NULL;
     rc = 0;
@@ -353,10 +363,7 @@ int tdb_stacks_take_core(tdb_core *core, const tdb_stacks_options *o, tdb_proces
     size_t tcap = 0;
     for (size_t i = 0; i < tdb_core_n_threads(core); i++)
         add_thread(s, &tcap, tdb_core_thread_at(core, i)->tid);
-    for (size_t i = 0; i < s->n; i++)
-        fill_thread(s, &s->threads[i], cap, max_frames, o->symbols, py, tdb_core_maps(core));
-    add_orphans(s, &tcap);
-    s->unwind_ms = (double)(tdb_now_ms() - t0);
+    unwind_threads(s, &tcap, cap, max_frames, o->symbols, py, tdb_core_maps(core), t0);
     *out = s;
     s = NULL;
     rc = 0;

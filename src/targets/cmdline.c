@@ -280,19 +280,25 @@ static int is_token_option(const char *a)
            !strcmp(a, "--access-token") || !strcmp(a, "--client-access-token");
 }
 
-/* A line of a table must stay one line: 'python -c' code has newlines. */
+/* A line of a table must stay one line ('python -c' code has newlines) of
+ * UTF-8 (an argument may hold any bytes): control characters and bytes
+ * that are not UTF-8 are shown as \xNN, as JSON output escapes them. */
 static void add_printable(tdb_buf *b, const char *s)
 {
-    for (; *s; s++) {
+    for (size_t left = strlen(s); *s;) {
         unsigned char c = (unsigned char)*s;
+        size_t n = tdb_utf8_seq_len(s, left);
         if (c == '\n')
             tdb_buf_adds(b, "\\n");
         else if (c == '\t')
             tdb_buf_adds(b, "\\t");
-        else if (c < 0x20 || c == 0x7f)
+        else if (c < 0x20 || c == 0x7f || n == 0)
             tdb_buf_addf(b, "\\x%02x", c);
         else
-            tdb_buf_addc(b, (char)c);
+            tdb_buf_add(b, s, n);
+        n = n ? n : 1;
+        s += n;
+        left -= n;
     }
 }
 

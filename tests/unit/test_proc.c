@@ -914,6 +914,22 @@ static void test_short_command(void **state)
     tdb_proc_table_free(t);
 }
 
+/* A table row is one line of UTF-8 whatever a command line holds: control
+ * characters and bytes that are not UTF-8 are shown as \xNN (another
+ * user's process with such an argument made 'tdebug ps' print bytes a
+ * terminal or a UTF-8 reader of the table cannot take). */
+static void test_short_command_is_printable_utf8(void **state)
+{
+    (void)state;
+    char *argv[] = {"/usr/bin/python3", "prog.py", "caf\xc3\xa9", "\xff\xfe" "end", "a\tb\nc\x01",
+                    "cut\xc3", NULL};
+    tdb_proc p = {.argv = argv, .argc = 6, .comm = "python3"};
+    char *s = tdb_proc_short_command(&p, 0);
+    assert_string_equal(s, "/usr/bin/python3 prog.py caf\xc3\xa9 \\xff\\xfeend a\\tb\\nc\\x01 cut\\xc3");
+    assert_true(tdb_utf8_valid(s, strlen(s)));
+    free(s);
+}
+
 static void test_short_command_keeps_the_script(void **state)
 {
     char *argv[] = {"/root/.pyenv/versions/3.11.7/bin/python3.11", "-X", "dev", "-u",
@@ -987,6 +1003,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_status_and_stat_text),
+        cmocka_unit_test(test_short_command_is_printable_utf8),
         cmocka_unit_test(test_tree_listen),
         cmocka_unit_test(test_tree_launch),
         cmocka_unit_test(test_tree_launch_child),

@@ -415,8 +415,13 @@ static char *render_words(char **word, const word_part *part, size_t n, int leve
 
 char *tdb_proc_short_command(const tdb_proc *p, size_t max_len)
 {
-    if (p->argc == 0)
-        return tdb_xasprintf("[%s]", p->comm ? p->comm : "?");
+    if (p->argc == 0) { /* a kernel thread, a zombie: its name */
+        tdb_buf b = TDB_BUF_INIT;
+        tdb_buf_addc(&b, '[');
+        add_printable(&b, p->comm ? p->comm : "?");
+        tdb_buf_addc(&b, ']');
+        return tdb_buf_detach(&b);
+    }
     char **word = tdb_xcalloc(p->argc, sizeof(*word));
     word_part *part = tdb_xcalloc(p->argc, sizeof(*part));
     size_t n_args = 0;

@@ -928,6 +928,10 @@ static void test_short_command_is_printable_utf8(void **state)
     assert_string_equal(s, "/usr/bin/python3 prog.py caf\xc3\xa9 \\xff\\xfeend a\\tb\\nc\\x01 cut\\xc3");
     assert_true(tdb_utf8_valid(s, strlen(s)));
     free(s);
+    tdb_proc zombie = {.comm = "n\xffme"};
+    s = tdb_proc_short_command(&zombie, 0);
+    assert_string_equal(s, "[n\\xffme]");
+    free(s);
 }
 
 static void test_short_command_keeps_the_script(void **state)

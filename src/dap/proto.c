@@ -74,14 +74,21 @@ size_t tdb_dap_reader_pending(const tdb_dap_reader *r)
 
 /* Does a line "Content-Length: N" (any case, CRLF or LF) start at P, with
  * N bytes available?  1 yes, 0 no, -1 cannot tell yet (P ends where one
- * could still be). */
+ * could still be).  A line longer than TDB_DAP_MAX_HEADER is none, as it
+ * is no header field (field_line_at()): however the bytes come, the junk
+ * search and the header reader agree on what starts a frame. */
 static int length_line_at(const char *p, size_t n)
 {
     static const char name[] = "content-length";
+    int unknown = -1;
     size_t k = 0;
+    if (n > TDB_DAP_MAX_HEADER + 1) { /* room for the line and its '\n' */
+        n = TDB_DAP_MAX_HEADER + 1;
+        unknown = 0; /* what runs past the limit is no header line */
+    }
     for (; k < sizeof(name) - 1; k++) {
         if (k >= n)
-            return -1;
+            return unknown;
         if (tolower((unsigned char)p[k]) != name[k])
             return 0;
     }
@@ -100,7 +107,7 @@ static int length_line_at(const char *p, size_t n)
     if (k < n && p[k] == '\r')
         k++;
     if (k >= n)
-        return -1;
+        return unknown;
     return p[k] == '\n';
 }
 

@@ -211,6 +211,16 @@ static void test_lengths_that_lie(void **state)
      * next frame's header begins. */
     expect_refused_then_ok("Content-Length: 1000000000\r\n\r\n",
                            "is over tdebug's limit");
+    /* A length line longer than a header may be: no header (it once made
+     * the reader go round for ever, a header to the junk search, junk to
+     * the header reader). */
+    char *spaces = malloc(TDB_DAP_MAX_HEADER + 2);
+    memset(spaces, ' ', TDB_DAP_MAX_HEADER + 1);
+    spaces[TDB_DAP_MAX_HEADER + 1] = '\0';
+    char *long_line = tdb_xasprintf("Content-Length:%s5\r\n\r\n{\"command\":\"x\"}", spaces);
+    expect_refused_then_ok(long_line, "is no 'Content-Length: N' field");
+    free(long_line);
+    free(spaces);
     /* A header without its colon, a header without its blank line. */
     expect_refused_then_ok("Content-Length 20\r\n\r\n{\"command\":\"hidden\"}",
                            "'Content-Length 20' is no 'Content-Length: N' field");

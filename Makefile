@@ -367,8 +367,8 @@ bench: all $(TOOL_BIN)
 	$(Q)for s in $(sort $(wildcard bench/*.sh)); do B=$(abspath $(B)) PYTHON=$(PYTHON) $$s || exit 1; done
 
 asan:
-	$(MAKE) B=build-asan SAN_CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer" \
-	    CFLAGS="-O1 -g" unit
+	$(MAKE) B=build-asan CFLAGS="-O1 -g" unit \
+	    SAN_CFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
 	$(MAKE) --no-print-directory B=build-asan fuzz
 
 # Fuzz targets: tests/fuzz/fuzz_NAME.c, each naming its own sources and

@@ -155,6 +155,19 @@ char *tdb_xasprintf(const char *fmt, ...)
     return tdb_buf_detach(&b);
 }
 
+char *tdb_hex(const void *data, size_t n)
+{
+    static const char digits[] = "0123456789abcdef";
+    const unsigned char *d = data;
+    char *s = tdb_xmalloc(2 * n + 1);
+    for (size_t i = 0; i < n; i++) {
+        s[2 * i] = digits[d[i] >> 4];
+        s[2 * i + 1] = digits[d[i] & 15];
+    }
+    s[2 * n] = '\0';
+    return s;
+}
+
 void tdb_ptrs_push(char ***list, size_t *n, char *item)
 {
     *list = tdb_xrealloc(*list, (*n + 2) * sizeof(**list));

@@ -1,4 +1,13 @@
 /*
+ * Folder base/: what every other folder may use: errors (tdb_error), memory
+ * and string helpers, a growable buffer, JSON helpers, files written
+ * keeping the old one, and the one signals self-pipe (base/signals.h).  It
+ * knows nothing of gdb, processes, Python or torch.  Only the printing
+ * helpers the commands call (tdb_print_error, tdb_fail, tdb_warn,
+ * tdb_error_exit) write to the terminal, and nothing here exits but on
+ * running out of memory.
+ * May include: nothing
+ *
  * base/common.h: the few things every layer of tdebug shares: error reporting,
  * a growable string buffer, number parsing, and where tdebug's companion
  * files live.
@@ -68,6 +77,8 @@ void *tdb_xrealloc(void *p, size_t n);
 char *tdb_xstrdup(const char *s);
 char *tdb_xstrndup(const char *s, size_t n);
 char *tdb_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The N bytes at DATA as lower-case hex ("c561f3aa..."): a new string. */
+char *tdb_hex(const void *data, size_t n);
 /* Make room for element N of the growable array ARR of capacity CAP
  * (both lvalues), doubling it: git's ALLOC_GROW. */
 #define TDB_GROW(arr, n, cap)                                            \

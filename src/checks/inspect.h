@@ -1,4 +1,10 @@
 /*
+ * Folder checks/: the checks behind 'tdebug doctor', 'inspect' and
+ * 'profile': what this machine, an object file or a process allows a
+ * debugger, as reports (structs and JSON) that a command prints.  It never
+ * prints and never exits.
+ * May include: base, gdb, process, native, cpython, targets
+ *
  * checks/inspect.h: what 'tdebug inspect' (and 'doctor', 'profile --check') look
  * at: Python module names resolved to files by the target interpreter, the
  * objects that matter in a running process, and questions put to Python.

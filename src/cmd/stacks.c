@@ -7,7 +7,7 @@
 #include "stacks/stacks.h"
 #include "native/unwind.h"
 #include "base/signals.h"
-#include "targets/jobstacks.h"
+#include "stacks/jobstacks.h"
 
 #include <errno.h>
 #include <getopt.h>

@@ -4,7 +4,7 @@
  */
 #include "commands/internal.h"
 
-#include "native/cxxargs.h"
+#include "torch/cxxargs.h"
 
 #include <stdio.h>
 #include <stdlib.h>

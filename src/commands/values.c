@@ -6,7 +6,7 @@
  */
 #include "commands/internal.h"
 
-#include "native/cxxargs.h"
+#include "torch/cxxargs.h"
 #include "torch/tensor.h"
 
 #include <stdlib.h>

@@ -1,4 +1,12 @@
 /*
+ * Folder cpython/: CPython read out of another process's memory or a core:
+ * each version's layout (the generated offsets table, or the process's
+ * _Py_DebugOffsets), finding the interpreter, objects, threads and frames,
+ * the values of locals.  It includes no CPython header, never prints, never
+ * exits, and never trusts target memory: every read is bounded, every loop
+ * capped, every object's type checked.
+ * May include: base, process, native
+ *
  * cpython/frames.h: the Python stacks of another process, read from its memory.
  *
  * The reader finds _PyRuntime in the interpreter (the executable or a

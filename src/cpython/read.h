@@ -1,6 +1,8 @@
 /*
- * cpython/read.h: the Python reader's insides, shared by src/cpython/frames.c (frames
- * and threads) and src/cpython/values.c (objects).  Not a public interface.
+ * cpython/read.h: the Python reader's insides, shared by cpython/runtime.c
+ * (finding the interpreter), cpython/objects.c (reading objects, which this
+ * header declares), cpython/frames.c (threads and frames) and
+ * cpython/values.c (values of locals).  Not a public interface.
  *
  * Every read goes through tdb_mem and is bounded; every object's type is
  * compared with the interpreter's own type objects before its fields are
@@ -14,6 +16,7 @@
 #include "process/procfs.h"
 
 #include <stdint.h>
+#include <string.h>
 
 /* Caps on what target memory can make us do. */
 #define TDB_PY_MAX_STR 4096        /* code points of a string read */
@@ -55,6 +58,20 @@ struct tdb_py_process {
 #define TDB_PY_HAS(p, f) (TDB_PY_OFF(p, f) != TDB_PYO_NONE)
 
 int tdb_py_rd(tdb_py_process *p, uint64_t addr, void *buf, size_t len);
+/* The 8- or 4-byte field at offset OFF of a struct read into B (any
+ * alignment). */
+static inline uint64_t tdb_py_get_u64(const uint8_t *b, int32_t off)
+{
+    uint64_t v;
+    memcpy(&v, b + off, sizeof(v));
+    return v;
+}
+static inline int32_t tdb_py_get_i32(const uint8_t *b, int32_t off)
+{
+    int32_t v;
+    memcpy(&v, b + off, sizeof(v));
+    return v;
+}
 /* A pointer-sized, int-sized or byte field at ADDR + the layout's F
  * (absent fields fail). */
 int tdb_py_ptr(tdb_py_process *p, uint64_t addr, int field, uint64_t *out);

@@ -5,9 +5,12 @@
  *
  * A frame is "Content-Length: N\r\n\r\n" followed by N bytes of JSON (other
  * header fields are allowed and ignored).  The reader never aborts and
- * never stops: a frame it cannot use (no Content-Length, a length that is
- * not a number or is over the limit, a body that is not JSON) is reported
- * once and skipped, and reading goes on with what follows it.
+ * never stops: a frame it cannot use (no Content-Length or two of them, a
+ * length that is not a number or is over the limit, a header without its
+ * blank line, a body that is not JSON) is reported once and skipped, and
+ * reading goes on with the next frame.  A length is never waited on past
+ * the next frame's header: a line "Content-Length: N" cannot be part of a
+ * JSON body, so where one comes the body before it was cut short.
  *
  *     tdb_dap_reader *r = tdb_dap_reader_new(0);
  *     tdb_dap_reader_push(r, buf, n);                  // whatever read() gave

@@ -1,4 +1,11 @@
 /*
+ * Folder gdb/: gdb and nothing else: the pure MI parser (bytes in, records
+ * out, no I/O; a line it cannot parse is an error record) and the driver of
+ * one gdb process (fork, pipes, tokens, timeouts).  It knows nothing of
+ * Python, torch or terminals, never prints (a trace goes only to a stream
+ * the caller gives) and never exits.
+ * May include: base
+ *
  * gdb/mi_session.h: one running gdb, driven over MI3 on pipes.
  *
  * The session owns the gdb process (fork + exec, never a shell), writes
@@ -6,7 +13,7 @@
  * queues every asynchronous record (exec, status, notify, and stream output
  * that arrives outside a command) for the caller, enforces timeouts and
  * notices gdb dying.  It knows nothing of Python, torch or the terminal:
- * src/session/ builds the debugging policy on top.
+ * the session core (src/session/) builds the debugging policy on top.
  *
  * Commands are synchronous (one outstanding at a time); with 'mi-async on'
  * gdb answers commands while the target runs, so the caller can interrupt.

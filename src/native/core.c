@@ -49,9 +49,10 @@ struct tdb_core {
     segment *segs;
     size_t nsegs;
     tdb_core_thread *threads;
-    size_t nthreads;
+    size_t nthreads, threads_cap; /* a core may have several PT_NOTE segments */
     tdb_maps maps;           /* from NT_FILE; maps.v[i].path points into files */
     size_t *map_file;        /* index in FILES of each map */
+    size_t maps_cap;         /* of both (a core may have several NT_FILE notes) */
     mapped_file *files;      /* distinct paths */
     size_t nfiles;
     char **problems;         /* NULL-terminated */
@@ -88,15 +89,16 @@ static void parse_nt_file(tdb_core *c, const uint8_t *d, size_t len)
         return;
     const char *names = (const char *)d + 16 + count * 24;
     const char *end = (const char *)d + len;
-    size_t cap = 0;
     for (uint64_t i = 0; i < count && names < end; i++) {
         uint64_t r[3];
         memcpy(r, d + 16 + i * 24, sizeof(r));
         size_t nlen = strnlen(names, (size_t)(end - names));
         if (names + nlen >= end)
             break;
-        TDB_GROW(c->maps.v, c->maps.n, cap);
-        c->map_file = tdb_xrealloc(c->map_file, cap * sizeof(*c->map_file));
+        if (c->maps.n >= c->maps_cap) {
+            TDB_GROW(c->maps.v, c->maps.n, c->maps_cap);
+            c->map_file = tdb_xrealloc(c->map_file, c->maps_cap * sizeof(*c->map_file));
+        }
         tdb_map *m = &c->maps.v[c->maps.n];
         memset(m, 0, sizeof(*m));
         m->start = r[0];
@@ -109,9 +111,42 @@ static void parse_nt_file(tdb_core *c, const uint8_t *d, size_t len)
     }
 }
 
+typedef struct map_at {
+    tdb_map map;
+    size_t file;
+} map_at;
+
+static int map_at_cmp(const void *a, const void *b)
+{
+    const map_at *x = a, *y = b;
+    return x->map.start < y->map.start ? -1 : x->map.start > y->map.start;
+}
+
+/* The kernel writes NT_FILE's ranges in address order, none empty, none
+ * overlapping, and tdb_maps_find() searches them by halves: a core that
+ * says otherwise keeps, in order, the ranges that fit. */
+static void tidy_maps(tdb_core *c)
+{
+    size_t n = c->maps.n, kept = 0;
+    if (!n)
+        return;
+    map_at *v = tdb_xcalloc(n, sizeof(*v));
+    for (size_t i = 0; i < n; i++)
+        v[i] = (map_at){c->maps.v[i], c->map_file[i]};
+    qsort(v, n, sizeof(*v), map_at_cmp);
+    for (size_t i = 0; i < n; i++) {
+        if (v[i].map.start >= v[i].map.end ||
+            (kept && v[i].map.start < c->maps.v[kept - 1].end))
+            continue;
+        c->maps.v[kept] = v[i].map;
+        c->map_file[kept++] = v[i].file;
+    }
+    c->maps.n = kept;
+    free(v);
+}
+
 static void parse_notes(tdb_core *c, const uint8_t *data, size_t size)
 {
-    size_t cap = 0;
     Elf_Data d = {.d_buf = (void *)data, .d_size = size, .d_type = ELF_T_NHDR,
                   .d_version = EV_CURRENT};
     size_t off = 0, name_off, desc_off;
@@ -121,7 +156,7 @@ static void parse_notes(tdb_core *c, const uint8_t *data, size_t size)
         if (nh.n_type == NT_PRSTATUS && nh.n_descsz >= sizeof(struct elf_prstatus)) {
             struct elf_prstatus st;
             memcpy(&st, desc, sizeof(st));
-            TDB_GROW(c->threads, c->nthreads, cap);
+            TDB_GROW(c->threads, c->nthreads, c->threads_cap);
             tdb_core_thread *t = &c->threads[c->nthreads++];
             memset(t, 0, sizeof(*t));
             t->tid = st.pr_pid;
@@ -136,7 +171,9 @@ static void parse_notes(tdb_core *c, const uint8_t *data, size_t size)
         } else if (nh.n_type == NT_PRPSINFO && nh.n_descsz >= sizeof(struct elf_prpsinfo)) {
             struct elf_prpsinfo ps;
             memcpy(&ps, desc, sizeof(ps));
-            c->pid = ps.pr_pid;
+            c->pid = ps.pr_pid; /* the last NT_PRPSINFO, should a core have several */
+            free(c->comm);
+            free(c->cmdline);
             c->comm = tdb_xstrndup(ps.pr_fname, strnlen(ps.pr_fname, sizeof(ps.pr_fname)));
             size_t n = strnlen(ps.pr_psargs, sizeof(ps.pr_psargs));
             while (n && ps.pr_psargs[n - 1] == ' ')
@@ -210,10 +247,7 @@ static char *build_id_of_image(const uint8_t *hdr, size_t len)
                 break;
             if (nh[2] == NT_GNU_BUILD_ID && nh[0] == 4 && memcmp(hdr + name, "GNU", 4) == 0 &&
                 nh[1] > 0 && nh[1] <= 64) {
-                tdb_buf b = TDB_BUF_INIT;
-                for (uint32_t k = 0; k < nh[1]; k++)
-                    tdb_buf_addf(&b, "%02x", hdr[desc + k]);
-                return tdb_buf_detach(&b);
+                return tdb_hex(hdr + desc, nh[1]);
             }
             off = next;
         }
@@ -223,7 +257,7 @@ static char *build_id_of_image(const uint8_t *hdr, size_t len)
 
 static char *build_id_of_file(const char *path)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return NULL;
     uint8_t hdr[8192];
@@ -251,6 +285,11 @@ static void check_file(tdb_core *c, size_t fi)
     struct stat st;
     if (stat(local, &st) < 0) {
         f->problem = tdb_xasprintf("'%s' is gone since the core was written", local);
+        return;
+    }
+    if (!S_ISREG(st.st_mode)) { /* a FIFO would block the open below */
+        f->problem = tdb_xasprintf("'%s' is %s, not the file the process had mapped",
+                                   local, tdb_file_kind(st.st_mode));
         return;
     }
     /* The core's copy of its first page. */
@@ -285,7 +324,7 @@ static ssize_t read_mapped(tdb_core *c, uint64_t addr, void *buf, size_t len)
     mapped_file *f = &c->files[fi];
     if (!f->local)
         return -1;
-    if (f->fd < 0 && (f->fd = open(f->local, O_RDONLY | O_CLOEXEC)) < 0)
+    if (f->fd < 0 && (f->fd = open(f->local, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0)
         return -1;
     size_t n = len < m->end - addr ? len : (size_t)(m->end - addr);
     ssize_t r = pread(f->fd, buf, n, (off_t)(m->offset + (addr - m->start)));
@@ -320,8 +359,22 @@ int tdb_core_open(const char *path, const char *exe, tdb_core **out, tdb_error *
     GElf_Ehdr eh;
     size_t phnum = 0;
     elf_version(EV_CURRENT);
-    if ((c->fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+    /* A FIFO would block the open until a writer comes (for ever), a
+     * device may not be opened without effect: stat() first, and
+     * O_NONBLOCK and fstat() for what may have taken the path's place. */
+    struct stat st;
+    if (stat(path, &st) < 0) {
         tdb_error_errno(err, "cannot open the core file '%s'", path);
+        goto fail;
+    }
+    if (S_ISREG(st.st_mode) && (c->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0) {
+        tdb_error_errno(err, "cannot open the core file '%s'", path);
+        goto fail;
+    }
+    if (!S_ISREG(st.st_mode) || fstat(c->fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        tdb_error_set(err, EINVAL, "cannot read the core file '%s': it is %s, not a regular "
+                      "file (give the file gcore or the kernel wrote)", path,
+                      tdb_file_kind(st.st_mode));
         goto fail;
     }
     c->elf = elf_begin(c->fd, ELF_C_READ_MMAP, NULL);
@@ -344,8 +397,6 @@ int tdb_core_open(const char *path, const char *exe, tdb_core **out, tdb_error *
         goto fail;
     }
     size_t segcap = 0;
-    struct stat st;
-    fstat(c->fd, &st);
     for (size_t i = 0; i < phnum; i++) {
         GElf_Phdr ph;
         if (!gelf_getphdr(c->elf, (int)i, &ph))
@@ -367,7 +418,9 @@ int tdb_core_open(const char *path, const char *exe, tdb_core **out, tdb_error *
                 parse_notes(c, d->d_buf, d->d_size);
         }
     }
-    qsort(c->segs, c->nsegs, sizeof(*c->segs), seg_cmp);
+    if (c->nsegs) /* qsort's array may not be NULL, even empty */
+        qsort(c->segs, c->nsegs, sizeof(*c->segs), seg_cmp);
+    tidy_maps(c);
     if (!c->nthreads) {
         tdb_error_set(err, EINVAL, "cannot read '%s': the core has no thread (NT_PRSTATUS)",
                       path);

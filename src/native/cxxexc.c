@@ -3,7 +3,6 @@
 #include "native/cxxexc.h"
 
 #include "native/cxxabi.h"
-#include "gdb/mi_parser.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -20,50 +20,12 @@ static int unit_names(const char *unit, const char *name)
     return lu == ln || unit[lu - ln - 1] == '/';
 }
 
-char *tdb_dwarf_source_path(const char *elf_path, const char *name, tdb_error *err)
-{
-    Dwarf *dbg = NULL;
-    char *found = NULL;
-    int fd = open(elf_path, O_RDONLY | O_CLOEXEC);
-
-    if (fd < 0) {
-        tdb_error_errno(err, "cannot open '%s'", elf_path);
-        return NULL;
-    }
-    dbg = dwarf_begin(fd, DWARF_C_READ);
-    if (!dbg) {
-        tdb_error_set(err, 0, "cannot read debug info in '%s': %s (was it built with -g?)",
-                      elf_path, dwarf_errmsg(-1));
-        goto cleanup;
-    }
-    Dwarf_Off off = 0, next;
-    size_t header;
-    while (!found && dwarf_nextcu(dbg, off, &next, &header, NULL, NULL, NULL) == 0) {
-        Dwarf_Die die;
-        Dwarf_Attribute attr;
-        if (dwarf_offdie(dbg, off + header, &die)) {
-            const char *unit = dwarf_diename(&die);
-            const char *dir = dwarf_formstring(dwarf_attr(&die, DW_AT_comp_dir, &attr));
-            if (unit && unit_names(unit, name)) {
-                if (unit[0] == '/' || !dir)
-                    found = tdb_xstrdup(unit);
-                else
-                    found = tdb_xasprintf("%s/%s", dir, unit);
-            }
-        }
-        off = next;
-    }
-    if (!found)
-        tdb_error_set(err, 0, "'%s' has no compilation unit for '%s' in its debug info", elf_path,
-                      name);
-cleanup:
-    if (dbg)
-        dwarf_end(dbg);
-    close(fd);
-    return found;
-}
-
-long tdb_dwarf_source_dirs(const char *elf_path, json_t *dirs, tdb_error *err)
+/* Call FN(unit name, its DW_AT_comp_dir, CTX) for each compilation unit
+ * of ELF_PATH's debug info (either may be NULL), until FN returns nonzero.
+ * The number of units seen, or -1 with ERR set when the file or its debug
+ * info cannot be read. */
+static long walk_units(const char *elf_path, int (*fn)(const char *unit, const char *dir, void *ctx),
+                       void *ctx, tdb_error *err)
 {
     Dwarf *dbg = NULL;
     long units = -1;
@@ -86,17 +48,10 @@ long tdb_dwarf_source_dirs(const char *elf_path, json_t *dirs, tdb_error *err)
         Dwarf_Die die;
         Dwarf_Attribute attr;
         if (dwarf_offdie(dbg, off + header, &die)) {
-            const char *unit = dwarf_diename(&die);
-            const char *dir = dwarf_formstring(dwarf_attr(&die, DW_AT_comp_dir, &attr));
             units++;
-            if (unit && unit[0] == '/') {
-                const char *slash = strrchr(unit, '/');
-                char *d = tdb_xstrndup(unit, slash > unit ? (size_t)(slash - unit) : 1);
-                json_object_set_new(dirs, d, json_true());
-                free(d);
-            } else if (unit && dir && dir[0] == '/') {
-                json_object_set_new(dirs, dir, json_true());
-            }
+            if (fn(dwarf_diename(&die), dwarf_formstring(dwarf_attr(&die, DW_AT_comp_dir, &attr)),
+                   ctx))
+                break;
         }
         off = next;
     }
@@ -105,6 +60,48 @@ cleanup:
         dwarf_end(dbg);
     close(fd);
     return units;
+}
+
+typedef struct find_unit {
+    const char *name;
+    char *found;
+} find_unit;
+
+static int find_source(const char *unit, const char *dir, void *ctx)
+{
+    find_unit *f = ctx;
+    if (!unit || !unit_names(unit, f->name))
+        return 0;
+    f->found = unit[0] == '/' || !dir ? tdb_xstrdup(unit) : tdb_xasprintf("%s/%s", dir, unit);
+    return 1;
+}
+
+char *tdb_dwarf_source_path(const char *elf_path, const char *name, tdb_error *err)
+{
+    find_unit f = {name, NULL};
+    if (walk_units(elf_path, find_source, &f, err) >= 0 && !f.found)
+        tdb_error_set(err, 0, "'%s' has no compilation unit for '%s' in its debug info", elf_path,
+                      name);
+    return f.found;
+}
+
+static int add_source_dir(const char *unit, const char *dir, void *ctx)
+{
+    json_t *dirs = ctx;
+    if (unit && unit[0] == '/') {
+        const char *slash = strrchr(unit, '/');
+        char *d = tdb_xstrndup(unit, slash > unit ? (size_t)(slash - unit) : 1);
+        json_object_set_new(dirs, d, json_true());
+        free(d);
+    } else if (unit && dir && dir[0] == '/') {
+        json_object_set_new(dirs, dir, json_true());
+    }
+    return 0;
+}
+
+long tdb_dwarf_source_dirs(const char *elf_path, json_t *dirs, tdb_error *err)
+{
+    return walk_units(elf_path, add_source_dir, dirs, err);
 }
 
 int tdb_marked_line(const char *path, const char *marker, int *out_line, tdb_error *err)

@@ -1,4 +1,12 @@
 /*
+ * Folder native/: the native side of a process or core file, read without
+ * gdb: ELF objects (libbfd, the file's own tables) and their DWARF, native
+ * frames and unwinding (libdw), the C++ ABI (type_info, strings, thrown
+ * exceptions, a call's registers and signature), core files.  It knows
+ * nothing of Python or torch, never prints and never exits; a damaged or
+ * hostile file is an error, never a crash.
+ * May include: base, process
+ *
  * native/elf.h: ELF objects through libbfd: exported symbols, build-id, separate
  * debug files, DWARF presence and how the code was compiled, gdb indexes;
  * symbol sizes and load biases, which libbfd does not tell, from the file's
@@ -140,6 +148,11 @@ char **tdb_elf_exports(tdb_elf *elf, const char *prefix, size_t *out_n, tdb_erro
 
 /* Where separate debug files are looked for: gdb's debug-file-directory. */
 #define TDB_DEBUG_DIR_DEFAULT "/usr/lib/debug"
+
+/* Where gdb looks for the separate debug file of the object whose build-id
+ * is BUILD_ID (hex, at least two digits) under DEBUG_DIR:
+ * "DEBUG_DIR/.build-id/c5/61f3aa....debug".  A new string. */
+char *tdb_build_id_path(const char *debug_dir, const char *build_id);
 
 /* --- The whole report ---------------------------------------------------- */
 

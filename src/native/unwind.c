@@ -7,6 +7,7 @@
 #include "native/unwind.h"
 
 #include "native/core.h"
+#include "native/elf.h"
 
 #include <bfd.h>
 #include <elfutils/libdwfl.h>
@@ -234,13 +235,11 @@ int tdb_capture_debug_file(tdb_capture *c, uint64_t pc, const char *debug_dir)
     int n = dwfl_module_build_id(mod, &bits, &vaddr);
     if (n < 2 || n > 64)
         return 0;
-    tdb_buf path = TDB_BUF_INIT;
-    tdb_buf_addf(&path, "%s/.build-id/%02x/", debug_dir, bits[0]);
-    for (int i = 1; i < n; i++)
-        tdb_buf_addf(&path, "%02x", bits[i]);
-    tdb_buf_adds(&path, ".debug");
-    int found = access(tdb_buf_str(&path), R_OK) == 0;
-    tdb_buf_free(&path);
+    char *id = tdb_hex(bits, (size_t)n);
+    char *path = tdb_build_id_path(debug_dir, id);
+    int found = access(path, R_OK) == 0;
+    free(path);
+    free(id);
     return found;
 }
 
@@ -307,8 +306,11 @@ static const symfile *module_symbols(tdb_symcache *cache, Dwfl_Module *mod, cons
     tdb_buf key = TDB_BUF_INIT;
     tdb_buf_adds(&key, path ? path : "?");
     tdb_buf_addc(&key, '\n');
-    for (int i = 0; i < idlen; i++)
-        tdb_buf_addf(&key, "%02x", id[i]);
+    if (idlen > 0) {
+        char *hex = tdb_hex(id, (size_t)idlen);
+        tdb_buf_adds(&key, hex);
+        free(hex);
+    }
     for (size_t i = 0; i < cache->n; i++) {
         if (strcmp(cache->files[i].key, tdb_buf_str(&key)) == 0) {
             tdb_buf_free(&key);
@@ -340,7 +342,8 @@ static const symfile *module_symbols(tdb_symcache *cache, Dwfl_Module *mod, cons
         tdb_buf_add(&names, name, strlen(name) + 1);
     }
     f->names = tdb_buf_detach(&names);
-    qsort(f->v, f->n, sizeof(*f->v), fsym_cmp);
+    if (f->n) /* a module without function symbols has no array to sort */
+        qsort(f->v, f->n, sizeof(*f->v), fsym_cmp);
     return f;
 }
 
@@ -472,14 +475,26 @@ tdb_capture *tdb_capture_from_core(tdb_core *core, tdb_error *err)
     tdb_core_mem(core, &c->mem);
     size_t n = tdb_core_n_threads(core);
     c->t = tdb_xcalloc(n ? n : 1, sizeof(*c->t));
-    for (size_t i = 0; i < n; i++)
-        c->t[c->n++].tid = tdb_core_thread_at(core, i)->tid;
+    for (size_t i = 0; i < n; i++) {
+        const tdb_core_thread *ct = tdb_core_thread_at(core, i);
+        thread_cap *t = &c->t[c->n++];
+        t->tid = ct->tid;
+#if defined(__x86_64__)
+        memcpy(&t->regs, ct->regs, sizeof(t->regs) < sizeof(ct->regs) ? sizeof(t->regs)
+                                                                      : sizeof(ct->regs));
+#endif
+    }
     c->dwfl = dwfl_begin(&core_callbacks);
     Elf *elf = tdb_core_elf(core);
     const char *exe = tdb_core_exe(core);
     char *local_exe = exe ? tdb_core_file(core, exe, NULL) : NULL;
+    /* The threads are ours (the core's registers, its memory through
+     * tdb_core_mem), as for a live process: libdw's own core threads
+     * (dwfl_core_file_attach) leak 16 bytes a thread each time
+     * dwfl_getthread_frames() looks for one (elfutils 0.188). */
     if (!c->dwfl || dwfl_core_file_report(c->dwfl, elf, local_exe) < 0 ||
-        dwfl_report_end(c->dwfl, NULL, NULL) != 0 || dwfl_core_file_attach(c->dwfl, elf) < 0) {
+        dwfl_report_end(c->dwfl, NULL, NULL) != 0 ||
+        !dwfl_attach_state(c->dwfl, elf, c->pid, &thread_callbacks, c)) {
         tdb_error_set(err, 0, "libdw cannot read the core '%s': %s", tdb_core_path(core),
                       dwfl_errmsg(-1));
         free(local_exe);

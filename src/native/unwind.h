@@ -16,9 +16,9 @@
 #define TDB_UNWIND_H
 
 #include "base/common.h"
+#include "native/frames.h"
 #include "process/pause.h"
 #include "process/procfs.h"
-#include "stacks/merge.h"
 
 #include <stddef.h>
 #include <sys/types.h>

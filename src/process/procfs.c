@@ -346,6 +346,36 @@ char *tdb_proc_cmdline(pid_t pid, size_t max)
     return tdb_buf_detach(&b);
 }
 
+const char *tdb_status_value(const char *text, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *line = text; line && *line;) {
+        if (strncmp(line, name, n) == 0 && line[n] == ':') {
+            const char *v = line + n + 1;
+            while (*v == ' ' || *v == '\t')
+                v++;
+            return v;
+        }
+        line = strchr(line, '\n');
+        if (line)
+            line++;
+    }
+    return NULL;
+}
+
+const char *tdb_stat_fields(const char *text, const char **comm, size_t *comm_len)
+{
+    const char *open = strchr(text, '(');
+    const char *close = strrchr(text, ')'); /* the name may hold ") " itself */
+    if (!open || !close || close < open || close[1] != ' ')
+        return NULL;
+    if (comm)
+        *comm = open + 1;
+    if (comm_len)
+        *comm_len = (size_t)(close - open - 1);
+    return close + 2;
+}
+
 /* The first number after FIELD in /proc/PID/status, or -1. */
 static long status_field(pid_t pid, const char *field)
 {
@@ -354,16 +384,10 @@ static long status_field(pid_t pid, const char *field)
     char *s = tdb_read_file(path, NULL, NULL);
     if (!s)
         return -1;
-    long v = -1;
-    size_t flen = strlen(field);
-    for (char *line = s; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
-        if (strncmp(line, field, flen) == 0 && line[flen] == ':') {
-            v = strtol(line + flen + 1, NULL, 10);
-            break;
-        }
-    }
+    const char *v = tdb_status_value(s, field);
+    long n = v ? strtol(v, NULL, 10) : -1;
     free(s);
-    return v;
+    return n;
 }
 
 pid_t tdb_proc_tracer(pid_t pid)
@@ -383,10 +407,8 @@ char tdb_proc_state(pid_t pid, pid_t tid)
     char *s = tdb_read_file(path, NULL, NULL);
     if (!s)
         return 0;
-    /* The name in parentheses may itself hold ") ": the state follows the
-     * last one. */
-    char *paren = strrchr(s, ')');
-    char state = paren && paren[1] == ' ' ? paren[2] : 0;
+    const char *fields = tdb_stat_fields(s, NULL, NULL);
+    char state = fields ? fields[0] : 0;
     free(s);
     return state;
 }

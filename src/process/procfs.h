@@ -1,4 +1,11 @@
 /*
+ * Folder process/: a live process seen from outside, at the lowest level:
+ * /proc (memory maps, threads, memory), holding every thread still for a
+ * moment (ptrace), running helper programs, TCP sockets, and the tdebug
+ * side of the preloaded library.  It knows nothing of ELF, Python or torch,
+ * never prints, never exits, and never leaves a process it paused stopped.
+ * May include: base
+ *
  * process/procfs.h: what /proc says about a process: its memory map, its threads,
  * its children, its name, its tracer; and reading its memory.
  *
@@ -51,6 +58,17 @@ char *tdb_proc_cmdline(pid_t pid, size_t max);
 /* A process other than tdebug itself that has ARG, exactly, among its
  * arguments (after argv[0]), or 0 when there is none that tdebug can see. */
 pid_t tdb_proc_with_arg(const char *arg);
+/* The one reader of /proc/PID/status (and /proc/self/status) text: the
+ * value on the line "NAME:\tVALUE", blanks after the colon skipped, as a
+ * pointer into TEXT (it runs to the line's end), or NULL when TEXT has no
+ * such line. */
+const char *tdb_status_value(const char *text, const char *name);
+/* The one reader of /proc/PID/stat text ("pid (comm) S ppid ..."): the
+ * fields after the command name, which may itself hold spaces and ')'
+ * ("S ppid pgrp ..."), or NULL when TEXT is no such line.  *COMM and
+ * *COMM_LEN (when given) get the name's span in TEXT. */
+const char *tdb_stat_fields(const char *text, const char **comm, size_t *comm_len);
+
 /* TracerPid from /proc/PID/status: 0 untraced, -1 unreadable. */
 pid_t tdb_proc_tracer(pid_t pid);
 /* The process (thread group) that thread TID belongs to, or -1. */

@@ -173,7 +173,7 @@ typedef struct tdb_stop_info {
                           * (native/cxxexc.h); NULL otherwise (borrowed) */
     json_t *args;        /* breakpoint: the arguments of the function it
                           * stopped in, {function, at_entry, ..., args:
-                          * [{name, type, value}]} (native/cxxargs.h; tensors
+                          * [{name, type, value}]} (torch/cxxargs.h; tensors
                           * decoded), when they can be named; else NULL
                           * (borrowed) */
     int compact;         /* a step: show the new location, not the stack */
@@ -488,7 +488,7 @@ int tdb_session_breakpoint_enable(tdb_session *s, int id, int on);
 
 /* The arguments of native frame INDEX of THREAD (0: the stop's thread):
  * gdb's with debug info, else from the function's demangled signature and
- * the registers at its entry, tensors decoded (native/cxxargs.h): new
+ * the registers at its entry, tensors decoded (torch/cxxargs.h): new
  * reference {"function", "debug_info" or "at_entry", ..., "args":
  * [{"name", "type", "value"}], "tensors_note"?}, or NULL with ERR saying
  * why they cannot be named. */

@@ -5,7 +5,7 @@
  *  - at a 'catch throw' stop, the C++ exception being thrown (native/cxxexc.h),
  *    and whether it is of the class the catchpoint asked for;
  *  - 'args': a native frame's arguments, from its demangled signature and
- *    the registers at its entry, or gdb's own with debug info (native/cxxargs.h);
+ *    the registers at its entry, or gdb's own with debug info (torch/cxxargs.h);
  *    at a breakpoint stop the same, as the stop's "args";
  *  - 'tensor EXPR': a tensor at any address gdb can evaluate (torch/tensor.h);
  *  - 'py-locals' and 'py-print NAME': Python values (cpython/values.h).
@@ -15,7 +15,7 @@
  */
 #include "session/internal.h"
 
-#include "native/cxxargs.h"
+#include "torch/cxxargs.h"
 #include "native/cxxexc.h"
 #include "cpython/values.h"
 #include "torch/tensor.h"

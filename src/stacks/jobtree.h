@@ -22,15 +22,11 @@
 #define TDB_JOBTREE_H
 
 #include "base/common.h"
+#include "targets/ranks.h" /* rank sets: tdb_rank_set_label() */
 
 #include <jansson.h>
 #include <stddef.h>
 
-/* Append the set of the N RANKS (any order, repeats allowed) to B as
- * "0-2,5,7,8": runs of three or more as FIRST-LAST, others one by one. */
-void tdb_rank_set_format(tdb_buf *b, const long *ranks, size_t n);
-/* The same with its noun: "rank 5", "ranks 0-2,5" ("no rank" for none). */
-void tdb_rank_set_label(tdb_buf *b, const long *ranks, size_t n);
 
 typedef struct tdb_jobtree tdb_jobtree;
 

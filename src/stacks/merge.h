@@ -27,46 +27,17 @@
 
 #include "base/common.h"
 #include "cpython/frames.h"
+#include "native/frames.h"
 
 #include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
-
-/* One native frame.  The strings belong to whoever filled the array and
- * are freed by tdb_native_frames_free(). */
-typedef struct tdb_native_frame {
-    uint64_t pc;      /* return address (the instruction pointer at level 0) */
-    char *function;   /* demangled name, or NULL when unknown */
-    uint64_t offset;  /* pc - start of FUNCTION, when known */
-    char *library;    /* path of the object holding PC, or NULL */
-    int is_eval;      /* a _PyEval_EvalFrameDefault frame */
-    int in_interp;    /* in CPython's own code (the executable or libpython) */
-} tdb_native_frame;
-
-void tdb_native_frames_free(tdb_native_frame *frames, size_t n); /* accepts NULL */
-
-/* Strip what symbol tables add to a function's name, in place: the symbol
- * version ("@GLIBC_2.2.5") and GCC's clone suffixes (".lto_priv.0",
- * ".constprop.0", ".cold", ...).  Mangled C++ names are left to the
- * demangler.  Accepts NULL. */
-void tdb_native_name_clean(char *name);
 
 /* Set is_eval and in_interp: from the function names
  * ("_PyEval_EvalFrameDefault" and its ".cold" part), and for frames
  * without a name from the interpreter's address ranges when PY is given
  * (an inlined frame gdb lists at the evaluator's pc is not the call). */
 void tdb_native_frames_classify(tdb_native_frame *frames, size_t n, const tdb_py_process *py);
-
-/* Convert the value of gdb's -stack-list-frames "stack" result (an array
- * of frame={level,addr,func,from,...} as src/gdb/mi_parser.h produces it) into
- * a new array of native frames, innermost first.  Inlined frames (several
- * frames at one address) are kept: they fold like any other.  Returns 0,
- * or -1 when STACK is not such an array. */
-int tdb_native_frames_from_mi(const json_t *stack, tdb_native_frame **out, size_t *n);
-
-/* Fill the library of frames that have none from the process's memory map
- * (gdb names no library for the main executable). */
-void tdb_native_frames_fill_libraries(tdb_native_frame *frames, size_t n, const tdb_maps *maps);
 
 typedef enum tdb_frame_kind { TDB_FRAME_NATIVE, TDB_FRAME_PYTHON } tdb_frame_kind;
 

@@ -142,6 +142,60 @@ static void refused(tdb_error *err, pid_t pid, int code, const char *what)
         tdb_ptrace_explain_for(&tdb_purpose_stacks, pid, NULL, code, err);
 }
 
+/* Unwind and merge every thread of S (TCAP: its capacity), then add the
+ * Python threads no native thread was found for; the time since T0 is
+ * the unwinding's. */
+static void unwind_threads(tdb_process_stacks *s, size_t *tcap, tdb_capture *cap,
+                           size_t max_frames, tdb_symcache *symbols, tdb_py_process *py,
+                           const tdb_maps *maps, int64_t t0)
+{
+    for (size_t i = 0; i < s->n; i++)
+        fill_thread(s, &s->threads[i], cap, max_frames, symbols, py, maps);
+    add_orphans(s, tcap);
+    if (cap)
+        s->stack_bytes = tdb_capture_bytes(cap);
+    s->unwind_ms = (double)(tdb_now_ms() - t0);
+}
+
+/* Say in S what opening the interpreter gave: R and E are what tdb_py_open()
+ * returned and set, PY the interpreter when R is 0.  0, or -1 with ERR set
+ * when only Python stacks were asked for and there are none; NOT_PYTHON
+ * then says what was read and why ("pid 12: it is not a Python process"). */
+static int note_python(tdb_process_stacks *s, int r, const tdb_py_process *py,
+                       const tdb_error *e, int want_native, const char *not_python,
+                       tdb_error *err)
+{
+    if (r == 1)
+        s->python_note = tdb_xstrdup("not a Python process (no _PyRuntime in its executable "
+                                     "or a libpython): native stacks only");
+    else if (r < 0)
+        s->python_note = tdb_xstrdup(e->msg);
+    else {
+        s->python_version = tdb_xstrdup(tdb_py_version(py));
+        s->python_layout = tdb_xstrdup(tdb_py_layout_source(py));
+    }
+    if (py || want_native)
+        return 0;
+    if (r == 1)
+        tdb_error_set(err, ENOENT, "cannot read the Python stacks of %s (leave out --python "
+                      "to see its native stacks)", not_python);
+    else
+        tdb_error_set(err, e->code, "%s", e->msg);
+    return -1;
+}
+
+/* Read PY's threads and frames (and their locals when FLAGS ask) into S. */
+static void read_python(tdb_process_stacks *s, tdb_py_process *py, unsigned flags)
+{
+    tdb_error e = {0};
+    s->snapshot = tdb_py_read(py, &e);
+    if (!s->snapshot)
+        s->python_note = tdb_xstrdup(e.msg);
+    else if (flags & TDB_STACK_LOCALS)
+        s->locals = read_locals(py, s->snapshot);
+    s->mem_reads = tdb_py_reads(py);
+}
+
 int tdb_stacks_take(pid_t pid, const tdb_stacks_options *o, tdb_process_stacks **out,
                     tdb_error *err)
 {
@@ -197,28 +251,15 @@ int tdb_stacks_take(pid_t pid, const tdb_stacks_options *o, tdb_process_stacks *
     if (want_python) {
         tdb_error_clear(&e);
         int r = tdb_py_open(pid, &maps, &py, &e);
-        if (r == 1) {
-            s->python_note = tdb_xstrdup("not a Python process (no _PyRuntime in its executable "
-                                         "or a libpython): native stacks only");
-        } else if (r < 0 && (e.code == ESRCH || e.code == EPERM || e.code == EACCES)) {
+        if (r < 0 && (e.code == ESRCH || e.code == EPERM || e.code == EACCES)) {
             refused(err, pid, e.code, "it exited");
             goto cleanup;
-        } else if (r < 0) {
-            s->python_note = tdb_xstrdup(e.msg);
-        } else {
-            s->python_version = tdb_xstrdup(tdb_py_version(py));
-            s->python_layout = tdb_xstrdup(tdb_py_layout_source(py));
         }
-        if (!py && !want_native) {
-            if (r == 1)
-                tdb_error_set(err, ENOENT,
-                              "cannot read the Python stacks of pid %d: it is not a Python "
-                              "process (leave out --python to see its native stacks)",
-                              (int)pid);
-            else
-                tdb_error_set(err, e.code, "%s", e.msg);
+        char *what = tdb_xasprintf("pid %d: it is not a Python process", (int)pid);
+        int ok = note_python(s, r, py, &e, want_native, what, err);
+        free(what);
+        if (ok < 0)
             goto cleanup;
-        }
     }
 
     /* --- the pause: only copies happen in here ---------------------------- */
@@ -244,15 +285,8 @@ int tdb_stacks_take(pid_t pid, const tdb_stacks_options *o, tdb_process_stacks *
         if (want_native)
             cap = tdb_capture_take(pause, &maps, stack_max, &e);
     }
-    if (py) {
-        tdb_error_clear(&e);
-        s->snapshot = tdb_py_read(py, &e);
-        if (!s->snapshot)
-            s->python_note = tdb_xstrdup(e.msg);
-        else if (flags & TDB_STACK_LOCALS)
-            s->locals = read_locals(py, s->snapshot);
-        s->mem_reads = tdb_py_reads(py);
-    }
+    if (py)
+        read_python(s, py, flags);
     if (pause) {
         tdb_pause_end(pause);
         s->pause_ms = tdb_pause_ms(pause);
@@ -281,12 +315,7 @@ int tdb_stacks_take(pid_t pid, const tdb_stacks_options *o, tdb_process_stacks *
                 add_thread(s, &tcap, tids[i]);
         free(tids);
     }
-    for (size_t i = 0; i < s->n; i++)
-        fill_thread(s, &s->threads[i], cap, max_frames, o->symbols, py, NULL);
-    add_orphans(s, &tcap);
-    if (cap)
-        s->stack_bytes = tdb_capture_bytes(cap);
-    s->unwind_ms = (double)(tdb_now_ms() - t0);
+    unwind_threads(s, &tcap, cap, max_frames, o->symbols, py, NULL, t0);
     *out = s;
     s = NULL;
     rc = 0;
@@ -346,34 +375,14 @@ int tdb_stacks_take_core(tdb_core *core, const tdb_stacks_options *o, tdb_proces
         tdb_ptrs_push(&s->extra_notes, &nextra, tdb_xstrdup(*pr));
     if (want_python) {
         int r = tdb_py_open_core(core, &py, &e);
-        if (r == 1)
-            s->python_note = tdb_xstrdup("not a Python process (no _PyRuntime in its executable "
-                                         "or a libpython): native stacks only");
-        else if (r < 0)
-            s->python_note = tdb_xstrdup(e.msg);
-        else {
-            s->python_version = tdb_xstrdup(tdb_py_version(py));
-            s->python_layout = tdb_xstrdup(tdb_py_layout_source(py));
-        }
-        if (!py && !want_native) {
-            if (r == 1)
-                tdb_error_set(err, ENOENT,
-                              "cannot read the Python stacks of the core '%s': its process did "
-                              "not run Python (leave out --python to see its native stacks)",
-                              tdb_core_path(core));
-            else
-                tdb_error_set(err, e.code, "%s", e.msg);
+        char *what = tdb_xasprintf("the core '%s': its process did not run Python",
+                                   tdb_core_path(core));
+        int ok = note_python(s, r, py, &e, want_native, what, err);
+        free(what);
+        if (ok < 0)
             goto cleanup;
-        }
-        if (py) {
-            tdb_error_clear(&e);
-            s->snapshot = tdb_py_read(py, &e);
-            if (!s->snapshot)
-                s->python_note = tdb_xstrdup(e.msg);
-            else if (flags & TDB_STACK_LOCALS)
-                s->locals = read_locals(py, s->snapshot);
-            s->mem_reads = tdb_py_reads(py);
-        }
+        if (py)
+            read_python(s, py, flags);
     }
     if (s->snapshot)
         match_core_threads(s, core);
@@ -384,10 +393,7 @@ int tdb_stacks_take_core(tdb_core *core, const tdb_stacks_options *o, tdb_proces
     size_t tcap = 0;
     for (size_t i = 0; i < tdb_core_n_threads(core); i++)
         add_thread(s, &tcap, tdb_core_thread_at(core, i)->tid);
-    for (size_t i = 0; i < s->n; i++)
-        fill_thread(s, &s->threads[i], cap, max_frames, o->symbols, py, tdb_core_maps(core));
-    add_orphans(s, &tcap);
-    s->unwind_ms = (double)(tdb_now_ms() - t0);
+    unwind_threads(s, &tcap, cap, max_frames, o->symbols, py, tdb_core_maps(core), t0);
     *out = s;
     s = NULL;
     rc = 0;

@@ -1,4 +1,11 @@
 /*
+ * Folder stacks/: stacks as tdebug shows them: native and Python frames
+ * merged, every thread of a process or core read without gdb ('tdebug
+ * stacks'), one thread's stack at a debugger's stop.  It returns data
+ * (structs, JSON, text in a tdb_buf) for a front-end to show, never prints,
+ * never exits, and lets every process it paused go.
+ * May include: base, gdb, process, native, cpython, targets
+ *
  * stacks/stacks.h: a snapshot of every thread of one process, native and Python,
  * merged; what 'tdebug stacks' prints for each process.
  *

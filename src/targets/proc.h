@@ -1,4 +1,12 @@
 /*
+ * Folder targets/: processes as debugging targets: which are Python and
+ * what part each plays in a debugpy session, which process a pid given for
+ * attaching really means, and whether the kernel will let it be traced (and
+ * if not, why and what to do).  It reads /proc (or a recorded tree of it),
+ * never prints, never exits, and never signals or traces a process it is
+ * asked about.
+ * May include: base, process, native
+ *
  * targets/proc.h: processes as /proc shows them, seen by a Python debugger.
  *
  * Reads pid, parent, owner, state, executable, command line and mappings of

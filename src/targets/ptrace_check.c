@@ -17,6 +17,7 @@
  * trying shows that, hence tdb_tracer_probe().
  */
 #include "targets/ptrace_check.h"
+#include "process/procfs.h"
 
 #include <errno.h>
 #include <grp.h>
@@ -102,6 +103,15 @@ static void compute_debugger_caps(tdb_tracer *t)
     t->cap_sys_ptrace = (eff >> TDB_CAP_SYS_PTRACE & 1) != 0;
 }
 
+/* A capability set of a /proc status TEXT ("CapEff:\t000001ffffffffff"),
+ * 0 when missing. */
+static uint64_t status_caps(const char *text, const char *name)
+{
+    const char *v = tdb_status_value(text, name);
+    unsigned long long caps;
+    return v && sscanf(v, "%llx", &caps) == 1 ? caps : 0;
+}
+
 int tdb_tracer_read(tdb_tracer *out, const char *root, const char *gdb, tdb_error *err)
 {
     tdb_tracer t;
@@ -117,29 +127,20 @@ int tdb_tracer_read(tdb_tracer *out, const char *root, const char *gdb, tdb_erro
     text = tdb_read_file(path, NULL, err);
     if (!text)
         goto cleanup;
-    for (const char *line = text; line && *line;) {
-        const char *nl = strchr(line, '\n');
-        unsigned long long v;
-        unsigned u;
-        int pid;
-        if (sscanf(line, "Pid: %d", &pid) == 1)
-            t.pid = pid;
-        else if (sscanf(line, "Uid: %u", &u) == 1)
-            t.uid = u;
-        else if (sscanf(line, "Gid: %u", &u) == 1)
-            t.gid = u;
-        else if (sscanf(line, "CapInh: %llx", &v) == 1)
-            t.cap_inh = v;
-        else if (sscanf(line, "CapPrm: %llx", &v) == 1)
-            t.cap_prm = v;
-        else if (sscanf(line, "CapEff: %llx", &v) == 1)
-            t.cap_eff = v;
-        else if (sscanf(line, "CapBnd: %llx", &v) == 1)
-            t.cap_bnd = v;
-        else if (sscanf(line, "CapAmb: %llx", &v) == 1)
-            t.cap_amb = v;
-        line = nl ? nl + 1 : NULL;
-    }
+    const char *v;
+    unsigned u;
+    int pid;
+    if ((v = tdb_status_value(text, "Pid")) && sscanf(v, "%d", &pid) == 1)
+        t.pid = pid;
+    if ((v = tdb_status_value(text, "Uid")) && sscanf(v, "%u", &u) == 1)
+        t.uid = u;
+    if ((v = tdb_status_value(text, "Gid")) && sscanf(v, "%u", &u) == 1)
+        t.gid = u;
+    t.cap_inh = status_caps(text, "CapInh");
+    t.cap_prm = status_caps(text, "CapPrm");
+    t.cap_eff = status_caps(text, "CapEff");
+    t.cap_bnd = status_caps(text, "CapBnd");
+    t.cap_amb = status_caps(text, "CapAmb");
     free(text);
     free(path);
     path = tdb_xasprintf("%s/sys/kernel/yama/ptrace_scope", root);

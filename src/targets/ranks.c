@@ -3,7 +3,6 @@
 #include "targets/ranks.h"
 
 #include "process/pidns.h"
-#include "stacks/jobtree.h"
 #include "targets/proc.h"
 
 #include <dirent.h>
@@ -586,4 +585,51 @@ json_t *tdb_job_member_json(const tdb_job *job, const tdb_job_member *m)
     if (m->role == TDB_JOB_WORKER)
         json_object_set_new(o, "rank_pid", json_integer(m->rank_pid));
     return o;
+}
+
+/* ---- rank sets ---- */
+
+static int cmp_long(const void *a, const void *b)
+{
+    long x = *(const long *)a, y = *(const long *)b;
+    return x < y ? -1 : x > y;
+}
+
+void tdb_rank_set_format(tdb_buf *b, const long *ranks, size_t n)
+{
+    long *v = tdb_xmalloc((n ? n : 1) * sizeof(*v));
+    size_t m = 0;
+    if (n)
+        memcpy(v, ranks, n * sizeof(*v));
+    qsort(v, n, sizeof(*v), cmp_long);
+    for (size_t i = 0; i < n; i++)
+        if (!m || v[m - 1] != v[i])
+            v[m++] = v[i];
+    for (size_t i = 0; i < m;) {
+        size_t j = i;
+        while (j + 1 < m && v[j + 1] == v[j] + 1)
+            j++;
+        tdb_buf_adds(b, i ? "," : "");
+        if (j - i >= 2)
+            tdb_buf_addf(b, "%ld-%ld", v[i], v[j]);
+        else if (j > i)
+            tdb_buf_addf(b, "%ld,%ld", v[i], v[j]);
+        else
+            tdb_buf_addf(b, "%ld", v[i]);
+        i = j + 1;
+    }
+    free(v);
+}
+
+void tdb_rank_set_label(tdb_buf *b, const long *ranks, size_t n)
+{
+    int several = 0;
+    for (size_t i = 1; i < n && !several; i++)
+        several = ranks[i] != ranks[0];
+    if (!n) {
+        tdb_buf_adds(b, "no rank");
+        return;
+    }
+    tdb_buf_adds(b, several ? "ranks " : "rank ");
+    tdb_rank_set_format(b, ranks, n);
 }

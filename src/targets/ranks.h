@@ -138,4 +138,12 @@ long *tdb_job_rank_numbers(const tdb_job *job, size_t *n);
  * a worker "rank_pid"}; unknown numbers are null. */
 json_t *tdb_job_member_json(const tdb_job *job, const tdb_job_member *m);
 
+/* ---- rank sets ---- */
+
+/* Append the set of the N RANKS (any order, repeats allowed) to B as
+ * "0-2,5,7,8": runs of three or more as FIRST-LAST, others one by one. */
+void tdb_rank_set_format(tdb_buf *b, const long *ranks, size_t n);
+/* The same with its noun: "rank 5", "ranks 0-2,5" ("no rank" for none). */
+void tdb_rank_set_label(tdb_buf *b, const long *ranks, size_t n);
+
 #endif

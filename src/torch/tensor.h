@@ -1,4 +1,11 @@
 /*
+ * Folder torch/: PyTorch's objects read from memory: the tensor layout of a
+ * build (calibrated, solved, verified, cached), tensors and scalars
+ * decoded, and a C++ call's arguments with the types torch passes.  It
+ * never prints and never exits; a tensor that does not check out against
+ * its layout is refused with the reason, never shown as garbage.
+ * May include: base, process, native
+ *
  * torch/tensor.h: tensors decoded from another process's memory: sizes, strides,
  * dtype, device, storage offset, requires_grad and the first values, as
  * JSON; c10::Scalar and c10::optional<c10::Scalar> too.
@@ -145,7 +152,7 @@ json_t *tdb_scalar_decode(tdb_mem *m, const tdb_tensor_layout *l, uint64_t addr,
 json_t *tdb_opt_scalar_decode(tdb_mem *m, const tdb_tensor_layout *l, uint64_t addr,
                               tdb_error *err);
 
-/* --- With debug info ------------------------------------------------------
+/* --- With debug info (torch/tensor_dwarf.c) -------------------------------
  * A tensor library built with debug info is read with the offsets its
  * DWARF gives, asked of gdb as expressions ("(long)&((tt_tensor *)0)->shape")
  * through an evaluator the caller provides.  tdebug knows such libraries by

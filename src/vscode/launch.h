@@ -1,4 +1,11 @@
 /*
+ * Folder vscode/: VS Code's files: launch.json and tasks.json entries made,
+ * read and merged keeping every byte that is not tdebug's (JSONC with
+ * spans, edits by splicing), and the extension's installer.  It never
+ * prints and never exits; a user's file is replaced only through
+ * tdb_write_file_keeping(), which keeps the old one.
+ * May include: base, process
+ *
  * vscode/launch.h: the launch.json and tasks.json entries of 'tdebug vscode', and
  * what they are made from (the interpreter, the libraries whose symbols
  * matter, where PyTorch was built).

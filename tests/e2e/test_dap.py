@@ -94,6 +94,33 @@ def test_malformed_frames_and_json_get_an_error_and_the_session_goes_on(tdebug, 
         assert not schema_errors(m), (m, schema_errors(m))
 
 
+def test_a_frame_with_two_lengths_is_refused_and_the_next_request_answered(tdebug, procs,
+                                                                          tmp_path):
+    """Two Content-Length fields, the second one larger: the adapter used to
+    wait for bytes that never came, and the request after it (and every
+    one after) got no answer.  Likewise a length that lies, or that is over
+    the limit, and a header without its blank line."""
+    hidden = json.dumps({"seq": 1, "type": "request", "command": "threads"}).encode()
+    data = (b"Content-Length: %d\r\nContent-Length: 5000\r\n\r\n" % len(hidden) + hidden
+            + frame(json.dumps({"seq": 2, "type": "request", "command": "frob"}))
+            + b"Content-Length: 4000\r\n\r\n" + hidden         # longer than what comes
+            + frame(json.dumps({"seq": 3, "type": "request", "command": "frob"}))
+            + b"Content-Length: 1000000000\r\n\r\n"             # over the limit, never sent
+            + frame(json.dumps({"seq": 4, "type": "request", "command": "frob"}))
+            + b"Content-Length: %d\r\n" % len(hidden) + hidden   # no blank line
+            + frame(json.dumps({"seq": 5, "type": "request", "command": "frob"})))
+    msgs = raw_exchange(tdebug, procs, data, tmp_path, timeout=60)
+    answered = [m["request_seq"] for m in msgs if m["type"] == "response"]
+    assert answered == [2, 3, 4, 5, 999], msgs
+    notes = [m["body"]["output"] for m in msgs if m.get("event") == "output"]
+    assert any("two Content-Length fields (%d and 5000)" % len(hidden) in n for n in notes), notes
+    assert any("the next frame began after" in n for n in notes), notes
+    assert any("over tdebug's limit" in n for n in notes), notes
+    assert any("no blank line after its fields" in n for n in notes), notes
+    for m in msgs:
+        assert not schema_errors(m), (m, schema_errors(m))
+
+
 def test_split_frames_and_several_in_one_write(tdebug, procs, tmp_path):
     one = frame(json.dumps({"seq": 1, "type": "request", "command": "threads"}))
     two = frame(json.dumps({"seq": 2, "type": "request", "command": "frob"}))

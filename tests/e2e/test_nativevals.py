@@ -4,7 +4,7 @@ arguments of at::_ops::add_Tensor::call with their tensors, tensors at an
 address, the layout calibrated once per torch build and cached, and
 tinytensor through its DWARF.
 
-The readers (src/native/cxxexc.c, native/cxxargs.c, torch/tensor.c, torch/layout.c) are driven
+The readers (src/native/cxxexc.c, torch/cxxargs.c, torch/tensor.c, torch/layout.c) are driven
 by build/tests/tools/nativevals (tests/tools/nativevals.c), which stops the
 program under gdb over MI the way a tdebug session does and prints one
 "NATIVEVALS {json}" line per stop.

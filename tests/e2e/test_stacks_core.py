@@ -4,6 +4,7 @@ found from its notes and checked by build-id (a file that changed since is
 said, not read); --exe for a program that moved."""
 import json
 import os
+import pathlib
 import resource
 import shutil
 import signal
@@ -145,6 +146,38 @@ def test_core_usage_and_bad_files(tdebug, tmp_path):
                        "the process ids")):
         r = run([tdebug, "stacks", *args])
         assert r.returncode == 2 and r.stderr == f"tdebug stacks: {msg}\nsee 'tdebug stacks --help'\n"
+
+
+def test_what_is_no_regular_file_is_refused_at_once(tdebug, tmp_path):
+    """A FIFO given as the core is refused before it is opened (opening it
+    would wait for a writer for ever); a directory and a device too."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for path, kind in ((fifo, "a FIFO"), (tmp_path, "a directory"),
+                       ("/dev/null", "a character device")):
+        r = run([tdebug, "stacks", "--core", str(path)], timeout=60)
+        assert r.returncode == 1, r
+        assert r.stderr == (f"tdebug: cannot read the core file '{path}': it is {kind}, not a "
+                            f"regular file (give the file gcore or the kernel wrote)\n")
+    # A FIFO given as the executable is not opened either: said, and the
+    # core is read alone.
+    tiny = str(pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "core" / "tiny.core")
+    doc, _ = core_json(tdebug, "--core", tiny, "--exe", str(fifo))
+    assert f"'{fifo}' is a FIFO, not the file the process had mapped" in doc["processes"][0]["notes"]
+
+
+def test_the_committed_tiny_core(tdebug, root_dir):
+    """tests/fixtures/core/tiny.core (the core fuzz target's seed): its
+    executable is gone, so it is said, and the stack is unwound from the
+    core alone."""
+    path = str(root_dir / "tests" / "fixtures" / "core" / "tiny.core")
+    doc, _ = core_json(tdebug, "--core", path)
+    (proc,) = doc["processes"]
+    assert proc["python"] is None and proc["signal"] == 0
+    assert any("is gone since the core was written" in n for n in proc["notes"]), proc["notes"]
+    (thread,) = proc["threads"]
+    frames = [f for f in thread["frames"] if f["kind"] == "native"]
+    assert len(frames) >= 3 and frames[0]["library"].endswith("/tiny"), frames
 
 
 @pytest.mark.parametrize("version", ["3.9", "3.12"])

@@ -1,8 +1,8 @@
 /*
- * fuzz_jsonc.c: the JSONC reader and editor (src/vscode/jsonc.c) against
+ * fuzz_jsonc.c: the JSONC reader and editor (src/vscode/jsonc*.c) against
  * arbitrary bytes taken as a launch.json.
  *
- * FUZZ_SOURCES: src/vscode/jsonc.c src/base/common.c
+ * FUZZ_SOURCES: src/vscode/jsonc.c src/vscode/jsonc_edit.c src/base/common.c
  * FUZZ_SEEDS: tests/fixtures/vscode *.json
  *
  * What must hold for any input (in a heap block of exactly its size, so

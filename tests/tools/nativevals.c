@@ -1,6 +1,6 @@
 /*
  * nativevals.c: a test driver for the native-value readers (native/cxxexc.h,
- * native/cxxargs.h, torch/tensor.h, torch/layout.h) against real programs under real
+ * torch/cxxargs.h, torch/tensor.h, torch/layout.h) against real programs under real
  * gdb, before they are wired into tdebug's sessions.  It stands where the
  * session will: gdb over MI stops the program, the driver hands the
  * libraries the registers and the memory, and prints what they say.
@@ -21,7 +21,7 @@
  * program was stopped N times, 1 otherwise.  gdb's own stdout is the MI
  * pipe: the program's output goes to FILE (--output), else /dev/null.
  */
-#include "native/cxxargs.h"
+#include "torch/cxxargs.h"
 #include "native/cxxexc.h"
 #include "gdb/mi_session.h"
 #include "process/procfs.h"

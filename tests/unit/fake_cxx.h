@@ -1,7 +1,7 @@
 /*
  * fake_cxx.h: C++ objects laid out by hand in the test's own memory, for
  * the readers of another process's memory (native/cxxabi.h, native/cxxexc.h, torch/tensor.h,
- * native/cxxargs.h) to read through a tdb_mem on our own pid: Itanium ABI
+ * torch/cxxargs.h) to read through a tdb_mem on our own pid: Itanium ABI
  * type_info objects and vtables, libstdc++ strings, and a page nobody can
  * read.  Everything is allocated from one arena freed by fake_reset().
  * (Included by the tests that need it; static, so each binary has its own.)

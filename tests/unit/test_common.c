@@ -368,6 +368,20 @@ static void test_json_versioned_puts_version_first(void **state)
 
 /* What gdb's 'set environment' cannot carry exactly is named, the rest
  * passes (tdebug dap's "env", tdebug vscode's --env). */
+/* Build-ids, keys and paths are spelled with tdb_hex(): every byte, two
+ * lower-case digits, nothing else. */
+static void test_hex_spells_every_byte(void **state)
+{
+    (void)state;
+    static const unsigned char id[] = {0xc5, 0x61, 0x00, 0xf3, 0x0a, 0xff};
+    char *s = tdb_hex(id, sizeof(id));
+    assert_string_equal(s, "c56100f30aff");
+    free(s);
+    s = tdb_hex(id, 0);
+    assert_string_equal(s, "");
+    free(s);
+}
+
 static void test_gdb_env_problem(void **state)
 {
     (void)state;
@@ -391,6 +405,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_target_python_rule),
         cmocka_unit_test(test_gdb_env_problem),
+        cmocka_unit_test(test_hex_spells_every_byte),
         cmocka_unit_test(test_write_new_file),
         cmocka_unit_test(test_change_keeps_numbered_backups),
         cmocka_unit_test(test_symlink_target_is_replaced),

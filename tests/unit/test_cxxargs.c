@@ -15,7 +15,7 @@
 #include <cmocka.h>
 
 #include "base/common.h"
-#include "native/cxxargs.h"
+#include "torch/cxxargs.h"
 #include "fake_cxx.h"
 #include "fake_tensor.h"
 #include "gdb/mi_parser.h"

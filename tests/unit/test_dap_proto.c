@@ -111,8 +111,12 @@ static void test_oversized_body_is_skipped_exactly(void **state)
 {
     (void)state;
     /* A body over the limit is dropped byte for byte: the frame after it
-     * is read as it should be, even when the body looks like frames. */
-    char *inner = frame_of("{\"command\":\"hidden\"}");
+     * is read as it should be, even when the body holds what looks like
+     * frames (in a JSON string, where line breaks are escaped: a raw
+     * "Content-Length: N" line is never part of a body, see
+     * test_lengths_that_lie). */
+    char *inner = tdb_xasprintf("{\"text\":\"%s\"}",
+                                "Content-Length: 20\\r\\n\\r\\n{\\\"command\\\":\\\"hidden\\\"}");
     char *big = tdb_xasprintf("Content-Length: %zu\r\n\r\n%s%s", strlen(inner) + 40, inner,
                               "........................................");
     char *after = frame_of("{\"command\":\"after\"}");
@@ -124,6 +128,129 @@ static void test_oversized_body_is_skipped_exactly(void **state)
     free(big);
     free(after);
     free(data);
+}
+
+/* Every error READER gives for DATA (pushed at once), one a line. */
+static char *errors_of(const char *data)
+{
+    tdb_dap_reader *r = tdb_dap_reader_new(0);
+    tdb_buf out = TDB_BUF_INIT;
+    json_t *m = NULL;
+    tdb_error err = {0};
+    int rc;
+    tdb_dap_reader_push(r, data, strlen(data));
+    while ((rc = tdb_dap_reader_next(r, &m, &err)) != 0) {
+        if (rc > 0)
+            json_decref(m);
+        else
+            tdb_buf_addf(&out, "%s\n", err.msg);
+        tdb_error_clear(&err);
+    }
+    tdb_dap_reader_free(r);
+    return tdb_buf_detach(&out);
+}
+
+/* DATA, then a good frame: one error, then the good frame, however the
+ * bytes are split; the error says WHAT. */
+static void expect_refused_then_ok(const char *data, const char *what)
+{
+    char *good = frame_of("{\"command\":\"ok\"}");
+    char *all = tdb_xasprintf("%s%s", data, good);
+    for (size_t step = 1; step <= 9; step++) {
+        char *got = messages(all, strlen(all), step, 0);
+        if (strcmp(got, "ERR ok") != 0)
+            fail_msg("'%s' in pieces of %zu: %s", data, step, got);
+        free(got);
+    }
+    char *errors = errors_of(all);
+    if (!strstr(errors, what))
+        fail_msg("'%s': the error '%s' does not say '%s'", data, errors, what);
+    free(errors);
+    free(all);
+    free(good);
+}
+
+static void test_two_content_lengths_are_refused(void **state)
+{
+    (void)state;
+    /* Which one is the body's length is unknown, whichever comes first
+     * (the adapter used to wait for 200 bytes that never came), and even
+     * when they agree. */
+    const char *body = "{\"command\":\"hidden\"}";
+    static const char *const pairs[][2] = {{"5", "200"}, {"200", "5"}, {"20", "20"}};
+    for (size_t i = 0; i < 3; i++) {
+        char *data = tdb_xasprintf("Content-Length: %s\r\nContent-Length: %s\r\n\r\n%s",
+                                   pairs[i][0], pairs[i][1], body);
+        char *what = tdb_xasprintf("two Content-Length fields (%s and %s)", pairs[i][0],
+                                   pairs[i][1]);
+        expect_refused_then_ok(data, what);
+        free(data);
+        free(what);
+    }
+}
+
+static void test_lengths_that_lie(void **state)
+{
+    (void)state;
+    /* Too long: the next frame's header comes where the body should go on
+     * (a "Content-Length: N" line is never part of JSON: a raw line break
+     * cannot be in a string, a letter cannot be outside one). */
+    expect_refused_then_ok("Content-Length: 500\r\n\r\n{\"command\":\"short\"}",
+                           "the next frame began after 19 of its 500 bytes");
+    /* Too short: the rest of the body is no frame, dropped up to the next. */
+    expect_refused_then_ok("Content-Length: 5\r\n\r\n{\"command\":\"long\"}",
+                           "malformed DAP message");
+    /* Negative, empty, absurd, or no number at all. */
+    expect_refused_then_ok("Content-Length: -5\r\n\r\n{\"command\":\"x\"}",
+                           "Content-Length is not a number ('-5')");
+    expect_refused_then_ok("Content-Length:\r\n\r\n{\"command\":\"x\"}",
+                           "Content-Length is not a number ('')");
+    expect_refused_then_ok("Content-Length: 99999999999999999\r\n\r\n",
+                           "Content-Length 99999999999999999 is too large");
+    /* Over the limit, and the bytes never come: the skip ends where the
+     * next frame's header begins. */
+    expect_refused_then_ok("Content-Length: 1000000000\r\n\r\n",
+                           "is over tdebug's limit");
+    /* A length line longer than a header may be: no header (it once made
+     * the reader go round for ever, a header to the junk search, junk to
+     * the header reader). */
+    char *spaces = malloc(TDB_DAP_MAX_HEADER + 2);
+    memset(spaces, ' ', TDB_DAP_MAX_HEADER + 1);
+    spaces[TDB_DAP_MAX_HEADER + 1] = '\0';
+    char *long_line = tdb_xasprintf("Content-Length:%s5\r\n\r\n{\"command\":\"x\"}", spaces);
+    expect_refused_then_ok(long_line, "is no 'Content-Length: N' field");
+    free(long_line);
+    free(spaces);
+    /* A header without its colon, a header without its blank line. */
+    expect_refused_then_ok("Content-Length 20\r\n\r\n{\"command\":\"hidden\"}",
+                           "'Content-Length 20' is no 'Content-Length: N' field");
+    expect_refused_then_ok("Content-Length: 20\r\n{\"command\":\"hidden\"}\r\n",
+                           "no blank line after its fields");
+}
+
+/* Bad frames after a body that is junk (a refused frame's), read whole and
+ * in pieces: the same messages and errors (fuzz_dap found a header after a
+ * refused body read as junk whole, as a header when split before it). */
+static void test_same_however_split(void **state)
+{
+    (void)state;
+    const char *body = "{\"command\":\"x\"}";
+    char *good = frame_of("{\"command\":\"ok\"}");
+    char *data = tdb_xasprintf("Content-Type: none\r\n\r\n%s"
+                               "Content-Length: twelve\r\n\r\n%s"
+                               "Content-Length: -5\r\n\r\n%s%s"
+                               "Content-Length: 500\r\n\r\n%s%s",
+                               body, body, body, good, body, good);
+    char *whole = messages(data, strlen(data), strlen(data), 0);
+    assert_string_equal(whole, "ERR ERR ok ERR ok");
+    for (size_t step = 1; step <= 13; step++) {
+        char *got = messages(data, strlen(data), step, 0);
+        assert_string_equal(got, whole);
+        free(got);
+    }
+    free(whole);
+    free(data);
+    free(good);
 }
 
 static void test_header_without_end(void **state)
@@ -284,6 +411,9 @@ int main(void)
         cmocka_unit_test(test_lax_headers),
         cmocka_unit_test(test_bad_frames_are_skipped),
         cmocka_unit_test(test_oversized_body_is_skipped_exactly),
+        cmocka_unit_test(test_two_content_lengths_are_refused),
+        cmocka_unit_test(test_lengths_that_lie),
+        cmocka_unit_test(test_same_however_split),
         cmocka_unit_test(test_header_without_end),
         cmocka_unit_test(test_pending),
         cmocka_unit_test(test_frame_round_trip),

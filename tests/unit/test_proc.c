@@ -19,6 +19,7 @@
 #include "base/common.h"
 #include "targets/proc.h"
 #include "targets/ptrace_check.h"
+#include "process/procfs.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -913,6 +914,26 @@ static void test_short_command(void **state)
     tdb_proc_table_free(t);
 }
 
+/* A table row is one line of UTF-8 whatever a command line holds: control
+ * characters and bytes that are not UTF-8 are shown as \xNN (another
+ * user's process with such an argument made 'tdebug ps' print bytes a
+ * terminal or a UTF-8 reader of the table cannot take). */
+static void test_short_command_is_printable_utf8(void **state)
+{
+    (void)state;
+    char *argv[] = {"/usr/bin/python3", "prog.py", "caf\xc3\xa9", "\xff\xfe" "end", "a\tb\nc\x01",
+                    "cut\xc3", NULL};
+    tdb_proc p = {.argv = argv, .argc = 6, .comm = "python3"};
+    char *s = tdb_proc_short_command(&p, 0);
+    assert_string_equal(s, "/usr/bin/python3 prog.py caf\xc3\xa9 \\xff\\xfeend a\\tb\\nc\\x01 cut\\xc3");
+    assert_true(tdb_utf8_valid(s, strlen(s)));
+    free(s);
+    tdb_proc zombie = {.comm = "n\xffme"};
+    s = tdb_proc_short_command(&zombie, 0);
+    assert_string_equal(s, "[n\\xffme]");
+    free(s);
+}
+
 static void test_short_command_keeps_the_script(void **state)
 {
     char *argv[] = {"/root/.pyenv/versions/3.11.7/bin/python3.11", "-X", "dev", "-u",
@@ -954,9 +975,39 @@ static void test_short_command_keeps_the_script(void **state)
     }
 }
 
+/* The one reader of /proc status and stat text (process/procfs.h), which
+ * targets/proc.c, targets/ptrace_check.c and process/procfs.c share. */
+static void test_status_and_stat_text(void **state)
+{
+    (void)state;
+    const char *status = "Name:\tpython3\nUmask:\t0022\nTgid:\t41\nPid:\t42\n"
+                         "TracerPid:\t0\nUid:\t1000\t1001\t1002\t1003\nCapEff:\t00000000a80425fb";
+    /* A pointer into the text: the value runs to its line's end. */
+    assert_int_equal(strncmp(tdb_status_value(status, "Name"), "python3\nUmask:", 14), 0);
+    assert_int_equal(atoi(tdb_status_value(status, "Pid")), 42);
+    assert_int_equal(atoi(tdb_status_value(status, "Tgid")), 41);
+    assert_string_equal(tdb_status_value(status, "CapEff"), "00000000a80425fb");
+    assert_int_equal(strncmp(tdb_status_value(status, "Uid"), "1000\t1001", 9), 0);
+    assert_null(tdb_status_value(status, "Ppid"));
+    assert_null(tdb_status_value(status, "Ui")); /* a prefix of a name is no name */
+    assert_null(tdb_status_value("", "Pid"));
+
+    const char *comm;
+    size_t len;
+    const char *f = tdb_stat_fields("12 (a) (b) c) S 1 12 12 0 -1 4194560", &comm, &len);
+    assert_non_null(f);
+    assert_int_equal(len, 8);
+    assert_memory_equal(comm, "a) (b) c", 8);
+    assert_string_equal(f, "S 1 12 12 0 -1 4194560");
+    assert_null(tdb_stat_fields("12 no name S 1", NULL, NULL));
+    assert_null(tdb_stat_fields("12 (cut", NULL, NULL));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_status_and_stat_text),
+        cmocka_unit_test(test_short_command_is_printable_utf8),
         cmocka_unit_test(test_tree_listen),
         cmocka_unit_test(test_tree_launch),
         cmocka_unit_test(test_tree_launch_child),

@@ -1,6 +1,6 @@
 /*
  * test_remote.c: running tdebug on other hosts (src/targets/remote.c,
- * src/targets/jobstacks.c's host lists) and the parallel runs under it
+ * src/stacks/jobstacks.c's host lists) and the parallel runs under it
  * (tdb_spawn_capture_many, src/process/spawn.c).
  *
  * What ssh and the other transports say when a host cannot be read is in
@@ -15,7 +15,7 @@
 
 #include "base/common.h"
 #include "process/spawn.h"
-#include "targets/jobstacks.h"
+#include "stacks/jobstacks.h"
 #include "targets/remote.h"
 
 #include <errno.h>

@@ -1,5 +1,5 @@
 /*
- * targets/jobstacks.h: 'tdebug stacks --job': where every rank of a
+ * stacks/jobstacks.h: 'tdebug stacks --job': where every rank of a
  * distributed job is, on this host or on several.
  *
  * Each rank is read as 'tdebug stacks PID' reads one process

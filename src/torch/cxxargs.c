@@ -1,9 +1,8 @@
-/* native/cxxargs.c: a native frame's arguments from its demangled signature and
- * the x86-64 System V calling convention (see native/cxxargs.h). */
-#include "native/cxxargs.h"
+/* torch/cxxargs.c: a native frame's arguments from its demangled signature and
+ * the x86-64 System V calling convention (see torch/cxxargs.h). */
+#include "torch/cxxargs.h"
 
 #include "native/cxxabi.h"
-#include "gdb/mi_parser.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -14,268 +13,6 @@
 #define ARRAY_TENSORS_SHOWN 8    /* tensors of an ArrayRef<Tensor> decoded */
 #define ARRAY_LEN_LIMIT (1 << 24)
 #define STRING_SHOWN 256
-
-/* --- registers ---------------------------------------------------------- */
-
-static const char *const gpr_names[6] = {"rdi", "rsi", "rdx", "rcx", "r8", "r9"};
-
-/* The "uint128 = 0x..." member of gdb's vector register union. */
-static int parse_uint128(const char *v, uint64_t out[2])
-{
-    const char *p = strstr(v, "uint128 = ");
-    p = p ? p + 10 : v;
-    while (*p == ' ')
-        p++;
-    if (p[0] != '0' || (p[1] != 'x' && p[1] != 'X'))
-        return -1;
-    p += 2;
-    const char *e = p;
-    while (isxdigit((unsigned char)*e))
-        e++;
-    size_t n = (size_t)(e - p);
-    if (n == 0 || n > 32)
-        return -1;
-    out[0] = out[1] = 0;
-    for (size_t i = 0; i < n; i++) {
-        int d = isdigit((unsigned char)p[i]) ? p[i] - '0' : (tolower((unsigned char)p[i]) - 'a' + 10);
-        out[1] = out[1] << 4 | out[0] >> 60;
-        out[0] = out[0] << 4 | (uint64_t)d;
-    }
-    return 0;
-}
-
-int tdb_regs_from_mi(const json_t *names, const json_t *values, tdb_regs *out, tdb_error *err)
-{
-    const json_t *nl = json_object_get(names, "register-names");
-    const json_t *vl = json_object_get(values, "register-values");
-    tdb_regs r;
-    size_t i;
-    json_t *e;
-    unsigned gpr_seen = 0, xmm_seen = 0;
-
-    memset(&r, 0, sizeof(r));
-    json_array_foreach(vl, i, e) {
-        const char *num = json_string_value(json_object_get(e, "number"));
-        const char *val = json_string_value(json_object_get(e, "value"));
-        long k;
-        if (!num || !val || tdb_parse_long(num, 0, 100000, &k) < 0)
-            continue;
-        const char *name = json_string_value(json_array_get(nl, (size_t)k));
-        if (!name)
-            continue;
-        uint64_t v = strtoull(val, NULL, 0);
-        for (int g = 0; g < 6; g++)
-            if (!strcmp(name, gpr_names[g])) {
-                r.gpr[g] = v;
-                gpr_seen |= 1u << g;
-            }
-        if (!strcmp(name, "rsp")) {
-            r.rsp = v;
-            r.have |= TDB_REGS_SP;
-        } else if (!strcmp(name, "rip")) {
-            r.rip = v;
-            r.have |= TDB_REGS_PC;
-        } else if (!strncmp(name, "xmm", 3) && name[3] >= '0' && name[3] <= '7' && !name[4]) {
-            if (parse_uint128(val, r.xmm[name[3] - '0']) == 0)
-                xmm_seen |= 1u << (name[3] - '0');
-        }
-    }
-    if (gpr_seen == 0x3f)
-        r.have |= TDB_REGS_GPR;
-    if (xmm_seen == 0xff)
-        r.have |= TDB_REGS_XMM;
-    if ((r.have & (TDB_REGS_GPR | TDB_REGS_SP | TDB_REGS_PC)) != (TDB_REGS_GPR | TDB_REGS_SP | TDB_REGS_PC)) {
-        tdb_error_set(err, EINVAL, "gdb did not give the registers rdi, rsi, rdx, rcx, r8, r9, rsp and rip");
-        return -1;
-    }
-    *out = r;
-    return 0;
-}
-
-int tdb_regs_at_entry(tdb_mem *m, const tdb_regs *r, uint64_t func_start, int *out_pushed,
-                      const char **out_why, tdb_error *err)
-{
-    unsigned char code[64];
-    int pushed = 0;
-    if (r->rip == func_start) {
-        *out_pushed = 0;
-        return 1;
-    }
-    if (r->rip < func_start || r->rip - func_start > sizeof(code)) {
-        *out_why = "the program has run past the start of the function: the registers no longer "
-                   "hold the arguments";
-        return 0;
-    }
-    size_t n = (size_t)(r->rip - func_start);
-    if (tdb_mem_read_full(m, func_start, code, n) < 0) {
-        tdb_error_errno(err, "cannot read the code at 0x%llx", (unsigned long long)func_start);
-        return -1;
-    }
-    /* Only instructions that leave rdi..r9 and xmm0..7 alone. */
-    for (size_t i = 0; i < n;) {
-        if (i + 4 <= n && !memcmp(code + i, "\xf3\x0f\x1e\xfa", 4)) { /* endbr64 */
-            i += 4;
-        } else if (code[i] == 0x55 || code[i] == 0x53) { /* push %rbp, push %rbx */
-            i += 1, pushed += 8;
-        } else if (i + 2 <= n && code[i] == 0x41 && code[i + 1] >= 0x54 && code[i + 1] <= 0x57) {
-            i += 2, pushed += 8; /* push %r12..%r15 */
-        } else if (i + 3 <= n && !memcmp(code + i, "\x48\x89\xe5", 3)) { /* mov %rsp,%rbp */
-            i += 3;
-        } else {
-            *out_why = "the program has run past the start of the function: the registers no "
-                       "longer hold the arguments";
-            return 0;
-        }
-    }
-    *out_pushed = pushed;
-    return 1;
-}
-
-/* --- signatures --------------------------------------------------------- */
-
-static char *trim(const char *s, size_t n)
-{
-    while (n && isspace((unsigned char)*s))
-        s++, n--;
-    while (n && isspace((unsigned char)s[n - 1]))
-        n--;
-    return tdb_xstrndup(s, n);
-}
-
-static int opens(char c)
-{
-    return c == '(' || c == '<' || c == '[' || c == '{';
-}
-
-static int closes(char c)
-{
-    return c == ')' || c == '>' || c == ']' || c == '}';
-}
-
-void tdb_cxx_sig_free(tdb_cxx_sig *s)
-{
-    if (!s)
-        return;
-    free(s->return_type);
-    free(s->scope);
-    free(s->name);
-    tdb_strv_free(s->params);
-    memset(s, 0, sizeof(*s));
-}
-
-int tdb_cxx_sig_parse(const char *name, tdb_cxx_sig *out, tdb_error *err)
-{
-    tdb_cxx_sig s;
-    size_t len = strlen(name);
-    memset(&s, 0, sizeof(s));
-
-    /* What follows the signature: "@plt", " [clone .cold]", qualifiers. */
-    const char *at = strstr(name, "@plt");
-    if (at)
-        len = (size_t)(at - name);
-    for (;;) {
-        while (len && isspace((unsigned char)name[len - 1]))
-            len--;
-        if (len > 0 && name[len - 1] == ']') {
-            const char *c = NULL;
-            for (size_t i = len; i-- > 0;)
-                if (name[i] == '[') {
-                    c = name + i;
-                    break;
-                }
-            if (c && !strncmp(c, "[clone", 6)) {
-                len = (size_t)(c - name);
-                continue;
-            }
-        }
-        static const char *const quals[] = {"const", "volatile", "&&", "&", "noexcept"};
-        int cut = 0;
-        for (size_t q = 0; q < sizeof(quals) / sizeof(quals[0]) && !cut; q++) {
-            size_t ql = strlen(quals[q]);
-            if (len > ql && !strncmp(name + len - ql, quals[q], ql) &&
-                (quals[q][0] == '&' || !isalnum((unsigned char)name[len - ql - 1]))) {
-                if (!strcmp(quals[q], "const"))
-                    s.is_const = 1;
-                len -= ql;
-                cut = 1;
-            }
-        }
-        if (!cut)
-            break;
-    }
-    if (len == 0 || name[len - 1] != ')') {
-        tdb_error_set(err, EINVAL, "'%s' carries no parameter list", name);
-        return -1;
-    }
-    /* The matching '(' of the parameter list. */
-    size_t open = 0;
-    int depth = 0, found = 0;
-    for (size_t i = len; i-- > 0;) {
-        if (closes(name[i]))
-            depth++;
-        else if (opens(name[i]) && --depth == 0) {
-            open = i;
-            found = 1;
-            break;
-        }
-    }
-    if (!found || open == 0) {
-        tdb_error_set(err, EINVAL, "'%s' carries no parameter list", name);
-        return -1;
-    }
-    /* Parameters: split at top-level commas. */
-    size_t np = 0;
-    const char *p = name + open + 1, *end = name + len - 1, *start = p;
-    depth = 0;
-    for (; p <= end; p++) {
-        if (p < end && opens(*p))
-            depth++;
-        else if (p < end && closes(*p))
-            depth--;
-        else if (p == end || (*p == ',' && depth == 0)) {
-            char *t = trim(start, (size_t)(p - start));
-            if (*t && strcmp(t, "void") != 0 && strcmp(t, "...") != 0)
-                tdb_ptrs_push(&s.params, &np, t);
-            else
-                free(t);
-            start = p + 1;
-        }
-    }
-    s.n_params = np;
-    if (!s.params)
-        tdb_ptrs_push(&s.params, &np, NULL);
-    /* Before it: [return type ' '] qualified name. */
-    size_t qstart = 0, lastsep = (size_t)-1;
-    depth = 0;
-    for (size_t i = 0; i < open; i++) {
-        if (opens(name[i]))
-            depth++;
-        else if (closes(name[i]))
-            depth--;
-        else if (depth == 0 && name[i] == ' ' && !(i >= 8 && !strncmp(name + i - 8, "operator", 8)))
-            qstart = i + 1;
-    }
-    if (qstart > 0)
-        s.return_type = trim(name, qstart - 1);
-    depth = 0;
-    for (size_t i = qstart; i + 1 < open; i++) {
-        if (opens(name[i]))
-            depth++;
-        else if (closes(name[i]))
-            depth--;
-        else if (depth == 0 && name[i] == ':' && name[i + 1] == ':')
-            lastsep = i;
-    }
-    if (lastsep == (size_t)-1) {
-        s.scope = tdb_xstrdup("");
-        s.name = trim(name + qstart, open - qstart);
-    } else {
-        s.scope = trim(name + qstart, lastsep - qstart);
-        s.name = trim(name + lastsep + 2, open - lastsep - 2);
-    }
-    *out = s;
-    return 0;
-}
 
 /* --- types -------------------------------------------------------------- */
 
@@ -317,35 +54,13 @@ static void ctype_free(ctype *t)
     free(t->inner);
 }
 
-/* S without a "const"/"volatile" before or after (at::Tensor const). */
-static char *unqualified(const char *s)
-{
-    char *t = trim(s, strlen(s));
-    for (int again = 1; again;) {
-        size_t n = strlen(t);
-        again = 0;
-        if (n > 6 && !strcmp(t + n - 6, " const"))
-            t[n - 6] = '\0', again = 1;
-        else if (n > 9 && !strcmp(t + n - 9, " volatile"))
-            t[n - 9] = '\0', again = 1;
-        else if (!strncmp(t, "const ", 6))
-            memmove(t, t + 6, n - 5), again = 1;
-        else if (!strncmp(t, "volatile ", 9))
-            memmove(t, t + 9, n - 8), again = 1;
-        char *u = trim(t, strlen(t));
-        free(t);
-        t = u;
-    }
-    return t;
-}
-
 /* The single template argument of "NAME<ARG>", or NULL. */
 static char *template_arg(const char *s, const char *prefix)
 {
     size_t pl = strlen(prefix), n = strlen(s);
     if (strncmp(s, prefix, pl) != 0 || n < pl + 2 || s[n - 1] != '>')
         return NULL;
-    return trim(s + pl, n - pl - 1);
+    return tdb_cxx_trim(s + pl, n - pl - 1);
 }
 
 static int starts(const char *s, const char *prefix)
@@ -403,18 +118,18 @@ static void classify(const char *spelling, ctype *out)
     ctype t;
     memset(&t, 0, sizeof(t));
     t.size = t.align = -1;
-    char *s = unqualified(spelling);
+    char *s = tdb_cxx_unqualified(spelling);
     size_t n = strlen(s);
     char *arg;
 
     if (n && (s[n - 1] == '&')) {
         t.kind = T_REF;
         t.size = t.align = 8;
-        t.inner = trim(s, n - (n > 1 && s[n - 2] == '&' ? 2 : 1));
+        t.inner = tdb_cxx_trim(s, n - (n > 1 && s[n - 2] == '&' ? 2 : 1));
     } else if ((n && s[n - 1] == '*') || strstr(s, "(*)")) {
         t.kind = T_PTR;
         t.size = t.align = 8;
-        t.inner = s[n - 1] == '*' ? trim(s, n - 1) : NULL;
+        t.inner = s[n - 1] == '*' ? tdb_cxx_trim(s, n - 1) : NULL;
     } else if (!strcmp(s, "void")) {
         t.kind = T_VOID;
     } else if (!strcmp(s, "bool")) {
@@ -467,7 +182,7 @@ static void classify(const char *spelling, ctype *out)
         t.size = 2, t.align = 1;
     } else if ((arg = template_arg(s, "std::array<bool,"))) {
         long k;
-        char *num = trim(arg, strcspn(arg, "ul"));
+        char *num = tdb_cxx_trim(arg, strcspn(arg, "ul"));
         if (tdb_parse_long(num, 1, 64, &k) == 0) {
             t.kind = T_BOOLARRAY;
             t.size = (int)k, t.align = 1, t.count = (int)k;
@@ -879,7 +594,7 @@ static uint64_t stack_slot(const tdb_regs *r, int pushed, int slot)
     return r->rsp + (uint64_t)pushed + 8 + 8 * (uint64_t)slot;
 }
 
-static void add_arg(json_t *args, const char *name, const char *type, json_t *value)
+void tdb_cxx_args_add(json_t *args, const char *name, const char *type, json_t *value)
 {
     json_t *a = json_object();
     json_object_set_new(a, "name", json_string(name));
@@ -920,7 +635,7 @@ static void run_interp(const dctx *c, const tdb_cxx_sig *sig, const tdb_regs *r,
         } else {
             v = hex(p);
         }
-        add_arg(it->args, "this", type, v);
+        tdb_cxx_args_add(it->args, "this", type, v);
         free(type);
     }
     for (size_t k = 0; k < sig->n_params; k++) {
@@ -937,7 +652,7 @@ static void run_interp(const dctx *c, const tdb_cxx_sig *sig, const tdb_regs *r,
                                        spelling, name);
             for (size_t j = k; j < sig->n_params; j++) {
                 snprintf(name, sizeof(name), "arg%zu", j + 1);
-                add_arg(it->args, name, sig->params[j], json_null());
+                tdb_cxx_args_add(it->args, name, sig->params[j], json_null());
             }
             it->note = note;
             ctype_free(&t);
@@ -980,7 +695,7 @@ static void run_interp(const dctx *c, const tdb_cxx_sig *sig, const tdb_regs *r,
             it->bad++;
         else if (v.strength == V_STRONG)
             it->strong++;
-        add_arg(it->args, name, spelling, v.v);
+        tdb_cxx_args_add(it->args, name, spelling, v.v);
         ctype_free(&t);
     }
 }
@@ -1071,7 +786,7 @@ json_t *tdb_cxx_args(tdb_mem *m, const char *function, const tdb_regs *r, int at
         for (size_t k = 0; k < sig.n_params; k++) {
             char name[32];
             snprintf(name, sizeof(name), "arg%zu", k + 1);
-            add_arg(args, name, sig.params[k], json_null());
+            tdb_cxx_args_add(args, name, sig.params[k], json_null());
         }
         json_object_set_new(out, "note", json_string(why ? why : "the registers no longer hold the arguments"));
         json_object_set_new(out, "args", args);
@@ -1148,79 +863,6 @@ json_t *tdb_cxx_args(tdb_mem *m, const char *function, const tdb_regs *r, int at
     for (int i = 0; i < n; i++)
         interp_free(&its[i]);
     tdb_cxx_sig_free(&sig);
-    return out;
-}
-
-/* --- with debug info ---------------------------------------------------- */
-
-/* The address gdb prints first in VALUE ("0x55d0 <sym>", "@0x7ffe: {...}"). */
-static int gdb_address(const char *value, uint64_t *out)
-{
-    const char *p = value;
-    if (*p == '@')
-        p++;
-    if (p[0] != '0' || p[1] != 'x')
-        return -1;
-    char *end;
-    unsigned long long v = strtoull(p, &end, 16);
-    if (end == p + 2)
-        return -1;
-    *out = v;
-    return 0;
-}
-
-json_t *tdb_args_from_gdb(tdb_mem *m, const char *function, const json_t *frame_args,
-                          tdb_eval_int_fn eval, void *ctx, const tdb_tensor_layout *torch_layout,
-                          int max_values)
-{
-    json_t *out = json_object(), *args = json_array();
-    tdb_tensor_layout dw;
-    const char *dw_struct = NULL; /* the struct DW describes */
-    tdb_buf notes = TDB_BUF_INIT;
-    size_t i;
-    json_t *a;
-
-    json_object_set_new(out, "function", function ? tdb_json_bytes(function, strlen(function), 0, NULL) : json_null());
-    json_object_set_new(out, "debug_info", json_true());
-    json_array_foreach(frame_args, i, a) {
-        const char *name = json_string_value(json_object_get(a, "name"));
-        const char *type = json_string_value(json_object_get(a, "type"));
-        const char *value = json_string_value(json_object_get(a, "value"));
-        const char *st = type ? tdb_tensor_dwarf_struct(type) : NULL;
-        json_t *v = NULL;
-        uint64_t addr;
-        tdb_error e = {0};
-        if (st && value && gdb_address(value, &addr) == 0) {
-            if (!dw_struct || strcmp(dw_struct, st) != 0) {
-                dw_struct = tdb_tensor_layout_from_dwarf(eval, ctx, st, &dw, &e) == 0 ? st : NULL;
-                if (!dw_struct)
-                    tdb_buf_addf(&notes, "%s%s", notes.len ? "; " : "", e.msg);
-            }
-            if (dw_struct && !addr)
-                v = json_null();
-            else if (dw_struct)
-                v = tdb_tensor_decode_impl(m, &dw, addr, max_values, &e);
-            if (!v && dw_struct)
-                tdb_buf_addf(&notes, "%s%s: %s", notes.len ? "; " : "", name ? name : "?", e.msg);
-        } else if (type && value && torch_layout && value[0] == '@' && gdb_address(value, &addr) == 0) {
-            char *u = unqualified(type);
-            size_t n = strlen(u);
-            while (n && (u[n - 1] == '&' || u[n - 1] == ' '))
-                u[--n] = '\0';
-            char *uu = unqualified(u);
-            if (!strcmp(uu, "at::Tensor") || !strcmp(uu, "at::TensorBase"))
-                v = tdb_tensor_decode_tensor(m, torch_layout, addr, max_values, &e);
-            free(uu);
-            free(u);
-        }
-        if (!v)
-            v = value ? tdb_json_bytes(value, strlen(value), 0, NULL) : json_null();
-        add_arg(args, name ? name : "?", type ? type : "?", v);
-    }
-    if (notes.len)
-        json_object_set_new(out, "note", tdb_json_bytes(notes.s, notes.len, 0, NULL));
-    tdb_buf_free(&notes);
-    json_object_set_new(out, "args", args);
     return out;
 }
 

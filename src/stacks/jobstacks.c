@@ -1,6 +1,6 @@
-/* targets/jobstacks.c: every rank of a job, read here and on other hosts,
- * merged (see targets/jobstacks.h). */
-#include "targets/jobstacks.h"
+/* stacks/jobstacks.c: every rank of a job, read here and on other hosts,
+ * merged (see stacks/jobstacks.h). */
+#include "stacks/jobstacks.h"
 
 #include "native/unwind.h"
 #include "stacks/jobtree.h"

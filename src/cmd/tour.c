@@ -28,7 +28,7 @@
 #define PROBE_TIMEOUT_MS 60000 /* the interpreter's check */
 
 const char cmd_tour_usage[] =
-    "usage: tdebug tour [NAME] [--python PYTHON] [--batch] [--markdown FILE] [-b LOCATION]\n"
+    "usage: tdebug tour [NAME] [--python PATH] [--batch] [--markdown FILE] [-b LOCATION]\n"
     "                   [-x FILE]\n"
     "\n"
     "A guided tour from a Python line down into PyTorch's C/C++ core: runs a\n"

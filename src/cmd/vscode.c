@@ -87,6 +87,8 @@ const char cmd_vscode_usage[] =
     "  --lib PATTERN     also read the symbols of libraries whose file name\n"
     "                    matches PATTERN (* and ?; repeatable)\n"
     "  --install-extension  also install tdebug's extension (see the end)\n"
+    "  --compound        write the compound of the C/C++ extension's gdb and\n"
+    "                    debugpy instead of the \"tdebug\" configuration (above)\n"
     "\n"
     "The \"tdebug\" configuration (not --compound):\n"
     "  --stop-on-entry   stop at the program's first line (an attach: where the\n"

@@ -218,6 +218,33 @@ def test_a_disabled_breakpoint_is_not_called_never_run_at_the_end(tdebug, tmp_pa
     assert len(notes) == 1 and notes[0]["breakpoint"] == 2, evs
 
 
+
+def test_a_stop_inside_the_garbage_collector_says_so(tdebug, tmp_path):
+    # issue 26: 'tdebug stacks' marks a thread collecting garbage; a stop's
+    # stack did not
+    script = tmp_path / "collect.py"
+    script.write_text(textwrap.dedent("""\
+        import gc
+        def collecting(phase, info):
+            if phase == "start":
+                x = 1  # STOP
+        gc.callbacks.append(collecting)
+        gc.collect()
+    """))
+    r, evs = session(tdebug, tmp_path, ["continue", "continue"], "-b", f"{script}:4", "--",
+                     PYTHON, str(script))
+    assert r.returncode == 0, r.stderr
+    s = stops(evs)
+    assert s and all(x["gc"] for x in s), s  # gc.collect(), and maybe the one at exit
+    r, out = session(tdebug, tmp_path, ["continue"], "-b", f"{script}:4", "--", PYTHON,
+                     str(script), json_out=False)
+    assert r.returncode == 0, r.stderr
+    assert "note: this thread is collecting garbage" in out
+    r, evs = session(tdebug, tmp_path, ["continue"], "-b", f"{script}:6", "--", PYTHON,
+                     str(script))
+    assert [x["gc"] for x in stops(evs)] == [False]
+
+
 # ---- attach ----
 
 def test_attach_breaks_in_a_running_loop_then_detach_leaves_no_hook(tdebug, procs, tmp_path,

@@ -554,16 +554,18 @@ json_t *tdb_thread_stacks_json(const tdb_thread_stacks *t, unsigned flags)
     json_object_set_new(o, "gc", json_boolean(t->gc));
     json_object_set_new(o, "in_signal", json_boolean(t->in_signal));
     json_object_set_new(o, "merge", json_string(merge_name(t->merged.status)));
+    tdb_py_frame_extra extra = {frame_locals, frame_locals_text, (void *)t->locals};
     if (t->merged.status == TDB_MERGE_MISMATCH && !(flags & (TDB_STACK_PYTHON_ONLY |
                                                              TDB_STACK_NATIVE_ONLY))) {
-        json_object_set_new(o, "python_frames", tdb_py_frames_json(t->merged.py, t->merged.n_py));
+        /* The locals too, as the text shows them under the Python stack. */
+        json_object_set_new(o, "python_frames", tdb_py_frames_json(t->merged.py, t->merged.n_py,
+                                                                   t->locals ? &extra : NULL));
         json_object_set_new(o, "native_frames",
                             tdb_native_frames_json(t->merged.native, t->merged.n_native));
         json_object_set_new(o, "mismatch",
                             json_sprintf("%zu native evaluator frames, %zu Python entry frames",
                                          t->merged.n_eval, t->merged.n_entry));
     } else {
-        tdb_py_frame_extra extra = {frame_locals, frame_locals_text, (void *)t->locals};
         json_object_set_new(o, "frames",
                             tdb_stack_json_ex(&t->merged, flags, t->locals ? &extra : NULL));
     }

@@ -100,6 +100,64 @@ def test_core_of_a_crash(tdebug, tmp_path):
     assert f"(killed by signal {int(signal.SIGABRT)}, Aborted)" in text.splitlines()[0]
 
 
+def described_size(path):
+    """The size the ELF headers of the core at PATH describe: the end of its
+    program headers and of the last segment's bytes in the file."""
+    import struct
+    with open(path, "rb") as f:
+        head = f.read(64)
+        phoff, = struct.unpack_from("<Q", head, 32)
+        phentsize, phnum = struct.unpack_from("<HH", head, 54)
+        f.seek(phoff)
+        table = f.read(phentsize * phnum)
+    end = phoff + phentsize * phnum
+    for i in range(phnum):
+        _, _, off, _, _, filesz = struct.unpack_from("<IIQQQQ", table, i * phentsize)
+        end = max(end, off + filesz)
+    return end
+
+
+def test_truncated_cores_are_said_short_by_how_much(tdebug, procs, tmp_path):
+    """issue 26: a core cut short was never called truncated.  gcore writes
+    its notes last: cut, not even a thread is left; the kernel writes them
+    first, and a core size limit cuts memory."""
+    p = start_ready(procs, [PYTHON, "-c", "import time; print('ready', flush=True); "
+                                          "time.sleep(1000)"])
+    path = gcore(p.pid, tmp_path)
+    want = described_size(path)
+    os.truncate(path, want // 2)
+    r = run([tdebug, "stacks", "--core", path])
+    assert r.returncode == 1
+    assert r.stderr == (f"tdebug: cannot read '{path}': the core is truncated: {want // 2} bytes "
+                        f"of the {want} its headers describe, {want - want // 2} bytes (50.0%) "
+                        "short (a core size limit, 'ulimit -c', or a full disk cut it); its "
+                        "notes were cut, so not even its threads were kept (NT_PRSTATUS)\n")
+
+    def small_core():
+        resource.setrlimit(resource.RLIMIT_CORE, (3 << 20, 3 << 20))
+    pattern = open("/proc/sys/kernel/core_pattern").read().strip()
+    if pattern.startswith("|") or "/" in pattern:
+        pytest.skip(f"the kernel writes cores elsewhere (core_pattern {pattern!r})")
+    crash = subprocess.run([PYTHON, "-c", CRASH], cwd=str(tmp_path), preexec_fn=small_core,
+                           capture_output=True, timeout=120)
+    assert crash.returncode == -signal.SIGABRT
+    cores = [f for f in os.listdir(str(tmp_path)) if f.startswith("core") and
+             f != os.path.basename(path)]
+    if not cores:
+        pytest.skip("the kernel wrote no core (core_pattern %r, a limit above ours?)" % pattern)
+    cut = str(tmp_path / cores[0])
+    want, have = described_size(cut), os.path.getsize(cut)
+    assert have < want
+    doc, _ = core_json(tdebug, "--core", cut)
+    (proc,) = doc["processes"]
+    (note,) = [n for n in proc["notes"] if "truncated" in n]
+    assert note.startswith(f"'{cut}': the core is truncated: {have} bytes of the {want} its "
+                           f"headers describe, {want - have} bytes ("), note
+    assert "; read: its notes (2 threads, " in note and " memory segments whole, " in note
+    text = run([tdebug, "stacks", "--core", cut]).stdout
+    assert f"note: '{cut}': the core is truncated: " in text
+
+
 def test_changed_executable_is_said_not_misread(tdebug, procs, tmp_path):
     """The core of a program whose executable was replaced since: said, and
     its Python stacks not read from the wrong file; --exe with the right

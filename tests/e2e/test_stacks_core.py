@@ -71,21 +71,28 @@ caller()
 """
 
 
-def test_core_of_a_crash(tdebug, tmp_path):
-    """The kernel's core of a Python program that aborted: the signal, the
-    aborting thread first, its C frames (abort) above its Python frames."""
-    def allow_core():
-        resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+def crash_core(out_dir, limit=resource.RLIM_INFINITY):
+    """The core the kernel writes in OUT_DIR (empty) when CRASH aborts, under
+    a core size limit of LIMIT bytes; skips when the kernel writes none
+    there."""
+    def set_limit():
+        resource.setrlimit(resource.RLIMIT_CORE, (limit, limit))
     pattern = open("/proc/sys/kernel/core_pattern").read().strip()
     if pattern.startswith("|") or "/" in pattern:
         pytest.skip(f"the kernel writes cores elsewhere (core_pattern {pattern!r})")
-    p = subprocess.run([PYTHON, "-c", CRASH], cwd=str(tmp_path), preexec_fn=allow_core,
+    p = subprocess.run([PYTHON, "-c", CRASH], cwd=str(out_dir), preexec_fn=set_limit,
                        capture_output=True, timeout=120)
     assert p.returncode == -signal.SIGABRT
-    cores = [f for f in os.listdir(str(tmp_path)) if f.startswith("core")]
+    cores = [f for f in os.listdir(str(out_dir)) if f.startswith("core")]
     if not cores:
         pytest.skip("the kernel wrote no core (core_pattern %r, a limit above ours?)" % pattern)
-    path = str(tmp_path / cores[0])
+    return str(out_dir / cores[0])
+
+
+def test_core_of_a_crash(tdebug, tmp_path):
+    """The kernel's core of a Python program that aborted: the signal, the
+    aborting thread first, its C frames (abort) above its Python frames."""
+    path = crash_core(tmp_path)
     doc, _ = core_json(tdebug, "--core", path)
     (proc,) = doc["processes"]
     assert proc["signal"] == signal.SIGABRT and proc["command"].startswith(PYTHON)
@@ -132,20 +139,8 @@ def test_truncated_cores_are_said_short_by_how_much(tdebug, procs, tmp_path):
                         f"of the {want} its headers describe, {want - want // 2} bytes (50.0%) "
                         "short (a core size limit, 'ulimit -c', or a full disk cut it); its "
                         "notes were cut, so not even its threads were kept (NT_PRSTATUS)\n")
-
-    def small_core():
-        resource.setrlimit(resource.RLIMIT_CORE, (3 << 20, 3 << 20))
-    pattern = open("/proc/sys/kernel/core_pattern").read().strip()
-    if pattern.startswith("|") or "/" in pattern:
-        pytest.skip(f"the kernel writes cores elsewhere (core_pattern {pattern!r})")
-    crash = subprocess.run([PYTHON, "-c", CRASH], cwd=str(tmp_path), preexec_fn=small_core,
-                           capture_output=True, timeout=120)
-    assert crash.returncode == -signal.SIGABRT
-    cores = [f for f in os.listdir(str(tmp_path)) if f.startswith("core") and
-             f != os.path.basename(path)]
-    if not cores:
-        pytest.skip("the kernel wrote no core (core_pattern %r, a limit above ours?)" % pattern)
-    cut = str(tmp_path / cores[0])
+    (tmp_path / "crash").mkdir()
+    cut = crash_core(tmp_path / "crash", limit=3 << 20)
     want, have = described_size(cut), os.path.getsize(cut)
     assert have < want
     doc, _ = core_json(tdebug, "--core", cut)

@@ -303,7 +303,12 @@ static void check_file(tdb_core *c, size_t fi)
     }
     if (want) {
         char *have = build_id_of_file(local);
-        if (!have || strcmp(have, want) != 0)
+        if ((!have || strcmp(have, want) != 0) && local == c->exe_override)
+            f->problem = tdb_xasprintf("'%s' (--exe) is not this core's executable (build-id %s "
+                                       "there, %s in the core): give the file the process ran "
+                                       "as '%s'",
+                                       local, have ? have : "none", want, f->path);
+        else if (!have || strcmp(have, want) != 0)
             f->problem = tdb_xasprintf("'%s' changed since the core was written (build-id %s "
                                        "there, %s in the core)",
                                        local, have ? have : "none", want);

@@ -375,6 +375,17 @@ int tdb_stacks_take_core(tdb_core *core, const tdb_stacks_options *o, tdb_proces
         tdb_ptrs_push(&s->extra_notes, &nextra, tdb_xstrdup(*pr));
     if (want_python) {
         int r = tdb_py_open_core(core, &py, &e);
+        char *exe = r == 1 && tdb_core_exe(core) ? tdb_core_file(core, tdb_core_exe(core), NULL)
+                                                 : NULL;
+        if (r == 1 && tdb_core_exe(core) && !exe) {
+            /* Its executable cannot be read: whether it ran Python is
+             * unknown, not "no" (the note on the file says why). */
+            tdb_error_set(&e, ESTALE, "the Python stacks cannot be read without the "
+                          "executable the process ran ('%s'): see the note on it; --exe PATH "
+                          "gives it", tdb_core_exe(core));
+            r = -1;
+        }
+        free(exe);
         char *what = tdb_xasprintf("the core '%s': its process did not run Python",
                                    tdb_core_path(core));
         int ok = note_python(s, r, py, &e, want_native, what, err);

@@ -173,9 +173,20 @@ def test_changed_executable_is_said_not_misread(tdebug, procs, tmp_path):
     changed = [n for n in proc["notes"] if n.startswith(f"'{copy}' changed since the core was "
                                                           "written (build-id ")]
     assert changed, proc["notes"]
-    assert any("cannot read the Python stacks" in n or "not a Python process" in n
-               for n in proc["notes"]), proc["notes"]
+    # issue 26: not "not a Python process", which nothing said
+    assert not any("not a Python process" in n for n in proc["notes"]), proc["notes"]
+    assert f"the Python stacks cannot be read without the executable the process ran " \
+           f"('{copy}'): see the note on it; --exe PATH gives it" in proc["notes"]
     assert all(f["kind"] == "native" for t in proc["threads"] for f in t["frames"])
+    # --exe naming another program is not "changed since"
+    doc, _ = core_json(tdebug, "--core", path, "--exe", "/bin/true")
+    (proc,) = doc["processes"]
+    assert proc["python"] is None
+    assert any(n.startswith("'/bin/true' (--exe) is not this core's executable (build-id ")
+               and n.endswith(f"give the file the process ran as '{copy}'")
+               for n in proc["notes"]), proc["notes"]
+    assert not any("changed since" in n or "not a Python process" in n
+                   for n in proc["notes"]), proc["notes"]
     # The right executable, given by hand.
     doc, _ = core_json(tdebug, "--core", path, "--exe", real)
     (proc,) = doc["processes"]

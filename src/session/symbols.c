@@ -352,6 +352,9 @@ int tdb_session_setup_symbols(tdb_session *s, tdb_error *err)
     /* Best effort: an unwritable cache only costs time. */
     char *dir = tdb_user_cache_dir("gdb-index", NULL);
     if (dir) {
+        /* gdb never removes an index it wrote: one a build of every
+         * library it ever read. */
+        tdb_cache_prune(dir, tdb_cache_max());
         tdb_buf cmd = TDB_BUF_INIT;
         tdb_buf_adds(&cmd, "set index-cache directory ");
         tdb_buf_adds(&cmd, dir);

@@ -463,6 +463,8 @@ void tdb_session_free(tdb_session *s)
     free(s->mods);
     if (s->have_interest)
         regfree(&s->interest_re);
+    if (s->libpython_watched)
+        regfree(&s->libpython_re);
     free(s->interest);
     json_decref(s->paused);
     for (int i = 0; i < 3; i++)

@@ -184,11 +184,15 @@ int tdb_session_library_event(tdb_session *s, const json_t *added, module_watch 
                     m->stopped = 1; /* a load stop is all that was asked */
             }
         }
-        if (s->have_interest && regexec(&s->interest_re, lib, 0, NULL, 0) == 0) {
-            lib_info *l = tdb_session_find_lib(s, lib);
-            if (l && !l->symbols && tdb_session_load_library_symbols(s, lib, err) < 0)
-                return -1;
-        }
+        lib_info *l = tdb_session_find_lib(s, lib);
+        int wanted = s->have_interest && regexec(&s->interest_re, lib, 0, NULL, 0) == 0;
+        /* A shared libpython is watched for the pending breakpoints on
+         * functions: its symbols are read when it defines one of them. */
+        if (!wanted && l && !l->symbols && s->libpython_watched &&
+            regexec(&s->libpython_re, lib, 0, NULL, 0) == 0)
+            wanted = tdb_session_defines_pending(s, lib);
+        if (wanted && l && !l->symbols && tdb_session_load_library_symbols(s, lib, err) < 0)
+            return -1;
     }
     return 0;
 }
@@ -273,6 +277,13 @@ int tdb_session_place_load_catchpoint(tdb_session *s, tdb_error *err)
         if (re.len)
             tdb_buf_adds(&re, "\\|");
         tdb_buf_adds(&re, s->interest);
+    }
+    if (!s->opts.all_symbols && tdb_session_any_pending_function(s)) {
+        if (!s->libpython_watched && regcomp(&s->libpython_re, LIBPYTHON_RE, REG_NOSUB) == 0)
+            s->libpython_watched = 1;
+        if (re.len)
+            tdb_buf_adds(&re, "\\|");
+        tdb_buf_adds(&re, LIBPYTHON_RE);
     }
     if (s->catch_load_bp > 0) {
         /* one catchpoint, the widest regex: the old one goes */

@@ -51,6 +51,7 @@ nodejs            runs Microsoft's DAP test client against 'tdebug dap' (tests/d
 valgrind          callgrind: instruction counts in make bench (bench/pyhook.py), steady on a loaded machine
 openssh-client    ssh, through which 'tdebug stacks --job --hosts' reads other hosts
 openssh-server    sshd on the two "hosts" the distributed-job tests make in namespaces (tests/e2e/cluster_util.py)
+stress-ng         loads both cores while the suite runs, to find its races ('make e2e-loaded')
 "
 
 # Only for 'make test-vscode' (--vscode-ui): a real VS Code (code-server from

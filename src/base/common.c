@@ -384,6 +384,72 @@ char *tdb_user_cache_dir(const char *sub, tdb_error *err)
     return dir;
 }
 
+uint64_t tdb_cache_max(void)
+{
+    const char *env = getenv("TDEBUG_CACHE_MAX");
+    char *end = NULL;
+    if (!env || !*env)
+        return TDB_CACHE_MAX_DEFAULT;
+    errno = 0;
+    unsigned long long v = strtoull(env, &end, 10);
+    int shift = *end == 'K' || *end == 'k' ? 10 : *end == 'M' || *end == 'm' ? 20
+              : *end == 'G' || *end == 'g' ? 30 : 0;
+    if (shift)
+        end++;
+    if (errno || end == env || *end || *env == '-' || v > (~0ull >> shift))
+        return TDB_CACHE_MAX_DEFAULT;
+    return (uint64_t)v << shift;
+}
+
+typedef struct cache_file {
+    char *path;
+    uint64_t size;
+    time_t used;
+} cache_file;
+
+static int older_first(const void *a, const void *b)
+{
+    const cache_file *x = a, *y = b;
+    return x->used < y->used ? -1 : x->used > y->used;
+}
+
+uint64_t tdb_cache_prune(const char *dir, uint64_t max)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    cache_file *files = NULL;
+    size_t n = 0, cap = 0;
+    uint64_t total = 0, removed = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        struct stat st;
+        char *path = tdb_xasprintf("%s/%s", dir, e->d_name);
+        if (lstat(path, &st) < 0 || !S_ISREG(st.st_mode)) {
+            free(path);
+            continue;
+        }
+        TDB_GROW(files, n, cap);
+        files[n].path = path;
+        files[n].size = (uint64_t)st.st_size;
+        files[n].used = st.st_atime > st.st_mtime ? st.st_atime : st.st_mtime;
+        total += files[n].size;
+        n++;
+    }
+    closedir(d);
+    if (n)
+        qsort(files, n, sizeof(*files), older_first);
+    for (size_t i = 0; i < n; i++) {
+        if (total > max && unlink(files[i].path) == 0) {
+            total -= files[i].size;
+            removed += files[i].size;
+        }
+        free(files[i].path);
+    }
+    free(files);
+    return removed;
+}
+
 char *tdb_which(const char *name)
 {
     if (strchr(name, '/'))

@@ -149,6 +149,19 @@ char *tdb_companion_path(const char *name);
  * set when neither variable is set or the directory cannot be made. */
 char *tdb_user_cache_dir(const char *sub, tdb_error *err);
 
+/* The bound on a cache directory: $TDEBUG_CACHE_MAX in bytes, or with a
+ * K, M or G suffix (powers of 1024); TDB_CACHE_MAX_DEFAULT when unset,
+ * empty or not a size. */
+#define TDB_CACHE_MAX_DEFAULT (200ull << 20)
+uint64_t tdb_cache_max(void);
+
+/* Bound the files of cache directory DIR (its regular files, not its
+ * subdirectories) to MAX bytes: the least recently used first (the later
+ * of their access and modification times) are removed until the rest fit.
+ * Best effort: a file that cannot be removed is left.  Returns the bytes
+ * removed. */
+uint64_t tdb_cache_prune(const char *dir, uint64_t max);
+
 /* NAME as execvp() would find it: itself when it has a slash, else the
  * first executable NAME in $PATH (default /usr/local/bin:/usr/bin:/bin).
  * New string, or NULL when there is none. */

@@ -260,6 +260,7 @@ static void print_stop(tdb_cli *c, const tdb_stop_info *st)
                                                               : json_null());
     json_object_set(e, "stack", st->stack);
     json_object_set_new(e, "merge", json_string(tdb_stackview_merge_name(st->view)));
+    json_object_set_new(e, "gc", json_boolean(tdb_stackview_in_gc(st->view)));
     tdb_event_json(e);
     tdb_stop_text_clear(&t);
 }

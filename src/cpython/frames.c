@@ -504,6 +504,50 @@ tdb_py_snapshot *tdb_py_read(tdb_py_process *p, tdb_error *err)
     return s;
 }
 
+static void strings_free(struct tdb_py_strings *st)
+{
+    for (size_t i = 0; i < st->nstrs; i++)
+        free(st->strs[i]);
+    free(st->strs);
+    free(st->codes);
+}
+
+int tdb_py_frame_object_where(tdb_py_process *p, uint64_t obj, char **file, char **name,
+                              int *line)
+{
+    struct tdb_py_strings st = {0};
+    const code_info *c = NULL;
+    int at = -1;
+    if (!obj || tdb_py_type_of(p, obj) != p->t.frame)
+        return -1;
+    if (TDB_PY_HAS(p, frameobj_frame)) {
+        uint64_t iframe = 0, code = 0, instr = 0;
+        if (tdb_py_ptr(p, obj, TDB_PYO_frameobj_frame, &iframe) == 0 && iframe &&
+            tdb_py_ptr(p, iframe, TDB_PYO_iframe_code, &code) == 0 &&
+            tdb_py_ptr(p, iframe, TDB_PYO_iframe_instr, &instr) == 0) {
+            c = get_code(p, &st, tdb_py_untag(p, code));
+            at = instr_line(p, c, instr);
+        }
+    } else {
+        uint64_t code = 0;
+        int32_t lasti = -1;
+        if (tdb_py_ptr(p, obj, TDB_PYO_frame_code, &code) == 0 &&
+            tdb_py_i32(p, obj, TDB_PYO_frame_lasti, &lasti) == 0) {
+            c = get_code(p, &st, code);
+            at = lasti_line(p, c, lasti);
+        }
+    }
+    int rc = -1;
+    if (c && c->ok) {
+        *file = tdb_xstrdup(c->filename);
+        *name = tdb_xstrdup(c->name);
+        *line = at;
+        rc = 0;
+    }
+    strings_free(&st);
+    return rc;
+}
+
 void tdb_py_snapshot_free(tdb_py_snapshot *s)
 {
     if (!s)
@@ -515,10 +559,7 @@ void tdb_py_snapshot_free(tdb_py_snapshot *s)
     free(s->threads);
     free(s->partial);
     if (s->strings) {
-        for (size_t i = 0; i < s->strings->nstrs; i++)
-            free(s->strings->strs[i]);
-        free(s->strings->strs);
-        free(s->strings->codes);
+        strings_free(s->strings);
         free(s->strings);
     }
     free(s);

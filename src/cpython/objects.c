@@ -359,19 +359,19 @@ uint64_t tdb_py_dict_get(tdb_py_process *p, uint64_t addr, const char *name)
     return f.value;
 }
 
-uint64_t tdb_py_instance_attr(tdb_py_process *p, uint64_t obj, const char *name)
+long tdb_py_instance_walk(tdb_py_process *p, uint64_t obj, size_t max, tdb_py_dict_fn fn,
+                          void *ctx)
 {
     uint64_t type = tdb_py_type_of(p, obj), dict = 0;
     int64_t flags = 0;
-    find_ctx f = {name, 0};
     if (!type || tdb_py_i64(p, type, TDB_PYO_type_flags, &flags) < 0)
-        return 0;
+        return -1;
     int32_t managed = TDB_PY_OFF(p, tpflags_managed_dict);
     if (managed != TDB_PYO_NONE && (flags & managed)) {
         uint64_t keys = 0, slot = 0, values = 0;
         tdb_py_ptr(p, type, TDB_PYO_heaptype_cached_keys, &keys);
         if (tdb_py_rd(p, obj + (int64_t)TDB_PY_OFF(p, managed_dict_offset), &slot, 8) < 0)
-            return 0;
+            return -1;
         if (p->minor == 12 && (slot & 1)) {
             values = slot + 1; /* _PyDictOrValues: the values pointer minus one */
         } else if (slot) {
@@ -386,20 +386,29 @@ uint64_t tdb_py_instance_attr(tdb_py_process *p, uint64_t obj, const char *name)
             uint8_t head[4];
             if (tdb_py_i64(p, type, TDB_PYO_type_basicsize, &basic) < 0 || basic <= 0 ||
                 tdb_py_rd(p, obj + (uint64_t)basic, head, sizeof(head)) < 0 || !head[3])
-                return 0;
+                return -1;
             values = obj + (uint64_t)basic;
         }
-        if (values && keys) {
-            walk_entries(p, keys, values_array(p, values), TDB_PY_MAX_DICT, find_cb, &f);
-            return f.value;
-        }
+        if (values && keys)
+            return walk_entries(p, keys, values_array(p, values), max, fn, ctx);
+        if (!dict)
+            return 0; /* no attribute set yet */
     }
     if (!dict) {
         int64_t off = 0;
         if (tdb_py_i64(p, type, TDB_PYO_type_dictoffset, &off) < 0 || off <= 0 || off > 4096)
-            return 0;
+            return -1;
         if (tdb_py_rd(p, obj + (uint64_t)off, &dict, 8) < 0)
-            return 0;
+            return -1;
+        if (!dict)
+            return 0; /* no attribute set yet */
     }
-    return dict ? tdb_py_dict_get(p, dict, name) : 0;
+    return tdb_py_dict_walk(p, dict, max, fn, ctx);
+}
+
+uint64_t tdb_py_instance_attr(tdb_py_process *p, uint64_t obj, const char *name)
+{
+    find_ctx f = {name, 0};
+    tdb_py_instance_walk(p, obj, TDB_PY_MAX_DICT, find_cb, &f);
+    return f.value;
 }

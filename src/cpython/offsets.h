@@ -82,6 +82,13 @@
     X(managed_values_offset)  /* 3.11: the values pointer, before obj */            \
     X(tuple_item) X(list_item) X(bytes_sval) X(float_fval) X(cell_ref)              \
     X(module_dict)                                                                  \
+    X(tpflags_heaptype)       /* a class made by a class statement */               \
+    X(set_used) X(set_mask) X(set_table) X(setentry_size) X(setentry_key)           \
+    X(exc_args)               /* BaseException's args tuple */                      \
+    X(method_func) X(method_self) /* a bound method */                              \
+    X(cfunc_ml) X(cfunc_self) X(methoddef_name) /* a builtin function or method */  \
+    X(func_qualname)                                                                \
+    X(frameobj_frame)         /* 3.11+: the frame object's _PyInterpreterFrame */   \
     /* str */                                                                       \
     X(unicode_ascii_size) X(unicode_compact_size) X(unicode_length)                 \
     X(unicode_state) X(unicode_data)                                                \

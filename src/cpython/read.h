@@ -28,6 +28,9 @@
 typedef struct tdb_py_types {
     uint64_t code, unicode, bytes, long_, float_, bool_, tuple, list, dict, cell, module,
         type, none, true_, false_, frame;
+    /* Optional (0 when the interpreter does not export them): values of
+     * these types are then shown as "<T object at 0x...>". */
+    uint64_t set, frozenset, method, cfunction, base_exception;
 } tdb_py_types;
 
 struct tdb_py_process {
@@ -111,6 +114,12 @@ long tdb_py_dict_walk(tdb_py_process *p, uint64_t addr, size_t max, tdb_py_dict_
 int64_t tdb_py_dict_len(tdb_py_process *p, uint64_t addr);
 /* The value for the str key NAME, 0 when absent or unreadable. */
 uint64_t tdb_py_dict_get(tdb_py_process *p, uint64_t addr, const char *name);
+/* Walk the attributes of the object at OBJ (its instance dict, or its
+ * inline or split values), as tdb_py_dict_walk: 0 when it has a dict
+ * that is not there yet, -1 when it has none that can be read (its class
+ * has __slots__, say). */
+long tdb_py_instance_walk(tdb_py_process *p, uint64_t obj, size_t max, tdb_py_dict_fn fn,
+                          void *ctx);
 /* The attribute NAME in the instance dict (or inline values) of the
  * object at OBJ, 0 when absent or unreadable. */
 uint64_t tdb_py_instance_attr(tdb_py_process *p, uint64_t obj, const char *name);
@@ -118,6 +127,12 @@ uint64_t tdb_py_instance_attr(tdb_py_process *p, uint64_t obj, const char *name)
 /* A tuple's (or list's) size and item I. */
 int64_t tdb_py_seq_len(tdb_py_process *p, uint64_t addr);
 uint64_t tdb_py_seq_item(tdb_py_process *p, uint64_t addr, int64_t i);
+
+/* Where the frame object at OBJ is: its code's file and name (new
+ * strings) and its line (-1 when unknown).  Returns 0, or -1 when OBJ is
+ * not a readable frame object (nothing set). */
+int tdb_py_frame_object_where(tdb_py_process *p, uint64_t obj, char **file, char **name,
+                              int *line);
 
 /* A pointer read from a frame slot: 3.14's tagged references cleared. */
 uint64_t tdb_py_untag(const tdb_py_process *p, uint64_t v);

@@ -435,6 +435,25 @@ static int check_and_fill(tdb_py_process *p, const target *t, tdb_elf *e, uint64
             return -1;
         }
     }
+    static const struct {
+        const char *name;
+        size_t off;
+        int indirect; /* the symbol is a pointer to the type */
+    } optional[] = {
+        {"PySet_Type", offsetof(tdb_py_types, set), 0},
+        {"PyFrozenSet_Type", offsetof(tdb_py_types, frozenset), 0},
+        {"PyMethod_Type", offsetof(tdb_py_types, method), 0},
+        {"PyCFunction_Type", offsetof(tdb_py_types, cfunction), 0},
+        {"PyExc_BaseException", offsetof(tdb_py_types, base_exception), 1},
+    };
+    for (size_t i = 0; i < sizeof(optional) / sizeof(optional[0]); i++) {
+        uint64_t *slot = (uint64_t *)((char *)&p->t + optional[i].off), at = 0;
+        if (lookup_addr(e, bias, optional[i].name, &at, NULL) < 0)
+            continue;
+        if (optional[i].indirect && tdb_py_rd(p, at, &at, sizeof(at)) < 0)
+            continue;
+        *slot = at;
+    }
     uint64_t eval_size = 0;
     if (lookup_addr(e, bias, "_PyEval_EvalFrameDefault", &p->eval_lo, &eval_size) == 0)
         p->eval_hi = p->eval_lo + eval_size;

@@ -20,6 +20,8 @@ typedef struct fmt {
     const tdb_py_value_opts *o;
     int max_depth;
     size_t max_items, max_str;
+    uint64_t open[64]; /* the containers being shown, outermost first */
+    int n_open;
 } fmt;
 
 /* --- text of one object ---------------------------------------------------- */
@@ -188,6 +190,216 @@ static int dict_item_cb(tdb_py_process *p, uint64_t key, uint64_t value, void *a
     return c->b->len > MAX_TEXT;
 }
 
+/* A container already being shown, further out (a list holding itself):
+ * Python shows it as "[...]" there (Py_ReprEnter). */
+static int is_open(const fmt *f, uint64_t addr)
+{
+    for (int i = 0; i < f->n_open; i++)
+        if (f->open[i] == addr)
+            return 1;
+    return 0;
+}
+
+static int attr_item_cb(tdb_py_process *p, uint64_t key, uint64_t value, void *arg)
+{
+    items_ctx *c = arg;
+    if (c->shown >= c->f->max_items)
+        return 1;
+    char *name = tdb_py_str(p, key, 200, 0, NULL, NULL);
+    if (c->shown++)
+        tdb_buf_adds(c->b, ", ");
+    tdb_buf_addf(c->b, "%s=", name ? name : "?");
+    if (!name || value_text(c->f, c->b, value, c->depth + 1) < 0)
+        c->failed = 1;
+    free(name);
+    return c->b->len > MAX_TEXT;
+}
+
+/* The items of the set at ADDR, "1, 2" (its table: entries whose key is
+ * NULL are free, the dummy key, whose type is NULL, marks a deleted one).
+ * -1 when part of it cannot be read. */
+static int set_items(fmt *f, tdb_buf *b, uint64_t addr, int64_t used, int depth)
+{
+    tdb_py_process *p = f->p;
+    uint64_t table = 0;
+    int64_t mask = 0;
+    if (tdb_py_ptr(p, addr, TDB_PYO_set_table, &table) < 0 || !table ||
+        tdb_py_i64(p, addr, TDB_PYO_set_mask, &mask) < 0 || mask < 0 || mask > (1 << 26))
+        return -1;
+    int32_t esize = TDB_PY_OFF(p, setentry_size), ekey = TDB_PY_OFF(p, setentry_key);
+    int64_t shown = 0;
+    int rc = 0;
+    for (int64_t i = 0; i <= mask && shown < used && b->len <= MAX_TEXT; i++) {
+        uint64_t key = 0;
+        if (tdb_py_rd(p, table + (uint64_t)(i * esize + ekey), &key, sizeof(key)) < 0)
+            return -1;
+        if (!key || !tdb_py_type_of(p, key))
+            continue;
+        if ((size_t)shown >= f->max_items) {
+            tdb_buf_addf(b, ", ... (%lld more)", (long long)(used - shown));
+            break;
+        }
+        if (shown++)
+            tdb_buf_adds(b, ", ");
+        if (value_text(f, b, key, depth + 1) < 0)
+            rc = -1;
+    }
+    return rc;
+}
+
+/* The part of a type's name after its module ("ValueError"). */
+static const char *short_name(const char *tp_name)
+{
+    const char *dot = strrchr(tp_name, '.');
+    return dot ? dot + 1 : tp_name;
+}
+
+/* Objects that are neither numbers, strings nor the builtin containers, as
+ * Python (or CPython's own gdb support, for instances) shows them.  NAME:
+ * the name of TYPE. */
+static int other_text(fmt *f, tdb_buf *b, uint64_t addr, uint64_t type, const char *name,
+                      int depth)
+{
+    tdb_py_process *p = f->p;
+    const tdb_py_types *t = &p->t;
+    int rc = 0;
+    if (tdb_py_type_is(p, type, t->type)) { /* ADDR is a class */
+        char *self = tdb_py_type_name(p, addr);
+        tdb_buf_addf(b, "<class '%s'>", self ? self : "?");
+        free(self);
+        return 0;
+    }
+    if (type == t->module) {
+        uint64_t dict = 0;
+        char *mod = NULL;
+        if (tdb_py_ptr(p, addr, TDB_PYO_module_dict, &dict) == 0)
+            mod = tdb_py_str(p, tdb_py_dict_get(p, dict, "__name__"), 200, 0, NULL, NULL);
+        tdb_buf_addf(b, "<module '%s'>", mod ? mod : "?");
+        free(mod);
+        return 0;
+    }
+    int64_t used = -1;
+    if (t->set && TDB_PY_HAS(p, set_table) &&
+        (tdb_py_type_is(p, type, t->set) || tdb_py_type_is(p, type, t->frozenset)) &&
+        tdb_py_i64(p, addr, TDB_PYO_set_used, &used) == 0 && used >= 0) {
+        int plain = type == t->set;
+        if (!plain)
+            tdb_buf_addf(b, "%s(", short_name(name));
+        if (used == 0) {
+            tdb_buf_adds(b, plain ? "set()" : ")");
+        } else if (depth >= f->max_depth || is_open(f, addr)) {
+            tdb_buf_adds(b, plain ? "{...}" : "...)");
+        } else {
+            tdb_buf_addc(b, '{');
+            f->open[f->n_open++] = addr;
+            rc = set_items(f, b, addr, used, depth);
+            f->n_open--;
+            tdb_buf_adds(b, plain ? "}" : "})");
+        }
+        return rc;
+    }
+    uint64_t args = 0;
+    if (t->base_exception && TDB_PY_HAS(p, exc_args) &&
+        tdb_py_type_is(p, type, t->base_exception) &&
+        tdb_py_ptr(p, addr, TDB_PYO_exc_args, &args) == 0 &&
+        tdb_py_type_of(p, args) == t->tuple) {
+        /* ValueError('x', 3): BaseException_repr */
+        int64_t n = tdb_py_seq_len(p, args);
+        tdb_buf_addf(b, "%s(", short_name(name));
+        for (int64_t i = 0; i < n && i < (int64_t)f->max_items; i++) {
+            if (i)
+                tdb_buf_adds(b, ", ");
+            if (value_text(f, b, tdb_py_seq_item(p, args, i), depth + 1) < 0)
+                rc = -1;
+        }
+        if (n > (int64_t)f->max_items)
+            tdb_buf_addf(b, ", ... (%lld more)", (long long)(n - (int64_t)f->max_items));
+        tdb_buf_addc(b, ')');
+        return n < 0 ? -1 : rc;
+    }
+    uint64_t func = 0, self = 0;
+    if (t->method && type == t->method && TDB_PY_HAS(p, method_func) &&
+        tdb_py_ptr(p, addr, TDB_PYO_method_func, &func) == 0 &&
+        tdb_py_ptr(p, addr, TDB_PYO_method_self, &self) == 0) {
+        /* <bound method Foo.bar of Foo(a=1)>: method_repr */
+        uint64_t qualname = 0;
+        char *q = NULL;
+        if (tdb_py_ptr(p, func, TDB_PYO_func_qualname, &qualname) == 0)
+            q = tdb_py_str(p, qualname, 200, 0, NULL, NULL);
+        tdb_buf_addf(b, "<bound method %s of ", q ? q : "?");
+        free(q);
+        if (depth >= f->max_depth)
+            tdb_buf_addf(b, "<object at 0x%llx>", (unsigned long long)self);
+        else if (value_text(f, b, self, depth + 1) < 0)
+            rc = -1;
+        tdb_buf_addc(b, '>');
+        return rc;
+    }
+    uint64_t ml = 0, mname = 0;
+    if (t->cfunction && TDB_PY_HAS(p, cfunc_ml) && tdb_py_type_is(p, type, t->cfunction) &&
+        tdb_py_ptr(p, addr, TDB_PYO_cfunc_ml, &ml) == 0 &&
+        tdb_py_ptr(p, addr, TDB_PYO_cfunc_self, &self) == 0 &&
+        tdb_py_ptr(p, ml, TDB_PYO_methoddef_name, &mname) == 0) {
+        /* meth_repr */
+        char fname[128] = "?";
+        ssize_t got = tdb_mem_read(&p->mem, mname, fname, sizeof(fname) - 1);
+        fname[got > 0 ? got : 1] = '\0';
+        if (got <= 0)
+            fname[0] = '?';
+        uint64_t stype = self ? tdb_py_type_of(p, self) : 0;
+        if (!self || stype == t->module) {
+            tdb_buf_addf(b, "<built-in function %s>", fname);
+        } else {
+            char *sname = tdb_py_type_name(p, stype);
+            tdb_buf_addf(b, "<built-in method %s of %s object at 0x%llx>", fname,
+                         sname ? sname : "?", (unsigned long long)self);
+            free(sname);
+        }
+        return 0;
+    }
+    if (type == t->frame) {
+        /* <frame at 0x..., file 'x.py', line 3, code f>: frame_repr */
+        char *file = NULL, *code = NULL;
+        int line = -1;
+        if (tdb_py_frame_object_where(p, addr, &file, &code, &line) == 0) {
+            tdb_buf_addf(b, "<frame at 0x%llx, file ", (unsigned long long)addr);
+            repr_text(b, file, strlen(file), '\'', 0);
+            if (line > 0)
+                tdb_buf_addf(b, ", line %d", line);
+            tdb_buf_addf(b, ", code %s>", code);
+            free(file);
+            free(code);
+            return 0;
+        }
+    }
+    int64_t flags = 0;
+    if (TDB_PY_HAS(p, tpflags_heaptype) && !is_tensor_type(p, type) && tdb_py_i64(p, type, TDB_PYO_type_flags, &flags) == 0 &&
+        (flags & TDB_PY_OFF(p, tpflags_heaptype))) {
+        /* An instance of a class of the program's: Foo(a=1, b='x'), as
+         * CPython's Tools/gdb/libpython.py shows it (InstanceProxy). */
+        size_t mark = b->len;
+        tdb_buf_addf(b, "%s(", short_name(name));
+        if (is_open(f, addr) || depth >= f->max_depth) {
+            tdb_buf_adds(b, "...)");
+            return 0;
+        }
+        items_ctx c = {f, b, depth, 0, 0};
+        f->open[f->n_open++] = addr;
+        long seen = tdb_py_instance_walk(p, addr, f->max_items + 1, attr_item_cb, &c);
+        f->n_open--;
+        if (seen >= 0) {
+            if (c.shown >= f->max_items && seen > (long)c.shown)
+                tdb_buf_adds(b, ", ...");
+            tdb_buf_addc(b, ')');
+            return c.failed ? -1 : 0;
+        }
+        b->len = mark; /* no attributes to show (__slots__): as any object */
+        b->s[mark] = '\0';
+    }
+    tdb_buf_addf(b, "<%s object at 0x%llx>", name, (unsigned long long)addr);
+    return 0;
+}
+
 /* Append the text of the object at ADDR.  -1 when it cannot be read (the
  * text then says so where it stands). */
 static int value_text(fmt *f, tdb_buf *b, uint64_t addr, int depth)
@@ -248,11 +460,13 @@ static int value_text(fmt *f, tdb_buf *b, uint64_t addr, int depth)
         int tuple = type == t->tuple;
         int64_t n = tdb_py_seq_len(p, addr);
         if (n >= 0) {
-            if (depth >= f->max_depth) {
+            if (depth >= f->max_depth || is_open(f, addr) ||
+                f->n_open >= (int)(sizeof(f->open) / sizeof(f->open[0]))) {
                 tdb_buf_adds(b, n == 0 ? (tuple ? "()" : "[]") : (tuple ? "(...)" : "[...]"));
                 return 0;
             }
             int rc = 0;
+            f->open[f->n_open++] = addr;
             tdb_buf_addc(b, tuple ? '(' : '[');
             int64_t shown = n < (int64_t)f->max_items ? n : (int64_t)f->max_items;
             for (int64_t i = 0; i < shown && b->len <= MAX_TEXT; i++) {
@@ -267,18 +481,22 @@ static int value_text(fmt *f, tdb_buf *b, uint64_t addr, int depth)
             if (tuple && n == 1)
                 tdb_buf_addc(b, ',');
             tdb_buf_addc(b, tuple ? ')' : ']');
+            f->n_open--;
             return rc;
         }
     } else if (type == t->dict) {
         int64_t n = tdb_py_dict_len(p, addr);
         if (n >= 0) {
-            if (depth >= f->max_depth) {
+            if (depth >= f->max_depth || is_open(f, addr) ||
+                f->n_open >= (int)(sizeof(f->open) / sizeof(f->open[0]))) {
                 tdb_buf_adds(b, n ? "{...}" : "{}");
                 return 0;
             }
             items_ctx c = {f, b, depth, 0, 0};
             tdb_buf_addc(b, '{');
+            f->open[f->n_open++] = addr;
             long seen = tdb_py_dict_walk(p, addr, f->max_items + 1, dict_item_cb, &c);
+            f->n_open--;
             if (seen >= 0 && n > (int64_t)c.shown)
                 tdb_buf_addf(b, ", ... (%lld more)", (long long)(n - (int64_t)c.shown));
             tdb_buf_addc(b, '}');
@@ -290,22 +508,11 @@ static int value_text(fmt *f, tdb_buf *b, uint64_t addr, int depth)
             tdb_buf_addf(b, "<object at 0x%llx of an unreadable type>", (unsigned long long)addr);
             return -1;
         }
-        if (tdb_py_type_is(p, type, t->type)) { /* ADDR is a class */
-            char *self = tdb_py_type_name(p, addr);
-            tdb_buf_addf(b, "<class '%s'>", self ? self : "?");
-            free(self);
-        } else if (type == t->module) {
-            uint64_t dict = 0;
-            char *mod = NULL;
-            if (tdb_py_ptr(p, addr, TDB_PYO_module_dict, &dict) == 0)
-                mod = tdb_py_str(p, tdb_py_dict_get(p, dict, "__name__"), 200, 0, NULL, NULL);
-            tdb_buf_addf(b, "<module '%s'>", mod ? mod : "?");
-            free(mod);
-        } else {
-            tdb_buf_addf(b, "<%s object at 0x%llx>", name, (unsigned long long)addr);
-        }
+        int rc = f->n_open < (int)(sizeof(f->open) / sizeof(f->open[0]))
+                     ? other_text(f, b, addr, type, name, depth)
+                     : (tdb_buf_addf(b, "<%s object at 0x%llx>", name, (unsigned long long)addr), 0);
         free(name);
-        return 0;
+        return rc;
     }
     tdb_buf_addf(b, "<unreadable %s at 0x%llx>", "object", (unsigned long long)addr);
     return -1;
@@ -319,6 +526,7 @@ static void init_fmt(fmt *f, tdb_py_process *p, const tdb_py_value_opts *o)
     f->max_depth = f->o->max_depth > 0 ? f->o->max_depth : 3;
     f->max_items = f->o->max_items ? f->o->max_items : 10;
     f->max_str = f->o->max_str ? f->o->max_str : 200;
+    f->n_open = 0;
 }
 
 /* The JSON entry of the object at ADDR (new reference); *READABLE 0 when

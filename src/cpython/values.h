@@ -4,9 +4,13 @@
  * a frame, one name, one object.  CPython 3.8 to 3.13 (3.14 where its
  * published offsets cover it), with the reader of src/cpython/frames.h.
  *
- * Shown: None, bool, int (any size), float, str, bytes, tuple, list, dict
- * (the first MAX_ITEMS items, then how many more), nested to MAX_DEPTH;
- * torch tensors through a callback (o->tensor), else as every other object:
+ * Shown: None, bool, int (any size), float, str, bytes, tuple, list, dict,
+ * set, frozenset (the first MAX_ITEMS items, then how many more), nested to
+ * MAX_DEPTH, a container inside itself as "[...]" (as repr() does);
+ * exceptions ("ValueError('x', 3)"), instances of classes with a dict as
+ * CPython's Tools/gdb/libpython.py shows them ("Foo(a=1, b='x')"), bound
+ * and builtin methods and frame objects as repr() names them; torch
+ * tensors through a callback (o->tensor), else as every other object:
  * "<TypeName object at 0x7f...>".  Every read is bounded and checked
  * against the interpreter's type objects: memory that cannot be read, or
  * does not hold what it should, gives an error for that value, never

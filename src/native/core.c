@@ -303,7 +303,12 @@ static void check_file(tdb_core *c, size_t fi)
     }
     if (want) {
         char *have = build_id_of_file(local);
-        if (!have || strcmp(have, want) != 0)
+        if ((!have || strcmp(have, want) != 0) && local == c->exe_override)
+            f->problem = tdb_xasprintf("'%s' (--exe) is not this core's executable (build-id %s "
+                                       "there, %s in the core): give the file the process ran "
+                                       "as '%s'",
+                                       local, have ? have : "none", want, f->path);
+        else if (!have || strcmp(have, want) != 0)
             f->problem = tdb_xasprintf("'%s' changed since the core was written (build-id %s "
                                        "there, %s in the core)",
                                        local, have ? have : "none", want);
@@ -397,10 +402,24 @@ int tdb_core_open(const char *path, const char *exe, tdb_core **out, tdb_error *
         goto fail;
     }
     size_t segcap = 0;
+    /* e_phnum: libelf counts no header that the file does not hold whole. */
+    uint64_t expected = eh.e_phoff + (uint64_t)eh.e_phnum * eh.e_phentsize;
+    size_t n_whole = 0, n_part = 0, n_none = 0;
     for (size_t i = 0; i < phnum; i++) {
         GElf_Phdr ph;
         if (!gelf_getphdr(c->elf, (int)i, &ph))
             continue;
+        if (ph.p_offset + ph.p_filesz > expected)
+            expected = ph.p_offset + ph.p_filesz;
+        if (ph.p_type == PT_LOAD && ph.p_filesz) {
+            uint64_t end = ph.p_offset + ph.p_filesz;
+            if (end <= (uint64_t)st.st_size)
+                n_whole++;
+            else if (ph.p_offset < (uint64_t)st.st_size)
+                n_part++;
+            else
+                n_none++;
+        }
         if (ph.p_type == PT_LOAD) {
             TDB_GROW(c->segs, c->nsegs, segcap);
             segment *s = &c->segs[c->nsegs++];
@@ -421,10 +440,37 @@ int tdb_core_open(const char *path, const char *exe, tdb_core **out, tdb_error *
     if (c->nsegs) /* qsort's array may not be NULL, even empty */
         qsort(c->segs, c->nsegs, sizeof(*c->segs), seg_cmp);
     tidy_maps(c);
+    char *short_by = NULL;
+    if (expected > (uint64_t)st.st_size) {
+        /* Cut by a core size limit (RLIMIT_CORE) or a full disk: the
+         * kernel writes the notes first, then memory in address order. */
+        uint64_t have = (uint64_t)st.st_size, missing = expected - have;
+        short_by = tdb_xasprintf(
+            "the core is truncated: %llu bytes of the %s%llu its headers describe, "
+            "%llu bytes (%.1f%%) short (a core size limit, 'ulimit -c', or a full disk cut it)",
+            (unsigned long long)have, phnum < eh.e_phnum ? "at least " : "",
+            (unsigned long long)expected,
+            (unsigned long long)missing, 100.0 * (double)missing / (double)expected);
+    }
     if (!c->nthreads) {
-        tdb_error_set(err, EINVAL, "cannot read '%s': the core has no thread (NT_PRSTATUS)",
-                      path);
+        if (short_by)
+            tdb_error_set(err, EINVAL, "cannot read '%s': %s; its notes were cut, so not even "
+                          "its threads were kept (NT_PRSTATUS)", path, short_by);
+        else
+            tdb_error_set(err, EINVAL, "cannot read '%s': the core has no thread (NT_PRSTATUS)",
+                          path);
+        free(short_by);
         goto fail;
+    }
+    if (short_by) {
+        add_problem(c, tdb_xasprintf("'%s': %s; read: its notes (%zu thread%s, %zu mapped file%s) and "
+                                     "%zu of %zu memory segments whole, %zu in part, %zu not at "
+                                     "all: what lay in the rest (stacks, heap, libraries' data) "
+                                     "reads as unreadable memory",
+                                     path, short_by, c->nthreads, c->nthreads == 1 ? "" : "s",
+                                     c->nfiles, c->nfiles == 1 ? "" : "s", n_whole,
+                                     n_whole + n_part + n_none, n_part, n_none));
+        free(short_by);
     }
     for (size_t i = 0; i < c->maps.n; i++) {
         tdb_map *m = &c->maps.v[i];

@@ -239,6 +239,36 @@ static void libraries_defining(tdb_session *s, const char *location, char ***out
     }
 }
 
+static int names_function(const char *location)
+{
+    return *location != '*' && (!strchr(location, ':') || strstr(location, "::"));
+}
+
+int tdb_session_any_pending_function(const tdb_session *s)
+{
+    for (size_t i = 0; i < s->n_bps; i++)
+        if (s->bps[i].kind == BP_NATIVE && s->bps[i].pending && names_function(s->bps[i].location))
+            return 1;
+    return 0;
+}
+
+int tdb_session_defines_pending(tdb_session *s, const char *path)
+{
+    tdb_elf *e = tdb_elf_open_tables(path, NULL);
+    int found = 0;
+    for (size_t i = 0; e && i < s->n_bps && !found; i++) {
+        const bp_info *b = &s->bps[i];
+        uint64_t *values = NULL;
+        size_t count = 0;
+        if (b->kind == BP_NATIVE && b->pending && names_function(b->location) &&
+            tdb_elf_functions_named(e, b->location, &values, &count, NULL) == 0 && count)
+            found = 1;
+        free(values);
+    }
+    tdb_elf_free(e);
+    return found;
+}
+
 /* Give gdb a breakpoint at LOCATION (pending if it binds nowhere yet),
  * after reading the symbols of the mapped libraries that define it when it
  * names a function: 0 with *RES gdb's answer, 1 when gdb rejects it
@@ -253,8 +283,7 @@ static int insert_break(tdb_session *s, const char *location, int temporary, jso
 
     /* A function in a library that is mapped but whose symbols gdb has
      * not read: read them first, so the breakpoint binds now. */
-    int is_function = !strchr(location, ':') || strstr(location, "::");
-    if (is_function && *location != '*' && s->state != NOT_STARTED && !s->opts.all_symbols) {
+    if (names_function(location) && s->state != NOT_STARTED && !s->opts.all_symbols) {
         libraries_defining(s, location, &libs, &n_libs);
         for (size_t i = 0; i < n_libs; i++)
             if (tdb_session_load_library_symbols(s, libs[i], err) < 0)
@@ -428,6 +457,11 @@ json_t *tdb_session_breakpoint_add(tdb_session *s, const char *location, int tem
     b->temporary = temporary;
     tdb_session_update_bp(s, bkpt);
     if (b->pending && s->state != NOT_STARTED && tdb_session_widen_interest(s, err) < 0)
+        goto cleanup;
+    /* A function in a shared libpython: the load catchpoint watches it
+     * from now on (tdb_session_library_event()). */
+    if (b->pending && !s->libpython_watched && !s->opts.all_symbols && s->catch_load_bp > 0 &&
+        names_function(location) && tdb_session_place_load_catchpoint(s, err) < 0)
         goto cleanup;
     out = tdb_session_bp_json(s, b, bkpt, 0);
 cleanup:

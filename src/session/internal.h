@@ -162,6 +162,9 @@ struct tdb_session {
     char *interest;      /* basic regex of libraries whose symbols we load */
     regex_t interest_re;
     int have_interest;
+    regex_t libpython_re;  /* LIBPYTHON_RE, once libpython_watched */
+    int libpython_watched; /* the load catchpoint watches a shared libpython
+                            * for breakpoints pending on functions */
     lib_info *libs;
     size_t n_libs, cap_libs;
     bp_info *bps;
@@ -218,6 +221,8 @@ static inline unsigned long parse_addr(const char *s)
 
 /* libstdc++'s file, whose symbols catch throw needs. */
 #define STDCXX_RE "/libstdc++\\.so[^/]*$"
+/* A shared libpython (pyenv's interpreters, --enable-shared builds). */
+#define LIBPYTHON_RE "/libpython3[^/]*\\.so[^/]*$"
 
 /* session/session.c */
 void tdb_session_emit(tdb_session *s, const char *event, json_t *fields, const char *fmt, ...)
@@ -238,6 +243,11 @@ int tdb_session_set_interest(tdb_session *s, char *re, tdb_error *err);
  * to the interest, when they are not in it yet. */
 int tdb_session_widen_interest(tdb_session *s, tdb_error *err);
 int tdb_session_setup_symbols(tdb_session *s, tdb_error *err);
+/* session/breakpoints.c: whether the library at PATH defines a function a
+ * pending breakpoint names (its symbol tables, a few milliseconds). */
+int tdb_session_defines_pending(tdb_session *s, const char *path);
+/* Whether any breakpoint naming a function is pending. */
+int tdb_session_any_pending_function(const tdb_session *s);
 void tdb_session_hide_cpython_debuginfo(tdb_session *s);
 void tdb_session_restore_debuginfo(tdb_session *s);
 /* The libraries whose symbols breakpoints need (torch, c10, the working

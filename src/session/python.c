@@ -270,7 +270,7 @@ static int arm_safe_point(tdb_session *s, int with_call, tdb_error *err)
     if (h->state != PYHOOK_NONE && !(h->state == PYHOOK_ARMING && !h->safe_bps[0] && !h->safe_bps[1]))
         return 0;
     if (!s->opts.all_symbols)
-        tdb_session_load_symbols(s, "/libpython3[^/]*\\.so[^/]*$", NULL);
+        tdb_session_load_symbols(s, LIBPYTHON_RE, NULL);
     if (with_call) {
         uint64_t rc = 1;
         tdb_error local = {0};
@@ -420,7 +420,7 @@ int tdb_session_python_launch(tdb_session *s, tdb_error *err)
         any |= s->bps[i].kind == BP_PYTHON;
     if (!any)
         return 0;
-    if (tdb_session_add_interest(s, "/libpython3[^/]*\\.so[^/]*$", err) < 0)
+    if (tdb_session_add_interest(s, LIBPYTHON_RE, err) < 0)
         return -1;
     return arm_safe_point(s, 0, err);
 }

@@ -208,6 +208,16 @@ static int report_missed(tdb_session *s)
         }
         if (b->kind == BP_IMPORT || b->hits)
             continue;
+        if (!b->enabled) {
+            /* Disabled by the user: whether the program ran its place is
+             * unknown, and nothing was missed. */
+            tdb_session_emit(s, "note",
+                             json_pack("{s:i, s:s, s:b}", "breakpoint", b->id, "location",
+                                       b->location, "disabled", 1),
+                             "breakpoint %d '%s' was disabled and never hit while it was "
+                             "enabled", b->id, b->location);
+            continue;
+        }
         if (b->kind == BP_PYTHON) {
             missed = 1;
             say(s, "warning", "Python breakpoint '%s' was never hit%s", b->location,
@@ -453,6 +463,8 @@ void tdb_session_free(tdb_session *s)
     free(s->mods);
     if (s->have_interest)
         regfree(&s->interest_re);
+    if (s->libpython_watched)
+        regfree(&s->libpython_re);
     free(s->interest);
     json_decref(s->paused);
     for (int i = 0; i < 3; i++)

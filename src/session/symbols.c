@@ -184,11 +184,15 @@ int tdb_session_library_event(tdb_session *s, const json_t *added, module_watch 
                     m->stopped = 1; /* a load stop is all that was asked */
             }
         }
-        if (s->have_interest && regexec(&s->interest_re, lib, 0, NULL, 0) == 0) {
-            lib_info *l = tdb_session_find_lib(s, lib);
-            if (l && !l->symbols && tdb_session_load_library_symbols(s, lib, err) < 0)
-                return -1;
-        }
+        lib_info *l = tdb_session_find_lib(s, lib);
+        int wanted = s->have_interest && regexec(&s->interest_re, lib, 0, NULL, 0) == 0;
+        /* A shared libpython is watched for the pending breakpoints on
+         * functions: its symbols are read when it defines one of them. */
+        if (!wanted && l && !l->symbols && s->libpython_watched &&
+            regexec(&s->libpython_re, lib, 0, NULL, 0) == 0)
+            wanted = tdb_session_defines_pending(s, lib);
+        if (wanted && l && !l->symbols && tdb_session_load_library_symbols(s, lib, err) < 0)
+            return -1;
     }
     return 0;
 }
@@ -274,6 +278,13 @@ int tdb_session_place_load_catchpoint(tdb_session *s, tdb_error *err)
             tdb_buf_adds(&re, "\\|");
         tdb_buf_adds(&re, s->interest);
     }
+    if (!s->opts.all_symbols && tdb_session_any_pending_function(s)) {
+        if (!s->libpython_watched && regcomp(&s->libpython_re, LIBPYTHON_RE, REG_NOSUB) == 0)
+            s->libpython_watched = 1;
+        if (re.len)
+            tdb_buf_adds(&re, "\\|");
+        tdb_buf_adds(&re, LIBPYTHON_RE);
+    }
     if (s->catch_load_bp > 0) {
         /* one catchpoint, the widest regex: the old one goes */
         tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, NULL, "-break-delete %d", s->catch_load_bp);
@@ -352,6 +363,9 @@ int tdb_session_setup_symbols(tdb_session *s, tdb_error *err)
     /* Best effort: an unwritable cache only costs time. */
     char *dir = tdb_user_cache_dir("gdb-index", NULL);
     if (dir) {
+        /* gdb never removes an index it wrote: one a build of every
+         * library it ever read. */
+        tdb_cache_prune(dir, tdb_cache_max());
         tdb_buf cmd = TDB_BUF_INIT;
         tdb_buf_adds(&cmd, "set index-cache directory ");
         tdb_buf_adds(&cmd, dir);

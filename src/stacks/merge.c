@@ -177,9 +177,9 @@ static json_t *py_frames_json(const tdb_py_frame *py, size_t n, const tdb_py_fra
     return a;
 }
 
-json_t *tdb_py_frames_json(const tdb_py_frame *py, size_t n)
+json_t *tdb_py_frames_json(const tdb_py_frame *py, size_t n, const tdb_py_frame_extra *extra)
 {
-    return py_frames_json(py, n, NULL);
+    return py_frames_json(py, n, extra);
 }
 
 json_t *tdb_native_frames_json(const tdb_native_frame *native, size_t n)

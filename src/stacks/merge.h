@@ -104,8 +104,9 @@ json_t *tdb_stack_json(const tdb_merged_stack *m, unsigned flags);
 /* The same, with EXTRA (may be NULL) adding to each Python frame. */
 json_t *tdb_stack_json_ex(const tdb_merged_stack *m, unsigned flags,
                           const tdb_py_frame_extra *extra);
-/* The same frames with kind python only, or native only.  New reference. */
-json_t *tdb_py_frames_json(const tdb_py_frame *py, size_t n);
+/* The same frames with kind python only (EXTRA, may be NULL, adding to
+ * each), or native only.  New reference. */
+json_t *tdb_py_frames_json(const tdb_py_frame *py, size_t n, const tdb_py_frame_extra *extra);
 json_t *tdb_native_frames_json(const tdb_native_frame *native, size_t n);
 
 /* Append the stack as text, one frame a line, each line starting with

@@ -375,6 +375,17 @@ int tdb_stacks_take_core(tdb_core *core, const tdb_stacks_options *o, tdb_proces
         tdb_ptrs_push(&s->extra_notes, &nextra, tdb_xstrdup(*pr));
     if (want_python) {
         int r = tdb_py_open_core(core, &py, &e);
+        char *exe = r == 1 && tdb_core_exe(core) ? tdb_core_file(core, tdb_core_exe(core), NULL)
+                                                 : NULL;
+        if (r == 1 && tdb_core_exe(core) && !exe) {
+            /* Its executable cannot be read: whether it ran Python is
+             * unknown, not "no" (the note on the file says why). */
+            tdb_error_set(&e, ESTALE, "the Python stacks cannot be read without the "
+                          "executable the process ran ('%s'): see the note on it; --exe PATH "
+                          "gives it", tdb_core_exe(core));
+            r = -1;
+        }
+        free(exe);
         char *what = tdb_xasprintf("the core '%s': its process did not run Python",
                                    tdb_core_path(core));
         int ok = note_python(s, r, py, &e, want_native, what, err);
@@ -554,16 +565,18 @@ json_t *tdb_thread_stacks_json(const tdb_thread_stacks *t, unsigned flags)
     json_object_set_new(o, "gc", json_boolean(t->gc));
     json_object_set_new(o, "in_signal", json_boolean(t->in_signal));
     json_object_set_new(o, "merge", json_string(merge_name(t->merged.status)));
+    tdb_py_frame_extra extra = {frame_locals, frame_locals_text, (void *)t->locals};
     if (t->merged.status == TDB_MERGE_MISMATCH && !(flags & (TDB_STACK_PYTHON_ONLY |
                                                              TDB_STACK_NATIVE_ONLY))) {
-        json_object_set_new(o, "python_frames", tdb_py_frames_json(t->merged.py, t->merged.n_py));
+        /* The locals too, as the text shows them under the Python stack. */
+        json_object_set_new(o, "python_frames", tdb_py_frames_json(t->merged.py, t->merged.n_py,
+                                                                   t->locals ? &extra : NULL));
         json_object_set_new(o, "native_frames",
                             tdb_native_frames_json(t->merged.native, t->merged.n_native));
         json_object_set_new(o, "mismatch",
                             json_sprintf("%zu native evaluator frames, %zu Python entry frames",
                                          t->merged.n_eval, t->merged.n_entry));
     } else {
-        tdb_py_frame_extra extra = {frame_locals, frame_locals_text, (void *)t->locals};
         json_object_set_new(o, "frames",
                             tdb_stack_json_ex(&t->merged, flags, t->locals ? &extra : NULL));
     }

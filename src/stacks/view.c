@@ -21,6 +21,7 @@ void tdb_stackview_init(tdb_stackview *v, pid_t pid, pid_t lwp, const json_t *mi
         tdb_merged_stack_free(&v->t.merged);
         tdb_stack_merge(v->t.native, v->t.n_native, v->t.py ? v->t.py->frames : NULL,
                         v->t.py ? v->t.py->n_frames : 0, &v->t.merged);
+        tdb_thread_stacks_marks(&v->t); /* the collector's frames may only now be named */
     }
 }
 
@@ -164,6 +165,9 @@ void tdb_stackview_render(tdb_buf *b, const tdb_stackview *v, unsigned flags)
     const tdb_merged_stack *m = &v->t.merged;
     if (v->t.native_note)
         tdb_buf_addf(b, "note: %s\n", v->t.native_note);
+    if (v->t.gc)
+        tdb_buf_adds(b, "note: this thread is collecting garbage: CPython's collector runs the "
+                        "code below (a __del__, a weakref or gc callback)\n");
     if (m->status == TDB_MERGE_MISMATCH) {
         tdb_buf_addf(b, "note: %zu evaluator frames but %zu Python entry frames: the stacks are "
                         "shown apart rather than merged wrongly\n",

@@ -48,6 +48,12 @@ json_t *tdb_stackview_python_json(const tdb_stackview *v);
  * CPython plumbing left out unless FLAGS has TDB_STACK_RAW; for a stack
  * that could not be merged, the native frames.  New reference. */
 json_t *tdb_stackview_json(const tdb_stackview *v, unsigned flags);
+/* Whether the thread is inside CPython's garbage collector (as 'tdebug
+ * stacks' marks it: "collecting garbage"). */
+static inline int tdb_stackview_in_gc(const tdb_stackview *v)
+{
+    return v->t.gc;
+}
 /* How the merge went: "ok", "mismatch", "native-only", "python-only". */
 const char *tdb_stackview_merge_name(const tdb_stackview *v);
 

@@ -26,6 +26,31 @@ print("done", flush=True)
 """
 
 
+def breakpoint_placed(pid, function):
+    """Whether FUNCTION of libc starts with a breakpoint (int3) in PID: read
+    from its memory, at the offset the function has in our own libc (the
+    same file)."""
+    import ctypes
+    here = ctypes.cast(getattr(ctypes.CDLL(None), function), ctypes.c_void_p).value
+
+    def libc_base(maps):
+        for line in maps:
+            fields = line.split()
+            if len(fields) >= 6 and "/libc.so" in fields[5] and fields[2] == "00000000":
+                return int(fields[0].split("-")[0], 16)
+        return None
+    with open("/proc/self/maps") as f:
+        ours = libc_base(f)
+    try:
+        with open(f"/proc/{pid}/maps") as f:
+            theirs = libc_base(f)
+        with open(f"/proc/{pid}/mem", "rb") as m:
+            m.seek(here - ours + theirs)
+            return m.read(1) == b"\xcc"
+    except (OSError, TypeError):
+        return False
+
+
 @pytest.fixture
 def target(procs, tmp_path):
     """A Python process waiting for a flag file; returns (Popen, flag path)."""
@@ -77,9 +102,10 @@ def test_break_in_running_process_then_it_finishes(tdebug, target, procs):
     p, flag = target()
     t = procs.start([tdebug, "attach", "--json", "--break", "getppid", str(p.pid)],
                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    # Wait until tdebug has attached and let the program run into the break.
-    wait_until(lambda: tracer_of(p.pid) != 0, what="gdb to attach")
-    time.sleep(0.5)
+    # Wait until the breakpoint is in place (not a fixed time: gdb may
+    # take long to place it on a loaded machine) and let the program run
+    # into it.
+    wait_until(lambda: breakpoint_placed(p.pid, "getppid"), what="gdb's breakpoint on getppid")
     flag.touch()
     out, err = t.communicate(timeout=SLOW)
     assert t.returncode == 0, err

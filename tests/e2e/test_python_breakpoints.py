@@ -200,6 +200,51 @@ def test_break_tbreak_delete_disable_at_the_prompt(tdebug, tmp_path):
     assert "tdebug: program exited with status 0" in out
 
 
+
+def test_a_disabled_breakpoint_is_not_called_never_run_at_the_end(tdebug, tmp_path):
+    # issue 26: a disabled breakpoint on a line that ran a thousand times was
+    # reported as "never hit (the program never ran that line of that file)"
+    script = tmp_path / "loop.py"
+    script.write_text("total = 0\nfor i in range(1000):\n    total += i\nprint(total)\n")
+    r, out = session(tdebug, tmp_path, ["break loop.py:3", "disable 2", "continue"],
+                     "-b", f"{script}:1", "--", PYTHON, str(script), json_out=False)
+    assert r.returncode == 0, r.stderr
+    both = out + r.stderr
+    assert "never ran that line" not in both
+    assert "breakpoint 2 'loop.py:3' was disabled and never hit while it was enabled" in both
+    r, evs = session(tdebug, tmp_path, ["break loop.py:3", "disable 2", "continue"],
+                     "-b", f"{script}:1", "--", PYTHON, str(script))
+    notes = [e for e in evs if e.get("disabled")]
+    assert len(notes) == 1 and notes[0]["breakpoint"] == 2, evs
+
+
+
+def test_a_stop_inside_the_garbage_collector_says_so(tdebug, tmp_path):
+    # issue 26: 'tdebug stacks' marks a thread collecting garbage; a stop's
+    # stack did not
+    script = tmp_path / "collect.py"
+    script.write_text(textwrap.dedent("""\
+        import gc
+        def collecting(phase, info):
+            if phase == "start":
+                x = 1  # STOP
+        gc.callbacks.append(collecting)
+        gc.collect()
+    """))
+    r, evs = session(tdebug, tmp_path, ["continue", "continue"], "-b", f"{script}:4", "--",
+                     PYTHON, str(script))
+    assert r.returncode == 0, r.stderr
+    s = stops(evs)
+    assert s and all(x["gc"] for x in s), s  # gc.collect(), and maybe the one at exit
+    r, out = session(tdebug, tmp_path, ["continue"], "-b", f"{script}:4", "--", PYTHON,
+                     str(script), json_out=False)
+    assert r.returncode == 0, r.stderr
+    assert "note: this thread is collecting garbage" in out
+    r, evs = session(tdebug, tmp_path, ["continue"], "-b", f"{script}:6", "--", PYTHON,
+                     str(script))
+    assert [x["gc"] for x in stops(evs)] == [False]
+
+
 # ---- attach ----
 
 def test_attach_breaks_in_a_running_loop_then_detach_leaves_no_hook(tdebug, procs, tmp_path,

@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from conftest import run, tracer_of, wait_until
+from conftest import clean_env, run, tracer_of, wait_until
 from pyhook_util import EXT_SRC, LOOP, build_ext, hook_installed, marker_line, pyhook_lib  # noqa: F401 (a fixture)
 from stacks_util import python_or_skip
 
@@ -99,3 +99,24 @@ def test_attach_breaks_in_a_running_loop_and_detach_removes_the_hook(tdebug, pro
     # what applies the disable written at the detach
     wait_until(lambda: hook_installed(p.pid) == 0, what="the hook removed")
     assert p.poll() is None
+
+
+# issue 26: a breakpoint on a function of a shared libpython (pyenv's) never
+# bound in a full gdb session: libpython's symbols were never read for it.
+@pytest.mark.parametrize("version,how", [(v, "TDEBUG_LIGHT=0") for v in
+                                         ["3.8", "3.9", "3.10", "3.11", "3.12", "3.13"]] +
+                         [("3.12", "--cpython-symbols"), ("3.12", "--catch-throw"),
+                          ("3.12", "--symbols")])
+def test_function_in_a_shared_libpython_binds_in_a_full_session(tdebug, version, how):
+    exe = python_or_skip(version)
+    env = clean_env(TDEBUG_LIGHT="0") if how == "TDEBUG_LIGHT=0" else clean_env()
+    opts = {"TDEBUG_LIGHT=0": [], "--cpython-symbols": ["--cpython-symbols"],
+            "--catch-throw": ["--catch-throw"], "--symbols": ["--symbols", "libc\\.so"]}[how]
+    r = run([tdebug, "run", "--json", "-b", "PyObject_Repr", *opts, "--", exe, "-c",
+             "repr(object())"], env=env)
+    assert r.returncode == 0, r.stderr
+    stops = [e for e in map(json.loads, r.stdout.splitlines()) if e["event"] == "stopped"]
+    assert stops and stops[0]["reason"] == "breakpoint", (version, how, r.stdout[-2000:])
+    assert stops[0]["frames"][0]["function"].startswith("PyObject_Repr")
+    assert "libpython" in stops[0]["frames"][0]["library"] or \
+        stops[0]["frames"][0].get("file"), stops[0]["frames"][0]

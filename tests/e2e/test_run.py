@@ -4,6 +4,7 @@ import os
 import resource
 import signal
 import subprocess
+import time
 import uuid
 
 import pytest
@@ -411,3 +412,28 @@ def test_each_stop_reads_its_own_python_frames(tdebug, tmp_path):
     assert [s["python_frames"][0]["function"] for s in stops] == ["first", "second"]
     assert [s["python_frames"][0]["line"] for s in stops] == [3, 5]
     assert all(s["merge"] == "ok" for s in stops)
+
+
+def test_gdb_index_cache_is_bounded_least_recently_used_first(tdebug, tmp_path):
+    # issue 26: ~/.cache/tdebug/gdb-index grew without limit (gdb never
+    # removes an index it wrote)
+    cache = tmp_path / "cache"
+    index = cache / "tdebug" / "gdb-index"
+    index.mkdir(parents=True)
+    now = time.time()
+    for i, name in enumerate(["oldest", "older", "newer", "newest"]):
+        f = index / f"{name}.gdb-index"
+        f.write_bytes(b"\0" * (1 << 20))
+        os.utime(f, (now - 4000 + 1000 * i, now - 4000 + 1000 * i))
+    (index / "keep-dir").mkdir()
+    env = clean_env(XDG_CACHE_HOME=str(cache), TDEBUG_LIGHT="0", TDEBUG_CACHE_MAX="2560K")
+    r = run([tdebug, "run", "--batch", "--", PYTHON, "-c", "pass"], env=env)
+    assert r.returncode == 0, r.stderr
+    left = sorted(p.name for p in index.iterdir())
+    assert "oldest.gdb-index" not in left and "older.gdb-index" not in left, left
+    assert "newer.gdb-index" in left and "newest.gdb-index" in left and "keep-dir" in left
+    # Not a size: the default (200 MB) holds them all.
+    env["TDEBUG_CACHE_MAX"] = "lots"
+    r = run([tdebug, "run", "--batch", "--", PYTHON, "-c", "pass"], env=env)
+    assert r.returncode == 0, r.stderr
+    assert "newer.gdb-index" in [p.name for p in index.iterdir()]

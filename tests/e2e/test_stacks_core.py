@@ -71,21 +71,28 @@ caller()
 """
 
 
-def test_core_of_a_crash(tdebug, tmp_path):
-    """The kernel's core of a Python program that aborted: the signal, the
-    aborting thread first, its C frames (abort) above its Python frames."""
-    def allow_core():
-        resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+def crash_core(out_dir, limit=resource.RLIM_INFINITY):
+    """The core the kernel writes in OUT_DIR (empty) when CRASH aborts, under
+    a core size limit of LIMIT bytes; skips when the kernel writes none
+    there."""
+    def set_limit():
+        resource.setrlimit(resource.RLIMIT_CORE, (limit, limit))
     pattern = open("/proc/sys/kernel/core_pattern").read().strip()
     if pattern.startswith("|") or "/" in pattern:
         pytest.skip(f"the kernel writes cores elsewhere (core_pattern {pattern!r})")
-    p = subprocess.run([PYTHON, "-c", CRASH], cwd=str(tmp_path), preexec_fn=allow_core,
+    p = subprocess.run([PYTHON, "-c", CRASH], cwd=str(out_dir), preexec_fn=set_limit,
                        capture_output=True, timeout=120)
     assert p.returncode == -signal.SIGABRT
-    cores = [f for f in os.listdir(str(tmp_path)) if f.startswith("core")]
+    cores = [f for f in os.listdir(str(out_dir)) if f.startswith("core")]
     if not cores:
         pytest.skip("the kernel wrote no core (core_pattern %r, a limit above ours?)" % pattern)
-    path = str(tmp_path / cores[0])
+    return str(out_dir / cores[0])
+
+
+def test_core_of_a_crash(tdebug, tmp_path):
+    """The kernel's core of a Python program that aborted: the signal, the
+    aborting thread first, its C frames (abort) above its Python frames."""
+    path = crash_core(tmp_path)
     doc, _ = core_json(tdebug, "--core", path)
     (proc,) = doc["processes"]
     assert proc["signal"] == signal.SIGABRT and proc["command"].startswith(PYTHON)
@@ -98,6 +105,52 @@ def test_core_of_a_crash(tdebug, tmp_path):
     assert any(t["python_name"] == "bystander" for t in proc["threads"])
     text = run([tdebug, "stacks", "--core", path]).stdout
     assert f"(killed by signal {int(signal.SIGABRT)}, Aborted)" in text.splitlines()[0]
+
+
+def described_size(path):
+    """The size the ELF headers of the core at PATH describe: the end of its
+    program headers and of the last segment's bytes in the file."""
+    import struct
+    with open(path, "rb") as f:
+        head = f.read(64)
+        phoff, = struct.unpack_from("<Q", head, 32)
+        phentsize, phnum = struct.unpack_from("<HH", head, 54)
+        f.seek(phoff)
+        table = f.read(phentsize * phnum)
+    end = phoff + phentsize * phnum
+    for i in range(phnum):
+        _, _, off, _, _, filesz = struct.unpack_from("<IIQQQQ", table, i * phentsize)
+        end = max(end, off + filesz)
+    return end
+
+
+def test_truncated_cores_are_said_short_by_how_much(tdebug, procs, tmp_path):
+    """issue 26: a core cut short was never called truncated.  gcore writes
+    its notes last: cut, not even a thread is left; the kernel writes them
+    first, and a core size limit cuts memory."""
+    p = start_ready(procs, [PYTHON, "-c", "import time; print('ready', flush=True); "
+                                          "time.sleep(1000)"])
+    path = gcore(p.pid, tmp_path)
+    want = described_size(path)
+    os.truncate(path, want // 2)
+    r = run([tdebug, "stacks", "--core", path])
+    assert r.returncode == 1
+    assert r.stderr == (f"tdebug: cannot read '{path}': the core is truncated: {want // 2} bytes "
+                        f"of the {want} its headers describe, {want - want // 2} bytes (50.0%) "
+                        "short (a core size limit, 'ulimit -c', or a full disk cut it); its "
+                        "notes were cut, so not even its threads were kept (NT_PRSTATUS)\n")
+    (tmp_path / "crash").mkdir()
+    cut = crash_core(tmp_path / "crash", limit=3 << 20)
+    want, have = described_size(cut), os.path.getsize(cut)
+    assert have < want
+    doc, _ = core_json(tdebug, "--core", cut)
+    (proc,) = doc["processes"]
+    (note,) = [n for n in proc["notes"] if "truncated" in n]
+    assert note.startswith(f"'{cut}': the core is truncated: {have} bytes of the {want} its "
+                           f"headers describe, {want - have} bytes ("), note
+    assert "; read: its notes (2 threads, " in note and " memory segments whole, " in note
+    text = run([tdebug, "stacks", "--core", cut]).stdout
+    assert f"note: '{cut}': the core is truncated: " in text
 
 
 def test_changed_executable_is_said_not_misread(tdebug, procs, tmp_path):
@@ -120,9 +173,20 @@ def test_changed_executable_is_said_not_misread(tdebug, procs, tmp_path):
     changed = [n for n in proc["notes"] if n.startswith(f"'{copy}' changed since the core was "
                                                           "written (build-id ")]
     assert changed, proc["notes"]
-    assert any("cannot read the Python stacks" in n or "not a Python process" in n
-               for n in proc["notes"]), proc["notes"]
+    # issue 26: not "not a Python process", which nothing said
+    assert not any("not a Python process" in n for n in proc["notes"]), proc["notes"]
+    assert f"the Python stacks cannot be read without the executable the process ran " \
+           f"('{copy}'): see the note on it; --exe PATH gives it" in proc["notes"]
     assert all(f["kind"] == "native" for t in proc["threads"] for f in t["frames"])
+    # --exe naming another program is not "changed since"
+    doc, _ = core_json(tdebug, "--core", path, "--exe", "/bin/true")
+    (proc,) = doc["processes"]
+    assert proc["python"] is None
+    assert any(n.startswith("'/bin/true' (--exe) is not this core's executable (build-id ")
+               and n.endswith(f"give the file the process ran as '{copy}'")
+               for n in proc["notes"]), proc["notes"]
+    assert not any("changed since" in n or "not a Python process" in n
+                   for n in proc["notes"]), proc["notes"]
     # The right executable, given by hand.
     doc, _ = core_json(tdebug, "--core", path, "--exe", real)
     (proc,) = doc["processes"]

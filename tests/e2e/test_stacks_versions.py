@@ -188,6 +188,18 @@ WANT_OUTER = {"a": "1", "b": "'x\\n\\'q\\''", "args": "()", "kw": "{'args': None
               "by": "b'\\x00\\xffab'", "d": "{'k': [1, (2,)], 3: None}", "cell": "3"}
 
 
+def sleeping_at(tdebug, pid, version, name, line):
+    """The main thread of PID, with its locals, once its innermost Python
+    frame is NAME at LINE, called into native code (a time.sleep)."""
+    def at():
+        doc, _ = stacks_json(tdebug, "--locals", pid)
+        t = doc["processes"][0]["threads"][0]
+        py = t.get("python_frames") or [f for f in t.get("frames", []) if f["kind"] == "python"]
+        return t if py and (py[0]["name"], py[0]["line"]) == (name, line) and \
+            ("frames" not in t or t["frames"][0]["kind"] == "native") else None
+    return wait_until(at, what=f"the {version} program to sleep")
+
+
 def locals_of(frames, name):
     f = next(f for f in frames if f["kind"] == "python" and f["name"] == name)
     return {v["name"]: v for v in f["locals"]}
@@ -197,19 +209,13 @@ def locals_of(frames, name):
 def test_locals_on_every_version(tdebug, procs, version):
     exe = python_or_skip(version)
     p = start_ready(procs, [exe, "-c", LOCALS])
-
-    def sleeping():
-        doc, _ = stacks_json(tdebug, "--locals", p.pid)
-        t = doc["processes"][0]["threads"][0]
-        return t if t["frames"][0]["kind"] == "native" and \
-            python_frames(t)[0] == ("inner", 17) else None
-    t = wait_until(sleeping, what=f"the {version} program to sleep")
+    t = sleeping_at(tdebug, p.pid, version, "inner", 17)
     outer = locals_of(t["frames"], "outer")
     for name, value in WANT_OUTER.items():
         assert outer[name]["value"] == value, (name, outer[name])
     assert outer["cell"]["kind"] == "cell" and outer["a"]["kind"] == "local"
     assert outer["obj"]["type"] == "Thing"
-    assert re.fullmatch(r"<Thing object at 0x[0-9a-f]+>", outer["obj"]["value"])
+    assert outer["obj"]["value"] == "Thing()"  # an instance with no attribute yet
     assert outer["s"]["length"] == 5 and outer["d"]["length"] == 2
     inner = locals_of(t["frames"], "inner")
     assert inner["free"]["value"] == "3" and inner["free"]["kind"] == "local"
@@ -222,6 +228,92 @@ def test_locals_on_every_version(tdebug, procs, version):
     assert "  File \"<string>\", line 18, in outer\n" in text
     assert "\n      big = 1180591620717411303424\n" in text
     assert "\n      COUNT = 3\n" in text
+
+
+VALUES = r"""
+import sys, time
+class Foo:
+    def __init__(self):
+        self.a = 1
+        self.b = 'x'
+    def bar(self):
+        pass
+class Slotted:
+    __slots__ = ("z",)
+def f():
+    st = {1, 2}
+    fs = frozenset({1})
+    empty = set()
+    efs = frozenset()
+    exc = ValueError('x', 3)
+    exc1 = KeyError('k')
+    foo = Foo()
+    bound = foo.bar
+    app = [].append
+    ln = len
+    fr = sys._getframe()
+    lst = [3, 4, 5]
+    lst.append(lst)
+    dct = {'a': 1}
+    dct['self'] = dct
+    sl = Slotted()
+    print("ready", flush=True)
+    time.sleep(1000)                                   # line 29
+f()
+"""
+
+WANT_VALUES = {"st": "{1, 2}", "fs": "frozenset({1})", "empty": "set()", "efs": "frozenset()",
+               "exc": "ValueError('x', 3)", "exc1": "KeyError('k')", "foo": "Foo(a=1, b='x')",
+               "bound": "<bound method Foo.bar of Foo(a=1, b='x')>",
+               "ln": "<built-in function len>", "lst": "[3, 4, 5, [...]]",
+               "dct": "{'a': 1, 'self': {...}}"}
+WANT_VALUES_AT = {"app": r"<built-in method append of list object at 0x[0-9a-f]+>",
+                  "fr": r"<frame at 0x[0-9a-f]+, file '<string>', line 29, code f>",
+                  "sl": r"<Slotted object at 0x[0-9a-f]+>"}
+
+
+@pytest.mark.parametrize("version", PY_VERSIONS + ["debian"])
+def test_values_as_python_shows_them(tdebug, procs, version):
+    # issue 26: sets, exceptions, instances, methods and frames were all
+    # "<set object at 0x...>", and a list holding itself was cut by depth
+    exe = "/usr/bin/python3" if version == "debian" else python_or_skip(version)
+    p = start_ready(procs, [exe, "-c", VALUES])
+    t = sleeping_at(tdebug, p.pid, version, "f", 29)
+    got = locals_of(t["frames"], "f")
+    assert {k: got[k]["value"] for k in WANT_VALUES} == WANT_VALUES, version
+    for name, want in WANT_VALUES_AT.items():
+        assert re.fullmatch(want, got[name]["value"]), (version, name, got[name]["value"])
+    assert got["lst"]["length"] == 4 and got["st"]["type"] == "set"
+
+
+DEEP = r"""
+import sys, time
+sys.setrecursionlimit(10000)
+def deep(n):
+    marker = n
+    if n == 0:
+        print("ready", flush=True)
+        time.sleep(1000)                               # line 8
+    return deep(n - 1)
+deep(3000)
+"""
+
+
+@pytest.mark.parametrize("version", PY_VERSIONS)
+def test_json_locals_kept_when_the_stacks_do_not_line_up(tdebug, procs, version):
+    # issue 26: with a native stack cut short by deep recursion (3.8-3.10:
+    # a C frame each Python call) the stacks are shown apart, and the JSON
+    # dropped every local the text showed
+    exe = python_or_skip(version)
+    p = start_ready(procs, [exe, "-c", DEEP])
+    t = sleeping_at(tdebug, p.pid, version, "deep", 8)
+    py = t.get("python_frames") or [f for f in t["frames"] if f["kind"] == "python"]
+    deep = [f for f in py if f["name"] == "deep"]
+    assert len(deep) == 3001, (version, t["merge"])
+    markers = [{v["name"]: v["value"] for v in f["locals"]}["marker"] for f in deep]
+    assert markers == [str(i) for i in range(3001)], (version, t["merge"])
+    text = run([tdebug, "stacks", "--locals", str(p.pid)]).stdout
+    assert text.count("      marker = ") == 3001
 
 
 MARKS = r"""

@@ -92,7 +92,7 @@ cat <<HEAD
  *
  * tests/e2e/test_pyoffsets.py checks each entry against the headers present.
  */
-#include "pyoffsets.h"
+#include "cpython/offsets.h"
 
 const tdb_py_layout tdb_py_layouts[] = {
 HEAD

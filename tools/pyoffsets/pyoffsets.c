@@ -274,6 +274,22 @@ static void fill(void)
     OFF(float_fval, PyFloatObject, ob_fval);
     OFF(cell_ref, PyCellObject, ob_ref);
     OFF(module_dict, PyModuleObject, md_dict);
+    SET(tpflags_heaptype, Py_TPFLAGS_HEAPTYPE);
+    OFF(set_used, PySetObject, used);
+    OFF(set_mask, PySetObject, mask);
+    OFF(set_table, PySetObject, table);
+    SET(setentry_size, sizeof(setentry));
+    OFF(setentry_key, setentry, key);
+    OFF(exc_args, PyBaseExceptionObject, args);
+    OFF(method_func, PyMethodObject, im_func);
+    OFF(method_self, PyMethodObject, im_self);
+    OFF(cfunc_ml, PyCFunctionObject, m_ml);
+    OFF(cfunc_self, PyCFunctionObject, m_self);
+    OFF(methoddef_name, PyMethodDef, ml_name);
+    OFF(func_qualname, PyFunctionObject, func_qualname);
+#if PY_VERSION_HEX >= 0x030b0000
+    OFF(frameobj_frame, PyFrameObject, f_frame);
+#endif
 
     /* str */
     SET(unicode_ascii_size, sizeof(PyASCIIObject));

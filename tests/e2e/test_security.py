@@ -1,0 +1,144 @@
+"""Another local user never gets in through tdebug (issue 25, "Security").
+
+Each test runs tdebug as root and the attacker as nobody (setpriv), and
+checks that nothing the attacker asked for ran as root.
+"""
+import os
+import signal
+import socket
+import stat
+import subprocess
+
+import pytest
+
+from conftest import SLOW, wait_until
+from dap_util import DapClient
+from security_util import Shared, as_nobody, run_dap_attacker
+
+PYTHON = "/usr/bin/python3"
+
+
+@pytest.fixture
+def shared():
+    s = Shared()
+    yield s
+    s.cleanup()
+
+
+def listening_port(p):
+    """The port of a 'tdebug dap --port 0', and the token it said."""
+    line = p.stderr.readline()
+    assert line.startswith("tdebug: listening for DAP clients on 127.0.0.1:"), line
+    port = int(line.split("127.0.0.1:")[1].split()[0])
+    line = p.stderr.readline()
+    assert '"tdebugToken": "' in line, line
+    return port, line.split('"tdebugToken": "')[1].split('"')[0]
+
+
+def assert_no_root_marker(shared):
+    marker = shared.file("marker")
+    assert not os.path.exists(marker) or open(marker).read() != "0", \
+        "the attacker's program ran as root"
+
+
+# ---------------------------------------------------------------------------
+# tdebug dap --port / --socket
+
+def test_tcp_adapter_refuses_another_users_client(tdebug, procs, shared):
+    p = procs.start([tdebug, "dap", "--port", "0"], stderr=subprocess.PIPE, text=True)
+    port, _ = listening_port(p)
+    rc, msgs = run_dap_attacker(f"127.0.0.1:{port}", shared)
+    assert rc == 0, msgs
+    assert not any(m.get("command") == "launch" and m.get("success") for m in msgs), msgs
+    assert msgs[-1] == {"closed": True}, msgs
+    assert_no_root_marker(shared)
+    assert "refused a client of uid" in p.stderr.readline()
+    p.send_signal(signal.SIGTERM)
+    assert p.wait(timeout=SLOW) == 128 + signal.SIGTERM
+
+
+def test_tcp_adapter_wants_its_token(tdebug, procs, tmp_path):
+    p = procs.start([tdebug, "dap", "--port", "0"], stderr=subprocess.PIPE, text=True)
+    port, token = listening_port(p)
+    assert len(token) == 32
+    # Our own user, without the token: initialize is answered, launch is not.
+    c = DapClient.connect("127.0.0.1", port)
+    c.initialize(adapterID="tdebug")
+    r = c.request("launch", {"program": str(tmp_path / "x.py")}, check=False)
+    assert not r["success"] and "no tdebugToken" in r["message"]
+    c.close()
+    c = DapClient.connect("127.0.0.1", port)
+    r = c.request("launch", {"program": str(tmp_path / "x.py"), "tdebugToken": "0" * 32},
+                  check=False)
+    assert not r["success"] and "wrong tdebugToken" in r["message"]
+    c.close()
+    # With it, the launch goes through to the usual checks.
+    c = DapClient.connect("127.0.0.1", port)
+    c.initialize(adapterID="tdebug")
+    r = c.request("launch", {"program": "/nonexistent/x.py", "tdebugToken": token}, check=False)
+    assert not r["success"] and "Token" not in r["message"], r
+    assert c.disconnect()["success"]
+    c.close()
+    p.send_signal(signal.SIGTERM)
+    assert p.wait(timeout=SLOW) == 128 + signal.SIGTERM
+
+
+def test_unix_socket_adapter_admits_only_its_owner(tdebug, procs, shared):
+    path = shared.file("dap.sock")
+    p = procs.start([tdebug, "dap", "--socket", path], stderr=subprocess.PIPE, text=True)
+    line = p.stderr.readline()
+    assert line.startswith("tdebug: listening for DAP clients of uid 0 on " + path), line
+    st = os.lstat(path)
+    assert stat.S_ISSOCK(st.st_mode) and stat.S_IMODE(st.st_mode) == 0o600
+    rc, msgs = run_dap_attacker(path, shared)
+    assert rc == 3 and "Permission denied" in msgs[0]["connect"], msgs
+    assert_no_root_marker(shared)
+    # Our own client needs no token.
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(path)
+    c = DapClient(s.makefile("rb"), s.makefile("wb"), closers=[s])
+    assert c.initialize(adapterID="tdebug")["supportsConfigurationDoneRequest"]
+    assert c.disconnect()["success"]
+    c.close()
+    p.send_signal(signal.SIGTERM)
+    assert p.wait(timeout=SLOW) == 128 + signal.SIGTERM
+    assert not os.path.exists(path)
+
+
+def test_unix_socket_peer_uid_is_checked(tdebug, procs, shared):
+    """Even when the file lets another user connect (a directory or mode
+    changed after the fact), the kernel's word on the peer decides."""
+    path = shared.file("dap.sock")
+    p = procs.start([tdebug, "dap", "--socket", path], stderr=subprocess.PIPE, text=True)
+    p.stderr.readline()
+    os.chmod(path, 0o666)
+    rc, msgs = run_dap_attacker(path, shared)
+    assert rc == 0 and msgs == [{"closed": True}], msgs
+    assert_no_root_marker(shared)
+    assert "refused a client of uid" in p.stderr.readline()
+    p.send_signal(signal.SIGTERM)
+    p.wait(timeout=SLOW)
+
+
+def test_socket_path_of_someone_else_is_not_replaced(tdebug, shared):
+    path = shared.file("dap.sock")
+    open(path, "w").close()
+    r = subprocess.run([tdebug, "dap", "--socket", path], capture_output=True, text=True,
+                       timeout=SLOW)
+    assert r.returncode == 1 and "is not a socket of yours" in r.stderr
+    assert os.path.isfile(path)
+
+
+def test_non_loopback_host_needs_allow_remote(tdebug, procs):
+    r = subprocess.run([tdebug, "dap", "--port", "0", "--host", "0.0.0.0"], capture_output=True,
+                       text=True, timeout=SLOW)
+    assert r.returncode == 2 and "--allow-remote" in r.stderr, r.stderr
+    p = procs.start([tdebug, "dap", "--port", "0", "--host", "0.0.0.0", "--allow-remote"],
+                    stderr=subprocess.PIPE, text=True)
+    warning = p.stderr.readline()
+    assert "other machines reach" in warning and "runs programs as uid" in warning, warning
+    assert p.stderr.readline().startswith("tdebug: listening for DAP clients on 0.0.0.0:")
+    p.send_signal(signal.SIGTERM)
+    assert p.wait(timeout=SLOW) == 128 + signal.SIGTERM
+    assert subprocess.run([tdebug, "dap", "--allow-remote"], capture_output=True,
+                          timeout=SLOW).returncode == 2

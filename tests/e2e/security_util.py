@@ -1,34 +1,19 @@
 """Helpers for tests/e2e/test_security.py: another local user (nobody)
 against a tdebug run as root.
 
-The attacker runs under 'setpriv --reuid=nobody --regid=nogroup
---clear-groups' with Debian's python; what it may touch lives in a
+The attacker runs as nobody (conftest's as_nobody fixture: setpriv, no
+group, no capability) with Debian's python; what it may touch lives in a
 directory of /tmp that nobody can enter (a test's tmp_path is root's own,
 0700).  Whatever the attacker gets to run as root writes a marker file
 holding its uid: a test asserts no marker holds 0.
 """
+import json
 import os
-import pwd
 import shutil
 import subprocess
 import tempfile
 
-import pytest
-
 PYTHON = "/usr/bin/python3"
-
-
-def nobody_ids():
-    return pwd.getpwnam("nobody").pw_uid, pwd.getpwnam("nobody").pw_gid
-
-
-def as_nobody(args):
-    """ARGS run as nobody:nogroup with no supplementary group."""
-    if os.geteuid() != 0:
-        pytest.skip("the other user's tests need root (to run tdebug as root and the attacker as nobody)")
-    if not shutil.which("setpriv"):
-        pytest.skip("setpriv (util-linux) is missing")
-    return ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"] + list(args)
 
 
 class Shared:
@@ -108,13 +93,44 @@ while True:
 '''
 
 
-def run_dap_attacker(where, shared, timeout=180):
+def run_dap_attacker(as_nobody, where, shared, timeout=180):
     """Run DAP_ATTACKER as nobody against WHERE; (returncode, messages)."""
-    import json
     program = shared.file("marker.py")
     with open(program, "w") as f:
         f.write(MARKER_PROGRAM)
     os.chmod(program, 0o644)
-    r = subprocess.run(as_nobody([PYTHON, "-c", DAP_ATTACKER, where, program, shared.file("marker")]),
+    r = subprocess.run(as_nobody + [PYTHON, "-c", DAP_ATTACKER, where, program, shared.file("marker")],
                        capture_output=True, text=True, timeout=timeout)
     return r.returncode, [json.loads(l) for l in r.stdout.splitlines() if l.startswith("{")]
+
+
+TORCH_DIR = "/usr/lib/python3/dist-packages/torch"
+
+
+def evil_torch(shared):
+    """A torch package of nobody's in SHARED/evil, as a PYTHONPATH would
+    hold it: Debian's torch, every entry linked, but its own copy of the
+    _C stub (so the process maps _C from nobody's directory) and an
+    __init__.py that first leaves a marker named by the uid it runs as.
+    Returns (the PYTHONPATH directory, the marker of uid 0)."""
+    top = shared.file("evil")
+    pkg = os.path.join(top, "torch")
+    os.makedirs(pkg)
+    for name in os.listdir(TORCH_DIR):
+        src = os.path.join(TORCH_DIR, name)
+        if name == "__init__.py":
+            with open(src) as f:
+                text = f.read()
+            with open(os.path.join(pkg, name), "w") as f:
+                f.write("import os as _o\nopen(%r + '/marker-%%d' %% _o.getuid(), 'w').close()\n"
+                        % shared.path + text)
+        elif name.startswith("_C.") and name.endswith(".so"):
+            shutil.copy(src, os.path.join(pkg, name))
+        elif name != "__pycache__":
+            os.symlink(src, os.path.join(pkg, name))
+    for d, _, files in os.walk(top):
+        os.chmod(d, 0o755)
+        for f in files:
+            if not os.path.islink(os.path.join(d, f)):
+                os.chmod(os.path.join(d, f), 0o644)
+    return top, shared.file("marker-0")

@@ -3,6 +3,7 @@
 Each test runs tdebug as root and the attacker as nobody (setpriv), and
 checks that nothing the attacker asked for ran as root.
 """
+import json
 import os
 import signal
 import socket
@@ -11,9 +12,9 @@ import subprocess
 
 import pytest
 
-from conftest import SLOW, wait_until
+from conftest import SLOW, tracer_of, wait_until
 from dap_util import DapClient
-from security_util import Shared, as_nobody, run_dap_attacker
+from security_util import Shared, run_dap_attacker
 
 PYTHON = "/usr/bin/python3"
 
@@ -44,10 +45,10 @@ def assert_no_root_marker(shared):
 # ---------------------------------------------------------------------------
 # tdebug dap --port / --socket
 
-def test_tcp_adapter_refuses_another_users_client(tdebug, procs, shared):
+def test_tcp_adapter_refuses_another_users_client(tdebug, procs, shared, as_nobody):
     p = procs.start([tdebug, "dap", "--port", "0"], stderr=subprocess.PIPE, text=True)
     port, _ = listening_port(p)
-    rc, msgs = run_dap_attacker(f"127.0.0.1:{port}", shared)
+    rc, msgs = run_dap_attacker(as_nobody, f"127.0.0.1:{port}", shared)
     assert rc == 0, msgs
     assert not any(m.get("command") == "launch" and m.get("success") for m in msgs), msgs
     assert msgs[-1] == {"closed": True}, msgs
@@ -83,14 +84,14 @@ def test_tcp_adapter_wants_its_token(tdebug, procs, tmp_path):
     assert p.wait(timeout=SLOW) == 128 + signal.SIGTERM
 
 
-def test_unix_socket_adapter_admits_only_its_owner(tdebug, procs, shared):
+def test_unix_socket_adapter_admits_only_its_owner(tdebug, procs, shared, as_nobody):
     path = shared.file("dap.sock")
     p = procs.start([tdebug, "dap", "--socket", path], stderr=subprocess.PIPE, text=True)
     line = p.stderr.readline()
     assert line.startswith("tdebug: listening for DAP clients of uid 0 on " + path), line
     st = os.lstat(path)
     assert stat.S_ISSOCK(st.st_mode) and stat.S_IMODE(st.st_mode) == 0o600
-    rc, msgs = run_dap_attacker(path, shared)
+    rc, msgs = run_dap_attacker(as_nobody, path, shared)
     assert rc == 3 and "Permission denied" in msgs[0]["connect"], msgs
     assert_no_root_marker(shared)
     # Our own client needs no token.
@@ -105,14 +106,14 @@ def test_unix_socket_adapter_admits_only_its_owner(tdebug, procs, shared):
     assert not os.path.exists(path)
 
 
-def test_unix_socket_peer_uid_is_checked(tdebug, procs, shared):
+def test_unix_socket_peer_uid_is_checked(tdebug, procs, shared, as_nobody):
     """Even when the file lets another user connect (a directory or mode
     changed after the fact), the kernel's word on the peer decides."""
     path = shared.file("dap.sock")
     p = procs.start([tdebug, "dap", "--socket", path], stderr=subprocess.PIPE, text=True)
     p.stderr.readline()
     os.chmod(path, 0o666)
-    rc, msgs = run_dap_attacker(path, shared)
+    rc, msgs = run_dap_attacker(as_nobody, path, shared)
     assert rc == 0 and msgs == [{"closed": True}], msgs
     assert_no_root_marker(shared)
     assert "refused a client of uid" in p.stderr.readline()
@@ -142,3 +143,35 @@ def test_non_loopback_host_needs_allow_remote(tdebug, procs):
     assert p.wait(timeout=SLOW) == 128 + signal.SIGTERM
     assert subprocess.run([tdebug, "dap", "--allow-remote"], capture_output=True,
                           timeout=SLOW).returncode == 2
+
+
+# ---------------------------------------------------------------------------
+# Tensor-layout calibration runs the target's Python
+
+def test_calibration_never_runs_another_users_torch_as_root(tdebug, procs, shared, as_nobody,
+                                                            tmp_path, torch_available):
+    from security_util import evil_torch
+    pythonpath, root_marker = evil_torch(shared)
+    p = procs.start(as_nobody + ["env", f"PYTHONPATH={pythonpath}", PYTHON, "-c",
+                                 "import sys, torch; print('ready', flush=True); "
+                                 "sys.stdin.readline(); print(torch.ones(3) + 1, flush=True)"],
+                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert p.stdout.readline().strip() == "ready"
+    assert os.path.exists(shared.file("marker-65534")) and not os.path.exists(root_marker)
+    # No layout in the cache: root's tdebug must calibrate.
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"))
+    t = procs.start([tdebug, "attach", "--json", "-b", "at::_ops::add_Tensor::call", str(p.pid)],
+                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    wait_until(lambda: tracer_of(p.pid) != 0, what="tdebug to attach")
+    p.stdin.write("\n")
+    p.stdin.flush()
+    out, err = t.communicate(timeout=SLOW)
+    assert not os.path.exists(root_marker), "nobody's torch/__init__.py ran as root"
+    evs = [json.loads(l) for l in out.splitlines() if l.startswith("{")]
+    notes = [e for e in evs if e.get("layout") == "calibration"]
+    assert notes and notes[0]["as_uid"] == 65534, (out, err)
+    stop = next(e for e in evs if e["event"] == "stopped")
+    assert stop["args"]["args"][0]["value"]["values"] == [1.0, 1.0, 1.0], stop["args"]
+    assert not list((tmp_path / "cache").rglob("*.json")), "what nobody's helper said was cached"
+    assert t.returncode == 0, err
+    assert p.stdout.readline().strip() == "tensor([2., 2., 2.])"

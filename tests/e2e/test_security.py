@@ -175,3 +175,48 @@ def test_calibration_never_runs_another_users_torch_as_root(tdebug, procs, share
     assert not list((tmp_path / "cache").rglob("*.json")), "what nobody's helper said was cached"
     assert t.returncode == 0, err
     assert p.stdout.readline().strip() == "tensor([2., 2., 2.])"
+
+
+# ---------------------------------------------------------------------------
+# The --compound runner's debugpy listener
+
+DAP_PROBE = r'''
+import json, socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=60)
+body = json.dumps({"seq": 1, "type": "request", "command": "initialize",
+                   "arguments": {"adapterID": "debugpy"}}).encode()
+s.sendall(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+try:
+    got = s.recv(65536)
+except OSError as e:
+    got = b""
+print("answered" if got else "closed", flush=True)
+'''
+
+
+def test_compound_runner_admits_only_its_owner(procs, shared, as_nobody, tmp_path):
+    from conftest import free_port
+    from debugpy_util import tcp_listening
+    from vscode_util import RUNNER, kill_adapters
+    script = tmp_path / "prog.py"
+    script.write_text("print('ran', flush=True)\n")
+    port = free_port()
+    try:
+        p = procs.start([PYTHON, str(RUNNER), f"127.0.0.1:{port}", "120", str(script)],
+                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        wait_until(lambda: tcp_listening(port), what="debugpy to listen")
+        r = subprocess.run(as_nobody + [PYTHON, "-c", DAP_PROBE, str(port)], capture_output=True,
+                           text=True, timeout=SLOW)
+        assert r.stdout.strip() == "closed", (r.stdout, r.stderr)
+        # The rightful client (our uid) still attaches and the program runs.
+        c = DapClient.connect("127.0.0.1", port)
+        c.initialize(adapterID="debugpy")
+        seq = c.send_request("attach", {"justMyCode": False})
+        c.wait_event("initialized")
+        c.configuration_done()
+        c.wait_response(seq)
+        assert p.stdout.readline().strip() == "ran"
+        c.close()
+        assert p.wait(timeout=SLOW) == 0
+    finally:
+        kill_adapters(port)

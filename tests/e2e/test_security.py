@@ -220,3 +220,18 @@ def test_compound_runner_admits_only_its_owner(procs, shared, as_nobody, tmp_pat
         assert p.wait(timeout=SLOW) == 0
     finally:
         kill_adapters(port)
+
+
+# ---------------------------------------------------------------------------
+# Caches: root with another user's HOME
+
+def test_root_uses_no_cache_in_another_users_home(tdebug, shared, as_nobody):
+    home = shared.file("home")
+    subprocess.run(as_nobody + ["mkdir", "-m", "755", home], check=True)
+    env = {k: v for k, v in os.environ.items() if k != "XDG_CACHE_HOME"}
+    env["HOME"] = home
+    r = subprocess.run([tdebug, "run", "--batch", "--", PYTHON, "-c", "print('hi')"], env=env,
+                       capture_output=True, text=True, timeout=SLOW)
+    assert r.returncode == 0 and "hi" in r.stdout, r.stderr
+    made = [os.path.join(d, n) for d, ds, fs in os.walk(home) for n in ds + fs]
+    assert made == [], "root wrote in nobody's home: %s" % made

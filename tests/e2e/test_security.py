@@ -235,3 +235,17 @@ def test_root_uses_no_cache_in_another_users_home(tdebug, shared, as_nobody):
     assert r.returncode == 0 and "hi" in r.stdout, r.stderr
     made = [os.path.join(d, n) for d, ds, fs in os.walk(home) for n in ds + fs]
     assert made == [], "root wrote in nobody's home: %s" % made
+
+
+def test_dap_log_never_goes_into_another_users_file_or_a_link(tdebug, shared, as_nobody):
+    theirs = shared.file("their.log")
+    subprocess.run(as_nobody + ["sh", "-c", f"umask 0; : > {theirs}"], check=True)
+    r = subprocess.run([tdebug, "dap", "--log", theirs], input="", capture_output=True, text=True,
+                       timeout=SLOW)
+    assert r.returncode != 0 and "not a file of uid 0" in r.stderr, r.stderr
+    link = shared.file("link.log")
+    os.symlink(theirs, link)
+    r = subprocess.run([tdebug, "dap", "--log", link], input="", capture_output=True, text=True,
+                       timeout=SLOW)
+    assert r.returncode != 0 and "symbolic link" in r.stderr, r.stderr
+    assert os.path.getsize(theirs) == 0

@@ -12,7 +12,7 @@ import subprocess
 
 import pytest
 
-from conftest import SLOW, tracer_of, wait_until
+from conftest import SLOW, clean_env, tracer_of, wait_until
 from dap_util import DapClient
 from security_util import Shared, run_dap_attacker
 
@@ -249,3 +249,40 @@ def test_dap_log_never_goes_into_another_users_file_or_a_link(tdebug, shared, as
                        timeout=SLOW)
     assert r.returncode != 0 and "symbolic link" in r.stderr, r.stderr
     assert os.path.getsize(theirs) == 0
+
+
+# ---------------------------------------------------------------------------
+# gdb, as root, on another user's process: no script of theirs is loaded
+
+def test_gdb_as_root_loads_no_script_beside_another_users_library(tdebug, procs, shared,
+                                                                  as_nobody):
+    lib_dir = shared.file("lib")
+    os.mkdir(lib_dir, 0o755)
+    src = os.path.join(lib_dir, "evil.c")
+    with open(src, "w") as f:
+        f.write("int evil_fn(int x) { return x + 1; }\n")
+    lib = os.path.join(lib_dir, "libevil.so")
+    subprocess.run(["gcc", "-g", "-shared", "-fPIC", "-o", lib, src], check=True)
+    # gdb's auto-load: LIB-gdb.py beside the library, run when its symbols load.
+    with open(lib + "-gdb.py", "w") as f:
+        f.write("import os\nopen(%r + '/marker-%%d' %% os.getuid(), 'w').close()\n" % shared.path)
+    for name in os.listdir(lib_dir):
+        os.chmod(os.path.join(lib_dir, name), 0o755)
+    p = procs.start(as_nobody + [PYTHON, "-c",
+                                 "import ctypes, sys; l = ctypes.CDLL(%r); print('ready', flush=True); "
+                                 "sys.stdin.readline(); print(l.evil_fn(1), flush=True)" % lib],
+                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert p.stdout.readline().strip() == "ready"
+    # (TDEBUG_GDB_FOR_TEST: a gdb built or set up with a wider safe-path,
+    # to see this test fail.)
+    gdb = os.environ.get("TDEBUG_GDB_FOR_TEST")
+    t = procs.start([tdebug, "attach", "--batch", "--all-symbols", "-b", "evil_fn", str(p.pid)],
+                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                    env=dict(clean_env(), **({"TDEBUG_GDB": gdb} if gdb else {})))
+    wait_until(lambda: tracer_of(p.pid) != 0, what="tdebug to attach")
+    p.stdin.write("\n")
+    p.stdin.flush()
+    out, err = t.communicate(timeout=SLOW)
+    assert "evil_fn" in out, (out, err)
+    assert p.stdout.readline().strip() == "2"
+    assert not os.path.exists(shared.file("marker-0")), "gdb ran nobody's script as root"

@@ -286,3 +286,44 @@ def test_gdb_as_root_loads_no_script_beside_another_users_library(tdebug, procs,
     assert "evil_fn" in out, (out, err)
     assert p.stdout.readline().strip() == "2"
     assert not os.path.exists(shared.file("marker-0")), "gdb ran nobody's script as root"
+
+
+# ---------------------------------------------------------------------------
+# tdebug vscode --compound --attach: another user's interpreter is not run
+
+def test_vscode_attach_runs_no_interpreter_of_another_user(tdebug, procs, shared, as_nobody,
+                                                           tmp_path):
+    # nobody's virtual environment: bin/python a link to Debian's, and a .pth
+    # file in its site-packages, which Python runs at start-up.
+    venv = shared.file("venv")
+    site = os.path.join(venv, "lib", "python%d.%d" % __import__("sys").version_info[:2],
+                        "site-packages")
+    if os.path.realpath(PYTHON) != os.path.realpath(
+            "/usr/bin/python%d.%d" % __import__("sys").version_info[:2]):
+        pytest.skip("the test's python is not Debian's")
+    os.makedirs(site)
+    os.makedirs(os.path.join(venv, "bin"))
+    os.symlink(os.path.realpath(PYTHON), os.path.join(venv, "bin", "python"))
+    with open(os.path.join(venv, "pyvenv.cfg"), "w") as f:
+        f.write("home = /usr/bin\ninclude-system-site-packages = true\n")
+    with open(os.path.join(site, "evil.pth"), "w") as f:
+        f.write("import os; open(%r + '/marker-%%d' %% os.getuid(), 'w').close()\n" % shared.path)
+    for d, ds, fs in os.walk(venv):
+        for n in ds + fs:
+            if not os.path.islink(os.path.join(d, n)):
+                os.chmod(os.path.join(d, n), 0o755)
+    os.chmod(venv, 0o755)
+    p = procs.start(as_nobody + [os.path.join(venv, "bin", "python"), "-c",
+                                 "import sys; print('ready', flush=True); sys.stdin.readline()"],
+                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert p.stdout.readline().strip() == "ready"
+    assert os.path.exists(shared.file("marker-65534"))  # the .pth file does run
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    r = subprocess.run([tdebug, "vscode", "--compound", "--workspace", str(ws), "--attach",
+                        str(p.pid)], capture_output=True, text=True, timeout=SLOW,
+                       env=clean_env())
+    assert not os.path.exists(shared.file("marker-0")), "nobody's .pth file ran as root"
+    assert r.returncode == 0, r.stderr
+    assert f"pid {p.pid} runs as uid 65534: its interpreter" in r.stderr
+    assert (ws / ".vscode" / "launch.json").exists()

@@ -327,3 +327,31 @@ def test_vscode_attach_runs_no_interpreter_of_another_user(tdebug, procs, shared
     assert r.returncode == 0, r.stderr
     assert f"pid {p.pid} runs as uid 65534: its interpreter" in r.stderr
     assert (ws / ".vscode" / "launch.json").exists()
+
+
+# ---------------------------------------------------------------------------
+# sudo tdebug vscode in another user's workspace
+
+def test_root_in_a_users_workspace_does_not_follow_their_links(tdebug, shared, as_nobody):
+    root_dir = shared.file("rootdir")
+    os.mkdir(root_dir, 0o755)
+    victim = os.path.join(root_dir, "settings.json")
+    text = '{"version": "0.2.0", "configurations": []}\n'
+    with open(victim, "w") as f:
+        f.write(text)
+    os.chmod(victim, 0o644)
+    ws = shared.file("ws")
+    subprocess.run(as_nobody + ["sh", "-c", f"mkdir -m 755 {ws} {ws}/.vscode && "
+                                            f"ln -s {victim} {ws}/.vscode/launch.json && "
+                                            f"echo 'print(1)' > {ws}/main.py"], check=True)
+    r = subprocess.run([tdebug, "vscode", "--workspace", ws, "--program", "main.py"],
+                       capture_output=True, text=True, timeout=SLOW, env=clean_env())
+    assert open(victim).read() == text, "root wrote through nobody's link"
+    assert sorted(os.listdir(root_dir)) == ["settings.json"]
+    assert r.returncode != 0 and "Permission denied" in r.stderr, r.stderr
+    # Without the link, the files are written, and are the user's.
+    os.unlink(os.path.join(ws, ".vscode", "launch.json"))
+    r = subprocess.run([tdebug, "vscode", "--workspace", ws, "--program", "main.py"],
+                       capture_output=True, text=True, timeout=SLOW, env=clean_env())
+    assert r.returncode == 0, r.stderr
+    assert os.stat(os.path.join(ws, ".vscode", "launch.json")).st_uid == 65534

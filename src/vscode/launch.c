@@ -77,6 +77,18 @@ cleanup:
     return rc;
 }
 
+int tdb_vscode_probe_process_python(const char *python, uid_t owner, tdb_python_info *out,
+                                    tdb_error *err)
+{
+    if (owner != geteuid()) {
+        tdb_error_set(err, EPERM, "runs as uid %u: its interpreter '%s' is not run to learn its "
+                                  "details (that would run their code as you)",
+                      (unsigned)owner, python);
+        return -1;
+    }
+    return tdb_vscode_probe_python(python, out, err);
+}
+
 void tdb_python_info_clear(tdb_python_info *info)
 {
     free(info->version);
@@ -798,6 +810,34 @@ static int has_member(const tdb_jsonc_doc *doc, const char *array_key, const cha
     return 0;
 }
 
+/* Whose is WORKSPACE (resolved; GIVEN: as the command line named it),
+ * for root writing there: the folder's owner, unless a link on the way
+ * GIVEN names belongs to another user than root (theirs: a link to /etc
+ * makes /etc no folder of root's to write in).  0 with *OUT's st_uid and
+ * st_gid, or -1. */
+static int workspace_owner(const char *workspace, const char *given, struct stat *out)
+{
+    if (stat(workspace, out) < 0)
+        return -1;
+    char *path = tdb_xstrdup(given);
+    for (char *p = path + 1;; p++) {
+        char c = *p;
+        if (c == '/' || c == '\0') {
+            struct stat l;
+            *p = '\0';
+            if (lstat(path, &l) == 0 && S_ISLNK(l.st_mode) && l.st_uid != 0) {
+                out->st_uid = l.st_uid;
+                out->st_gid = l.st_gid;
+            }
+            *p = c;
+        }
+        if (c == '\0')
+            break;
+    }
+    free(path);
+    return 0;
+}
+
 int tdb_vscode_write(const char *workspace, const char *shown, json_t *configurations,
                      json_t *compounds, json_t *tasks, const tdb_vscode_stale *stale,
                      tdb_vscode_wait_fn on_wait, void *wait_arg, tdb_vscode_written out[2],
@@ -819,7 +859,7 @@ int tdb_vscode_write(const char *workspace, const char *shown, json_t *configura
      * it reads and writes there it does with that user's rights (the
      * kernel's file-system ids): a .vscode, launch.json or tasks.json that
      * is the user's link to a file of root's is refused, not followed. */
-    int give_away = geteuid() == 0 && stat(workspace, &ws_st) == 0 && ws_st.st_uid != 0;
+    int give_away = geteuid() == 0 && workspace_owner(workspace, shown, &ws_st) == 0 && ws_st.st_uid != 0;
     if (give_away) {
         /* From inside the workspace, reached with root's rights: the user
          * may not be able to walk the path to it (a folder under root's). */

@@ -355,3 +355,16 @@ def test_root_in_a_users_workspace_does_not_follow_their_links(tdebug, shared, a
                        capture_output=True, text=True, timeout=SLOW, env=clean_env())
     assert r.returncode == 0, r.stderr
     assert os.stat(os.path.join(ws, ".vscode", "launch.json")).st_uid == 65534
+
+
+def test_root_follows_no_users_link_to_a_workspace_of_roots(tdebug, shared, as_nobody):
+    root_dir = shared.file("rootws")
+    os.mkdir(root_dir, 0o755)
+    with open(os.path.join(root_dir, "main.py"), "w") as f:
+        f.write("print(1)\n")
+    link = shared.file("wslink")
+    subprocess.run(as_nobody + ["ln", "-s", root_dir, link], check=True)
+    r = subprocess.run([tdebug, "vscode", "--workspace", link, "--program", "main.py"],
+                       capture_output=True, text=True, timeout=SLOW, env=clean_env())
+    assert sorted(os.listdir(root_dir)) == ["main.py"], "root wrote where nobody's link led"
+    assert r.returncode != 0 and "Permission denied" in r.stderr, r.stderr

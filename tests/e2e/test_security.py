@@ -84,6 +84,21 @@ def test_tcp_adapter_wants_its_token(tdebug, procs, tmp_path):
     assert p.wait(timeout=SLOW) == 128 + signal.SIGTERM
 
 
+def test_tcp_token_from_the_environment_and_in_initialize(tdebug, procs, tmp_path):
+    p = procs.start([tdebug, "dap", "--port", "0"], stderr=subprocess.PIPE, text=True,
+                    env=dict(clean_env(), TDEBUG_DAP_TOKEN="a-token-of-mine"))
+    port, token = listening_port(p)
+    assert token == "a-token-of-mine"
+    c = DapClient.connect("127.0.0.1", port)
+    c.initialize(adapterID="tdebug", tdebugToken=token)
+    r = c.request("launch", {"program": "/nonexistent/x.py"}, check=False)
+    assert not r["success"] and "Token" not in r["message"], r
+    assert c.disconnect()["success"]
+    c.close()
+    p.send_signal(signal.SIGTERM)
+    assert p.wait(timeout=SLOW) == 128 + signal.SIGTERM
+
+
 def test_unix_socket_adapter_admits_only_its_owner(tdebug, procs, shared, as_nobody):
     path = shared.file("dap.sock")
     p = procs.start([tdebug, "dap", "--socket", path], stderr=subprocess.PIPE, text=True)

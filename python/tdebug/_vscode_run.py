@@ -13,12 +13,20 @@ restarted alone in VS Code, the program starts again with no Python side
 coming; after SECONDS it says so and runs on (the Python side can still
 attach).
 
+Only the debugger's owner gets in: debugpy 1.6 takes no token from the
+clients of listen(), so its listeners (the adapter's, and the one in this
+process the adapter reports to) admit only connections whose other end
+belongs to our uid (_vscode_guard.py, run by path, next to this file).
+
 Only the standard library and debugpy are imported before the program
 runs: nothing of this package.
 """
 import os
 import runpy
+import shlex
+import shutil
 import sys
+import tempfile
 import threading
 
 
@@ -34,8 +42,23 @@ def main():
     host, _, port = endpoint.rpartition(":")
 
     import debugpy
+    from debugpy.common import sockets
 
-    debugpy.listen((host.strip("[]"), int(port)))
+    guard_path = os.path.join(os.path.dirname(os.path.realpath(__file__)), "_vscode_guard.py")
+    runpy.run_path(guard_path)["guard"](sockets)
+    # debugpy starts its adapter as 'PYTHON ADAPTER_DIR ARG...': a wrapper,
+    # private to us, makes that the guard's 'PYTHON GUARD ADAPTER_DIR ARG...'.
+    private = tempfile.mkdtemp(prefix="tdebug-run-")
+    try:
+        wrapper = os.path.join(private, "adapter")
+        with open(wrapper, "w") as f:
+            f.write("#!/bin/sh\nexec %s %s \"$@\"\n"
+                    % (shlex.quote(sys.executable), shlex.quote(guard_path)))
+        os.chmod(wrapper, 0o700)
+        debugpy.configure(python=wrapper)
+        debugpy.listen((host.strip("[]"), int(port)))
+    finally:
+        shutil.rmtree(private, ignore_errors=True)
     waiter = threading.Thread(target=debugpy.wait_for_client, daemon=True)
     waiter.start()
     waiter.join(seconds)

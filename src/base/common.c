@@ -361,13 +361,50 @@ char *tdb_companion_path(const char *name)
     return NULL;
 }
 
+/* May we trust directory PATH (stat() when FOLLOW, else lstat()) with a
+ * cache: a directory of ours or root's that no other user may change?
+ * Root running with another user's HOME (sudo -E) must not write where
+ * that user can plant links, nor read an index they wrote. */
+static int trusted_dir(const char *path, int follow, tdb_error *err)
+{
+    struct stat st;
+    if ((follow ? stat(path, &st) : lstat(path, &st)) < 0) {
+        tdb_error_errno(err, "cannot use the cache directory '%s'", path);
+        return -1;
+    }
+    /* Sticky (/tmp): others may add entries, never replace ours, and each
+     * directory under it is checked in turn. */
+    int shared = !(st.st_mode & S_ISVTX) &&
+                 ((st.st_mode & S_IWOTH) || ((st.st_mode & S_IWGRP) && st.st_gid != getegid()));
+    if (!S_ISDIR(st.st_mode) || (st.st_uid != geteuid() && st.st_uid != 0) || shared) {
+        tdb_error_set(err, EPERM,
+                      "cannot use the cache directory '%s': %s (uid %lu, mode %04o); no cache is "
+                      "used (set XDG_CACHE_HOME to a directory of yours)", path,
+                      !S_ISDIR(st.st_mode) ? "not a directory"
+                      : (st.st_uid != geteuid() && st.st_uid != 0) ? "it belongs to another user"
+                                                                    : "other users may write there",
+                      (unsigned long)st.st_uid, (unsigned)(st.st_mode & 07777));
+        return -1;
+    }
+    return 0;
+}
+
 char *tdb_user_cache_dir(const char *sub, tdb_error *err)
 {
     const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    const char *base = xdg && *xdg ? xdg : home;
     char *dir = xdg && *xdg ? tdb_xasprintf("%s/tdebug/%s", xdg, sub)
                 : home && *home ? tdb_xasprintf("%s/.cache/tdebug/%s", home, sub) : NULL;
     if (!dir) {
         tdb_error_set(err, ENOENT, "no cache directory: neither XDG_CACHE_HOME nor HOME is set");
+        return NULL;
+    }
+    /* The base itself (which may be a link: /home -> /data/home) before
+     * anything is made in it, then every directory under it, links
+     * refused.  A base that does not exist yet is made below, ours. */
+    struct stat bst;
+    if ((stat(base, &bst) == 0 || errno != ENOENT) && trusted_dir(base, 1, err) < 0) {
+        free(dir);
         return NULL;
     }
     for (char *p = dir + 1; *p; p++)
@@ -378,6 +415,24 @@ char *tdb_user_cache_dir(const char *sub, tdb_error *err)
         }
     if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
         tdb_error_errno(err, "cannot make the cache directory '%s': mkdir", dir);
+        free(dir);
+        return NULL;
+    }
+    if (trusted_dir(base, 1, err) < 0) {
+        free(dir);
+        return NULL;
+    }
+    for (char *p = dir + strlen(base); *p; p++)
+        if (*p == '/' && p > dir + strlen(base)) {
+            *p = '\0';
+            int bad = trusted_dir(dir, 0, err) < 0;
+            *p = '/';
+            if (bad) {
+                free(dir);
+                return NULL;
+            }
+        }
+    if (trusted_dir(dir, 0, err) < 0) {
         free(dir);
         return NULL;
     }

@@ -146,7 +146,10 @@ char *tdb_companion_path(const char *name);
 /* tdebug's directory SUB ("gdb-index", "torch-layout") in the user's
  * cache: $XDG_CACHE_HOME/tdebug/SUB, else $HOME/.cache/tdebug/SUB, made
  * (mode 0700, parents too) when missing.  New string, or NULL with ERR
- * set when neither variable is set or the directory cannot be made. */
+ * set when neither variable is set or the directory cannot be made, or
+ * when it, or a directory between it and the variable's, is not ours (or
+ * root's) or others may write there: root with another user's HOME uses no
+ * cache rather than one that user controls. */
 char *tdb_user_cache_dir(const char *sub, tdb_error *err);
 
 /* The bound on a cache directory: $TDEBUG_CACHE_MAX in bytes, or with a

@@ -762,7 +762,9 @@ int cmd_vscode(int argc, char **argv)
             attach_exe = p && p->exe ? tdb_xstrdup(p->exe)
                                      : tdb_xasprintf("/proc/%d/exe", (int)attach_pid);
             python = p ? interpreter_of(p) : NULL;
-            if (!python || tdb_vscode_probe_python(python, &py, &err) < 0) {
+            if (!python || tdb_vscode_probe_process_python(python, p->euid, &py, &err) < 0) {
+                if (err.code == EPERM && p->euid != geteuid()) /* another user's: not run */
+                    fprintf(stderr, "tdebug: pid %d %s\n", (int)attach_pid, err.msg);
                 /* an embedding program is no interpreter: fine, fewer details */
                 tdb_error_clear(&err);
                 tdb_python_info_clear(&py);

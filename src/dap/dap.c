@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* ---- sending ---- */
@@ -522,8 +523,19 @@ int tdb_dap_serve(int in, int out, const tdb_dap_options *o, tdb_error *err)
     d.fn_bps = json_object();
     d.exc_bps = json_object();
     d.told = json_object();
-    if (o->log && (d.log = open(o->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600)) < 0) {
-        tdb_error_errno(err, "cannot open the DAP log '%s'", o->log);
+    /* The transcript holds what the client sends (paths, values, a
+     * listening adapter's token): never through a link, never into a file
+     * another user owns. */
+    if (o->log &&
+        (d.log = open(o->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0) {
+        tdb_error_errno(err, "cannot open the DAP log '%s'%s", o->log,
+                        errno == ELOOP ? " (it is a symbolic link)" : "");
+        goto cleanup;
+    }
+    struct stat lst;
+    if (d.log >= 0 && (fstat(d.log, &lst) < 0 || lst.st_uid != geteuid() || !S_ISREG(lst.st_mode))) {
+        tdb_error_set(err, EPERM, "cannot use '%s' as the DAP log: not a file of uid %u (remove it "
+                                  "or pick another path)", o->log, (unsigned)geteuid());
         goto cleanup;
     }
     if ((d.sigfd = tdb_signals_install(0, err)) < 0)

@@ -29,7 +29,11 @@
 #include "base/common.h"
 
 typedef struct tdb_dap_options {
-    const char *log; /* append every message, each way, to this file; or NULL */
+    const char *log;   /* append every message, each way, to this file; or NULL */
+    const char *token; /* a client must give it ("tdebugToken" in the arguments
+                        * of initialize, launch or attach) before anything but
+                        * initialize and disconnect; NULL: every client is its
+                        * owner (stdio, a Unix socket checked by the kernel) */
 } tdb_dap_options;
 
 /* Serve one client reading requests from IN and writing to OUT until it

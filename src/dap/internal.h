@@ -30,6 +30,7 @@ typedef struct tdb_dap {
     tdb_dap_reader *rd;
     int seq;              /* of the last message sent */
     int done;             /* the client disconnected or went away */
+    int admitted;         /* it gave the token (or none is needed) */
     int end_signal;       /* a signal ended the session */
     int epfd;             /* readable when the client, the program's output,
                            * a signal or an announcement is */

@@ -43,6 +43,41 @@ static const struct request {
     {"pause", tdb_dap_pause, NEED_SESSION},
 };
 
+/* Equal strings, in a time that does not tell how much of A matched. */
+static int same_secret(const char *a, const char *b)
+{
+    size_t na = strlen(a), nb = strlen(b);
+    unsigned char diff = na != nb;
+    for (size_t i = 0; i < na; i++)
+        diff |= (unsigned char)(a[i] ^ b[i % (nb ? nb : 1)]);
+    return diff == 0;
+}
+
+/* A listening adapter admits only the client that knows its token: it
+ * says so in initialize, launch or attach ("tdebugToken", which VS Code
+ * passes from a launch configuration with "debugServer").  Before that
+ * only initialize (capabilities) and disconnect are answered; a launch or
+ * attach without it, or any other request, is refused and the connection
+ * closed.  Nonzero when the request may go on. */
+static int admit(tdb_dap *d, int seq, const char *command, const json_t *args)
+{
+    if (d->admitted || !d->o->token)
+        return 1;
+    const char *given = json_string_value(json_object_get(args, "tdebugToken"));
+    if (given && same_secret(given, d->o->token)) {
+        d->admitted = 1;
+        return 1;
+    }
+    if (!given && (!strcmp(command, "initialize") || !strcmp(command, "disconnect")))
+        return 1;
+    tdb_dap_fail(d, seq, command,
+                 "%s: this adapter admits only the client that gives its token (\"tdebugToken\" "
+                 "in the arguments of launch or attach, as 'tdebug dap --port' said when it started)",
+                 given ? "wrong tdebugToken" : "no tdebugToken");
+    d->done = 1;
+    return 0;
+}
+
 void tdb_dap_handle(tdb_dap *d, const json_t *msg)
 {
     int seq;
@@ -76,6 +111,8 @@ void tdb_dap_handle(tdb_dap *d, const json_t *msg)
             tdb_dap_output(d, "important", "tdebug: %s; the message was ignored\n", err.msg);
         return;
     }
+    if (!admit(d, seq, command, args))
+        return;
     for (size_t i = 0; i < sizeof(requests) / sizeof(requests[0]); i++) {
         const struct request *r = &requests[i];
         if (strcmp(r->name, command) != 0)

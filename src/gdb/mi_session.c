@@ -461,6 +461,13 @@ static int spawn(tdb_gdb *g, const tdb_gdb_options *opts, const char *gdb, tdb_e
     argv[argc++] = "--interpreter=mi3";
     argv[argc++] = "-nx";
     argv[argc++] = "-q";
+    /* Scripts gdb runs by itself as libraries load (LIB-gdb.py beside a
+     * library, .debug_gdb_scripts) only from the system's directories,
+     * whatever this gdb was built or set up with: tdebug as root on another
+     * user's process must not run their scripts.  This is gdb's own
+     * default; -nx already keeps every gdbinit out. */
+    argv[argc++] = "-iex";
+    argv[argc++] = "set auto-load safe-path $debugdir:$datadir/auto-load";
     for (int i = 0; opts->extra_args && opts->extra_args[i] && argc < 30; i++)
         argv[argc++] = opts->extra_args[i];
     argv[argc] = NULL;

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -70,7 +71,7 @@ enum { DIE_WITH_US = 1, NEW_SESSION = 2 };
  * -1 with ERR set ("cannot run 'gdb': No such file or directory"), the exec
  * failure coming back through a close-on-exec pipe. */
 static pid_t start_child(char *const argv[], char **envp, const int fds[3], int how,
-                         tdb_error *err)
+                         const tdb_child_user *as, tdb_error *err)
 {
     int xpipe[2];
     pid_t parent = getpid(), pid;
@@ -92,6 +93,15 @@ static pid_t start_child(char *const argv[], char **envp, const int fds[3], int 
         else
             setpgid(0, 0);
         signal(SIGPIPE, SIG_DFL);
+        /* Another user's rights, wholly: groups first, then the gid, the uid
+         * last (after it nothing more may be dropped).  Before the death
+         * signal, which a change of credentials clears. */
+        if (as && (setgroups(0, NULL) < 0 || setresgid(as->gid, as->gid, as->gid) < 0 ||
+                   setresuid(as->uid, as->uid, as->uid) < 0 || chdir("/") < 0)) {
+            int e = errno;
+            (void)!write(xpipe[1], &e, sizeof(e));
+            _exit(127);
+        }
         if (how & DIE_WITH_US) {
             prctl(PR_SET_PDEATHSIG, SIGKILL);
             if (getppid() != parent)
@@ -155,7 +165,7 @@ static int capture(char *const *const argvs[], size_t n, char *const env[], int 
         } else {
             int child_fds[3] = {-1, opipe[1], epipe[1]};
             r[i].t0 = tdb_now_ms();
-            r[i].pid = start_child(argvs[i], envp, child_fds, how, &errs[i]);
+            r[i].pid = start_child(argvs[i], envp, child_fds, how, NULL, &errs[i]);
         }
         if (opipe[1] >= 0)
             close(opipe[1]);
@@ -282,8 +292,14 @@ char *tdb_first_line(const char *s)
 
 int tdb_child_start(char *const argv[], char *const env[], tdb_child *out, tdb_error *err)
 {
+    return tdb_child_start_as(argv, env, NULL, out, err);
+}
+
+int tdb_child_start_as(char *const argv[], char *const env[], const tdb_child_user *as,
+                       tdb_child *out, tdb_error *err)
+{
     int ipipe[2] = {-1, -1}, opipe[2] = {-1, -1};
-    char **envp = env ? build_env(env) : NULL;
+    char **envp = as ? NULL : env ? build_env(env) : NULL;
     pid_t pid;
     int rc = -1;
 
@@ -292,7 +308,7 @@ int tdb_child_start(char *const argv[], char *const env[], tdb_child *out, tdb_e
         goto cleanup;
     }
     int fds[3] = {ipipe[0], opipe[1], opipe[1]};
-    pid = start_child(argv, envp, fds, DIE_WITH_US, err);
+    pid = start_child(argv, as ? (char **)env : envp, fds, DIE_WITH_US, as, err);
     if (pid < 0)
         goto cleanup;
     memset(out, 0, sizeof(*out));

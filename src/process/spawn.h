@@ -59,6 +59,19 @@ typedef struct tdb_child {
  * killed if tdebug dies.  0 and *OUT, or -1 with ERR set as
  * tdb_spawn_capture() does. */
 int tdb_child_start(char *const argv[], char *const env[], tdb_child *out, tdb_error *err);
+
+/* Another user a child runs as: that uid and gid, no supplementary group,
+ * in "/" (tdb_child_start_as()). */
+typedef struct tdb_child_user {
+    uid_t uid;
+    gid_t gid;
+} tdb_child_user;
+
+/* tdb_child_start() with, when AS is not NULL, AS's rights (which takes
+ * root, or CAP_SETUID and CAP_SETGID) and ENV as the child's whole
+ * environment, nothing of ours.  AS NULL: tdb_child_start(). */
+int tdb_child_start_as(char *const argv[], char *const env[], const tdb_child_user *as,
+                       tdb_child *out, tdb_error *err);
 /* Read what it prints until a line starting with PREFIX: the rest of that
  * line as a new string (without the newline).  NULL with ERR set when it
  * ends first (ERR ends with the last lines it printed) or TIMEOUT_MS pass. */

@@ -129,14 +129,16 @@ static int read_table(const char *path, int family, tdb_tcp_socket **v, size_t *
     }
     while (fgets(line, sizeof(line), f)) {
         char local[64], remote[64];
-        unsigned int st;
+        unsigned int st, uid;
         unsigned long inode;
         /* sl local rem st tx:rx tr:when retrnsmt uid timeout inode */
-        if (sscanf(line, " %*s %63s %63s %x %*s %*s %*s %*s %*s %lu", local, remote, &st, &inode) != 4)
+        if (sscanf(line, " %*s %63s %63s %x %*s %*s %*s %u %*s %lu", local, remote, &st, &uid,
+                   &inode) != 5)
             continue;
         tdb_tcp_socket s = {0};
         s.family = family;
         s.state = (int)st;
+        s.uid = uid;
         s.inode = inode;
         if (parse_addr(local, words, s.local, &s.local_port) < 0 ||
             parse_addr(remote, words, s.remote, &s.remote_port) < 0)
@@ -269,4 +271,61 @@ int tdb_tcp_has_inode(const unsigned long *v, size_t n, unsigned long inode)
         if (v[i] == inode)
             return 1;
     return 0;
+}
+
+/* A socket address as the table keeps it: family, 16 address bytes (an
+ * IPv4 one in the first 4) and port. */
+static int table_addr(const struct sockaddr_storage *ss, int *family, unsigned char addr[16],
+                      unsigned short *port)
+{
+    memset(addr, 0, 16);
+    if (ss->ss_family == AF_INET) {
+        const struct sockaddr_in *a = (const struct sockaddr_in *)ss;
+        *family = AF_INET;
+        memcpy(addr, &a->sin_addr, 4);
+        *port = ntohs(a->sin_port);
+        return 0;
+    }
+    if (ss->ss_family == AF_INET6) {
+        const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)ss;
+        *family = AF_INET6;
+        memcpy(addr, &a->sin6_addr, 16);
+        *port = ntohs(a->sin6_port);
+        return 0;
+    }
+    return -1;
+}
+
+int tdb_tcp_peer_uid(int fd, unsigned int *out_uid, tdb_error *err)
+{
+    struct sockaddr_storage me, peer;
+    socklen_t lm = sizeof(me), lp = sizeof(peer);
+    unsigned char my_addr[16], peer_addr[16];
+    unsigned short my_port, peer_port;
+    int family, peer_family, found = 0;
+    tdb_tcp_socket *v = NULL;
+    size_t n = 0;
+
+    if (getsockname(fd, (struct sockaddr *)&me, &lm) < 0 ||
+        getpeername(fd, (struct sockaddr *)&peer, &lp) < 0) {
+        tdb_error_errno(err, "cannot tell who connected: getpeername");
+        return -1;
+    }
+    if (table_addr(&me, &family, my_addr, &my_port) < 0 ||
+        table_addr(&peer, &peer_family, peer_addr, &peer_port) < 0)
+        return 0;
+    if (tdb_tcp_sockets(NULL, 0, &v, &n, err) < 0)
+        return -1;
+    /* The peer's socket: its local end is our remote one and the reverse. */
+    for (size_t i = 0; i < n && !found; i++) {
+        size_t len = v[i].family == AF_INET ? 4 : 16;
+        if (v[i].family == peer_family && v[i].local_port == peer_port &&
+            v[i].remote_port == my_port && !memcmp(v[i].local, peer_addr, len) &&
+            !memcmp(v[i].remote, my_addr, len)) {
+            *out_uid = v[i].uid;
+            found = 1;
+        }
+    }
+    free(v);
+    return found;
 }

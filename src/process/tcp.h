@@ -30,6 +30,7 @@ typedef struct tdb_tcp_socket {
     unsigned char remote[16];
     unsigned short remote_port;
     int state;                  /* TDB_TCP_* */
+    unsigned int uid;           /* the owner of the socket */
     unsigned long inode;
 } tdb_tcp_socket;
 
@@ -70,5 +71,10 @@ int tdb_tcp_inodes_of(const char *root, pid_t pid, unsigned long **out, size_t *
 
 /* Nonzero when INODE is one of the N in V. */
 int tdb_tcp_has_inode(const unsigned long *v, size_t n, unsigned long inode);
+
+/* The owner of the other end of the connected TCP socket FD when that end
+ * is a socket of this machine's network namespace (a loopback client):
+ * 1 with *OUT_UID, 0 when the peer is not local, or -1 with ERR set. */
+int tdb_tcp_peer_uid(int fd, unsigned int *out_uid, tdb_error *err);
 
 #endif

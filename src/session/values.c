@@ -106,11 +106,18 @@ static const tdb_tensor_layout *torch_layout(tdb_session *s, tdb_error *err)
         return l;
     v->layout_said = 1;
     double secs = 0;
+    uid_t owner = 0;
     int origin = tdb_torch_layout_origin(v->torch, &secs);
     const char *cache = tdb_torch_cache_path(v->torch);
     if (!l) {
         v->torch_failed = 1;
         say(s, "warning", "tensors are not decoded: %s", err->msg);
+    } else if (origin == 2 && tdb_torch_calibrated_as(v->torch, &owner)) {
+        tdb_session_emit(s, "note", json_pack("{s:s, s:f, s:I}", "layout", "calibration",
+                                              "seconds", secs, "as_uid", (json_int_t)owner),
+                         "tensor layout learned in %.1f s by a helper running as uid %u, the "
+                         "owner of pid %d (its Python is theirs); not cached", secs,
+                         (unsigned)owner, (int)s->pid);
     } else if (origin == 2) {
         tdb_session_emit(s, "note", json_pack("{s:s, s:f, s:s?}", "layout", "calibration",
                                               "seconds", secs, "cache", cache),

@@ -109,7 +109,17 @@ static const char helper_script[] =
 int tdb_torch_calibrate(const char *python, const char *torch_dir, tdb_tensor_layout *out,
                         json_t **out_libs, tdb_error *err)
 {
+    return tdb_torch_calibrate_as(python, torch_dir, NULL, out, out_libs, err);
+}
+
+int tdb_torch_calibrate_as(const char *python, const char *torch_dir, const tdb_child_user *as,
+                           tdb_tensor_layout *out, json_t **out_libs, tdb_error *err)
+{
     char *argv[] = {(char *)python, "-c", (char *)helper_script, (char *)torch_dir, NULL};
+    /* Another user's: isolated (no PYTHON* variables, no user site), in an
+     * environment of nothing but a PATH. */
+    char *argv_as[] = {(char *)python, "-I", "-c", (char *)helper_script, (char *)torch_dir, NULL};
+    char *env_as[] = {"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", "TDEBUG_ACTION=off", NULL};
     /* The helper must not pause for a debugger like the programs started
      * from a shell where 'tdebug env' was evaluated. */
     char *env[] = {"LD_AUDIT", "TDEBUG_ACTION=off", NULL};
@@ -120,7 +130,7 @@ int tdb_torch_calibrate(const char *python, const char *torch_dir, tdb_tensor_la
     char *line = NULL;
     int rc = -1;
 
-    if (tdb_child_start(argv, env, &c, &e) < 0) {
+    if (tdb_child_start_as(as ? argv_as : argv, as ? env_as : env, as, &c, &e) < 0) {
         tdb_error_set(err, e.code, "cannot calibrate for torch in '%s': %s", torch_dir, e.msg);
         return -1;
     }
@@ -167,6 +177,9 @@ struct tdb_torch {
     char *cache_path;      /* NULL without a cache directory */
     tdb_tensor_layout layout;
     int origin;            /* 0, 1 cache, 2 calibrated */
+    uid_t uid;             /* the process's owner (effective ids) */
+    gid_t gid;
+    int as_owner;          /* calibrated with the owner's rights: not cached */
     double seconds;
     tdb_error failed;      /* a calibration that failed is not retried */
 };
@@ -231,6 +244,34 @@ static void save_cache(const tdb_torch *t)
     json_decref(doc);
 }
 
+/* The effective uid and gid of PID (/proc/PID/status). */
+static int owner_of(pid_t pid, uid_t *uid, gid_t *gid, tdb_error *err)
+{
+    char path[64], line[256];
+    unsigned int u[4], g[4];
+    int got = 0;
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "re");
+    if (!f) {
+        tdb_error_errno(err, "cannot read '%s'", path);
+        return -1;
+    }
+    while (fgets(line, sizeof(line), f)) {
+        if (sscanf(line, "Uid: %u %u %u %u", &u[0], &u[1], &u[2], &u[3]) == 4)
+            got |= 1;
+        else if (sscanf(line, "Gid: %u %u %u %u", &g[0], &g[1], &g[2], &g[3]) == 4)
+            got |= 2;
+    }
+    fclose(f);
+    if (got != 3) {
+        tdb_error_set(err, EINVAL, "cannot tell who owns pid %d from '%s'", (int)pid, path);
+        return -1;
+    }
+    *uid = u[1];
+    *gid = g[1];
+    return 0;
+}
+
 int tdb_torch_open(pid_t pid, const tdb_maps *maps, tdb_torch **out, tdb_error *err)
 {
     tdb_maps own = {NULL, 0, NULL};
@@ -261,6 +302,8 @@ int tdb_torch_open(pid_t pid, const tdb_maps *maps, tdb_torch **out, tdb_error *
         rc = 1;
         goto cleanup;
     }
+    if (owner_of(pid, &t->uid, &t->gid, err) < 0)
+        goto cleanup;
     snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
     ssize_t n = readlink(exe, buf, sizeof(buf) - 1);
     if (n > 0) {
@@ -321,7 +364,20 @@ const tdb_tensor_layout *tdb_torch_layout(tdb_torch *t, tdb_error *err)
         json_t *libs = NULL;
         tdb_tensor_layout l;
         tdb_error e = {0};
-        if (tdb_torch_calibrate(t->python, t->torch_dir, &l, &libs, &e) < 0) {
+        /* The helper runs the process's interpreter on the process's torch
+         * package: code its owner controls.  Another user's runs with that
+         * user's rights only (and what it says is not cached for ours);
+         * without the right to become them, not at all. */
+        tdb_child_user owner = {t->uid, t->gid};
+        const tdb_child_user *as = t->uid == geteuid() ? NULL : &owner;
+        if (as && geteuid() != 0) {
+            tdb_error_set(&e, EPERM,
+                          "cannot learn the tensor layout of the torch in pid %d: its owner is uid "
+                          "%u, and tdebug runs no Python of another user as you (run tdebug as "
+                          "uid %u, or as root: its helper then runs as uid %u)",
+                          (int)t->pid, (unsigned)t->uid, (unsigned)t->uid, (unsigned)t->uid);
+            tdb_error_set(&t->failed, e.code, "%s", e.msg);
+        } else if (tdb_torch_calibrate_as(t->python, t->torch_dir, as, &l, &libs, &e) < 0) {
             tdb_error_set(&t->failed, e.code, "%s", e.msg);
         } else {
             /* The helper must have loaded the very libraries of the target. */
@@ -337,7 +393,9 @@ const tdb_tensor_layout *tdb_torch_layout(tdb_torch *t, tdb_error *err)
                 t->layout = l;
                 t->origin = 2;
                 t->seconds = (double)(tdb_now_ms() - t0) / 1000.0;
-                save_cache(t);
+                t->as_owner = as != NULL;
+                if (!as)
+                    save_cache(t);
             }
             free(a);
             free(b);
@@ -360,7 +418,14 @@ int tdb_torch_layout_origin(const tdb_torch *t, double *out_seconds)
 
 const char *tdb_torch_cache_path(const tdb_torch *t)
 {
-    return t->cache_path;
+    return t->as_owner ? NULL : t->cache_path;
+}
+
+int tdb_torch_calibrated_as(const tdb_torch *t, uid_t *out_uid)
+{
+    if (t->as_owner && out_uid)
+        *out_uid = t->uid;
+    return t->as_owner;
 }
 
 const char *tdb_torch_key(const tdb_torch *t)

@@ -38,6 +38,7 @@
 #include "base/common.h"
 #include "process/procfs.h"
 #include "torch/tensor.h"
+#include "process/spawn.h"
 
 #include <jansson.h>
 #include <sys/types.h>
@@ -66,6 +67,10 @@ int tdb_torch_layout_origin(const tdb_torch *t, double *out_seconds);
  * BUILDID"). */
 const char *tdb_torch_cache_path(const tdb_torch *t);
 const char *tdb_torch_key(const tdb_torch *t);
+/* Nonzero when the layout was learned with the rights of the process's
+ * owner, another user (*OUT_UID, if given): the helper ran their code, so
+ * what it said is not cached (tdb_torch_cache_path() is then NULL). */
+int tdb_torch_calibrated_as(const tdb_torch *t, uid_t *out_uid);
 
 /* Calibrate: run PYTHON on the torch package in TORCH_DIR (the directory
  * holding torch/), solve and verify the layout into *OUT.  *OUT_LIBS (if
@@ -74,6 +79,10 @@ const char *tdb_torch_key(const tdb_torch *t);
  * set. */
 int tdb_torch_calibrate(const char *python, const char *torch_dir, tdb_tensor_layout *out,
                         json_t **out_libs, tdb_error *err);
+/* The same with AS's rights (not NULL: a user other than ours), isolated
+ * ('python -I') in an environment of nothing but PATH and LANG. */
+int tdb_torch_calibrate_as(const char *python, const char *torch_dir, const tdb_child_user *as,
+                           tdb_tensor_layout *out, json_t **out_libs, tdb_error *err);
 
 /* The solver, on its own: PROBES is the helper's JSON (an array of
  * {"name", "impl", "obj", "sizes", "strides", "offset", "dtype",

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/fsuid.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -74,6 +75,18 @@ cleanup:
     json_decref(v);
     tdb_spawn_result_free(&r);
     return rc;
+}
+
+int tdb_vscode_probe_process_python(const char *python, uid_t owner, tdb_python_info *out,
+                                    tdb_error *err)
+{
+    if (owner != geteuid()) {
+        tdb_error_set(err, EPERM, "runs as uid %u: its interpreter '%s' is not run to learn its "
+                                  "details (that would run their code as you)",
+                      (unsigned)owner, python);
+        return -1;
+    }
+    return tdb_vscode_probe_python(python, out, err);
 }
 
 void tdb_python_info_clear(tdb_python_info *info)
@@ -797,6 +810,34 @@ static int has_member(const tdb_jsonc_doc *doc, const char *array_key, const cha
     return 0;
 }
 
+/* Whose is WORKSPACE (resolved; GIVEN: as the command line named it),
+ * for root writing there: the folder's owner, unless a link on the way
+ * GIVEN names belongs to another user than root (theirs: a link to /etc
+ * makes /etc no folder of root's to write in).  0 with *OUT's st_uid and
+ * st_gid, or -1. */
+static int workspace_owner(const char *workspace, const char *given, struct stat *out)
+{
+    if (stat(workspace, out) < 0)
+        return -1;
+    char *path = tdb_xstrdup(given);
+    for (char *p = path + 1;; p++) {
+        char c = *p;
+        if (c == '/' || c == '\0') {
+            struct stat l;
+            *p = '\0';
+            if (lstat(path, &l) == 0 && S_ISLNK(l.st_mode) && l.st_uid != 0) {
+                out->st_uid = l.st_uid;
+                out->st_gid = l.st_gid;
+            }
+            *p = c;
+        }
+        if (c == '\0')
+            break;
+    }
+    free(path);
+    return 0;
+}
+
 int tdb_vscode_write(const char *workspace, const char *shown, json_t *configurations,
                      json_t *compounds, json_t *tasks, const tdb_vscode_stale *stale,
                      tdb_vscode_wait_fn on_wait, void *wait_arg, tdb_vscode_written out[2],
@@ -810,24 +851,39 @@ int tdb_vscode_write(const char *workspace, const char *shown, json_t *configura
     tdb_jsonc_doc *docs[2] = {NULL, NULL};
     json_t *launch_version = json_string("0.2.0"), *tasks_version = json_string("2.0.0");
     struct stat ws_st, dir_st;
-    int rc = -1, dfd = -1;
+    int rc = -1, dfd = -1, cwd_fd = -1, here = !strcmp(shown, ".");
 
     memset(out, 0, 2 * sizeof(*out));
+    /* root writing into a user's workspace (sudo): what tdebug creates
+     * belongs to the folder's owner, as if the user had made it, and what
+     * it reads and writes there it does with that user's rights (the
+     * kernel's file-system ids): a .vscode, launch.json or tasks.json that
+     * is the user's link to a file of root's is refused, not followed. */
+    int give_away = geteuid() == 0 && workspace_owner(workspace, shown, &ws_st) == 0 && ws_st.st_uid != 0;
+    if (give_away) {
+        /* From inside the workspace, reached with root's rights: the user
+         * may not be able to walk the path to it (a folder under root's). */
+        if ((cwd_fd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 || chdir(workspace) < 0) {
+            tdb_error_errno(err, "cannot enter '%s'", shown);
+            goto cleanup;
+        }
+        free(dir);
+        dir = tdb_xstrdup(".vscode");
+        setfsgid(ws_st.st_gid);
+        setfsuid(ws_st.st_uid);
+    }
     int made_dir = mkdir(dir, 0777) == 0;
     if (!made_dir && errno != EEXIST) {
-        tdb_error_errno(err, "cannot create '%s'", !strcmp(shown, ".") ? ".vscode" : dir);
+        tdb_error_errno(err, "cannot create '%s%s.vscode'", here ? "" : shown, here ? "" : "/");
         goto cleanup;
     }
-    /* root writing into a user's workspace (sudo): what tdebug creates
-     * belongs to the folder's owner, as if the user had made it. */
-    int give_away = geteuid() == 0 && stat(workspace, &ws_st) == 0 && ws_st.st_uid != 0;
     if (give_away && made_dir)
         (void)!chown(dir, ws_st.st_uid, ws_st.st_gid);
     if (give_away && stat(dir, &dir_st) < 0)
         give_away = 0;
     dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd < 0) {
-        tdb_error_errno(err, "cannot open '%s'", !strcmp(shown, ".") ? ".vscode" : dir);
+        tdb_error_errno(err, "cannot open '%s%s.vscode'", here ? "" : shown, here ? "" : "/");
         goto cleanup;
     }
     lock_dir(dfd, on_wait, wait_arg);
@@ -891,6 +947,17 @@ int tdb_vscode_write(const char *workspace, const char *shown, json_t *configura
     }
     rc = 0;
 cleanup:
+    if (give_away) {
+        setfsuid(geteuid());
+        setfsgid(getegid());
+    }
+    if (cwd_fd >= 0) {
+        if (fchdir(cwd_fd) < 0 && rc == 0) {
+            tdb_error_errno(err, "cannot go back to the working directory");
+            rc = -1;
+        }
+        close(cwd_fd);
+    }
     if (dfd >= 0)
         close(dfd); /* and so unlocked */
     for (int i = 0; i < 2; i++) {

@@ -100,6 +100,11 @@ typedef struct tdb_python_info {
  * or debugpy.  Returns 0, or -1 with ERR set (exit code TDB_EXIT_NOEXEC)
  * when it does not run as a Python interpreter. */
 int tdb_vscode_probe_python(const char *python, tdb_python_info *out, tdb_error *err);
+/* The same for the interpreter PYTHON of a process whose owner is OWNER:
+ * another user's is not run (its executable, its environment's .pth files
+ * would run as us): -1 with ERR's code EPERM. */
+int tdb_vscode_probe_process_python(const char *python, uid_t owner, tdb_python_info *out,
+                                    tdb_error *err);
 void tdb_python_info_clear(tdb_python_info *info);
 
 /* CPython's gdb helper script (python3.X-gdb.py) for PYTHON, or NULL (new
@@ -256,7 +261,9 @@ typedef void (*tdb_vscode_wait_fn)(void *arg);
  * time does this for a workspace (a lock on the .vscode directory):
  * ON_WAIT(WAIT_ARG), when not NULL, is called before waiting for another.
  * SHOWN is the workspace as messages name it ("." for the current
- * directory).  Returns 0 with OUT[0] (launch.json) and OUT[1] (tasks.json;
+ * directory), the path as the user gave it.  As root in another user's
+ * workspace (its owner's, or reached through a link of theirs) every file
+ * is read and written with that user's file-system ids.  Returns 0 with OUT[0] (launch.json) and OUT[1] (tasks.json;
  * its path NULL when it was left alone) filled, or -1 with ERR set. */
 int tdb_vscode_write(const char *workspace, const char *shown, json_t *configurations,
                      json_t *compounds, json_t *tasks, const tdb_vscode_stale *stale,

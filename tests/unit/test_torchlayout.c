@@ -489,6 +489,26 @@ static void test_cache_dir(void **state)
     tdb_error e = {0};
     assert_null(tdb_user_cache_dir("x", &e));
     assert_non_null(strstr(e.msg, "no cache directory"));
+    /* A base others may write to (not sticky), or another user's: none. */
+    char open_dir[200];
+    snprintf(open_dir, sizeof(open_dir), "%s/open", tmp_tree);
+    assert_int_equal(mkdir(open_dir, 0700), 0);
+    assert_int_equal(chmod(open_dir, 0777), 0);
+    setenv("XDG_CACHE_HOME", open_dir, 1);
+    tdb_error_clear(&e);
+    assert_null(tdb_user_cache_dir("x", &e));
+    assert_non_null(strstr(e.msg, "other users may write there"));
+    if (geteuid() == 0) {
+        assert_int_equal(chmod(open_dir, 0755), 0);
+        assert_int_equal(chown(open_dir, 65534, 65534), 0);
+        tdb_error_clear(&e);
+        assert_null(tdb_user_cache_dir("x", &e));
+        assert_non_null(strstr(e.msg, "belongs to another user"));
+        /* Nothing was made in it. */
+        snprintf(want, sizeof(want), "%s/tdebug", open_dir);
+        assert_int_equal(access(want, F_OK), -1);
+    }
+    unsetenv("XDG_CACHE_HOME");
     if (saved)
         setenv("HOME", saved, 1);
     free(saved);

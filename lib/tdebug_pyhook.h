@@ -45,6 +45,18 @@
  * 3.11: .sync_slot is 0; the hook sees every call anyway.)  A loop that
  * calls no Python function at all applies it at its next call.
  *
+ * A session's end: the library outlives no session.  While installed, a
+ * thread of its own (blocking every signal, asleep in poll) watches the
+ * process's tracer (TracerPid at install) and that tracer's parent (the
+ * tdebug that runs gdb) through pidfds; when either exits, the library
+ * disarms as for `disable` (3.12+: through sync_slot itself) and sets
+ * `orphaned`: the program goes back to its own speed.  From the moment it
+ * is loaded, a SIGTRAP handler (lib/untraced_trap.h) makes any breakpoint
+ * gdb left in the process's code harmless once no debugger catches it: the
+ * byte is put back, the program runs on and the library disarms.  (Where
+ * the tracer is not visible, as from inside a PID namespace, TracerPid is
+ * 0 and only the handler is there.)
+ *
  * Safe points: the library calls into CPython, so every gdb `call` of it
  * (dlopen, install, sync, step_arm) must be made on a thread that holds the
  * GIL and is at a point where CPython can be re-entered: the entry of
@@ -227,7 +239,13 @@ typedef struct tdb_pyhook_control {
                                    * interpreter, whose events are the
                                    * library's; after the last sync or
                                    * uninstall: 0 once disabled) */
-    int32_t reserved;
+    int32_t orphaned;             /* the library: 1 once it found its
+                                   * session gone (a breakpoint of gdb's
+                                   * trapped with no debugger left, or the
+                                   * debugger or its parent, tdebug, exited
+                                   * while installed): it disarmed itself,
+                                   * as `disable` does (see "A session's
+                                   * end") */
     tdb_pyhook_step step;         /* tdebug writes (see above) */
     tdb_pyhook_report report;     /* the library writes */
     uint64_t stats_frames;        /* frames the hook saw (diagnostics) */

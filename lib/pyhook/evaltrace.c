@@ -486,6 +486,11 @@ static int trace_func(PyObject *obj, PyFrameObject *f, int what, PyObject *arg)
 {
     if (g_busy || !g_installed)
         return 0;
+    if (UNLIKELY(C.disable)) {
+        /* a loop that calls nothing reaches no frame start */
+        apply_control();
+        return 0;
+    }
     PyThreadState *ts = PyThreadState_Get();
     PyObject *et, *ev, *tb;
     PyErr_Fetch(&et, &ev, &tb);

@@ -22,11 +22,17 @@
  * had is restored; nothing is printed.
  */
 #include "pyhook.h"
+#include "untraced_trap.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -713,6 +719,115 @@ int resolve_compare(resolved *r, PyObject *a, int op)
 
 
 /* ------------------------------------------------------------------ */
+/* A session's end (lib/tdebug_pyhook.h): disarm, never trap unheard     */
+
+/* The session is gone: disarm at the next safe point, as `disable` does.
+ * Async-signal-safe (the SIGTRAP handler calls it) and lock-free (so does
+ * the watcher, which holds no GIL): plain stores. */
+static void orphaned(void)
+{
+    __atomic_store_n(&C.orphaned, 1, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&C.disable, 1, __ATOMIC_SEQ_CST);
+    uint64_t slot = __atomic_load_n(&C.sync_slot, __ATOMIC_SEQ_CST);
+    if (slot)
+        __atomic_store_n((uint64_t *)(uintptr_t)slot, C.sync_eval_frame, __ATOMIC_SEQ_CST);
+}
+
+__attribute__((constructor)) static void on_load(void)
+{
+    tdb_untraced_trap_install(orphaned);
+}
+
+/* A number after KEY in /proc file PATH, or 0. */
+static long proc_field(const char *path, const char *key)
+{
+    char buf[4096];
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = 0;
+    const char *p = strstr(buf, key);
+    return p ? strtol(p + strlen(key), NULL, 10) : 0;
+}
+
+static int g_watch_gen; /* +1 at each install: an older watcher leaves */
+
+typedef struct watch {
+    int gen;
+    int fds[2];
+    int n;
+} watch;
+
+static void *watch_main(void *arg)
+{
+    watch w = *(watch *)arg;
+    free(arg);
+    struct pollfd p[2];
+    for (int i = 0; i < w.n; i++)
+        p[i] = (struct pollfd){.fd = w.fds[i], .events = POLLIN};
+    for (;;) {
+        /* The timeout only notices an uninstall (then a new install may
+         * come with a watcher of its own). */
+        int r = poll(p, (nfds_t)w.n, 500);
+        if (__atomic_load_n(&g_watch_gen, __ATOMIC_SEQ_CST) != w.gen ||
+            !__atomic_load_n(&C.installed, __ATOMIC_SEQ_CST))
+            break;
+        if (r > 0) {
+            orphaned();
+            break;
+        }
+    }
+    for (int i = 0; i < w.n; i++)
+        close(w.fds[i]);
+    return NULL;
+}
+
+/* Watch the tracer and its parent (see "A session's end"); at install. */
+static void watch_session(void)
+{
+    char path[64];
+    long pids[2];
+    pids[0] = proc_field("/proc/self/status", "\nTracerPid:");
+    if (!pids[0])
+        return; /* not traced, or by a tracer this namespace cannot see */
+    snprintf(path, sizeof(path), "/proc/%ld/status", pids[0]);
+    pids[1] = proc_field(path, "\nPPid:");
+    watch *w = calloc(1, sizeof(*w));
+    if (!w)
+        return;
+    w->gen = __atomic_add_fetch(&g_watch_gen, 1, __ATOMIC_SEQ_CST);
+    for (int i = 0; i < 2; i++) {
+        int fd = pids[i] > 1 ? (int)syscall(SYS_pidfd_open, (pid_t)pids[i], 0) : -1;
+        if (fd >= 0)
+            w->fds[w->n++] = fd;
+    }
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old); /* the program's signals are not ours */
+    pthread_t t;
+    pthread_attr_t attr;
+    int ok = w->n > 0 && pthread_attr_init(&attr) == 0;
+    if (ok) {
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        pthread_attr_setstacksize(&attr, 64 * 1024);
+        ok = pthread_create(&t, &attr, watch_main, w) == 0;
+        pthread_attr_destroy(&attr);
+        if (ok)
+            pthread_setname_np(t, "tdebug-watch");
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (!ok) {
+        for (int i = 0; i < w->n; i++)
+            close(w->fds[i]);
+        free(w);
+    }
+}
+
+/* ------------------------------------------------------------------ */
 /* The exported functions                                              */
 
 EXPORT int tdebug_pyhook_install(void)
@@ -754,8 +869,11 @@ EXPORT int tdebug_pyhook_install(void)
         g_installed = 1;
         C.installed = 1;
         C.disable = 0;
+        C.orphaned = 0;
         C.error[0] = 0;
         do_sync();
+        tdb_untraced_trap_install(orphaned);
+        watch_session();
     }
     g_busy--;
     PyErr_Clear();

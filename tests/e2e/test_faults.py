@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import textwrap
+import time
 
 import pytest
 
@@ -145,3 +146,66 @@ def test_gdb_killed_while_breakpoints_are_armed_leaves_the_program_running(armed
     assert status == 0, out
     assert "after the breakpoints: installed=0 orphaned=1" in out
     assert "done" in out
+
+
+# Rounds of a loop in a function with a Python breakpoint on a line that
+# never runs: the hook gives that function line events, which is what it
+# costs while a session lasts.
+LOOP = HOOK_STATE + textwrap.dedent("""\
+    import os, sys, time
+
+    def work(n):
+        s = 0
+        for i in range(n):
+            s += i
+            if s < 0:
+                print("never")  # NEVER
+        return s
+
+    print("ready", flush=True)
+    while not os.path.exists(sys.argv[1]):
+        t0 = time.perf_counter()
+        work(300000)
+        print("round %.6f %s" % (time.perf_counter() - t0, hook_state()), flush=True)
+    print("done", flush=True)
+""")
+
+
+def rounds(p, n, state):
+    """The fastest of N rounds of P's loop run with the hook in STATE
+    ("installed=1", ...): the rounds before are skipped."""
+    times = []
+    deadline = time.monotonic() + SLOW
+    while len(times) < n:
+        assert time.monotonic() < deadline, f"no round with the hook {state}"
+        line = p.stdout.readline()
+        assert line.startswith("round "), line
+        if state in line:
+            times.append(float(line.split()[1]))
+    return min(times)
+
+
+def test_tdebug_killed_with_a_breakpoint_armed_gives_the_program_its_speed_back(
+        procs, tmp_path, tdebug, terminal):
+    script = tmp_path / "loop.py"
+    script.write_text(LOOP)
+    flag = tmp_path / "flag"
+    p = procs.start([PYTHON, str(script), str(flag)], stdout=subprocess.PIPE, text=True)
+    assert p.stdout.readline().strip() == "ready"
+    plain = rounds(p, 5, "no hook")
+    t = terminal([tdebug, "attach", str(p.pid)])
+    t.expect("(tdebug) ")
+    t.send(f"break {script}:{line_with(LOOP, '# NEVER')}")
+    t.expect("(tdebug) ")
+    t.send("continue")
+    armed = rounds(p, 5, "installed=1 orphaned=0")
+    os.kill(t.proc.pid, signal.SIGKILL)
+    after = rounds(p, 5, "installed=0 orphaned=1")
+    flag.write_text("")
+    out, _ = p.communicate(timeout=SLOW)
+    print(f"loop rounds: plain {plain:.4f}s, armed {armed:.4f}s ({armed / plain:.2f}x), "
+          f"after tdebug's death {after:.4f}s ({after / plain:.2f}x)")
+    assert p.returncode == 0 and "done" in out
+    # Before: 2.3x to 3.4x for the rest of the program's life (issue 25).
+    assert armed / plain > 1.5, "the breakpoint costs nothing: the test measures nothing"
+    assert after / plain < 1.5

@@ -11,7 +11,8 @@ import time
 
 import pytest
 
-from conftest import PYTHON, SLOW, comm_of, parent_of, proc_state, wait_until
+from conftest import (PYTHON, SLOW, comm_of, parent_of, proc_state, processes_with, tracer_of,
+                      wait_until)
 
 
 def children_of(pid):
@@ -209,3 +210,61 @@ def test_tdebug_killed_with_a_breakpoint_armed_gives_the_program_its_speed_back(
     # Before: 2.3x to 3.4x for the rest of the program's life (issue 25).
     assert armed / plain > 1.5, "the breakpoint costs nothing: the test measures nothing"
     assert after / plain < 1.5
+
+
+def close_input(p):
+    """End P's standard input (a pipe of ours)."""
+    p.stdin.close()
+    p.stdin = None  # what communicate() then leaves alone
+
+
+def test_end_of_input_while_an_attached_program_runs_detaches_at_once(procs, tmp_path, tdebug):
+    script = tmp_path / "armed.py"
+    script.write_text(ARMED)
+    flag = tmp_path / "flag"
+    p = procs.start([PYTHON, str(script), str(flag)], stdout=subprocess.PIPE, text=True)
+    assert p.stdout.readline().strip() == "ready"
+    t = procs.start([tdebug, "attach", str(p.pid)], stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    t.stdin.write(f"break {script}:{line_with(ARMED, '# HIT')}\ncontinue\n")
+    t.stdin.flush()
+    wait_until(lambda: hook_installed_now(p.pid) == 1 and proc_state(p.pid) in ("R", "S"),
+               what="the hook installed and the program running")
+    close_input(t)
+    # Before: attached until the next stop, which never comes here.
+    out, _ = t.communicate(timeout=SLOW)
+    assert t.returncode == 0, out
+    assert tracer_of(p.pid) == 0
+    flag.write_text("")
+    out, status = finish(p, flag)
+    assert status == 0 and "after the breakpoints: installed=0" in out, out
+
+
+# Stops once at FIRST, then runs until killed.
+FOREVER = textwrap.dedent("""\
+    import time
+    print("started", flush=True)  # FIRST
+    while True:
+        time.sleep(0.01)
+""")
+
+
+def test_end_of_input_while_a_program_tdebug_started_runs_ends_it_as_quit_does(procs, tmp_path,
+                                                                              tdebug):
+    script = tmp_path / "forever.py"
+    script.write_text(FOREVER)
+    t = procs.start([tdebug, "run", "-b", f"{script}:{line_with(FOREVER, '# FIRST')}", "--",
+                     PYTHON, str(script)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT, text=True)
+    t.stdin.write("continue\n")
+    t.stdin.flush()
+    program = wait_until(lambda: next((x for x in processes_with(str(script))
+                                       if comm_of(x) == "python3"), None), what="the program")
+    wait_until(lambda: proc_state(program) in ("R", "S") and tracer_of(program) != 0
+               and "libtdebug-pyhook" in open(f"/proc/{program}/maps").read(),
+               what="the program running under gdb")
+    close_input(t)
+    out, _ = t.communicate(timeout=SLOW)
+    assert t.returncode == 0, out
+    assert "tdebug: quit: the program was killed" in out
+    assert proc_state(program) is None

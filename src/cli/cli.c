@@ -660,6 +660,22 @@ static int event_loop(tdb_cli *c, tdb_error *err)
     }
 }
 
+/* A wait a signal cut short (ECANCELED: the signal self-pipe woke it):
+ * not a failure but the user's word, whatever phase it came in (attaching,
+ * arming the Python hook).  Returns the signal, with ERR cleared and
+ * c->fatal_signal set, or 0. */
+static int cancelled_by_signal(tdb_cli *c, tdb_error *err)
+{
+    if (!err->set || err->code != ECANCELED)
+        return 0;
+    int sig = tdb_signals_take();
+    if (sig != SIGINT && sig != SIGTERM && sig != SIGHUP)
+        return 0;
+    tdb_error_clear(err);
+    c->fatal_signal = sig;
+    return sig;
+}
+
 /* ---- run ---- */
 
 int tdb_cli_run(tdb_cli *c, char *const argv[], tdb_error *err)
@@ -684,6 +700,13 @@ int tdb_cli_run(tdb_cli *c, char *const argv[], tdb_error *err)
     if (tdb_session_end(c->s, TDB_END_AUTO) && status == 0)
         status = TDB_EXIT_FAIL;
 done:
+    if (!c->gdb_died && cancelled_by_signal(c, err)) {
+        status = 128 + c->fatal_signal;
+        if (!tdb_session_program_ended(c->s)) {
+            tdb_session_end(c->s, TDB_END_AUTO);
+            tdb_say_killed(c->opts.output, c->fatal_signal);
+        }
+    }
     if (c->gdb_died && !err->set)
         tdb_error_set(err, EPIPE, "gdb died: the session ended");
     if (err->set && status == TDB_EXIT_TOOL && err->exit_code)
@@ -704,8 +727,15 @@ int tdb_cli_attach(tdb_cli *c, pid_t pid, const json_t *announcement, tdb_error 
 
     if (tdb_session_attach(c->s, pid, announcement, &start, err) < 0) {
         status = err->exit_code ? err->exit_code : TDB_EXIT_TOOL;
-        if (status == 130 || (err->code == ECANCELED && tdb_signals_take() != 0))
-            status = 130;
+        if (err->code == ECANCELED) {
+            /* A signal cut the attach short, in whichever wait it came. */
+            int sig = tdb_signals_take();
+            status = sig == SIGTERM || sig == SIGHUP ? 128 + sig : 130;
+            tdb_error_clear(err);
+            tdb_error_set_exit(err, status, ECANCELED, "%s%s while attaching to pid %d: it was "
+                               "left running", status == 130 ? "interrupted" : "terminated by SIG",
+                               status == 130 ? "" : sigabbrev_np(status - 128), (int)pid);
+        }
         goto done;
     }
     int sig = 0;
@@ -757,6 +787,8 @@ int tdb_cli_attach(tdb_cli *c, pid_t pid, const json_t *announcement, tdb_error 
     }
     status = c->fatal_signal ? 128 + c->fatal_signal : TDB_EXIT_OK;
 done:
+    if (!c->gdb_died && cancelled_by_signal(c, err))
+        status = 128 + c->fatal_signal;
     if (c->gdb_died && !err->set)
         tdb_error_set(err, EPIPE, "gdb died: the session ended");
     tdb_session_end(c->s, TDB_END_DETACH);

@@ -73,6 +73,17 @@ ARMED = HOOK_STATE + textwrap.dedent("""\
 """)
 
 
+def start_program(procs, tmp_path, name, text, *args):
+    """Python program TEXT, written to tmp_path/NAME and started with ARGS,
+    once it said "ready": (its path, its Popen)."""
+    script = tmp_path / name
+    script.write_text(text)
+    p = procs.start([PYTHON, str(script)] + [str(a) for a in args], stdout=subprocess.PIPE,
+                    text=True)
+    assert p.stdout.readline().strip() == "ready"
+    return script, p
+
+
 def hook_control(pid):
     """The address of the hook's control block in PID, or None when the hook
     is not loaded: the library's first mapping plus the symbol's value."""
@@ -111,11 +122,8 @@ def armed(procs, tmp_path, tdebug, terminal):
     """A program tdebug attached to, with a Python breakpoint in hit() and a
     native one on getppid, running: (program, its flag file, the tdebug
     terminal)."""
-    script = tmp_path / "armed.py"
-    script.write_text(ARMED)
     flag = tmp_path / "flag"
-    p = procs.start([PYTHON, str(script), str(flag)], stdout=subprocess.PIPE, text=True)
-    assert p.stdout.readline().strip() == "ready"
+    script, p = start_program(procs, tmp_path, "armed.py", ARMED, flag)
     t = terminal([tdebug, "attach", str(p.pid)])
     t.expect("(tdebug) ")
     t.send(f"break {script}:{line_with(ARMED, '# HIT')}")
@@ -188,11 +196,8 @@ def rounds(p, n, state):
 
 def test_tdebug_killed_with_a_breakpoint_armed_gives_the_program_its_speed_back(
         procs, tmp_path, tdebug, terminal):
-    script = tmp_path / "loop.py"
-    script.write_text(LOOP)
     flag = tmp_path / "flag"
-    p = procs.start([PYTHON, str(script), str(flag)], stdout=subprocess.PIPE, text=True)
-    assert p.stdout.readline().strip() == "ready"
+    script, p = start_program(procs, tmp_path, "loop.py", LOOP, flag)
     plain = rounds(p, 5, "no hook")
     t = terminal([tdebug, "attach", str(p.pid)])
     t.expect("(tdebug) ")
@@ -219,11 +224,8 @@ def close_input(p):
 
 
 def test_end_of_input_while_an_attached_program_runs_detaches_at_once(procs, tmp_path, tdebug):
-    script = tmp_path / "armed.py"
-    script.write_text(ARMED)
     flag = tmp_path / "flag"
-    p = procs.start([PYTHON, str(script), str(flag)], stdout=subprocess.PIPE, text=True)
-    assert p.stdout.readline().strip() == "ready"
+    script, p = start_program(procs, tmp_path, "armed.py", ARMED, flag)
     t = procs.start([tdebug, "attach", str(p.pid)], stdin=subprocess.PIPE,
                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     t.stdin.write(f"break {script}:{line_with(ARMED, '# HIT')}\ncontinue\n")
@@ -268,3 +270,66 @@ def test_end_of_input_while_a_program_tdebug_started_runs_ends_it_as_quit_does(p
     assert t.returncode == 0, out
     assert "tdebug: quit: the program was killed" in out
     assert proc_state(program) is None
+
+
+# Sits in one long native call: a Python breakpoint cannot be armed before
+# it returns (the hook loads at a safe point), so the session waits there.
+ASLEEP = textwrap.dedent("""\
+    import time
+
+    def never():
+        return 1  # NEVER
+
+    print("ready", flush=True)
+    time.sleep(1000)
+""")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP],
+                         ids=lambda s: s.name)
+def test_a_signal_while_arming_a_python_breakpoint_exits_128_plus_it(procs, tmp_path, tdebug,
+                                                                     sig):
+    script, p = start_program(procs, tmp_path, "asleep.py", ASLEEP)
+    t = procs.start([tdebug, "attach", "--batch", "-b",
+                     f"{script}:{line_with(ASLEEP, '# NEVER')}", str(p.pid)],
+                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # Attached and let go again: the session waits for the safe point.
+    wait_until(lambda: tracer_of(p.pid) != 0 and proc_state(p.pid) == "S",
+               what="the program running under gdb")
+    t.send_signal(sig)
+    out, err = t.communicate(timeout=SLOW)
+    # Before: 125 (or 130 for each signal), "interrupted".
+    assert t.returncode == 128 + sig, (out, err)
+    wait_until(lambda: tracer_of(p.pid) == 0, what="the detach")
+    assert proc_state(p.pid) == "S"
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_while_attaching_exits_128_plus_it(procs, tmp_path, tdebug, sig):
+    """However far the attach got when the signal came: 128+N, the program
+    left running (killed by the signal itself before tdebug handles any)."""
+    script, p = start_program(procs, tmp_path, "asleep.py", ASLEEP)
+    for attempt in range(8):
+        t = procs.start([tdebug, "attach", "--batch", "-b",
+                         f"{script}:{line_with(ASLEEP, '# NEVER')}", str(p.pid)],
+                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        gdb_of(t.pid)
+        if attempt % 2:
+            wait_until(lambda: tracer_of(p.pid) != 0, what="the attach")
+        t.send_signal(sig)
+        out, err = t.communicate(timeout=SLOW)
+        assert t.returncode in (128 + sig, -sig), (attempt, out, err)
+        wait_until(lambda: tracer_of(p.pid) == 0, what="the detach")
+        assert proc_state(p.pid) == "S"
+
+
+def test_gdb_killed_as_attach_starts_says_gdb_died(procs, tmp_path, tdebug):
+    script, p = start_program(procs, tmp_path, "asleep.py", ASLEEP)
+    t = procs.start([tdebug, "attach", "--batch", str(p.pid)], stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE, text=True)
+    os.kill(gdb_of(t.pid), signal.SIGKILL)
+    out, err = t.communicate(timeout=SLOW)
+    assert t.returncode == 125, (out, err)
+    # Before: "'gdb' does not speak gdb's MI3 ...: gdb 10 or newer is needed".
+    assert "MI3" not in err and ("SIGKILL" in err or "Killed" in err), err
+    assert proc_state(p.pid) == "S" and tracer_of(p.pid) == 0

@@ -290,10 +290,12 @@ ASLEEP = textwrap.dedent("""\
 def test_a_signal_while_arming_a_python_breakpoint_exits_128_plus_it(procs, tmp_path, tdebug,
                                                                      sig):
     script, p = start_program(procs, tmp_path, "asleep.py", ASLEEP)
-    t = procs.start([tdebug, "attach", "--batch", "-b",
-                     f"{script}:{line_with(ASLEEP, '# NEVER')}", str(p.pid)],
-                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    # Attached and let go again: the session waits for the safe point.
+    t = procs.start([tdebug, "attach", "-b", f"{script}:{line_with(ASLEEP, '# NEVER')}",
+                     str(p.pid)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE, text=True)
+    t.stdin.write("continue\n")  # at the attach stop
+    t.stdin.flush()
+    # Let go again: the session waits for the safe point.
     wait_until(lambda: tracer_of(p.pid) != 0 and proc_state(p.pid) == "S",
                what="the program running under gdb")
     t.send_signal(sig)
@@ -333,3 +335,19 @@ def test_gdb_killed_as_attach_starts_says_gdb_died(procs, tmp_path, tdebug):
     # Before: "'gdb' does not speak gdb's MI3 ...: gdb 10 or newer is needed".
     assert "MI3" not in err and ("SIGKILL" in err or "Killed" in err), err
     assert proc_state(p.pid) == "S" and tracer_of(p.pid) == 0
+
+
+def test_signal_sigkill_to_an_attached_program_is_refused_like_kill(procs, tmp_path, tdebug):
+    script, p = start_program(procs, tmp_path, "asleep.py", ASLEEP)
+    killing = ["signal SIGKILL", "signal 9", "queue-signal KILL", "call kill(getpid(), 9)",
+               "print (int) kill(getpid(), SIGKILL)"]
+    t = procs.start([tdebug, "attach", str(p.pid)], stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    out, _ = t.communicate("".join(c + "\n" for c in killing + ["kill", "quit"]), timeout=SLOW)
+    assert t.returncode == 0, out
+    # Before: `kill` was refused, `signal SIGKILL` killed the program.
+    refusal = (f"(tdebug) tdebug never kills a process it attached to: 'detach' or 'quit' "
+               f"leaves pid {p.pid} running")
+    assert out.count(refusal) == len(killing) + 1, out
+    wait_until(lambda: tracer_of(p.pid) == 0, what="the detach")
+    assert proc_state(p.pid) == "S"

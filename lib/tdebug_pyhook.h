@@ -173,8 +173,16 @@ enum {
     TDB_PYHOOK_STOP_NATIVE = 4,     /* step: the line is about to call the
                                      * native function at native_addr; the
                                      * frame and line are the caller's */
-    TDB_PYHOOK_STOP_FINISH = 5      /* finish: the caller, right after the
+    TDB_PYHOOK_STOP_FINISH = 5,     /* finish: the caller, right after the
                                      * call returned, at its current line */
+    TDB_PYHOOK_STOP_FOREIGN = 6     /* 3.8-3.11: a frame of code with a
+                                     * breakpoint starts on a thread whose
+                                     * trace function is another's
+                                     * (sys.settrace: coverage, pdb,
+                                     * debugpy): no breakpoint can stop
+                                     * there.  Once a thread; frame, code
+                                     * and line (the first) are that
+                                     * frame's.  tdebug says so and goes on */
 };
 
 /*

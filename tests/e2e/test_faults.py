@@ -3,7 +3,9 @@ session (issue 25): gdb and tdebug killed with SIGKILL at each phase of a
 session with a Python breakpoint armed, and the program's output, exit
 status and speed checked afterwards.  Real gdb, real tdebug, Debian's
 python3; no mocks."""
+import json
 import os
+import re
 import signal
 import subprocess
 import textwrap
@@ -11,8 +13,8 @@ import time
 
 import pytest
 
-from conftest import (PYTHON, SLOW, comm_of, parent_of, proc_state, processes_with, tracer_of,
-                      wait_until)
+from conftest import (PYTHON, SLOW, comm_of, parent_of, proc_state, processes_with, run,
+                      tracer_of, wait_until)
 
 
 def children_of(pid):
@@ -351,3 +353,39 @@ def test_signal_sigkill_to_an_attached_program_is_refused_like_kill(procs, tmp_p
     assert out.count(refusal) == len(killing) + 1, out
     wait_until(lambda: tracer_of(p.pid) == 0, what="the detach")
     assert proc_state(p.pid) == "S"
+
+
+# Its own trace function (as coverage, pdb or debugpy have) over the line
+# with the Python breakpoint.
+TRACED = textwrap.dedent("""\
+    import sys
+
+    def f():
+        return 1  # BREAK
+
+    sys.settrace(lambda frame, event, arg: None)
+    f()
+    print("ran", flush=True)
+""")
+
+
+@pytest.mark.parametrize("output", ["--batch", "--json"])
+def test_a_breakpoint_under_the_programs_own_tracer_says_why_it_cannot_stop(tmp_path, tdebug,
+                                                                           output):
+    script = tmp_path / "traced.py"
+    script.write_text(TRACED)
+    r = run([tdebug, "run", output, "-b", f"{script}:{line_with(TRACED, '# BREAK')}", "--",
+             PYTHON, str(script)])
+    # Before: only "Python breakpoint 1 ... was never hit", no reason.
+    said = ("Python breakpoints cannot stop in thread {tid} of pid {pid} (f, in '%s'): the "
+            "program's own trace function (sys.settrace: coverage, pdb or debugpy) holds that "
+            "thread; run it without one to stop there" % script)
+    if output == "--json":
+        warnings = [e["message"] for e in map(json.loads, r.stdout.splitlines())
+                    if e.get("event") == "warning"]
+        assert any(re.fullmatch(re.escape(said).replace(r"\{tid\}", r"\d+")
+                                .replace(r"\{pid\}", r"\d+"), w) for w in warnings), r.stdout
+    else:
+        assert re.search(re.escape(said).replace(r"\{tid\}", r"\d+").replace(r"\{pid\}", r"\d+"),
+                         r.stderr), r.stderr
+        assert "ran" in r.stdout

@@ -389,3 +389,52 @@ def test_a_breakpoint_under_the_programs_own_tracer_says_why_it_cannot_stop(tmp_
         assert re.search(re.escape(said).replace(r"\{tid\}", r"\d+").replace(r"\{pid\}", r"\d+"),
                          r.stderr), r.stderr
         assert "ran" in r.stdout
+
+
+# A light session (tdebug run -b on a C function): gdb attaches at once,
+# and the first trap comes only when the process maps a watched library.
+LIGHT = textwrap.dedent("""\
+    import os, time
+    time.sleep(1.5)
+    os.getppid()
+    print("after", flush=True)
+    time.sleep(1000)
+""")
+
+
+@pytest.mark.parametrize("how", ["ctrl-c", "sigint"])
+def test_ctrl_c_before_the_first_trap_of_a_light_run_ends_it(tmp_path, tdebug, terminal, how):
+    """Ctrl-C at the terminal, or SIGINT, at several moments in the window
+    between gdb's attach and the first trap: never a hang (it blocked in
+    waitpid on a program gdb still traced), exit 130, the program gone."""
+    script = tmp_path / "light.py"
+    script.write_text(LIGHT)
+    for delay in [0.05, 0.1, 0.2, 0.3, 0.45, 0.6]:
+        t = terminal([tdebug, "run", "-b", "getppid", "--", PYTHON, str(script)])
+        wait_until(lambda: processes_with(str(script)), interval=0.01, what="the program")
+        time.sleep(delay)  # not a wait: the moment of the Ctrl-C in the window
+        programs = [x for x in processes_with(str(script)) if comm_of(x) == "python3"]
+        if how == "ctrl-c":
+            t.ctrl_c()
+        else:
+            os.kill(t.proc.pid, signal.SIGINT)
+        # Before: 125 ("interrupted"), or a hang in 10 of 16 runs.
+        assert t.wait() == 130, (delay, t.seen.decode(errors="replace"))
+        for x in programs:
+            wait_until(lambda: proc_state(x) in (None, "Z"), what="the program's end")
+
+
+def test_tdebug_killed_at_a_light_stop_takes_gdb_and_the_program_along(tmp_path, tdebug,
+                                                                       terminal):
+    script = tmp_path / "light.py"
+    script.write_text(LIGHT)
+    for attempt in range(4):
+        t = terminal([tdebug, "run", "-b", "getppid", "--", PYTHON, str(script)])
+        t.expect("(tdebug) ")
+        gdb = gdb_of(t.proc.pid)
+        programs = [x for x in processes_with(str(script)) if comm_of(x) == "python3"]
+        os.kill(t.proc.pid, signal.SIGKILL)
+        t.wait()
+        wait_until(lambda: proc_state(gdb) in (None, "Z"), what="gdb's end")
+        for x in programs:
+            wait_until(lambda: proc_state(x) in (None, "Z"), what="the program's end")

@@ -438,3 +438,17 @@ def test_tdebug_killed_at_a_light_stop_takes_gdb_and_the_program_along(tmp_path,
         wait_until(lambda: proc_state(gdb) in (None, "Z"), what="gdb's end")
         for x in programs:
             wait_until(lambda: proc_state(x) in (None, "Z"), what="the program's end")
+
+
+def test_gdb_killed_at_a_python_breakpoint_stop_leaves_the_program_running(armed):
+    p, flag, t = armed
+    flag.write_text("")
+    t.expect("stopped at Python breakpoint 1")
+    t.expect("(tdebug) ")
+    os.kill(gdb_of(t.proc.pid), signal.SIGKILL)
+    t.wait()
+    # The program goes on from the stop (the native breakpoint on getppid
+    # next, which gdb had taken out at the stop), never stopped or killed.
+    out, status = finish(p, flag)
+    assert status == 0, out
+    assert "after the breakpoints: installed=0" in out and "done" in out

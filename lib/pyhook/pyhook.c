@@ -736,6 +736,9 @@ static void orphaned(void)
 __attribute__((constructor)) static void on_load(void)
 {
     tdb_untraced_trap_install(orphaned);
+    /* A child the program forks is not the session's (gdb follows the
+     * parent and detaches the child): its copy of the hook disarms. */
+    pthread_atfork(NULL, NULL, orphaned);
 }
 
 /* A number after KEY in /proc file PATH, or 0. */

@@ -452,3 +452,34 @@ def test_gdb_killed_at_a_python_breakpoint_stop_leaves_the_program_running(armed
     out, status = finish(p, flag)
     assert status == 0, out
     assert "after the breakpoints: installed=0" in out and "done" in out
+
+
+# Forks a child (as a DataLoader's workers are) while a Python breakpoint
+# is armed; the child runs Python and says how its copy of the hook is.
+FORKS = HOOK_STATE + textwrap.dedent("""\
+    import os
+
+    def never():
+        return 1  # NEVER
+
+    def work():
+        return sum(range(10))
+
+    pid = os.fork()
+    if pid == 0:
+        work()
+        print("child:", hook_state(), flush=True)
+        os._exit(0)
+    os.waitpid(pid, 0)
+    print("parent:", hook_state(), flush=True)
+""")
+
+
+def test_a_forked_child_drops_its_copy_of_the_hook(tmp_path, tdebug):
+    script = tmp_path / "forks.py"
+    script.write_text(FORKS)
+    r = run([tdebug, "run", "--batch", "-b", f"{script}:{line_with(FORKS, '# NEVER')}", "--",
+             PYTHON, str(script)])
+    # Before: the child kept the hook (and its cost) with no session.
+    assert "child: installed=0 orphaned=1" in r.stdout, (r.stdout, r.stderr)
+    assert "parent: installed=1 orphaned=0" in r.stdout

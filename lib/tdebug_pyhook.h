@@ -55,7 +55,8 @@
  * gdb left in the process's code harmless once no debugger catches it: the
  * byte is put back, the program runs on and the library disarms.  (Where
  * the tracer is not visible, as from inside a PID namespace, TracerPid is
- * 0 and only the handler is there.)
+ * 0 and only the handler is there.)  A child the program forks is never
+ * the session's (gdb follows the parent): its copy disarms the same way.
  *
  * Safe points: the library calls into CPython, so every gdb `call` of it
  * (dlopen, install, sync, step_arm) must be made on a thread that holds the

@@ -45,12 +45,13 @@
  * 3.11: .sync_slot is 0; the hook sees every call anyway.)  A loop that
  * calls no Python function at all applies it at its next call.
  *
- * A session's end: the library outlives no session.  While installed, a
- * thread of its own (blocking every signal, asleep in poll) watches the
- * process's tracer (TracerPid at install) and that tracer's parent (the
- * tdebug that runs gdb) through pidfds; when either exits, the library
- * disarms as for `disable` (3.12+: through sync_slot itself) and sets
- * `orphaned`: the program goes back to its own speed.  From the moment it
+ * A session's end: the library outlives no session.  While installed, it
+ * watches the process's tracer (TracerPid at install) and that tracer's
+ * parent (the tdebug that runs gdb) through pidfds, looking every 16384 of
+ * its own events (frame starts, line events: what it costs the program)
+ * and on return from each stop; when either exited, the library disarms
+ * as for `disable` and sets `orphaned`: the program goes back to its own
+ * speed.  (No thread of its own: it would show in every thread list.)  From the moment it
  * is loaded, a SIGTRAP handler (lib/untraced_trap.h) makes any breakpoint
  * gdb left in the process's code harmless once no debugger catches it: the
  * byte is put back, the program runs on and the library disarms.  (Where

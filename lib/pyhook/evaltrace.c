@@ -486,6 +486,7 @@ static int trace_func(PyObject *obj, PyFrameObject *f, int what, PyObject *arg)
 {
     if (g_busy || !g_installed)
         return 0;
+    watch_tick();
     if (UNLIKELY(C.disable)) {
         /* a loop that calls nothing reaches no frame start */
         apply_control();
@@ -617,6 +618,7 @@ static PyObject *hook_eval(EVAL_ARGS)
     PyThreadState *ts = _PyThreadState_GET();
 #endif
     C.stats_frames++;
+    watch_tick();
     if (UNLIKELY(C.disable | g_busy | (C.generation != g_gen)))
         return eval_control(ts, fr, throwflag);
     if (LIKELY(!g_active))

@@ -28,7 +28,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdint.h>
@@ -67,6 +66,7 @@ void *g_interp_base;
  * exports _PyMethodWrapper_Type. */
 static PyTypeObject *g_method_wrapper_type;
 step_state g_step;
+static void unwatch(void); /* A session's end, below */
 __thread iframe *tls_fn_frame;
 __thread int tls_fn_slot;
 
@@ -391,6 +391,7 @@ static void do_uninstall(void)
     C.step.mode = TDB_PYHOOK_STEP_NONE;
     C.step.armed = 0;
     mech_uninstall();
+    unwatch();
     g_installed = 0;
     g_active = 0;
     C.installed = 0;
@@ -476,6 +477,7 @@ void stop(int reason, int slot, PyThreadState *ts, iframe *fr, void *ctx, int li
     if (g_step.mode)
         step_end();
     tdebug_pyhook_stop();
+    watch_check(); /* gdb may have died while we were stopped */
     after_stop(ctx);
     PyErr_Clear();
     g_busy--;
@@ -757,76 +759,60 @@ static long proc_field(const char *path, const char *key)
     return p ? strtol(p + strlen(key), NULL, 10) : 0;
 }
 
-static int g_watch_gen; /* +1 at each install: an older watcher leaves */
+/* The session's processes, watched through pidfds: the tracer and its
+ * parent (see "A session's end").  No thread of ours: a thread would be
+ * one more in every stack, thread list and DAP `threads` of the program;
+ * the hook's own events look, every WATCH_EVERY of them, and on return
+ * from each stop.  An idle program pays nothing, and a busy one's hooks
+ * (the cost to remove) are what reach the look. */
+#define WATCH_EVERY 16384
+static int g_watch_fds[2] = {-1, -1};
+int g_watch_countdown = WATCH_EVERY;
 
-typedef struct watch {
-    int gen;
-    int fds[2];
-    int n;
-} watch;
-
-static void *watch_main(void *arg)
+static void unwatch(void)
 {
-    watch w = *(watch *)arg;
-    free(arg);
-    struct pollfd p[2];
-    for (int i = 0; i < w.n; i++)
-        p[i] = (struct pollfd){.fd = w.fds[i], .events = POLLIN};
-    for (;;) {
-        /* The timeout only notices an uninstall (then a new install may
-         * come with a watcher of its own). */
-        int r = poll(p, (nfds_t)w.n, 500);
-        if (__atomic_load_n(&g_watch_gen, __ATOMIC_SEQ_CST) != w.gen ||
-            !__atomic_load_n(&C.installed, __ATOMIC_SEQ_CST))
-            break;
-        if (r > 0) {
-            orphaned();
-            break;
-        }
+    for (int i = 0; i < 2; i++) {
+        if (g_watch_fds[i] >= 0)
+            close(g_watch_fds[i]);
+        g_watch_fds[i] = -1;
     }
-    for (int i = 0; i < w.n; i++)
-        close(w.fds[i]);
-    return NULL;
 }
 
-/* Watch the tracer and its parent (see "A session's end"); at install. */
+/* At install: watch the tracer and its parent. */
 static void watch_session(void)
 {
     char path[64];
     long pids[2];
+    unwatch();
     pids[0] = proc_field("/proc/self/status", "\nTracerPid:");
     if (!pids[0])
         return; /* not traced, or by a tracer this namespace cannot see */
     snprintf(path, sizeof(path), "/proc/%ld/status", pids[0]);
     pids[1] = proc_field(path, "\nPPid:");
-    watch *w = calloc(1, sizeof(*w));
-    if (!w)
+    for (int i = 0; i < 2; i++)
+        if (pids[i] > 1)
+            g_watch_fds[i] = (int)syscall(SYS_pidfd_open, (pid_t)pids[i], 0);
+}
+
+void watch_check(void)
+{
+    struct pollfd p[2];
+    nfds_t n = 0;
+    g_watch_countdown = WATCH_EVERY;
+    for (int i = 0; i < 2; i++)
+        if (g_watch_fds[i] >= 0)
+            p[n++] = (struct pollfd){.fd = g_watch_fds[i], .events = POLLIN};
+    if (!n)
         return;
-    w->gen = __atomic_add_fetch(&g_watch_gen, 1, __ATOMIC_SEQ_CST);
-    for (int i = 0; i < 2; i++) {
-        int fd = pids[i] > 1 ? (int)syscall(SYS_pidfd_open, (pid_t)pids[i], 0) : -1;
-        if (fd >= 0)
-            w->fds[w->n++] = fd;
-    }
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old); /* the program's signals are not ours */
-    pthread_t t;
-    pthread_attr_t attr;
-    int ok = w->n > 0 && pthread_attr_init(&attr) == 0;
-    if (ok) {
-        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-        pthread_attr_setstacksize(&attr, 64 * 1024);
-        ok = pthread_create(&t, &attr, watch_main, w) == 0;
-        pthread_attr_destroy(&attr);
-        if (ok)
-            pthread_setname_np(t, "tdebug-watch");
-    }
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (!ok) {
-        for (int i = 0; i < w->n; i++)
-            close(w->fds[i]);
-        free(w);
+    int gone = 0;
+    if (poll(p, n, 0) > 0)
+        for (nfds_t i = 0; i < n; i++)
+            gone |= (p[i].revents & POLLIN) != 0;
+    /* A dead tracer releases the process before its pidfd says so: no
+     * tracer any more is the same news. */
+    if (gone || proc_field("/proc/self/status", "\nTracerPid:") == 0) {
+        unwatch();
+        orphaned();
     }
 }
 

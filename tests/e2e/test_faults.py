@@ -483,3 +483,13 @@ def test_a_forked_child_drops_its_copy_of_the_hook(tmp_path, tdebug):
     # Before: the child kept the hook (and its cost) with no session.
     assert "child: installed=0 orphaned=1" in r.stdout, (r.stdout, r.stderr)
     assert "parent: installed=1 orphaned=0" in r.stdout
+
+
+def test_ctrl_d_while_an_attached_program_runs_detaches_at_once(armed):
+    p, flag, t = armed
+    os.write(t.master, b"\x04")  # Ctrl-D on an empty line: the terminal's end of input
+    assert t.wait() == 0, t.seen.decode(errors="replace")
+    assert tracer_of(p.pid) == 0
+    flag.write_text("")
+    out, status = finish(p, flag)
+    assert status == 0 and "after the breakpoints: installed=0" in out, out

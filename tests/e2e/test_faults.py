@@ -292,17 +292,14 @@ ASLEEP = textwrap.dedent("""\
 def test_a_signal_while_arming_a_python_breakpoint_exits_128_plus_it(procs, tmp_path, tdebug,
                                                                      sig):
     script, p = start_program(procs, tmp_path, "asleep.py", ASLEEP)
-    t = procs.start([tdebug, "attach", "-b", f"{script}:{line_with(ASLEEP, '# NEVER')}",
-                     str(p.pid)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                    stderr=subprocess.PIPE, text=True)
-    t.stdin.write("continue\n")  # at the attach stop
-    t.stdin.flush()
-    # Let go again: the session waits for the safe point.
+    t = procs.start([tdebug, "attach", "--batch", "-b",
+                     f"{script}:{line_with(ASLEEP, '# NEVER')}", str(p.pid)],
+                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # Attached and let go again: the session waits for the safe point.
     wait_until(lambda: tracer_of(p.pid) != 0 and proc_state(p.pid) == "S",
                what="the program running under gdb")
     t.send_signal(sig)
     out, err = t.communicate(timeout=SLOW)
-    # Before: 125 (or 130 for each signal), "interrupted".
     assert t.returncode == 128 + sig, (out, err)
     wait_until(lambda: tracer_of(p.pid) == 0, what="the detach")
     assert proc_state(p.pid) == "S"

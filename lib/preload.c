@@ -62,6 +62,7 @@
 #include "preload_config.h"
 #include "preload_elf.h"
 #include "tdebug_preload.h"
+#include "untraced_trap.h"
 
 #include <errno.h>
 #include <fnmatch.h>
@@ -443,7 +444,7 @@ static void act_trap(int wait)
     sigaddset(&trap, SIGTRAP);
     sigprocmask(SIG_UNBLOCK, &trap, &old);
     __atomic_store_n(&tdebug_preload_state, TDEBUG_STATE_TRAPPED, __ATOMIC_SEQ_CST);
-    raise(SIGTRAP);
+    tdb_untraced_trap_raise(); /* a debugger that died since the check is no death */
     __atomic_store_n(&tdebug_preload_state, TDEBUG_STATE_IDLE, __ATOMIC_SEQ_CST);
     sigprocmask(SIG_SETMASK, &old, NULL);
 }
@@ -550,6 +551,8 @@ EXPORT unsigned int la_version(unsigned int version)
             "pattern(s); action %s\n", (long)getpid(), cfg.n_syms,
             cfg.n_syms ? cfg.syms[0] : "none", cfg.n_files, actions[cfg.action]);
     }
+    if (trap_here())
+        tdb_untraced_trap_install(NULL); /* breakpoints of a gdb that dies are not fatal */
     return version < LAV_CURRENT ? version : LAV_CURRENT;
 }
 

@@ -45,6 +45,20 @@
  * 3.11: .sync_slot is 0; the hook sees every call anyway.)  A loop that
  * calls no Python function at all applies it at its next call.
  *
+ * A session's end: the library outlives no session.  While installed, it
+ * watches the process's tracer (TracerPid at install) and that tracer's
+ * parent (the tdebug that runs gdb) through pidfds, looking every 16384 of
+ * its own events (frame starts, line events: what it costs the program)
+ * and on return from each stop; when either exited, the library disarms
+ * as for `disable` and sets `orphaned`: the program goes back to its own
+ * speed.  (No thread of its own: it would show in every thread list.)  From the moment it
+ * is loaded, a SIGTRAP handler (lib/untraced_trap.h) makes any breakpoint
+ * gdb left in the process's code harmless once no debugger catches it: the
+ * byte is put back, the program runs on and the library disarms.  (Where
+ * the tracer is not visible, as from inside a PID namespace, TracerPid is
+ * 0 and only the handler is there.)  A child the program forks is never
+ * the session's (gdb follows the parent): its copy disarms the same way.
+ *
  * Safe points: the library calls into CPython, so every gdb `call` of it
  * (dlopen, install, sync, step_arm) must be made on a thread that holds the
  * GIL and is at a point where CPython can be re-entered: the entry of
@@ -161,8 +175,16 @@ enum {
     TDB_PYHOOK_STOP_NATIVE = 4,     /* step: the line is about to call the
                                      * native function at native_addr; the
                                      * frame and line are the caller's */
-    TDB_PYHOOK_STOP_FINISH = 5      /* finish: the caller, right after the
+    TDB_PYHOOK_STOP_FINISH = 5,     /* finish: the caller, right after the
                                      * call returned, at its current line */
+    TDB_PYHOOK_STOP_FOREIGN = 6     /* 3.8-3.11: a frame of code with a
+                                     * breakpoint starts on a thread whose
+                                     * trace function is another's
+                                     * (sys.settrace: coverage, pdb,
+                                     * debugpy): no breakpoint can stop
+                                     * there.  Once a thread; frame, code
+                                     * and line (the first) are that
+                                     * frame's.  tdebug says so and goes on */
 };
 
 /*
@@ -227,7 +249,13 @@ typedef struct tdb_pyhook_control {
                                    * interpreter, whose events are the
                                    * library's; after the last sync or
                                    * uninstall: 0 once disabled) */
-    int32_t reserved;
+    int32_t orphaned;             /* the library: 1 once it found its
+                                   * session gone (a breakpoint of gdb's
+                                   * trapped with no debugger left, or the
+                                   * debugger or its parent, tdebug, exited
+                                   * while installed): it disarmed itself,
+                                   * as `disable` does (see "A session's
+                                   * end") */
     tdb_pyhook_step step;         /* tdebug writes (see above) */
     tdb_pyhook_report report;     /* the library writes */
     uint64_t stats_frames;        /* frames the hook saw (diagnostics) */

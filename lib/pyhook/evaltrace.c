@@ -486,6 +486,12 @@ static int trace_func(PyObject *obj, PyFrameObject *f, int what, PyObject *arg)
 {
     if (g_busy || !g_installed)
         return 0;
+    watch_tick();
+    if (UNLIKELY(C.disable)) {
+        /* a loop that calls nothing reaches no frame start */
+        apply_control();
+        return 0;
+    }
     PyThreadState *ts = PyThreadState_Get();
     PyObject *et, *ev, *tb;
     PyErr_Fetch(&et, &ev, &tb);
@@ -579,6 +585,23 @@ static __attribute__((noinline)) PyObject *eval_traced(PyThreadState *ts, iframe
     return res;
 }
 
+/* A thread whose trace function is another's (sys.settrace): no
+ * breakpoint can stop there.  The first frame of code with one that starts
+ * there is reported (once a thread), so that tdebug can tell the user why
+ * their breakpoint never stops. */
+static __thread int tls_foreign_told;
+
+static __attribute__((noinline)) PyObject *eval_foreign(PyThreadState *ts, iframe *fr,
+                                                        int throwflag)
+{
+    if (!tls_foreign_told && !g_busy && code_lookup(frame_code(fr))) {
+        tls_foreign_told = 1;
+        stop(TDB_PYHOOK_STOP_FOREIGN, -1, ts, fr, NULL, frame_code(fr)->co_firstlineno, NULL,
+             NULL);
+    }
+    return CALL_PREV(ts, fr, throwflag);
+}
+
 /* Every Python frame starts here.  The common case (neither the frame
  * nor its caller has line events, no step) is a few loads and a tail call
  * of the evaluator: no frame of the hook's on the C stack, nothing done on
@@ -595,10 +618,13 @@ static PyObject *hook_eval(EVAL_ARGS)
     PyThreadState *ts = _PyThreadState_GET();
 #endif
     C.stats_frames++;
+    watch_tick();
     if (UNLIKELY(C.disable | g_busy | (C.generation != g_gen)))
         return eval_control(ts, fr, throwflag);
-    if (LIKELY(!g_active) || UNLIKELY(!owns_tracing(ts)))
+    if (LIKELY(!g_active))
         return CALL_PREV(ts, fr, throwflag);
+    if (UNLIKELY(!owns_tracing(ts)))
+        return eval_foreign(ts, fr, throwflag);
     if (LIKELY(code_clean(frame_code(fr)) && !g_step.mode && !caller_traced(ts)))
         return CALL_PREV(ts, fr, throwflag);
     return eval_traced(ts, fr, throwflag);

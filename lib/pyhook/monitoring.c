@@ -470,6 +470,7 @@ static inline int ignore(void)
     C.stats_frames++;
     if (UNLIKELY(g_busy || !g_installed))
         return 1;
+    watch_tick();
     if (UNLIKELY(C.disable | (C.generation != g_gen))) {
         apply_control();
         if (!g_installed)

@@ -22,11 +22,16 @@
  * had is restored; nothing is printed.
  */
 #include "pyhook.h"
+#include "untraced_trap.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -61,6 +66,7 @@ void *g_interp_base;
  * exports _PyMethodWrapper_Type. */
 static PyTypeObject *g_method_wrapper_type;
 step_state g_step;
+static void unwatch(void); /* A session's end, below */
 __thread iframe *tls_fn_frame;
 __thread int tls_fn_slot;
 
@@ -385,6 +391,7 @@ static void do_uninstall(void)
     C.step.mode = TDB_PYHOOK_STEP_NONE;
     C.step.armed = 0;
     mech_uninstall();
+    unwatch();
     g_installed = 0;
     g_active = 0;
     C.installed = 0;
@@ -470,6 +477,7 @@ void stop(int reason, int slot, PyThreadState *ts, iframe *fr, void *ctx, int li
     if (g_step.mode)
         step_end();
     tdebug_pyhook_stop();
+    watch_check(); /* gdb may have died while we were stopped */
     after_stop(ctx);
     PyErr_Clear();
     g_busy--;
@@ -713,6 +721,102 @@ int resolve_compare(resolved *r, PyObject *a, int op)
 
 
 /* ------------------------------------------------------------------ */
+/* A session's end (lib/tdebug_pyhook.h): disarm, never trap unheard     */
+
+/* The session is gone: disarm at the next safe point, as `disable` does.
+ * Async-signal-safe (the SIGTRAP handler calls it) and lock-free (so does
+ * the watcher, which holds no GIL): plain stores. */
+static void orphaned(void)
+{
+    __atomic_store_n(&C.orphaned, 1, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&C.disable, 1, __ATOMIC_SEQ_CST);
+    uint64_t slot = __atomic_load_n(&C.sync_slot, __ATOMIC_SEQ_CST);
+    if (slot)
+        __atomic_store_n((uint64_t *)(uintptr_t)slot, C.sync_eval_frame, __ATOMIC_SEQ_CST);
+}
+
+__attribute__((constructor)) static void on_load(void)
+{
+    tdb_untraced_trap_install(orphaned);
+    /* A child the program forks is not the session's (gdb follows the
+     * parent and detaches the child): its copy of the hook disarms. */
+    pthread_atfork(NULL, NULL, orphaned);
+}
+
+/* A number after KEY in /proc file PATH, or 0. */
+static long proc_field(const char *path, const char *key)
+{
+    char buf[4096];
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = 0;
+    const char *p = strstr(buf, key);
+    return p ? strtol(p + strlen(key), NULL, 10) : 0;
+}
+
+/* The session's processes, watched through pidfds: the tracer and its
+ * parent (see "A session's end").  No thread of ours: a thread would be
+ * one more in every stack, thread list and DAP `threads` of the program;
+ * the hook's own events look, every WATCH_EVERY of them, and on return
+ * from each stop.  An idle program pays nothing, and a busy one's hooks
+ * (the cost to remove) are what reach the look. */
+#define WATCH_EVERY 16384
+static int g_watch_fds[2] = {-1, -1};
+int g_watch_countdown = WATCH_EVERY;
+
+static void unwatch(void)
+{
+    for (int i = 0; i < 2; i++) {
+        if (g_watch_fds[i] >= 0)
+            close(g_watch_fds[i]);
+        g_watch_fds[i] = -1;
+    }
+}
+
+/* At install: watch the tracer and its parent. */
+static void watch_session(void)
+{
+    char path[64];
+    long pids[2];
+    unwatch();
+    pids[0] = proc_field("/proc/self/status", "\nTracerPid:");
+    if (!pids[0])
+        return; /* not traced, or by a tracer this namespace cannot see */
+    snprintf(path, sizeof(path), "/proc/%ld/status", pids[0]);
+    pids[1] = proc_field(path, "\nPPid:");
+    for (int i = 0; i < 2; i++)
+        if (pids[i] > 1)
+            g_watch_fds[i] = (int)syscall(SYS_pidfd_open, (pid_t)pids[i], 0);
+}
+
+void watch_check(void)
+{
+    struct pollfd p[2];
+    nfds_t n = 0;
+    g_watch_countdown = WATCH_EVERY;
+    for (int i = 0; i < 2; i++)
+        if (g_watch_fds[i] >= 0)
+            p[n++] = (struct pollfd){.fd = g_watch_fds[i], .events = POLLIN};
+    if (!n)
+        return;
+    int gone = 0;
+    if (poll(p, n, 0) > 0)
+        for (nfds_t i = 0; i < n; i++)
+            gone |= (p[i].revents & POLLIN) != 0;
+    /* A dead tracer releases the process before its pidfd says so: no
+     * tracer any more is the same news. */
+    if (gone || proc_field("/proc/self/status", "\nTracerPid:") == 0) {
+        unwatch();
+        orphaned();
+    }
+}
+
+/* ------------------------------------------------------------------ */
 /* The exported functions                                              */
 
 EXPORT int tdebug_pyhook_install(void)
@@ -754,8 +858,11 @@ EXPORT int tdebug_pyhook_install(void)
         g_installed = 1;
         C.installed = 1;
         C.disable = 0;
+        C.orphaned = 0;
         C.error[0] = 0;
         do_sync();
+        tdb_untraced_trap_install(orphaned);
+        watch_session();
     }
     g_busy--;
     PyErr_Clear();

@@ -239,6 +239,17 @@ void stop(int reason, int slot, PyThreadState *ts, iframe *fr, void *ctx, int li
  * thread had kept.  For the mechanisms' safe points. */
 void apply_control(void);
 
+/* Has the session gone (gdb or tdebug exited)?  Then `disable` as tdebug
+ * would (lib/tdebug_pyhook.h, "A session's end").  watch_tick() at each
+ * of the hook's events (the GIL held) looks every so many. */
+extern int g_watch_countdown __attribute__((visibility("hidden")));
+void watch_check(void);
+static inline void watch_tick(void)
+{
+    if (UNLIKELY(--g_watch_countdown <= 0))
+        watch_check();
+}
+
 /* ------------------------------------------------------------------ */
 /* Where a step goes native                                            */
 

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -35,6 +36,8 @@ struct tdb_cli {
     pid_t program;       /* a program tdebug started: it gets the terminal */
     /* what ends the session */
     int quit;            /* the user quit (or input ended) */
+    int read_stdin;      /* commands were read from stdin: its end is a quit */
+    int input_ended;     /* stdin ended with the last command read */
     int fatal_signal;    /* SIGINT (batch), SIGTERM, SIGHUP: end the session */
     int gdb_died;
     /* commands */
@@ -352,6 +355,7 @@ static char *read_command(tdb_cli *c, tdb_error *err)
         return line;
     }
     int gdbfd = tdb_session_gdb_fd(c->s);
+    c->read_stdin = 1;
     if (!isatty(0)) {
         /* Not a terminal: plain lines, still interruptible. */
         fputs(prompt, stdout);
@@ -373,6 +377,7 @@ static char *read_command(tdb_cli *c, tdb_error *err)
             char ch;
             ssize_t n = read(0, &ch, 1);
             if (n <= 0) {
+                c->input_ended = 1;
                 if (line.len)
                     return tdb_buf_detach(&line);
                 break;
@@ -561,6 +566,34 @@ static int sigint_from_terminal(tdb_cli *c, const tdb_stop_info *st)
     return tdb_session_siginfo_code(c->s, &code, &err) == 0 && code == 0x80;
 }
 
+/* While the program runs, is the end of the input the commands came from
+ * to be watched?  Not when the program has the terminal (a Ctrl-D there is
+ * the program's), nor when no command came from stdin yet. */
+static int watches_input(const tdb_cli *c)
+{
+    return c->opts.output == TDB_OUTPUT_INTERACTIVE && !c->commands && c->read_stdin &&
+           !(c->tty >= 0 && c->program > 0);
+}
+
+/* Has stdin ended?  Readable with nothing to read: a closed pipe, a file
+ * read to its end, a Ctrl-D on an empty line of a terminal.  Nothing is
+ * read: a line typed meanwhile waits for the next prompt. */
+static int input_ended(tdb_cli *c)
+{
+    struct pollfd p = {0, POLLIN, 0};
+    int avail = 0;
+    if (c->input_ended)
+        return 1;
+    if (poll(&p, 1, 0) != 1 || !(p.revents & (POLLIN | POLLHUP)))
+        return 0;
+    if (p.revents & (POLLERR | POLLNVAL))
+        return 1;
+    return ioctl(0, FIONREAD, &avail) == 0 && avail == 0;
+}
+
+/* How often a running program's session looks at its input's end. */
+#define INPUT_WATCH_MS 250
+
 /* The event loop while the program runs.  Returns 0 when the program
  * ended or the session should end, -1 on error. */
 static int event_loop(tdb_cli *c, tdb_error *err)
@@ -569,9 +602,19 @@ static int event_loop(tdb_cli *c, tdb_error *err)
     for (;;) {
         if (tdb_session_running(c->s))
             terminal_to_program(c);
-        int rc = tdb_session_wait(c->s, -1, c->sigfd, err);
+        int watch = watches_input(c);
+        if (watch && tdb_session_running(c->s) && input_ended(c)) {
+            /* The end of input ends the session as `quit` does, also while
+             * the program runs: a program tdebug started is killed, one it
+             * attached to is detached, now rather than at the next stop. */
+            c->quit = 1;
+            return 0;
+        }
+        int rc = tdb_session_wait(c->s, watch ? INPUT_WATCH_MS : -1, c->sigfd, err);
         if (rc < 0)
             return -1;
+        if (rc == TDB_WAIT_TIMEOUT)
+            continue;
         if (rc == TDB_WAIT_GDB_DIED) {
             c->gdb_died = 1;
             terminal_to_us(c);
@@ -618,6 +661,22 @@ static int event_loop(tdb_cli *c, tdb_error *err)
     }
 }
 
+/* A wait a signal cut short (ECANCELED: the signal self-pipe woke it):
+ * not a failure but the user's word, whatever phase it came in (attaching,
+ * arming the Python hook).  Returns the signal, with ERR cleared and
+ * c->fatal_signal set, or 0. */
+static int cancelled_by_signal(tdb_cli *c, tdb_error *err)
+{
+    if (!err->set || err->code != ECANCELED)
+        return 0;
+    int sig = tdb_signals_take();
+    if (sig != SIGINT && sig != SIGTERM && sig != SIGHUP)
+        return 0;
+    tdb_error_clear(err);
+    c->fatal_signal = sig;
+    return sig;
+}
+
 /* ---- run ---- */
 
 int tdb_cli_run(tdb_cli *c, char *const argv[], tdb_error *err)
@@ -642,6 +701,13 @@ int tdb_cli_run(tdb_cli *c, char *const argv[], tdb_error *err)
     if (tdb_session_end(c->s, TDB_END_AUTO) && status == 0)
         status = TDB_EXIT_FAIL;
 done:
+    if (!c->gdb_died && cancelled_by_signal(c, err)) {
+        status = 128 + c->fatal_signal;
+        if (!tdb_session_program_ended(c->s)) {
+            tdb_session_end(c->s, TDB_END_AUTO);
+            tdb_say_killed(c->opts.output, c->fatal_signal);
+        }
+    }
     if (c->gdb_died && !err->set)
         tdb_error_set(err, EPIPE, "gdb died: the session ended");
     if (err->set && status == TDB_EXIT_TOOL && err->exit_code)
@@ -662,8 +728,15 @@ int tdb_cli_attach(tdb_cli *c, pid_t pid, const json_t *announcement, tdb_error 
 
     if (tdb_session_attach(c->s, pid, announcement, &start, err) < 0) {
         status = err->exit_code ? err->exit_code : TDB_EXIT_TOOL;
-        if (status == 130 || (err->code == ECANCELED && tdb_signals_take() != 0))
-            status = 130;
+        if (err->code == ECANCELED) {
+            /* A signal cut the attach short, in whichever wait it came. */
+            int sig = tdb_signals_take();
+            status = sig == SIGTERM || sig == SIGHUP ? 128 + sig : 130;
+            tdb_error_clear(err);
+            tdb_error_set_exit(err, status, ECANCELED, "%s%s while attaching to pid %d: it was "
+                               "left running", status == 130 ? "interrupted" : "terminated by SIG",
+                               status == 130 ? "" : sigabbrev_np(status - 128), (int)pid);
+        }
         goto done;
     }
     int sig = 0;
@@ -715,6 +788,8 @@ int tdb_cli_attach(tdb_cli *c, pid_t pid, const json_t *announcement, tdb_error 
     }
     status = c->fatal_signal ? 128 + c->fatal_signal : TDB_EXIT_OK;
 done:
+    if (!c->gdb_died && cancelled_by_signal(c, err))
+        status = 128 + c->fatal_signal;
     if (c->gdb_died && !err->set)
         tdb_error_set(err, EPIPE, "gdb died: the session ended");
     tdb_session_end(c->s, TDB_END_DETACH);

@@ -16,6 +16,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 typedef struct command {
     const char *name;  /* "info breakpoints" */
@@ -140,13 +141,54 @@ static int cmd_quit(tdb_session *s, const char *args, tdb_reply *r, tdb_error *e
     return 0;
 }
 
+/* Refuse CMD (the command's name) on a process tdebug attached to. */
+static int refuse_killing(tdb_session *s, const char *cmd, tdb_reply *r)
+{
+    return tdb_command_fail(r, cmd, "tdebug never kills a process it attached to: "
+                                    "'detach' or 'quit' leaves pid %d running",
+                            (int)tdb_session_pid(s));
+}
+
 static int cmd_kill(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err)
 {
     if (tdb_session_attached(s))
-        return tdb_command_fail(r, "kill", "tdebug never kills a process it attached to: "
-                                           "'detach' or 'quit' leaves pid %d running",
-                                (int)tdb_session_pid(s));
+        return refuse_killing(s, "kill", r);
     return cmd_quit(s, args, r, err);
+}
+
+/* Is WORD SIGKILL as gdb takes it: "SIGKILL", "KILL" (any case) or 9? */
+static int is_sigkill(const char *word, size_t n)
+{
+    if (n > 3 && strncasecmp(word, "SIG", 3) == 0)
+        word += 3, n -= 3;
+    return (n == 4 && strncasecmp(word, "KILL", 4) == 0) || (n == 1 && word[0] == '9');
+}
+
+/* Would gdb command LINE kill the program outright: `signal SIGKILL`,
+ * `queue-signal 9`, `call kill(pid, 9)`?  (For a process tdebug attached
+ * to, which it never kills: `kill` itself is refused the same way.) */
+static int kills_program(const char *line)
+{
+    size_t n = strcspn(line, " \t");
+    const char *args = line + n + strspn(line + n, " \t");
+    if ((n == 6 && strncmp(line, "signal", 6) == 0) ||
+        (n == 12 && strncmp(line, "queue-signal", 12) == 0))
+        return is_sigkill(args, strcspn(args, " \t"));
+    if ((n == 4 && strncmp(line, "call", 4) == 0) || (n == 5 && strncmp(line, "print", 5) == 0) ||
+        (n == 1 && line[0] == 'p')) {
+        /* kill(...), tgkill(...) with SIGKILL or 9 among the arguments */
+        const char *k = strstr(args, "kill");
+        const char *open = k ? k + 4 + strspn(k + 4, " \t") : NULL;
+        if (!open || *open != '(')
+            return 0;
+        for (const char *p = open + 1; *p;) {
+            size_t w = strcspn(p, " \t,()");
+            if (w && is_sigkill(p, w))
+                return 1;
+            p += w ? w : 1;
+        }
+    }
+    return 0;
 }
 
 /* ---- symbols, source ---- */
@@ -319,6 +361,8 @@ int tdb_command_exec(tdb_session *s, const char *line, tdb_reply *r, tdb_error *
         rc = 0;
     else if (found)
         rc = found->fn(s, args, r, err);
+    else if (tdb_session_attached(s) && kills_program(cmd))
+        rc = refuse_killing(s, cmd, r);
     else
         rc = tdb_command_gdb(s, cmd, r, err);
     free(cmd);

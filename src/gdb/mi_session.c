@@ -592,7 +592,11 @@ int tdb_gdb_handshake(tdb_gdb *g, tdb_error *err)
 
     text = tdb_gdb_console(g, START_TIMEOUT_MS, &local, "show version");
     if (!text) {
-        if (!tdb_gdb_alive(g))
+        if (!tdb_gdb_alive(g) && g->reaped && WIFSIGNALED(g->status))
+            /* killed (SIGKILL, the OOM killer): not a gdb that cannot do MI3 */
+            tdb_error_set(err, local.code, "gdb ('%s') died as it started (%s)", gdb,
+                          g->death ? g->death : "killed");
+        else if (!tdb_gdb_alive(g))
             tdb_error_set(err, local.code,
                           "'%s' does not speak gdb's MI3 (%s): gdb 10 or newer is needed; "
                           "install it (apt-get install gdb) or set TDEBUG_GDB",

@@ -133,6 +133,7 @@ typedef struct light_state {
     int wanted;          /* tdb_session_new() left gdb starting for it */
     int on;              /* gdb reads no library file now */
     pid_t child;         /* the program, tdebug's own child (reaped at the end) */
+    pid_t unreaped;      /* killed, but gdb still held it: reaped once gdb is gone */
     char *sysroot;       /* gdb's own sysroot, which the upgrade gives back */
     char *exe;           /* the interpreter, whose symbols the upgrade reads */
     char *script_dir;    /* the script's directory (interest) */
@@ -398,7 +399,10 @@ json_t *tdb_session_light_frames(tdb_session *s, int thread, int *need_gdb, tdb_
 /* Make a light session an ordinary one (no-op otherwise): gdb reads the
  * libraries again, the held breakpoints and watched modules go to gdb. */
 int tdb_session_light_upgrade(tdb_session *s, tdb_error *err);
-/* The program is gone or killed: reap it (a light session's child). */
+/* The program is gone or killed: reap it (a light session's child), or
+ * leave it to tdb_session_light_reap() when gdb still holds it. */
 void tdb_session_light_end(tdb_session *s);
+/* After gdb is gone: reap what tdb_session_light_end() could not. */
+void tdb_session_light_reap(tdb_session *s);
 
 #endif

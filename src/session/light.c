@@ -671,14 +671,39 @@ int tdb_session_light_upgrade(tdb_session *s, tdb_error *err)
     return 0;
 }
 
+/* Reap PID within MS milliseconds: 1 reaped (or not ours), 0 not yet. */
+static int reap_within(pid_t pid, int ms)
+{
+    int64_t deadline = tdb_now_ms() + ms;
+    for (;;) {
+        pid_t r = waitpid(pid, NULL, WNOHANG);
+        if (r == pid || (r < 0 && errno != EINTR))
+            return 1;
+        if (tdb_now_ms() >= deadline)
+            return 0;
+        usleep(5000);
+    }
+}
+
 void tdb_session_light_end(tdb_session *s)
 {
     if (s->light.child <= 0)
         return;
     /* Gone already (a zombie until now), or killed by gdb: a program tdebug
-     * started never outlives its session. */
+     * started never outlives its session.  A child gdb still traces is
+     * reaped by its parent only after gdb has waited for it, which a gdb
+     * holding it stopped (just attached, before the first trap) does not
+     * do: never block on it here, where a Ctrl-C or SIGTERM must end the
+     * session; it is reaped once gdb is gone (tdb_session_light_reap()). */
     kill(s->light.child, SIGKILL);
-    while (waitpid(s->light.child, NULL, 0) < 0 && errno == EINTR)
-        ;
+    if (!reap_within(s->light.child, 500))
+        s->light.unreaped = s->light.child;
     s->light.child = -1;
+}
+
+void tdb_session_light_reap(tdb_session *s)
+{
+    if (s->light.unreaped > 0)
+        reap_within(s->light.unreaped, 2000);
+    s->light.unreaped = -1;
 }

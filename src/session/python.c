@@ -596,6 +596,12 @@ int tdb_session_python_stopped(tdb_session *s, int bkptno, const json_t *res, td
                      : rep->step_mode == TDB_PYHOOK_STEP_NEXT ? TDB_STOP_NEXT : TDB_STOP_STEP;
         st->compact = 1;
         break;
+    case TDB_PYHOOK_STOP_FOREIGN:
+        say(s, "warning", "Python breakpoints cannot stop in thread %lld of pid %d (%s, in "
+                          "'%s'): the program's own trace function (sys.settrace: coverage, pdb "
+                          "or debugpy) holds that thread; run it without one to stop there",
+            (long long)rep->tid, (int)s->pid, rep->function, rep->file);
+        return TDB_HOOK_GO_ON;
     default:
         return TDB_HOOK_GO_ON; /* nothing to show */
     }

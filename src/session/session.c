@@ -449,6 +449,7 @@ void tdb_session_free(tdb_session *s)
     free(s->hook.lib);
     free(s->hook.failed);
     tdb_gdb_close(s->gdb, 5000);
+    tdb_session_light_reap(s);
     for (size_t i = 0; i < s->n_libs; i++)
         free(s->libs[i].path);
     free(s->libs);

@@ -71,6 +71,7 @@ int tdb_session_gdb_console(tdb_session *s, const char *cmd, char **out, int *re
                             tdb_error *err)
 {
     tdb_buf mi = TDB_BUF_INIT;
+    tdb_session_printers_prepare(s); /* 'print t' shows the tensor */
     tdb_buf_adds(&mi, "-interpreter-exec console ");
     tdb_mi_quote(&mi, cmd);
     tdb_mi_response *resp = tdb_gdb_send(s->gdb, SYMBOLS_TIMEOUT_MS, err, tdb_buf_str(&mi));

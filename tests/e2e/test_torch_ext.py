@@ -53,3 +53,56 @@ def test_break_on_function_stops_after_the_prologue_with_valid_arguments(
     assert args["a"]["sizes"] == [2, 3] and args["a"]["values"] == [0, 1, 2, 3, 4, 5], stop
     assert args["b"]["values"] == [1] * 6, stop
     assert "tensor([[2., 3., 4.]," in r.stdout + r.stderr  # the program went on
+
+
+TENSOR_A = "float32 [2, 3] strides [3, 1] cpu values [0, 1, 2, 3, 4, 5]"
+
+
+def test_tensors_in_print_locals_finish_and_the_stop_line(tdebug, torch_available, myop):
+    """gdb's own commands typed at the prompt show tensors as tdebug's 'args'
+    does (gdb's printers, registered by the session); C++ names are short
+    in 'bt' and whole in 'bt full'."""
+    cmds = ["print a", "next", "next", "next", "print scaled", "info locals", "print a.sizes()",
+            "print alpha", "finish", "bt", "bt full", "q"]
+    r = run([tdebug, "run", "-b", "scaled_add", "--", PYTHON, "run.py"], cwd=myop,
+            env=clean_env(PYTHONPATH=str(myop)), input="\n".join(cmds) + "\n")
+    out = r.stdout
+    assert "  a (const at::Tensor &) = " + TENSOR_A in out, out + r.stderr
+    assert "scaled_add (a=" + TENSOR_A in out, out  # the stop's frame line
+    assert "$1 = " + TENSOR_A in out, out
+    assert re.search(r"\$2 = float32 \[2, 3\] strides \[3, 1\] cpu values \[2, 2, 2, 2, 2, 2\]", out), out
+    assert re.search(r"^scaled = float32 \[2, 3\] strides \[3, 1\] cpu values \[2, 2", out, re.M), out
+    assert "$3 = [2, 3]" in out, out          # c10::IntArrayRef
+    assert "$4 = 2" in out, out
+    assert re.search(r"Value returned: \$5 = float32 \[2, 3\] strides \[3, 1\] cpu values "
+                     r"\[2, 3, 4, 5, 6, 7\]", out), out
+    assert "in pybind11::detail::argument_loader<\u2026>::call_impl<\u2026>(\u2026) && ()" in out, out
+    assert ("in pybind11::detail::argument_loader<at::Tensor const&, at::Tensor const&, double>"
+            "::call_impl<at::Tensor, ") in out, out
+
+
+def test_gdb_alone_with_the_printers_agrees(tdebug, torch_available, myop, build_dir):
+    """The printers in a gdb of one's own (as lib/gdb/tdebug_printers.py
+    says), given the layout tdebug cached, print what tdebug shows."""
+    stop, _ = stop_at_scaled_add(tdebug, myop, myop, light=True)  # caches the layout
+    import glob
+    import os
+    cache = os.path.join(os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")),
+                         "tdebug", "torch-layout")
+    layout = max(glob.glob(cache + "/*.json"), key=os.path.getmtime)
+    r = run(["gdb", "-nx", "-batch", "-ex", "set breakpoint pending on",
+             "-ex", "python import sys; sys.path.insert(0, '%s'); import tdebug_printers"
+             % (build_dir / "gdb"),
+             "-ex", "python tdebug_printers.set_layout_file('%s')" % layout,
+             "-ex", "break scaled_add", "-ex", "run", "-ex", "print b", "-ex", "kill",
+             "--args", PYTHON, "run.py"], cwd=myop, env=clean_env(PYTHONPATH=str(myop)))
+    assert "$1 = float32 [2, 3] strides [3, 1] cpu values [1, 1, 1, 1, 1, 1]" in r.stdout, \
+        r.stdout + r.stderr
+
+
+def test_json_frames_have_short_and_full_names(tdebug, torch_available, myop):
+    stop, _ = stop_at_scaled_add(tdebug, myop, myop, light=True)
+    f1 = stop["frames"][1]
+    assert f1["function"].startswith("pybind11::detail::argument_loader<\u2026>::call_impl<"), f1
+    assert f1["function_full"].startswith(
+        "pybind11::detail::argument_loader<at::Tensor const&, at::Tensor const&, double>"), f1

@@ -21,8 +21,10 @@ import pytest
 from conftest import BUILD, PYTHON, ROOT, clean_env, run
 
 SRC = ROOT / "samples" / "myop"
-# What 'tdebug profile --torch-extension' prints (test_torch_ext checks they agree).
-DEBUG_CFLAGS = ["-O0", "-g3", "-fno-omit-frame-pointer"]
+# What 'tdebug profile --torch-extension' prints with lld (test_torch_ext
+# checks they agree; make deps installs lld).
+DEBUG_CFLAGS = ["-O0", "-g3", "-fno-omit-frame-pointer", "-ggnu-pubnames"]
+DEBUG_LDFLAGS = ["-fuse-ld=lld", "-Wl,--gdb-index"]
 BUILD_TIMEOUT = 1200
 
 
@@ -30,7 +32,7 @@ def _stamp(kind):
     h = hashlib.sha256()
     for name in ("myop.cpp", "setup.py", "run.py"):
         h.update((SRC / name).read_bytes())
-    h.update(" ".join([kind, PYTHON] + DEBUG_CFLAGS).encode())
+    h.update(" ".join([kind, PYTHON] + DEBUG_CFLAGS + DEBUG_LDFLAGS).encode())
     return h.hexdigest()
 
 
@@ -58,8 +60,8 @@ def build_setup():
 JIT_SCRIPT = """
 import os, sys
 from torch.utils import cpp_extension
-m = cpp_extension.load(name="myop", sources=[sys.argv[1]], extra_cflags=sys.argv[2:],
-                       verbose=False)
+m = cpp_extension.load(name="myop", sources=[sys.argv[1]], extra_cflags=sys.argv[2].split(),
+                       extra_ldflags=sys.argv[3].split(), verbose=False)
 print(m.__file__)
 """
 
@@ -76,7 +78,8 @@ def build_jit():
         out.mkdir(parents=True)
         shutil.copy(SRC / "myop.cpp", out)
         shutil.copy(SRC / "run.py", out)
-        r = run([PYTHON, "-c", JIT_SCRIPT, str(out / "myop.cpp")] + DEBUG_CFLAGS,
+        r = run([PYTHON, "-c", JIT_SCRIPT, str(out / "myop.cpp"), " ".join(DEBUG_CFLAGS),
+                 " ".join(DEBUG_LDFLAGS)],
                 env=clean_env(TORCH_EXTENSIONS_DIR=str(ext)), timeout=BUILD_TIMEOUT)
         assert r.returncode == 0, r.stdout + r.stderr
         stamp.write_text(_stamp("jit"))

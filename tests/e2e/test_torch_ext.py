@@ -106,3 +106,70 @@ def test_json_frames_have_short_and_full_names(tdebug, torch_available, myop):
     assert f1["function"].startswith("pybind11::detail::argument_loader<\u2026>::call_impl<"), f1
     assert f1["function_full"].startswith(
         "pybind11::detail::argument_loader<at::Tensor const&, at::Tensor const&, double>"), f1
+
+
+def test_profile_torch_extension_says_what_the_builds_use(tdebug):
+    from myop_util import DEBUG_CFLAGS, DEBUG_LDFLAGS
+    r = run([tdebug, "profile", "--torch-extension", "--json"])
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["kind"] == "torch-extension"
+    notes = " ".join(doc["notes"])
+    assert "extra_compile_args=%r" % DEBUG_CFLAGS in notes, notes
+    assert "extra_cflags=%r" % DEBUG_CFLAGS in notes, notes
+    assert "extra_ldflags=%r" % DEBUG_LDFLAGS in notes, notes
+    assert "TORCH_EXTENSIONS_DIR" in [v["name"] for v in doc["variables"]]
+    text = run([tdebug, "profile", "--torch-extension"]).stdout
+    assert "export TORCH_EXTENSIONS_DIR=" in text and "BuildExtension" in text, text
+
+
+@pytest.mark.parametrize("build", ["setup.py", "jit"])
+def test_profile_check_says_the_built_op_is_debuggable(tdebug, request, build):
+    libdir = request.getfixturevalue("myop") if build == "setup.py" else \
+        request.getfixturevalue("myop_jit")[1]
+    so = next(libdir.glob("myop*.so"))
+    r = run([tdebug, "profile", "--check", "--no-deps", str(so)])
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "=> debuggable" in r.stdout or "debuggable" in r.stdout.splitlines()[-1], r.stdout
+
+
+def test_dap_variables_hover_and_evaluate_show_tensors(tdebug, torch_available, myop, procs,
+                                                      tmp_path):
+    from tdap_util import Adapter
+    dap = Adapter.start(tdebug, procs, tmp_path)
+    dap.initialize()
+
+    def setup(d):
+        d.request("setFunctionBreakpoints", {"breakpoints": [{"name": "scaled_add"}]})
+    dap.start_program("launch", {"program": str(myop / "run.py"), "python": PYTHON,
+                                 "cwd": str(myop), "env": {"PYTHONPATH": str(myop)}}, setup)
+    i, stop = dap.stopped()
+    tid = stop["threadId"]
+    frames = dap.frames(tid)
+    assert frames[0]["name"] == "scaled_add"
+    assert frames[1]["name"].startswith("pybind11::detail::argument_loader<\u2026>::call_impl")
+    scopes = dap.request("scopes", {"frameId": frames[0]["id"]})["body"]["scopes"]
+    args = dap.request("variables", {"variablesReference": scopes[0]["variablesReference"]})
+    a = next(v for v in args["body"]["variables"] if v["name"] == "a")
+    assert a["value"] == "tensor([[0., 1., 2.], [3., 4., 5.]])", a
+    parts = dap.request("variables", {"variablesReference": a["variablesReference"]})["body"]
+    got = {v["name"]: v["value"] for v in parts["variables"]}
+    assert {"sizes", "strides", "dtype", "device", "storage_offset", "requires_grad",
+            "values"} <= set(got), got
+    for _ in range(3):
+        dap.request("next", {"threadId": tid})
+        i, _ = dap.stopped(after=i + 1)
+    top = dap.frames(tid)[0]
+    scopes = dap.request("scopes", {"frameId": top["id"]})["body"]["scopes"]
+    locs = dap.request("variables", {"variablesReference": scopes[1]["variablesReference"]})
+    scaled = next(v for v in locs["body"]["variables"] if v["name"] == "scaled")
+    assert scaled["value"].startswith("float32 [2, 3] strides [3, 1] cpu values [2, 2"), scaled
+    parts = dap.request("variables", {"variablesReference": scaled["variablesReference"]})["body"]
+    assert {"sizes", "dtype", "values"} <= {v["name"] for v in parts["variables"]}, parts
+    for context in ("hover", "watch", "repl"):
+        ev = dap.request("evaluate", {"expression": "b", "frameId": top["id"],
+                                      "context": context})["body"]
+        assert "float32 [2, 3] strides [3, 1] cpu values [1, 1, 1, 1, 1, 1]" in ev["result"], ev
+    dap.continue_(tid)
+    assert dap.wait_event("exited")["body"]["exitCode"] == 0
+    dap.finish()

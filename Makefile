@@ -181,7 +181,7 @@ VSCODE_EXT := $(patsubst vscode/extension/%,$(B)/vscode-extension/%,$(VSCODE_EXT
 VSIX     := $(B)/tdebug-vscode.vsix
 VSCE     := $(B)/vsce/node_modules/@vscode/vsce/vsce
 
-.PHONY: all deps test unit e2e demo bench install uninstall asan fuzz clean samples pyhook-all \
+.PHONY: all deps test unit e2e demo bench install uninstall asan fuzz clean samples myop pyhook-all \
         vsix test-vscode FORCE
 
 all: $(TDEBUG) $(EXECHELP) $(if $(PRELOAD_SRC),$(PRELOAD)) \
@@ -322,6 +322,14 @@ $(VSCE): tools/vsce/package.json tools/vsce/package-lock.json
 $(B)/python/%.py: python/%.py
 	@mkdir -p $(dir $@)
 	$(Q)cp $< $@
+
+# samples/myop, one's own torch op (torch.utils.cpp_extension), built by its
+# setup.py into $(B)/samples/myop for 'tdebug tour extension'; not part of
+# 'all': it needs libtorch-dev and pybind11-dev, and ~40 s of CPU.
+myop:
+	$(quiet) SETUP $(B)/samples/myop
+	$(Q)rm -rf $(B)/samples/myop && mkdir -p $(B)/samples && cp -R samples/myop $(B)/samples/myop
+	$(Q)cd $(B)/samples/myop && $(PYTHON) setup.py -q build_ext --inplace
 
 # Sample extensions (samples/*/Makefile), built with the debug-build profile.
 samples:

@@ -7,9 +7,9 @@
 at::Tensor scaled_add(const at::Tensor &a, const at::Tensor &b, double alpha)
 {
     TORCH_CHECK(a.sizes() == b.sizes(), "scaled_add: a and b differ in size");
-    at::Tensor scaled = b * alpha;  // tdebug: myop scaled
-    at::Tensor out = a + scaled;    // tdebug: myop out
-    return out;                     // tdebug: myop return
+    at::Tensor scaled = b * alpha;  // TOUR: scaled
+    at::Tensor out = a + scaled;    // TOUR: out
+    return out;                     // TOUR: return
 }
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m)

@@ -1,6 +1,7 @@
 """samples/myop/run.py: call one's own torch operator (myop.scaled_add).
 
-Build it first (setup.py beside this file says how), then:
+Build it first ('make myop' in tdebug's tree, or setup.py beside this
+file), then:
     tdebug tour extension
     tdebug run -b scaled_add -- /usr/bin/python3 samples/myop/run.py
 """
@@ -10,5 +11,5 @@ import myop
 
 a = torch.arange(6.0).reshape(2, 3)
 b = torch.ones(2, 3)
-c = myop.scaled_add(a, b, 2.0)  # tdebug: myop call
+c = myop.scaled_add(a, b, 2.0)
 print(c)

@@ -173,3 +173,24 @@ def test_dap_variables_hover_and_evaluate_show_tensors(tdebug, torch_available, 
     dap.continue_(tid)
     assert dap.wait_event("exited")["body"]["exitCode"] == 0
     dap.finish()
+
+
+def test_tour_extension_walks_the_op_with_its_tensors(tdebug, torch_available, myop):
+    from tour_util import stops
+    r = run([tdebug, "tour", "extension", "--batch"])
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr
+    found = stops(r.stdout)
+    assert [s["number"] for s in found] == [1, 2, 3, 4], r.stdout[-3000:]
+    assert found[0]["title"].startswith("PyInit_myop"), found[0]["title"]
+    first, second, last = found[1:]
+    assert first["title"].startswith("scaled_add: your own op"), first["title"]
+    assert "scaled_add (a=" + TENSOR_A in first["text"], first["text"]
+    assert "  a (const at::Tensor &) = " + TENSOR_A in first["text"], first["text"]
+    assert "alpha (double) = 2" in first["text"], first["text"]
+    m = re.search(r" at (\S+):(\d+)$", second["top"])
+    assert m and m.group(1).endswith("myop.cpp"), second["top"]
+    marked = [i + 1 for i, line in enumerate((myop / "myop.cpp").read_text().splitlines())
+              if "TOUR: out" in line]
+    assert int(m.group(2)) == marked[0], second["top"]
+    assert last["title"].startswith("scaled_add returns out"), last["title"]
+    assert "tensor([[2., 3., 4.]," in r.stdout + r.stderr

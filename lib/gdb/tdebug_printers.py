@@ -225,13 +225,17 @@ class OptionalPrinter:
         if not bool(init):
             return None, "nullopt"
         storage = f.get("storage_")
-        return storage, None
+        if storage is None:
+            return None, "?"
+        # c10's storage_t<T> is a union {dummy_; value_}.
+        names = [x.name for x in storage.type.strip_typedefs().fields()]
+        return (storage["value_"] if "value_" in names else storage), None
 
     def to_string(self):
         v, why = self._get()
         if v is None:
             return why
-        return str(v)
+        return v  # gdb prints it, with its own printer
 
 
 _DTYPES = {"Byte": "uint8", "Char": "int8", "Short": "int16", "Int": "int32", "Long": "int64",

@@ -194,3 +194,22 @@ def test_tour_extension_walks_the_op_with_its_tensors(tdebug, torch_available, m
     assert int(m.group(2)) == marked[0], second["top"]
     assert last["title"].startswith("scaled_add returns out"), last["title"]
     assert "tensor([[2., 3., 4.]," in r.stdout + r.stderr
+
+
+def test_printers_show_torchs_other_values(tdebug, torch_available, myop):
+    """c10::optional, TensorList, IntArrayRef, Scalar, ScalarType, Device and
+    TensorOptions as gdb prints them with tdebug's printers ('info args' in
+    myop's describe(), which scaled_add calls with a and b in every form)."""
+    r = run([tdebug, "run", "-b", "describe", "--", PYTHON, "run.py"], cwd=myop,
+            env=clean_env(PYTHONPATH=str(myop)), input="info args\nq\n")
+    out = r.stdout
+    assert re.search(r"^maybe = float32 \[2, 3\] strides \[3, 1\] cpu values \[0, 1, 2", out,
+                     re.M), out + r.stderr
+    assert re.search(r"^none = nullopt$", out, re.M), out
+    assert re.search(r"^both = \{float32 \[2, 3\] .*values \[0, 1, 2, 3, 4, 5\].*, float32 "
+                     r"\[2, 3\] .*values \[1, 1, 1, 1, 1, 1\]", out, re.M), out
+    assert re.search(r"^shape = \[2, 3\]$", out, re.M), out
+    assert re.search(r"^factor = 2(\.0)?$", out, re.M), out
+    assert re.search(r"^dtype = float32$", out, re.M), out
+    assert re.search(r"^device = cpu$", out, re.M), out
+    assert re.search(r"^options = TensorOptions\(.*dtype=float32.*device=cpu", out, re.M), out

@@ -312,6 +312,7 @@ def lookup(val):
     t = val.type
     if t.code == gdb.TYPE_CODE_REF or t.code == gdb.TYPE_CODE_RVALUE_REF:
         t = t.target()
+        val = val.referenced_value()  # the printers read the object's fields
     t = t.unqualified().strip_typedefs()
     name = t.tag or t.name
     if not name:

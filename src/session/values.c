@@ -110,7 +110,7 @@ int tdb_session_printers_prepare(tdb_session *s)
         torch_layout(s, &e); /* gives the printers the layout when it has one */
     else
         give_printers_layout(s);
-    return v->printers == 2;
+    return v->printers == 2; /* was 1 on entry: handed over now */
 }
 
 /* The tensor layout of the process's torch build: from the cache, else

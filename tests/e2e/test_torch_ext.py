@@ -25,6 +25,12 @@ def gdb_break_line(so):
     return int(m.group(1))
 
 
+def marked(myop, marker):
+    """The line of myop.cpp holding MARKER."""
+    lines = (myop / "myop.cpp").read_text().splitlines()
+    return next(i + 1 for i, line in enumerate(lines) if marker in line)
+
+
 def stop_at_scaled_add(tdebug, cwd, libdir, light):
     env = clean_env(PYTHONPATH=str(libdir), **({} if light else {"TDEBUG_LIGHT": "0"}))
     r = run([tdebug, "run", "--batch", "--json", "-b", "scaled_add", "--", PYTHON, "run.py"],
@@ -62,7 +68,8 @@ def test_tensors_in_print_locals_finish_and_the_stop_line(tdebug, torch_availabl
     """gdb's own commands typed at the prompt show tensors as tdebug's 'args'
     does (gdb's printers, registered by the session); C++ names are short
     in 'bt' and whole in 'bt full'."""
-    cmds = ["print a", "next", "next", "next", "print scaled", "info locals", "print a.sizes()",
+    out_line = marked(myop, "TOUR: out")
+    cmds = ["print a", "tbreak myop.cpp:%d" % out_line, "continue", "print scaled", "info locals", "print a.sizes()",
             "print alpha", "finish", "bt", "bt full", "q"]
     r = run([tdebug, "run", "-b", "scaled_add", "--", PYTHON, "run.py"], cwd=myop,
             env=clean_env(PYTHONPATH=str(myop)), input="\n".join(cmds) + "\n")
@@ -156,9 +163,11 @@ def test_dap_variables_hover_and_evaluate_show_tensors(tdebug, torch_available, 
     got = {v["name"]: v["value"] for v in parts["variables"]}
     assert {"sizes", "strides", "dtype", "device", "storage_offset", "requires_grad",
             "values"} <= set(got), got
-    for _ in range(3):
-        dap.request("next", {"threadId": tid})
-        i, _ = dap.stopped(after=i + 1)
+    # On to the line after 'scaled = b * alpha'.
+    dap.request("setBreakpoints", {"source": {"path": str(myop / "myop.cpp")},
+                                   "breakpoints": [{"line": marked(myop, "TOUR: out")}]})
+    dap.continue_(tid)
+    i, _ = dap.stopped(after=i + 1)
     top = dap.frames(tid)[0]
     scopes = dap.request("scopes", {"frameId": top["id"]})["body"]["scopes"]
     locs = dap.request("variables", {"variablesReference": scopes[1]["variablesReference"]})
@@ -200,10 +209,11 @@ def test_printers_show_torchs_other_values(tdebug, torch_available, myop):
     """c10::optional, TensorList, IntArrayRef, Scalar, ScalarType, Device and
     TensorOptions as gdb prints them with tdebug's printers ('info args' in
     myop's describe(), which scaled_add calls with a and b in every form)."""
-    r = run([tdebug, "run", "-b", "describe", "--", PYTHON, "run.py"], cwd=myop,
+    where = "myop.cpp:%d" % marked(myop, "TOUR: describe")  # in describe()
+    r = run([tdebug, "run", "-b", where, "--", PYTHON, "run.py"], cwd=myop,
             env=clean_env(PYTHONPATH=str(myop)), input="info args\nq\n")
     out = r.stdout
-    assert re.search(r"^maybe = float32 \[2, 3\] strides \[3, 1\] cpu values \[0, 1, 2", out,
+    assert re.search(r"^(\(tdebug\) )?maybe = float32 \[2, 3\] strides \[3, 1\] cpu values \[0, 1, 2", out,
                      re.M), out + r.stderr
     assert re.search(r"^none = nullopt$", out, re.M), out
     assert re.search(r"^both = \{float32 \[2, 3\] .*values \[0, 1, 2, 3, 4, 5\].*, float32 "

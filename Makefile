@@ -164,6 +164,15 @@ PYHOOK_CFLAGS = -std=gnu11 $(WARN) -Wno-missing-prototypes -D_GNU_SOURCE -Ilib -
             -fPIC -fvisibility=hidden -fno-strict-aliasing
 PYENV_ROOT ?= $(shell pyenv root 2>/dev/null || echo $$HOME/.pyenv)
 
+# gdb's own pretty-printers for torch's values (lib/gdb/): the Python
+# printers gdb loads, and the decoder they call through ctypes: tdebug's
+# tensor reader (src/torch/tensor.c and what it calls) built -fPIC, its
+# unused sections dropped, exporting two functions.
+PRINTERS_LIB := $(B)/gdb/libtdebug-printers.so
+PRINTERS_PY  := $(B)/gdb/tdebug_printers.py
+PRINTERS_SRC := lib/gdb/printers.c src/torch/tensor.c src/native/cxxabi.c src/native/unwind.c \
+                src/process/procfs.c src/base/common.c
+
 VSCODE_EXT_SRC := $(sort $(shell find vscode/extension -type f))
 VSCODE_EXT := $(patsubst vscode/extension/%,$(B)/vscode-extension/%,$(VSCODE_EXT_SRC))
 # The extension packaged for "Install from VSIX..." and the editors'
@@ -172,11 +181,12 @@ VSCODE_EXT := $(patsubst vscode/extension/%,$(B)/vscode-extension/%,$(VSCODE_EXT
 VSIX     := $(B)/tdebug-vscode.vsix
 VSCE     := $(B)/vsce/node_modules/@vscode/vsce/vsce
 
-.PHONY: all deps test unit e2e e2e-loaded demo bench install uninstall asan fuzz clean samples pyhook-all \
+.PHONY: all deps test unit e2e e2e-loaded demo bench install uninstall asan fuzz clean samples myop pyhook-all \
         vsix test-vscode FORCE
 
 all: $(TDEBUG) $(EXECHELP) $(if $(PRELOAD_SRC),$(PRELOAD)) \
-     $(if $(wildcard python/_tdebug.c),$(PYEXT)) $(PYPKG) $(PYHOOK) samples $(VSCODE_EXT)
+     $(if $(wildcard python/_tdebug.c),$(PYEXT)) $(PYPKG) $(PYHOOK) samples $(VSCODE_EXT) \
+     $(PRINTERS_LIB) $(PRINTERS_PY)
 
 $(B)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -250,6 +260,17 @@ $(PYEXT): python/_tdebug.c lib/preload_announce.c
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) $(PY_CFLAGS) -fPIC -fvisibility=hidden -shared \
 	    -MF $(B)/obj/python/_tdebug.d -o $@ $(filter %.c,$^)
 
+$(PRINTERS_LIB): $(PRINTERS_SRC)
+	@mkdir -p $(dir $@) $(B)/obj/lib/gdb
+	$(quiet) SHLIB $@
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) $(DW_CFLAGS) -fPIC -fvisibility=hidden -ffunction-sections \
+	    -fdata-sections -shared -Wl,--gc-sections -Wl,-z,defs -MF $(B)/obj/lib/gdb/printers.d \
+	    -o $@ $(PRINTERS_SRC) $(LIBS)
+
+$(PRINTERS_PY): lib/gdb/tdebug_printers.py
+	@mkdir -p $(dir $@)
+	$(Q)cp $< $@
+
 $(PYHOOK): $(PYHOOK_DEPS)
 	@mkdir -p $(dir $@)
 	$(quiet) PYHOOK $@
@@ -301,6 +322,14 @@ $(VSCE): tools/vsce/package.json tools/vsce/package-lock.json
 $(B)/python/%.py: python/%.py
 	@mkdir -p $(dir $@)
 	$(Q)cp $< $@
+
+# samples/myop, one's own torch op (torch.utils.cpp_extension), built by its
+# setup.py into $(B)/samples/myop for 'tdebug tour extension'; not part of
+# 'all': it needs libtorch-dev and pybind11-dev, and ~40 s of CPU.
+myop:
+	$(quiet) SETUP $(B)/samples/myop
+	$(Q)rm -rf $(B)/samples/myop && mkdir -p $(B)/samples && cp -R samples/myop $(B)/samples/myop
+	$(Q)cd $(B)/samples/myop && $(PYTHON) setup.py -q build_ext --inplace
 
 # Sample extensions (samples/*/Makefile), built with the debug-build profile.
 samples:
@@ -399,6 +428,8 @@ install: all pyhook-all
 	install -d "$(DESTDIR)$(LIBDIR)/pyhook"
 	install -m 644 $(B)/pyhook/libtdebug-pyhook-cpython-*.so "$(DESTDIR)$(LIBDIR)/pyhook/"
 	install -m 644 doc/tdebug.1 "$(DESTDIR)$(MANDIR)/tdebug.1"
+	install -d "$(DESTDIR)$(LIBDIR)/gdb"
+	install -m 644 $(PRINTERS_LIB) $(PRINTERS_PY) "$(DESTDIR)$(LIBDIR)/gdb/"
 	install -d "$(DESTDIR)$(LIBDIR)/vscode-extension"
 	cp -R $(B)/vscode-extension/. "$(DESTDIR)$(LIBDIR)/vscode-extension/"
 	$(if $(wildcard $(VSIX)),install -m 644 $(VSIX) "$(DESTDIR)$(LIBDIR)/")

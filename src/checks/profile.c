@@ -516,6 +516,53 @@ static void build_setuptools(const tdb_machine *m, tdb_profile *p, strlist *note
                                 "keep their flags); check with: tdebug profile --check MODULE"));
 }
 
+/* A torch.utils.cpp_extension op: what setuptools needs, and how to say
+ * it to torch's two ways of building (setup.py with CppExtension and
+ * BuildExtension; the JIT, load() and load_inline(), which read no CFLAGS
+ * but their extra_cflags, and cache builds by name in
+ * TORCH_EXTENSIONS_DIR). */
+static void build_torch_extension(const tdb_machine *m, tdb_profile *p, strlist *notes,
+                                  strlist *post)
+{
+    const char *ld = index_ldflags(m);
+    /* The variables' flags, as Python lists. */
+    const char *flags = ld ? "['-O0', '-g3', '-fno-omit-frame-pointer', '-ggnu-pubnames']"
+                           : "['-O0', '-g3', '-fno-omit-frame-pointer']";
+    char *ldlist = ld ? tdb_xasprintf(", extra_link_args=['-fuse-ld=%s', '-Wl,--gdb-index']",
+                                      m->linker)
+                      : tdb_xstrdup("");
+    char *jitld = ld ? tdb_xasprintf(", extra_ldflags=['-fuse-ld=%s', '-Wl,--gdb-index']",
+                                     m->linker)
+                     : tdb_xstrdup("");
+    build_setuptools(m, p, notes, post);
+    p->kind = "torch-extension";
+    char cwd[4096];
+    if (getcwd(cwd, sizeof(cwd)))
+        add_var(p, "TORCH_EXTENSIONS_DIR", tdb_xasprintf("%s/build/torch_extensions", cwd), 0,
+                tdb_xstrdup("where the JIT (load(), load_inline()) builds and caches: a debug "
+                            "build of its own, not a release build cached under the same "
+                            "name in ~/.cache/torch_extensions"));
+    free(notes->v[--notes->n]); /* setuptools' "then build as usual": said below */
+    notes->v[notes->n] = NULL;
+    list_add(notes, tdb_xasprintf("setup.py: CppExtension('NAME', ['op.cpp'], "
+                                  "extra_compile_args=%s%s) with cmdclass={'build_ext': "
+                                  "BuildExtension}; BuildExtension adds these after its own "
+                                  "flags, so they hold even where CFLAGS is not read", flags,
+                                  ldlist));
+    list_add(notes, tdb_xasprintf("the JIT reads no CFLAGS: torch.utils.cpp_extension.load("
+                                  "name, sources, extra_cflags=%s%s) or load_inline(..., the "
+                                  "same); CUDA sources: extra_cuda_cflags=['-G', '-g']", flags,
+                                  jitld));
+    list_add(notes, tdb_xstrdup("needs the headers torch was built with: Debian's "
+                                "libtorch-dev and pybind11-dev (tools/deps.sh installs them)"));
+    list_add(notes, tdb_xstrdup("then build (python setup.py build_ext --inplace, or run the "
+                                "script that calls load()); check with: tdebug profile --check "
+                                "--no-deps path/to/NAME*.so; debug with: tdebug run -b "
+                                "YOUR_FUNCTION -- python script.py"));
+    free(ldlist);
+    free(jitld);
+}
+
 int tdb_profile_build(const tdb_profile_options *o, const tdb_machine *m, tdb_profile *p,
                       tdb_error *err)
 {
@@ -528,6 +575,8 @@ int tdb_profile_build(const tdb_profile_options *o, const tdb_machine *m, tdb_pr
             tdb_profile_free(p);
             return -1;
         }
+    } else if (o->torch_extension) {
+        build_torch_extension(m, p, &notes, &post);
     } else {
         build_setuptools(m, p, &notes, &post);
     }
@@ -560,6 +609,7 @@ void tdb_profile_format_sh(const tdb_profile *p, tdb_buf *b)
     tdb_buf_addf(b, "# tdebug profile (%s): a debuggable build; source it:\n", p->kind);
     tdb_buf_addf(b, "#   eval \"$(tdebug profile %s)\"\n",
                  !strcmp(p->kind, "setuptools") ? "--setuptools"
+                 : !strcmp(p->kind, "torch-extension") ? "--torch-extension"
                  : !strcmp(p->kind, "torch-debug") ? "--torch=debug"
                  : !strcmp(p->kind, "torch-relwithdebinfo") ? "--torch=relwithdebinfo"
                                                             : "--torch=selective --debinfo ...");

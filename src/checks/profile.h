@@ -53,6 +53,7 @@ long tdb_profile_max_jobs(long cores, uint64_t mem_bytes);
 typedef struct tdb_profile_options {
     tdb_torch_mode torch;     /* TDB_TORCH_NONE with setuptools */
     int setuptools;
+    int torch_extension;      /* torch.utils.cpp_extension: setup.py and the JIT */
     const char *torch_src;    /* the PyTorch checkout (selective mode) */
     char **debinfo;           /* files for USE_CUSTOM_DEBINFO, NULL-terminated */
     long jobs;                /* 0: computed */
@@ -85,7 +86,8 @@ typedef struct tdb_profile_submodules {
 } tdb_profile_submodules;
 
 typedef struct tdb_profile {
-    const char *kind;  /* "torch-debug", "torch-relwithdebinfo", "torch-selective", "setuptools" */
+    const char *kind;  /* "torch-debug", "torch-relwithdebinfo", "torch-selective", "setuptools",
+                        * "torch-extension" */
     tdb_profile_var *vars;
     size_t n_vars;
     char **notes;      /* comment lines (NULL-terminated) */

@@ -18,6 +18,7 @@ const char cmd_profile_usage[] =
     "usage: tdebug profile --torch[=MODE] [--torch-src DIR] [--debinfo FILES]\n"
     "                      [--jobs N] [--cuda] [--full] [--json]\n"
     "       tdebug profile --setuptools [--json]\n"
+    "       tdebug profile --torch-extension [--json]\n"
     "       tdebug profile --check [--json] [--no-deps] [--python PYTHON]\n"
     "                      [--debug-dir DIRS] [--pid PID] [TARGET...]\n"
     "\n"
@@ -40,6 +41,9 @@ const char cmd_profile_usage[] =
     "  --full             keep the optional components (tests, distributed, ...)\n"
     "  --setuptools       any C/C++ extension: CFLAGS, CXXFLAGS, LDFLAGS for\n"
     "                     -O0 -g3 -fno-omit-frame-pointer and a gdb index\n"
+    "  --torch-extension  one's own torch op (torch.utils.cpp_extension): the same,\n"
+    "                     what to pass CppExtension/BuildExtension in setup.py and\n"
+    "                     load()/load_inline() (extra_cflags), and TORCH_EXTENSIONS_DIR\n"
     "  --json             one JSON document instead of shell exports (with\n"
     "                     --check: instead of text)\n"
     "  --format sh|json   the same choice by its older name (sh: the default)\n"
@@ -60,7 +64,7 @@ const char cmd_profile_usage[] =
 
 enum { OPT_TORCH = 256, OPT_TORCH_SRC, OPT_DEBINFO, OPT_JOBS, OPT_CUDA, OPT_FULL,
        OPT_SETUPTOOLS, OPT_FORMAT, OPT_CHECK, OPT_JSON, OPT_PYTHON, OPT_DEBUG_DIR, OPT_PID,
-       OPT_NO_DEPS };
+       OPT_NO_DEPS, OPT_TORCH_EXTENSION };
 
 static const struct option options[] = {
     {"torch", optional_argument, NULL, OPT_TORCH},
@@ -70,6 +74,7 @@ static const struct option options[] = {
     {"cuda", no_argument, NULL, OPT_CUDA},
     {"full", no_argument, NULL, OPT_FULL},
     {"setuptools", no_argument, NULL, OPT_SETUPTOOLS},
+    {"torch-extension", no_argument, NULL, OPT_TORCH_EXTENSION},
     {"format", required_argument, NULL, OPT_FORMAT},
     {"check", no_argument, NULL, OPT_CHECK},
     {"json", no_argument, NULL, OPT_JSON},
@@ -323,6 +328,7 @@ int cmd_profile(int argc, char **argv)
         case OPT_CUDA: o.cuda = 1; break;
         case OPT_FULL: o.full = 1; break;
         case OPT_SETUPTOOLS: o.setuptools = 1; break;
+        case OPT_TORCH_EXTENSION: o.torch_extension = 1; break;
         case OPT_FORMAT: format = optarg; break;
         case OPT_CHECK: check = 1; break;
         case OPT_JSON: json_out = 1; break;
@@ -341,7 +347,7 @@ int cmd_profile(int argc, char **argv)
     }
 
     if (check) {
-        if (torch || o.setuptools || format || debinfo || o.jobs) {
+        if (torch || o.setuptools || o.torch_extension || format || debinfo || o.jobs) {
             tdb_usage_error("profile", "--check inspects a build: it takes TARGETs, not "
                                        "profile options");
             goto cleanup;
@@ -381,13 +387,14 @@ int cmd_profile(int argc, char **argv)
     format_json = json_out || (format && !strcmp(format, "json"));
     if (debinfo && !torch)
         torch = 1;
-    if (torch && o.setuptools) {
-        tdb_usage_error("profile", "choose one: --torch or --setuptools");
+    if (torch + o.setuptools + o.torch_extension > 1) {
+        tdb_usage_error("profile", "choose one: --torch, --setuptools or --torch-extension");
         goto cleanup;
     }
-    if (!torch && !o.setuptools) {
-        tdb_usage_error("profile", "what are you building? --torch[=MODE] (PyTorch from source) "
-                                   "or --setuptools (any C/C++ extension); or --check TARGET");
+    if (!torch && !o.setuptools && !o.torch_extension) {
+        tdb_usage_error("profile", "what are you building? --torch[=MODE] (PyTorch from source), "
+                                   "--setuptools (any C/C++ extension) or --torch-extension "
+                                   "(one's own torch op); or --check TARGET");
         goto cleanup;
     }
     if (torch) {

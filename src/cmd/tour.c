@@ -43,6 +43,9 @@ const char cmd_tour_usage[] =
     "               kernel at::native::structured_ufunc_add_CPU::impl\n"
     "  tinytensor   the same path at source level on samples/tinytensor, built\n"
     "               with debug info (needs tdebug's build tree: 'make')\n"
+    "  extension    your own op: samples/myop, a torch.utils.cpp_extension built\n"
+    "               with the debug flags: PyInit_myop, scaled_add and two of its\n"
+    "               lines, its tensors read (needs 'make myop': libtorch-dev)\n"
     "\n"
     "Options:\n"
     "  --python PATH    the interpreter (default: $TDEBUG_PYTHON, else\n"
@@ -413,8 +416,8 @@ static char *find_package(const tdb_tour *tour)
     char *dir = tdb_companion_path(tour->package);
     if (!dir) {
         tdb_fail("cannot find '%s' beside tdebug or in %s: the %s tour needs tdebug's build tree "
-                 "(run 'make' in tdebug's source tree, then its build/tdebug)",
-                 tour->package, TDB_LIBDIR, tour->name);
+                 "(run '%s' in tdebug's source tree, then its build/tdebug)",
+                 tour->package, TDB_LIBDIR, tour->name, tour->build ? tour->build : "make");
         return NULL;
     }
     const char *old = getenv("PYTHONPATH");
@@ -656,8 +659,9 @@ static int take_tour(const tdb_tour *tour, const tour_args *a)
                      tour->name, python, tour->module, instead->name);
         else
             tdb_fail("cannot take the %s tour with '%s': it cannot import %s from %s (build it "
-                     "for that interpreter: make PYTHON=%s)",
-                     tour->name, python, tour->module, package ? package : "?", python);
+                     "for that interpreter: %s PYTHON=%s)",
+                     tour->name, python, tour->module, package ? package : "?",
+                     tour->build ? tour->build : "make", python);
         free(package);
         free(exe);
         if (instead && !batch && offer(instead->name))

@@ -254,7 +254,7 @@ static const command commands[] = {
     {"finish", "fin", cmd_finish, "until the selected frame returns (to the Python line)"},
     {"stepi", "si", cmd_stepi, "one machine instruction, into calls"},
     {"nexti", "ni", cmd_nexti, "one machine instruction, over calls"},
-    {"backtrace", "bt", tdb_command_bt, "[N|all|raw]: this thread's stack, native and Python merged"},
+    {"backtrace", "bt", tdb_command_bt, "[N|all|raw|full]: this thread's stack, native and Python merged (full: C++ names whole)"},
     {"where", NULL, tdb_command_bt, "the same as bt"},
     {"frame", "f", tdb_command_frame, "[N]: select frame N as bt numbers it"},
     {"up", NULL, tdb_command_up, "[N]: select the caller's frame (Python frames included)"},

@@ -4,6 +4,7 @@
  */
 #include "commands/internal.h"
 
+#include "native/cxxnames.h"
 #include "torch/cxxargs.h"
 
 #include <stdio.h>
@@ -56,7 +57,9 @@ static void describe_frame(const json_t *frame, const char *named, tdb_buf *out)
     const char *addr = jstr(frame, "addr");
     if (!(file && line) && addr)
         tdb_buf_addf(out, "%s in ", addr);
-    tdb_buf_adds(out, func ? func : "??");
+    char *short_func = tdb_cxx_short_name(func); /* the whole name: 'bt full' */
+    tdb_buf_adds(out, short_func ? short_func : "??");
+    free(short_func);
     tdb_buf_adds(out, " (");
     size_t i;
     json_t *a;

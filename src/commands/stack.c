@@ -29,8 +29,10 @@ int tdb_command_bt(tdb_session *s, const char *args, tdb_reply *r, tdb_error *er
     long limit = -1;
     if (!strcmp(args, "raw") || !strcmp(args, "-raw"))
         flags |= TDB_STACK_RAW;
+    else if (!strcmp(args, "full") || !strcmp(args, "-full"))
+        flags |= TDB_STACK_FULL_NAMES; /* C++ names whole */
     else if (*args && (tdb_parse_long(args, 1, 1L << 20, &limit) < 0))
-        return tdb_command_fail(r, "bt", "bt takes a number of frames, 'all' or 'raw', not '%s'",
+        return tdb_command_fail(r, "bt", "bt takes a number of frames, 'all', 'raw' or 'full', not '%s'",
                                 args);
     const tdb_stackview *v = st->view;
     size_t n = tdb_stackview_count(v, flags);

@@ -3,6 +3,8 @@
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <gelf.h>
+#include <stdbool.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -130,5 +132,129 @@ int tdb_marked_line(const char *path, const char *marker, int *out_line, tdb_err
         return -1;
     }
     *out_line = hit;
+    return 0;
+}
+
+/* ---- after the prologue ---- */
+
+/* The first bytes of the code at file address ADDR of ELF, into BUF. */
+static int code_at(Elf *elf, uint64_t addr, uint8_t *buf, size_t len)
+{
+    size_t n;
+    if (elf_getphdrnum(elf, &n) != 0)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        GElf_Phdr ph;
+        if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD || addr < ph.p_vaddr ||
+            addr + len > ph.p_vaddr + ph.p_filesz)
+            continue;
+        Elf_Data *d = elf_getdata_rawchunk(elf, (int64_t)(ph.p_offset + (addr - ph.p_vaddr)),
+                                           len, ELF_T_BYTE);
+        if (!d || d->d_size < len)
+            return -1;
+        memcpy(buf, d->d_buf, len);
+        return 0;
+    }
+    return -1;
+}
+
+/* Where amd64_analyze_prologue() leaves gdb at a function starting with
+ * CODE: after 'push %rbp' and 'mov %rsp,%rbp' (an endbr64 before them
+ * skipped), or 0 for a frameless function (gdb then stays at its start). */
+static size_t frame_setup_len(const uint8_t *code)
+{
+    static const uint8_t endbr64[] = {0xf3, 0x0f, 0x1e, 0xfa};
+    size_t k = memcmp(code, endbr64, sizeof(endbr64)) == 0 ? sizeof(endbr64) : 0;
+    if (code[k] != 0x55) /* push %rbp */
+        return 0;
+    k++;
+    if ((code[k] == 0x48 && code[k + 1] == 0x89 && code[k + 2] == 0xe5) ||
+        (code[k] == 0x48 && code[k + 1] == 0x8b && code[k + 2] == 0xec)) /* mov %rsp,%rbp */
+        k += 3;
+    return k;
+}
+
+int tdb_dwarf_after_prologue(const char *elf_path, uint64_t addr, uint64_t *out_addr,
+                             tdb_error *err)
+{
+    Dwarf *dbg = NULL;
+    int fd = open(elf_path, O_RDONLY | O_CLOEXEC);
+    uint64_t at = addr;
+    if (fd < 0) {
+        tdb_error_errno(err, "cannot open '%s'", elf_path);
+        return -1;
+    }
+    dbg = dwarf_begin(fd, DWARF_C_READ);
+    Dwarf_Die cu, *found = NULL;
+    Dwarf_Lines *lines = NULL;
+    size_t n_lines = 0;
+    if (!dbg)
+        goto done; /* no DWARF: gdb has no line table either */
+    found = dwarf_addrdie(dbg, addr, &cu);
+    /* No .debug_aranges: the units' own ranges. */
+    for (Dwarf_Off off = 0, next; !found; off = next) {
+        size_t header;
+        if (dwarf_nextcu(dbg, off, &next, &header, NULL, NULL, NULL) != 0)
+            break;
+        if (dwarf_offdie(dbg, off + header, &cu) && dwarf_haspc(&cu, addr) == 1)
+            found = &cu;
+    }
+    if (!found || dwarf_getsrclines(&cu, &lines, &n_lines) != 0)
+        goto done;
+    /* The function's end: the subprogram's high pc, else the next row's
+     * address bounds nothing (the whole unit). */
+    uint64_t end = UINT64_MAX;
+    Dwarf_Die *scopes = NULL;
+    int n_scopes = dwarf_getscopes(&cu, addr, &scopes);
+    for (int k = 0; k < n_scopes; k++) {
+        Dwarf_Addr lo, hi;
+        if (dwarf_tag(&scopes[k]) == DW_TAG_subprogram && dwarf_lowpc(&scopes[k], &lo) == 0 &&
+            dwarf_highpc(&scopes[k], &hi) == 0 && lo == addr) {
+            end = hi;
+            break;
+        }
+    }
+    free(scopes);
+    /* gdb 13: a prologue_end row inside the function wins. */
+    uint64_t marked = UINT64_MAX;
+    for (size_t i = 0; i < n_lines; i++) {
+        Dwarf_Line *l = dwarf_onesrcline(lines, i);
+        Dwarf_Addr a;
+        bool pe = false;
+        if (l && dwarf_lineaddr(l, &a) == 0 && a > addr && a < end && a < marked &&
+            dwarf_lineprologueend(l, &pe) == 0 && pe)
+            marked = a;
+    }
+    if (marked != UINT64_MAX) {
+        at = marked;
+        goto done;
+    }
+    Elf *elf = dwarf_getelf(dbg);
+    uint8_t code[16];
+    size_t setup = elf && code_at(elf, addr, code, sizeof(code)) == 0 ? frame_setup_len(code) : 0;
+    if (!setup)
+        goto done;
+    /* The line entry holding addr + setup: from the last row at or before
+     * it to the next row after it (gdb's find_pc_sect_line()); the stop is
+     * that next row, unless the entry starts exactly there. */
+    uint64_t pc = addr + setup, start = 0, next_row = UINT64_MAX;
+    for (size_t i = 0; i < n_lines; i++) {
+        Dwarf_Line *l = dwarf_onesrcline(lines, i);
+        Dwarf_Addr a;
+        bool seq_end = false;
+        if (!l || dwarf_lineaddr(l, &a) != 0 || dwarf_lineendsequence(l, &seq_end) != 0)
+            continue;
+        if (a <= pc && a >= addr && a > start && !seq_end)
+            start = a;
+        if (a > pc && a < next_row)
+            next_row = a;
+    }
+    if (start && start != pc && next_row != UINT64_MAX && next_row < end)
+        at = next_row;
+done:
+    if (dbg)
+        dwarf_end(dbg);
+    close(fd);
+    *out_addr = at;
     return 0;
 }

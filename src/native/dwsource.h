@@ -10,6 +10,7 @@
 #include "base/common.h"
 
 #include <jansson.h>
+#include <stdint.h>
 
 /* The absolute path of the source of the compilation unit in ELF_PATH whose
  * name is NAME or ends with "/" NAME ("tt_native_cpu.c").  New string, or
@@ -29,5 +30,20 @@ long tdb_dwarf_source_dirs(const char *elf_path, json_t *dirs, tdb_error *err);
  * Returns 0 and writes *OUT_LINE, or -1 with ERR set when the file cannot
  * be read or MARKER is on no line or on more than one. */
 int tdb_marked_line(const char *path, const char *marker, int *out_line, tdb_error *err);
+
+/* Where gdb puts a breakpoint on the function that starts at ADDR in
+ * ELF_PATH (a file address, unrelocated), so that its arguments and
+ * locals are valid there: with debug info, after the prologue, by gdb
+ * 13's rules on x86-64 (symtab.c skip_prologue_sal, amd64-tdep.c):
+ *  - a line-table row marked prologue_end inside the function wins;
+ *  - else, when the function opens with 'push %rbp' (after an endbr64;
+ *    'mov %rsp,%rbp' may follow), the stop is the address of the first
+ *    line-table row after that one's line entry, if it is still inside
+ *    the function;
+ *  - else (a frameless function, no line table for it) ADDR itself.
+ * 0 and *OUT_ADDR, or -1 with ERR set when the file cannot be read; a
+ * file without DWARF gives ADDR. */
+int tdb_dwarf_after_prologue(const char *elf_path, uint64_t addr, uint64_t *out_addr,
+                             tdb_error *err);
 
 #endif

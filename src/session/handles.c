@@ -206,6 +206,28 @@ static json_t *core_items(tdb_values *v, const json_t *vals)
     return list;
 }
 
+/* EXPR in frame LEVEL of THREAD as gdb prints it in one line: with gdb's
+ * printers (session/values.c) a tensor's summary, without the parts that
+ * follow it (" = {sizes = ...}": expanding the value shows them).  New
+ * string, or NULL. */
+static char *printed_line(tdb_values *v, int thread, int level, const char *expr)
+{
+    tdb_buf cmd = TDB_BUF_INIT;
+    json_t *res = NULL;
+    char *line = NULL;
+    tdb_session_printers_prepare(v->s);
+    tdb_buf_addf(&cmd, "-data-evaluate-expression --thread %d --frame %d ", thread, level);
+    tdb_mi_quote(&cmd, expr);
+    if (tdb_gdb_cmd(v->s->gdb, CMD_TIMEOUT_MS, &res, NULL, "%s", tdb_buf_str(&cmd)) == 0 &&
+        tdb_mi_str(res, "value")) {
+        const char *full = tdb_mi_str(res, "value"), *rest = strstr(full, " = {");
+        line = rest ? tdb_xstrndup(full, (size_t)(rest - full)) : tdb_xstrdup(full);
+    }
+    tdb_buf_free(&cmd);
+    json_decref(res);
+    return line;
+}
+
 /* gdb's variables of a native frame, arguments or locals. */
 static json_t *gdb_frame_values(tdb_values *v, const value_ref *ref, int args, tdb_error *err)
 {
@@ -225,8 +247,12 @@ static json_t *gdb_frame_values(tdb_values *v, const value_ref *ref, int args, t
             continue;
         int parts = !value || expandable_pointer(type);
         int h = parts ? add_ref(v, REF_EXPR, ref->thread, ref->index, ref->level, name, NULL) : 0;
+        char *line = NULL;
+        if (!value && type && strstr(type, "Tensor"))
+            value = line = printed_line(v, ref->thread, ref->level, name);
         json_array_append_new(list, json_pack("{s:s, s:s?, s:s, s:i}", "name", name, "type", type,
                                               "value", value ? value : "{...}", "handle", h));
+        free(line);
     }
     json_decref(res);
     return list;
@@ -363,28 +389,28 @@ json_t *tdb_values_evaluate(tdb_values *v, int thread, int index, const char *ex
     }
     tdb_error local = {0};
     json_t *vo = make_varobj(v, thread, level, expr, &local);
-    if (!vo) {
-        /* gdb says only "unable to create variable object": ask it again
-         * plainly for its reason (or a value it can print after all). */
+    const char *numchild = tdb_mi_str(vo, "numchild"), *name = tdb_mi_str(vo, "name");
+    const char *value = tdb_mi_str(vo, "value");
+    /* A value gdb's printers show with parts: "{...}" as a variable, its
+     * summary as gdb prints it (and, without a variable object, gdb's
+     * reason or a value it can print after all). */
+    int printed = !vo || (value && !strcmp(value, "{...}") && tdb_mi_str(vo, "dynamic"));
+    char *line = printed ? printed_line(v, thread, level, expr) : NULL;
+    if (!vo && !line) {
         tdb_buf cmd = TDB_BUF_INIT;
-        json_t *res = NULL;
         tdb_buf_addf(&cmd, "-data-evaluate-expression --thread %d --frame %d ", thread, level);
         tdb_mi_quote(&cmd, expr);
-        int rc = tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, &res, err, "%s", tdb_buf_str(&cmd));
+        if (tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, err, "%s", tdb_buf_str(&cmd)) == 0)
+            tdb_error_set(err, EINVAL, "gdb cannot evaluate '%s': %s", expr, local.msg);
         tdb_buf_free(&cmd);
-        json_t *out = rc == 0 ? json_pack("{s:s, s:n, s:i}", "value",
-                                          tdb_mi_str(res, "value") ? tdb_mi_str(res, "value") : "",
-                                          "type", "handle", 0)
-                              : NULL;
-        json_decref(res);
-        return out;
+        return NULL;
     }
-    const char *numchild = tdb_mi_str(vo, "numchild"), *name = tdb_mi_str(vo, "name");
-    int h = name && numchild && atoi(numchild) > 0 ? add_ref(v, REF_VAROBJ, 0, 0, -1, name, NULL)
-                                                   : 0;
-    json_t *out = json_pack("{s:s, s:s?, s:i}", "value",
-                            tdb_mi_str(vo, "value") ? tdb_mi_str(vo, "value") : "", "type",
+    int parts = name && ((numchild && atoi(numchild) > 0) ||
+                         (tdb_mi_str(vo, "has_more") && !strcmp(tdb_mi_str(vo, "has_more"), "1")));
+    int h = parts ? add_ref(v, REF_VAROBJ, 0, 0, -1, name, NULL) : 0;
+    json_t *out = json_pack("{s:s, s:s?, s:i}", "value", line ? line : value ? value : "", "type",
                             tdb_mi_str(vo, "type"), "handle", h);
+    free(line);
     json_decref(vo);
     return out;
 }

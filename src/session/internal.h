@@ -364,6 +364,16 @@ int tdb_session_throw_stop(tdb_session *s, const bp_info *b, json_t **out_exc, t
  * stop_info's "args"), or NULL when they cannot be named. */
 json_t *tdb_session_stop_args(tdb_session *s);
 void tdb_session_values_free(tdb_session *s);
+/* gdb's own pretty-printers for torch's values (lib/gdb/tdebug_printers.py,
+ * beside tdebug or in its library directory), loaded at gdb's start, so
+ * that the gdb commands a user types ('print', 'info locals', 'finish')
+ * and gdb's variables show tensors as tdebug does.  Best effort: a gdb
+ * without Python, or no printers file, only loses that. */
+void tdb_session_printers_load(tdb_session *s);
+/* Before a gdb command that may print values: when the process has torch,
+ * its tensor layout (cached, else learned now) is handed to the printers,
+ * once.  1 when that happened now, else 0. */
+int tdb_session_printers_prepare(tdb_session *s);
 
 /* session/stack.c */
 void tdb_session_drop_stop_readers(tdb_session *s);

@@ -23,7 +23,8 @@
  *     before gdb has attached it waits for it;
  *   - at a trap tdebug reads the memory map, finds PyInit_<name> and the
  *     breakpoints' functions in those libraries' symbol tables (native/elf.c)
- *     and gives gdb their addresses;
+ *     and gives gdb their addresses (with debug info, after the prologue,
+ *     where gdb itself would break: native/dwsource.h);
  *   - at a stop the stack is unwound by tdebug (native/unwind.c, libdw) from the
  *     registers gdb reports, and named from the symbol tables, as frames
  *     gdb cannot name always were; libraries are named as the loader's
@@ -40,6 +41,7 @@
  */
 #include "session/internal.h"
 
+#include "native/dwsource.h"
 #include "native/elf.h"
 #include "process/paused.h"
 #include "process/preload.h"
@@ -365,6 +367,9 @@ static int scan(tdb_session *s, int first, tdb_error *err)
                 tdb_elf_functions_named(e, b->location, &v, &n, NULL) < 0)
                 continue;
             for (size_t k = 0; k < n; k++) {
+                /* With debug info, after the prologue as gdb would put it:
+                 * arguments and locals are valid at the stop. */
+                tdb_dwarf_after_prologue(path, v[k], &v[k], NULL);
                 places[j].addr = tdb_xrealloc(places[j].addr, (places[j].n + 1) * sizeof(uint64_t));
                 places[j].lib = tdb_xrealloc(places[j].lib, (places[j].n + 1) * sizeof(char *));
                 places[j].addr[places[j].n] = bias + v[k];

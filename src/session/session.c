@@ -67,10 +67,29 @@ int tdb_session_console(tdb_session *s, int timeout_ms, tdb_error *err, const ch
     return rc;
 }
 
+/* Does the gdb command CMD print values (which gdb's printers for torch
+ * show: session/values.c)? */
+static int prints_values(const char *cmd)
+{
+    static const char *const words[] = {"print", "p", "output", "call", "finish", "fin",
+                                        "display", "info locals", "info args", "info frame",
+                                        "frame", "f", "up", "down", "inspect", "ptype"};
+    while (*cmd == ' ')
+        cmd++;
+    for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+        size_t n = strlen(words[i]);
+        if (!strncmp(cmd, words[i], n) && (!cmd[n] || cmd[n] == ' ' || cmd[n] == '/'))
+            return 1;
+    }
+    return 0;
+}
+
 int tdb_session_gdb_console(tdb_session *s, const char *cmd, char **out, int *resumed,
                             tdb_error *err)
 {
     tdb_buf mi = TDB_BUF_INIT;
+    if (prints_values(cmd))
+        tdb_session_printers_prepare(s); /* 'print t' shows the tensor */
     tdb_buf_adds(&mi, "-interpreter-exec console ");
     tdb_mi_quote(&mi, cmd);
     tdb_mi_response *resp = tdb_gdb_send(s->gdb, SYMBOLS_TIMEOUT_MS, err, tdb_buf_str(&mi));

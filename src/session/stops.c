@@ -249,7 +249,12 @@ int tdb_session_record_stop(tdb_session *s, const tdb_stop_info *st, const json_
     const json_t *top_mi = json_array_get(s->stop_view.mi, 0);
     if (frame && s->light.synth && top_mi)
         frame = top_mi; /* tdebug's own frame names the stop: gdb knows no library */
-    if (frame && !tdb_mi_str(frame, "line") && top_mi && tdb_mi_str(top_mi, "line")) {
+    /* gdb's printers may get torch's tensor layout only now: the frame's
+     * arguments as they print them then. */
+    int printers_fresh = frame && (tdb_mi_str(frame, "line") || tdb_mi_str(top_mi, "line")) &&
+                         tdb_session_printers_prepare(s) == 1;
+    if (frame && ((!tdb_mi_str(frame, "line") && top_mi && tdb_mi_str(top_mi, "line")) ||
+                  printers_fresh)) {
         /* The library's symbols were read for the stack after gdb reported
          * the stop: its frame now has a source line, and arguments. */
         json_t *res = NULL;

@@ -374,6 +374,7 @@ int tdb_session_setup_symbols(tdb_session *s, tdb_error *err)
         tdb_buf_free(&cmd);
         free(dir);
     }
+    tdb_session_printers_load(s);
     return 0;
 }
 

@@ -34,6 +34,7 @@ struct tdb_session_values {
     tdb_torch *torch;    /* the process's torch, once found */
     int torch_failed;    /* it could not be read (said) */
     int layout_said;     /* where the layout came from was said */
+    int printers;        /* gdb's printers are loaded (1), and have the layout (2) */
     json_t *refused;     /* this command's tensors refused: {"0x...": why} */
 };
 
@@ -67,6 +68,50 @@ void tdb_session_values_free(tdb_session *s)
 }
 
 /* ---- the process's torch ---- */
+
+static const tdb_tensor_layout *torch_layout(tdb_session *s, tdb_error *err);
+
+/* Hand the layout's cache file to gdb's printers (once). */
+static void give_printers_layout(tdb_session *s)
+{
+    struct tdb_session_values *v = values(s);
+    const char *cache = v->torch ? tdb_torch_cache_path(v->torch) : NULL;
+    if (v->printers != 1 || !cache || strchr(cache, '"') || strchr(cache, '\\'))
+        return;
+    if (tdb_session_console(s, CMD_TIMEOUT_MS, NULL,
+                            "python tdebug_printers.set_layout_file(\"%s\")", cache) == 0)
+        v->printers = 2;
+}
+
+void tdb_session_printers_load(tdb_session *s)
+{
+    char *path = tdb_companion_path("gdb/tdebug_printers.py");
+    if (!path)
+        return;
+    char *dir = tdb_xstrdup(path);
+    *strrchr(dir, '/') = '\0';
+    if (!strchr(dir, '"') && !strchr(dir, '\\') &&
+        tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, NULL, "-enable-pretty-printing") == 0 &&
+        tdb_session_console(s, CMD_TIMEOUT_MS, NULL,
+                            "python import sys; sys.path.insert(0, \"%s\"); import tdebug_printers",
+                            dir) == 0)
+        values(s)->printers = 1;
+    free(dir);
+    free(path);
+}
+
+int tdb_session_printers_prepare(tdb_session *s)
+{
+    struct tdb_session_values *v = values(s);
+    if (v->printers != 1 || v->torch_failed)
+        return 0;
+    tdb_error e = {0};
+    if (!v->torch)
+        torch_layout(s, &e); /* gives the printers the layout when it has one */
+    else
+        give_printers_layout(s);
+    return v->printers == 2; /* was 1 on entry: handed over now */
+}
 
 /* The tensor layout of the process's torch build: from the cache, else
  * learned now (said before, since it takes a second or two).  NULL when
@@ -129,6 +174,7 @@ static const tdb_tensor_layout *torch_layout(tdb_session *s, tdb_error *err)
                          "tensor layout of this torch build read from the cache (%s)",
                          cache ? cache : "?");
     }
+    give_printers_layout(s);
     return l;
 }
 
@@ -305,6 +351,17 @@ static json_t *frame_args(tdb_session *s, int thread, const tdb_view_frame *f, t
             if (!l && needs_torch(tdb_mi_str(a, "type")) &&
                 !tdb_tensor_dwarf_struct(tdb_mi_str(a, "type")))
                 l = torch_layout(s, &e);
+            const char *shown = tdb_mi_str(a, "value"), *ty = tdb_mi_str(a, "type");
+            int64_t at = 0;
+            if (shown && shown[0] != '@' && needs_torch(ty) && tdb_mi_str(a, "name")) {
+                /* gdb's printers show the tensor, not its address: the
+                 * address tdb_args_from_gdb() reads it at. */
+                char *expr = tdb_xasprintf("(long)&(%s)", tdb_mi_str(a, "name"));
+                if (tdb_gdb_eval_int(s->gdb, CMD_TIMEOUT_MS, expr, &at, NULL) == 0)
+                    json_object_set_new(a, "value", json_sprintf("@0x%llx: %s",
+                                                                 (unsigned long long)at, shown));
+                free(expr);
+            }
             if (!tdb_mi_str(a, "value") && tdb_mi_str(a, "name")) {
                 /* --simple-values leaves structs out: gdb's print of it */
                 json_t *val = NULL;

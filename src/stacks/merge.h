@@ -81,7 +81,8 @@ enum {
     TDB_STACK_RAW = 1,         /* keep CPython plumbing frames */
     TDB_STACK_NATIVE_ONLY = 2, /* native frames only (all of them) */
     TDB_STACK_PYTHON_ONLY = 4, /* Python frames only */
-    TDB_STACK_LOCALS = 8       /* each Python frame's locals (stacks/stacks.h) */
+    TDB_STACK_LOCALS = 8,      /* each Python frame's locals (stacks/stacks.h) */
+    TDB_STACK_FULL_NAMES = 16  /* C++ names whole (native/cxxnames.h; RAW too) */
 };
 
 /* What to add to each Python frame (its locals): JSON to put under the

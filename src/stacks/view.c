@@ -2,6 +2,7 @@
 #include "stacks/view.h"
 
 #include "gdb/mi_parser.h"
+#include "native/cxxnames.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -65,8 +66,12 @@ static json_t *native_json(const tdb_stackview *v, size_t i, int with_kind)
         json_object_set_new(o, "kind", json_string("native"));
     json_object_set_new(o, "level", json_integer(gdb_level(v, i)));
     json_object_set_new(o, "address", json_sprintf("0x%016llx", (unsigned long long)f->pc));
-    /* Paths are bytes: tdb_json_set_str keeps those that are not UTF-8. */
-    tdb_json_set_str(o, "function", f->function);
+    /* Paths are bytes: tdb_json_set_str keeps those that are not UTF-8.
+     * "function" is the name as a person reads it, "function_full" whole. */
+    char *name = tdb_cxx_short_name(f->function);
+    tdb_json_set_str(o, "function", name);
+    tdb_json_set_str(o, "function_full", f->function);
+    free(name);
     tdb_json_set_str(o, "library", f->library);
     tdb_json_set_str(o, "file", file);
     json_object_set_new(o, "line", line ? json_integer(atoi(line)) : json_null());
@@ -138,13 +143,19 @@ const char *tdb_stackview_merge_name(const tdb_stackview *v)
     }
 }
 
-static void render_native(tdb_buf *b, const tdb_stackview *v, size_t i)
+/* Native frame I, its C++ name whole when FLAGS asks (RAW, FULL_NAMES),
+ * else short. */
+static void render_native(tdb_buf *b, const tdb_stackview *v, size_t i, unsigned flags)
 {
     const tdb_native_frame *f = &v->t.native[i];
     const json_t *m = mi_frame(v, i);
     const char *file = m ? tdb_mi_str(m, "file") : NULL, *line = m ? tdb_mi_str(m, "line") : NULL;
+    char *name = flags & (TDB_STACK_RAW | TDB_STACK_FULL_NAMES) ? NULL
+                                                                 : tdb_cxx_short_name(f->function);
+    const char *shown = name ? name : f->function;
     tdb_buf_addf(b, "#%-2d 0x%016llx in %s ()", gdb_level(v, i), (unsigned long long)f->pc,
-                 f->function ? f->function : "??");
+                 shown ? shown : "??");
+    free(name);
     if (file && line)
         tdb_buf_addf(b, " at %s:%s", file, line);
     else if (f->library)
@@ -173,7 +184,7 @@ void tdb_stackview_render(tdb_buf *b, const tdb_stackview *v, unsigned flags)
                         "shown apart rather than merged wrongly\n",
                      m->n_eval, m->n_entry);
         for (size_t i = 0; i < v->t.n_native; i++)
-            render_native(b, v, i);
+            render_native(b, v, i, flags);
         tdb_buf_adds(b, "Python stack (most recent call first):\n");
         for (size_t i = 0; v->t.py && i < v->t.py->n_frames; i++)
             render_python(b, &v->t.py->frames[i]);
@@ -185,7 +196,7 @@ void tdb_stackview_render(tdb_buf *b, const tdb_stackview *v, unsigned flags)
             if (f->kind == TDB_FRAME_PYTHON)
                 render_python(b, f->py);
             else
-                render_native(b, v, level_of(v, f->native));
+                render_native(b, v, level_of(v, f->native), flags);
         }
     }
     if (v->t.py && v->t.py->partial)
@@ -256,7 +267,7 @@ void tdb_stackview_render_frame(tdb_buf *b, const tdb_stackview *v, const tdb_vi
     if (f->kind == TDB_FRAME_PYTHON)
         render_python(b, f->py);
     else
-        render_native(b, v, level_of(v, f->native));
+        render_native(b, v, level_of(v, f->native), 0);
 }
 
 void tdb_stackview_fold_range(tdb_stackview *v, uint64_t lo, uint64_t hi)

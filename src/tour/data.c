@@ -324,6 +324,98 @@ static const tdb_tour_stop tinytensor_stops[] = {
     },
 };
 
+/* ---- tdebug tour extension ---- */
+
+static const tdb_tour_stop extension_stops[] = {
+    {
+        .trigger = TDB_TOUR_IMPORT,
+        .target = "myop",
+        .function = "PyInit_myop",
+        .title = "PyInit_myop: pybind11 makes the module",
+        .what =
+            "`import myop` found myop.cpython-311-x86_64-linux-gnu.so (setup.py build_ext "
+            "--inplace put it beside run.py) and CPython called its init function, which "
+            "PYBIND11_MODULE wrote: it makes the module and registers scaled_add as a "
+            "pybind11 cpp_function. torch.utils.cpp_extension linked it against the installed "
+            "torch (libtorch, libc10, libtorch_python), which has no debug info; myop has.",
+        .where = (const tdb_tour_place[]){
+            {"samples/myop/myop.cpp", "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m)"},
+            END},
+        .try_next = (const tdb_tour_try[]){
+            {"bt", "the import, Python frames in place"},
+            {"info sharedlibrary myop", "the op's library, with its symbols read"},
+            END},
+    },
+    {
+        .trigger = TDB_TOUR_BREAK,
+        .target = "scaled_add",
+        .function = "scaled_add",
+        .title = "scaled_add: your own op, called from the Python line",
+        .what =
+            "`c = myop.scaled_add(a, b, 2.0)` went through pybind11's glue (the dispatcher, "
+            "the argument loader: the frames under this one, their template arguments "
+            "folded; `bt full` shows them whole) into scaled_add, a C++ function of your own "
+            "built with torch.utils.cpp_extension and the debug flags `tdebug profile "
+            "--torch-extension` prints. The breakpoint stops after the prologue, where gdb "
+            "does, so the arguments are valid: a and b are at::Tensor references, shown as "
+            "torch shows tensors (dtype, sizes, strides, device, first values), read from "
+            "memory, nothing called in the process.\n\n"
+            "(This tour breaks on scaled_add: a `step` from the Python line lands in "
+            "pybind11's dispatcher, several frames above it.)",
+        .where = (const tdb_tour_place[]){
+            {"samples/myop/myop.cpp", "scaled_add and its PYBIND11_MODULE"},
+            {"samples/myop/setup.py", "CppExtension and BuildExtension, with the debug flags"},
+            {"/usr/include/pybind11/pybind11.h", "cpp_function::dispatcher, the glue above"},
+            END},
+        .try_next = (const tdb_tour_try[]){
+            {"args", "a, b and alpha, tensors decoded"},
+            {"print a", "gdb's own print shows the tensor too (tdebug's printers)"},
+            {"print a.sizes()", "a c10::IntArrayRef: [2, 3]"},
+            {"bt full", "the pybind11 frames with their whole names"},
+            END},
+    },
+    {
+        .trigger = TDB_TOUR_MARKED_LINE,
+        .target = "out",
+        .file = "myop.cpp",
+        .library = "myop.cpython-311-x86_64-linux-gnu.so",
+        .function = "scaled_add",
+        .title = "scaled_add, two lines on: a local tensor",
+        .what =
+            "`scaled = b * alpha` ran: it called torch's operator (at::_ops::mul_Tensor, in "
+            "libtorch_cpu, which has no debug info), and scaled now holds its result. `info "
+            "locals` shows it as a tensor; `out` is not made yet, and tdebug says why it "
+            "cannot read it instead of printing garbage.",
+        .where = (const tdb_tour_place[]){
+            {"samples/myop/myop.cpp", "the line marked TOUR: out"},
+            END},
+        .try_next = (const tdb_tour_try[]){
+            {"info locals", "scaled as a tensor: float32 [2, 3] ... values [2, 2, ...]"},
+            {"next", "out = a + scaled"},
+            {"finish", "back to the glue, with 'Value returned:' the result tensor"},
+            END},
+    },
+    {
+        .trigger = TDB_TOUR_MARKED_LINE,
+        .target = "return",
+        .file = "myop.cpp",
+        .library = "myop.cpython-311-x86_64-linux-gnu.so",
+        .function = "scaled_add",
+        .title = "scaled_add returns out",
+        .what =
+            "`out = a + scaled` ran torch's add operator; out holds a + 2 * b. `finish` from "
+            "here runs to the end of scaled_add and shows the tensor it returns, back in "
+            "pybind11's argument loader, which hands it to Python as a torch.Tensor.",
+        .where = (const tdb_tour_place[]){
+            {"samples/myop/myop.cpp", "the line marked TOUR: return"},
+            END},
+        .try_next = (const tdb_tour_try[]){
+            {"print out", "the result: float32 [2, 3] ... values [2, 3, 4, 5, 6, 7]"},
+            {"finish", "Value returned: the same tensor"},
+            END},
+    },
+};
+
 const tdb_tour tdb_tours[] = {
     {
         .name = "torch",
@@ -377,6 +469,33 @@ const tdb_tour tdb_tours[] = {
             "- samples/README.md: tinytensor's layers next to torch's, and sample programs for "
             "a native crash, a hang and a callback from C into Python\n"
             "- tdebug tour: the same path on the installed torch",
+    },
+    {
+        .name = "extension",
+        .title = "A guided tour of your own torch op, at source level",
+        .summary = "samples/myop, a torch.utils.cpp_extension op, its tensors read",
+        .module = "myop",
+        .code = "import torch, myop; a = torch.arange(6.0).reshape(2, 3); b = torch.ones(2, 3); "
+                "c = myop.scaled_add(a, b, 2.0); print(c)",
+        .package = "samples/myop",
+        .build = "make myop",
+        .symbols = "/myop",
+        .intro =
+            "myop (samples/myop) is what a PyTorch user writes to add an operator: a C++ "
+            "function over at::Tensor, bound with pybind11 and built by "
+            "torch.utils.cpp_extension against the installed torch, with the flags `tdebug "
+            "profile --torch-extension` prints. torch itself has no debug info; myop has.\n\n"
+            "This tour runs `c = myop.scaled_add(a, b, 2.0)` and stops where myop is imported, "
+            "in scaled_add, and on two of its lines, with the tensors it gets and makes shown "
+            "as torch shows them.",
+        .stops = extension_stops,
+        .n_stops = sizeof(extension_stops) / sizeof(extension_stops[0]),
+        .outro =
+            "Your op, at source level, its tensors read. Going further:\n"
+            "- tdebug profile --torch-extension: the flags for your own op (setup.py or the "
+            "JIT); tdebug profile --check --no-deps YOUR_OP.so says whether it took\n"
+            "- tdebug run -b YOUR_FUNCTION -- /usr/bin/python3 SCRIPT: the same in your "
+            "program",
     },
 };
 

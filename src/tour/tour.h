@@ -59,6 +59,7 @@ typedef struct tdb_tour {
     const char *code;     /* the program: python -c CODE */
     const char *package;  /* a directory beside tdebug (a built sample) to
                            * put on PYTHONPATH, or NULL */
+    const char *build;    /* the command that builds PACKAGE, or NULL: make */
     const char *symbols;  /* a basic regex of more libraries whose symbols
                            * gdb must read, or NULL */
     const char *intro;    /* paragraphs */

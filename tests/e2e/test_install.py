@@ -54,3 +54,6 @@ def test_install_elsewhere_than_built_for(tmp_path):
     built = sorted(p.name for p in (BUILD / "pyhook").glob("libtdebug-pyhook-cpython-3*.so"))
     hooks = sorted(p.name for p in (prefix / "lib" / "tdebug" / "pyhook").iterdir())
     assert hooks == built and "libtdebug-pyhook-cpython-311.so" in hooks, hooks
+    # gdb's printers for torch's values (lib/gdb/), which sessions load.
+    assert sorted(p.name for p in (prefix / "lib" / "tdebug" / "gdb").iterdir()) == [
+        "libtdebug-printers.so", "tdebug_printers.py"]

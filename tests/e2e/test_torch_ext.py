@@ -1,0 +1,225 @@
+"""One's own torch operator (samples/myop, a torch.utils.cpp_extension built
+with the flags 'tdebug profile --torch-extension' prints), debugged from
+Python: breakpoints stop after the prologue where gdb does, in light and
+ordinary sessions, with the arguments valid; tensors are read wherever a
+value is shown; C++ names are short in stacks and whole in 'bt full'.
+Both builds: setup.py build_ext --inplace and cpp_extension.load()."""
+import json
+import re
+
+import pytest
+
+from conftest import PYTHON, clean_env, run
+from myop_util import myop, myop_jit  # noqa: F401 (fixtures)
+
+
+def json_events(text):
+    return [json.loads(line) for line in text.splitlines() if line.startswith("{")]
+
+
+def gdb_break_line(so):
+    """The line gdb itself puts a breakpoint on 'scaled_add' at."""
+    r = run(["gdb", "-nx", "-batch", "-ex", "break scaled_add", str(so)])
+    m = re.search(r"Breakpoint 1 at 0x[0-9a-f]+: file .*myop\.cpp, line (\d+)\.", r.stdout)
+    assert m, r.stdout + r.stderr
+    return int(m.group(1))
+
+
+def marked(myop, marker):
+    """The line of myop.cpp holding MARKER."""
+    lines = (myop / "myop.cpp").read_text().splitlines()
+    return next(i + 1 for i, line in enumerate(lines) if marker in line)
+
+
+def stop_at_scaled_add(tdebug, cwd, libdir, light):
+    env = clean_env(PYTHONPATH=str(libdir), **({} if light else {"TDEBUG_LIGHT": "0"}))
+    r = run([tdebug, "run", "--batch", "--json", "-b", "scaled_add", "--", PYTHON, "run.py"],
+            cwd=cwd, env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    stops = [e for e in json_events(r.stdout) if e.get("event") == "stopped"]
+    assert stops, r.stdout + r.stderr
+    return stops[0], r
+
+
+@pytest.mark.parametrize("light", [True, False], ids=["light", "ordinary"])
+@pytest.mark.parametrize("build", ["setup.py", "jit"])
+def test_break_on_function_stops_after_the_prologue_with_valid_arguments(
+        tdebug, torch_available, request, build, light):
+    if build == "setup.py":
+        cwd = libdir = request.getfixturevalue("myop")
+    else:
+        cwd, libdir = request.getfixturevalue("myop_jit")
+    so = next(libdir.glob("myop*.so"))
+    stop, r = stop_at_scaled_add(tdebug, cwd, libdir, light)
+    top = stop["frames"][0]
+    assert top["function"] == "scaled_add", stop
+    assert top["line"] == gdb_break_line(so), stop
+    args = {a["name"]: a["value"] for a in stop["args"]["args"]}
+    assert args["alpha"] == "2", stop
+    assert args["a"]["sizes"] == [2, 3] and args["a"]["values"] == [0, 1, 2, 3, 4, 5], stop
+    assert args["b"]["values"] == [1] * 6, stop
+    assert "tensor([[2., 3., 4.]," in r.stdout + r.stderr  # the program went on
+
+
+TENSOR_A = "float32 [2, 3] strides [3, 1] cpu values [0, 1, 2, 3, 4, 5]"
+
+
+def test_tensors_in_print_locals_finish_and_the_stop_line(tdebug, torch_available, myop):
+    """gdb's own commands typed at the prompt show tensors as tdebug's 'args'
+    does (gdb's printers, registered by the session); C++ names are short
+    in 'bt' and whole in 'bt full'."""
+    out_line = marked(myop, "TOUR: out")
+    cmds = ["print a", "tbreak myop.cpp:%d" % out_line, "continue", "print scaled", "info locals", "print a.sizes()",
+            "print alpha", "finish", "bt", "bt full", "q"]
+    r = run([tdebug, "run", "-b", "scaled_add", "--", PYTHON, "run.py"], cwd=myop,
+            env=clean_env(PYTHONPATH=str(myop)), input="\n".join(cmds) + "\n")
+    out = r.stdout
+    assert "  a (const at::Tensor &) = " + TENSOR_A in out, out + r.stderr
+    assert "scaled_add (a=" + TENSOR_A in out, out  # the stop's frame line
+    assert "$1 = " + TENSOR_A in out, out
+    assert re.search(r"\$2 = float32 \[2, 3\] strides \[3, 1\] cpu values \[2, 2, 2, 2, 2, 2\]", out), out
+    assert re.search(r"^scaled = float32 \[2, 3\] strides \[3, 1\] cpu values \[2, 2", out, re.M), out
+    assert "$3 = [2, 3]" in out, out          # c10::IntArrayRef
+    assert "$4 = 2" in out, out
+    assert re.search(r"Value returned: \$5 = float32 \[2, 3\] strides \[3, 1\] cpu values "
+                     r"\[2, 3, 4, 5, 6, 7\]", out), out
+    assert "in pybind11::detail::argument_loader<\u2026>::call_impl<\u2026>(\u2026) && ()" in out, out
+    assert ("in pybind11::detail::argument_loader<at::Tensor const&, at::Tensor const&, double>"
+            "::call_impl<at::Tensor, ") in out, out
+
+
+def test_gdb_alone_with_the_printers_agrees(tdebug, torch_available, myop, build_dir):
+    """The printers in a gdb of one's own (as lib/gdb/tdebug_printers.py
+    says), given the layout tdebug cached, print what tdebug shows."""
+    stop, _ = stop_at_scaled_add(tdebug, myop, myop, light=True)  # caches the layout
+    import glob
+    import os
+    cache = os.path.join(os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")),
+                         "tdebug", "torch-layout")
+    layout = max(glob.glob(cache + "/*.json"), key=os.path.getmtime)
+    r = run(["gdb", "-nx", "-batch", "-ex", "set breakpoint pending on",
+             "-ex", "python import sys; sys.path.insert(0, '%s'); import tdebug_printers"
+             % (build_dir / "gdb"),
+             "-ex", "python tdebug_printers.set_layout_file('%s')" % layout,
+             "-ex", "break scaled_add", "-ex", "run", "-ex", "print b", "-ex", "kill",
+             "--args", PYTHON, "run.py"], cwd=myop, env=clean_env(PYTHONPATH=str(myop)))
+    assert "$1 = float32 [2, 3] strides [3, 1] cpu values [1, 1, 1, 1, 1, 1]" in r.stdout, \
+        r.stdout + r.stderr
+
+
+def test_json_frames_have_short_and_full_names(tdebug, torch_available, myop):
+    stop, _ = stop_at_scaled_add(tdebug, myop, myop, light=True)
+    f1 = stop["frames"][1]
+    assert f1["function"].startswith("pybind11::detail::argument_loader<\u2026>::call_impl<"), f1
+    assert f1["function_full"].startswith(
+        "pybind11::detail::argument_loader<at::Tensor const&, at::Tensor const&, double>"), f1
+
+
+def test_profile_torch_extension_says_what_the_builds_use(tdebug):
+    from myop_util import DEBUG_CFLAGS, DEBUG_LDFLAGS
+    r = run([tdebug, "profile", "--torch-extension", "--json"])
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["kind"] == "torch-extension"
+    notes = " ".join(doc["notes"])
+    assert "extra_compile_args=%r" % DEBUG_CFLAGS in notes, notes
+    assert "extra_cflags=%r" % DEBUG_CFLAGS in notes, notes
+    assert "extra_ldflags=%r" % DEBUG_LDFLAGS in notes, notes
+    assert "TORCH_EXTENSIONS_DIR" in [v["name"] for v in doc["variables"]]
+    text = run([tdebug, "profile", "--torch-extension"]).stdout
+    assert "export TORCH_EXTENSIONS_DIR=" in text and "BuildExtension" in text, text
+
+
+@pytest.mark.parametrize("build", ["setup.py", "jit"])
+def test_profile_check_says_the_built_op_is_debuggable(tdebug, request, build):
+    libdir = request.getfixturevalue("myop") if build == "setup.py" else \
+        request.getfixturevalue("myop_jit")[1]
+    so = next(libdir.glob("myop*.so"))
+    r = run([tdebug, "profile", "--check", "--no-deps", str(so)])
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "=> debuggable" in r.stdout or "debuggable" in r.stdout.splitlines()[-1], r.stdout
+
+
+def test_dap_variables_hover_and_evaluate_show_tensors(tdebug, torch_available, myop, procs,
+                                                      tmp_path):
+    from tdap_util import Adapter
+    dap = Adapter.start(tdebug, procs, tmp_path)
+    dap.initialize()
+
+    def setup(d):
+        d.request("setFunctionBreakpoints", {"breakpoints": [{"name": "scaled_add"}]})
+    dap.start_program("launch", {"program": str(myop / "run.py"), "python": PYTHON,
+                                 "cwd": str(myop), "env": {"PYTHONPATH": str(myop)}}, setup)
+    i, stop = dap.stopped()
+    tid = stop["threadId"]
+    frames = dap.frames(tid)
+    assert frames[0]["name"] == "scaled_add"
+    assert frames[1]["name"].startswith("pybind11::detail::argument_loader<\u2026>::call_impl")
+    scopes = dap.request("scopes", {"frameId": frames[0]["id"]})["body"]["scopes"]
+    args = dap.request("variables", {"variablesReference": scopes[0]["variablesReference"]})
+    a = next(v for v in args["body"]["variables"] if v["name"] == "a")
+    assert a["value"] == "tensor([[0., 1., 2.], [3., 4., 5.]])", a
+    parts = dap.request("variables", {"variablesReference": a["variablesReference"]})["body"]
+    got = {v["name"]: v["value"] for v in parts["variables"]}
+    assert {"sizes", "strides", "dtype", "device", "storage_offset", "requires_grad",
+            "values"} <= set(got), got
+    # On to the line after 'scaled = b * alpha'.
+    dap.request("setBreakpoints", {"source": {"path": str(myop / "myop.cpp")},
+                                   "breakpoints": [{"line": marked(myop, "TOUR: out")}]})
+    dap.continue_(tid)
+    i, _ = dap.stopped(after=i + 1)
+    top = dap.frames(tid)[0]
+    scopes = dap.request("scopes", {"frameId": top["id"]})["body"]["scopes"]
+    locs = dap.request("variables", {"variablesReference": scopes[1]["variablesReference"]})
+    scaled = next(v for v in locs["body"]["variables"] if v["name"] == "scaled")
+    assert scaled["value"].startswith("float32 [2, 3] strides [3, 1] cpu values [2, 2"), scaled
+    parts = dap.request("variables", {"variablesReference": scaled["variablesReference"]})["body"]
+    assert {"sizes", "dtype", "values"} <= {v["name"] for v in parts["variables"]}, parts
+    for context in ("hover", "watch", "repl"):
+        ev = dap.request("evaluate", {"expression": "b", "frameId": top["id"],
+                                      "context": context})["body"]
+        assert "float32 [2, 3] strides [3, 1] cpu values [1, 1, 1, 1, 1, 1]" in ev["result"], ev
+    dap.continue_(tid)
+    assert dap.wait_event("exited")["body"]["exitCode"] == 0
+    dap.finish()
+
+
+def test_tour_extension_walks_the_op_with_its_tensors(tdebug, torch_available, myop):
+    from tour_util import stops
+    r = run([tdebug, "tour", "extension", "--batch"])
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr
+    found = stops(r.stdout)
+    assert [s["number"] for s in found] == [1, 2, 3, 4], r.stdout[-3000:]
+    assert found[0]["title"].startswith("PyInit_myop"), found[0]["title"]
+    first, second, last = found[1:]
+    assert first["title"].startswith("scaled_add: your own op"), first["title"]
+    assert "scaled_add (a=" + TENSOR_A in first["text"], first["text"]
+    assert "  a (const at::Tensor &) = " + TENSOR_A in first["text"], first["text"]
+    assert "alpha (double) = 2" in first["text"], first["text"]
+    m = re.search(r" at (\S+):(\d+)$", second["top"])
+    assert m and m.group(1).endswith("myop.cpp"), second["top"]
+    marked = [i + 1 for i, line in enumerate((myop / "myop.cpp").read_text().splitlines())
+              if "TOUR: out" in line]
+    assert int(m.group(2)) == marked[0], second["top"]
+    assert last["title"].startswith("scaled_add returns out"), last["title"]
+    assert "tensor([[2., 3., 4.]," in r.stdout + r.stderr
+
+
+def test_printers_show_torchs_other_values(tdebug, torch_available, myop):
+    """c10::optional, TensorList, IntArrayRef, Scalar, ScalarType, Device and
+    TensorOptions as gdb prints them with tdebug's printers ('info args' in
+    myop's describe(), which scaled_add calls with a and b in every form)."""
+    where = "myop.cpp:%d" % marked(myop, "TOUR: describe")  # in describe()
+    r = run([tdebug, "run", "-b", where, "--", PYTHON, "run.py"], cwd=myop,
+            env=clean_env(PYTHONPATH=str(myop)), input="info args\nq\n")
+    out = r.stdout
+    assert re.search(r"^(\(tdebug\) )?maybe = float32 \[2, 3\] strides \[3, 1\] cpu values \[0, 1, 2", out,
+                     re.M), out + r.stderr
+    assert re.search(r"^none = nullopt$", out, re.M), out
+    assert re.search(r"^both = \{float32 \[2, 3\] .*values \[0, 1, 2, 3, 4, 5\].*, float32 "
+                     r"\[2, 3\] .*values \[1, 1, 1, 1, 1, 1\]", out, re.M), out
+    assert re.search(r"^shape = \[2, 3\]$", out, re.M), out
+    assert re.search(r"^factor = 2(\.0)?$", out, re.M), out
+    assert re.search(r"^dtype = float32$", out, re.M), out
+    assert re.search(r"^device = cpu$", out, re.M), out
+    assert re.search(r"^options = TensorOptions\(.*dtype=float32.*device=cpu", out, re.M), out

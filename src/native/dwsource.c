@@ -132,3 +132,86 @@ int tdb_marked_line(const char *path, const char *marker, int *out_line, tdb_err
     *out_line = hit;
     return 0;
 }
+
+/* Is PATH DIR itself or under it? */
+static int path_under(const char *path, const char *dir)
+{
+    size_t n = strlen(dir);
+    while (n > 1 && dir[n - 1] == '/')
+        n--;
+    return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
+}
+
+typedef struct own_functions {
+    const char *const *dirs;
+    size_t n_dirs;
+    const char *comp_dir;
+    char **v;
+    size_t n;
+} own_functions;
+
+static int own_function(Dwarf_Die *die, void *arg)
+{
+    own_functions *o = arg;
+    Dwarf_Addr lo;
+    int line = 0;
+    const char *file = dwarf_decl_file(die);
+    if (!file || dwarf_lowpc(die, &lo) != 0 || dwarf_decl_line(die, &line) != 0 || line <= 0)
+        return DWARF_CB_OK; /* a declaration, or inlined only: nothing to break at */
+    char *abs = file[0] == '/' || !o->comp_dir ? tdb_xstrdup(file)
+                                               : tdb_xasprintf("%s/%s", o->comp_dir, file);
+    int mine = 0;
+    for (size_t i = 0; i < o->n_dirs && !mine; i++)
+        mine = path_under(abs, o->dirs[i]);
+    if (mine) {
+        char *loc = tdb_xasprintf("%s:%d", abs, line);
+        int dup = 0;
+        for (size_t i = 0; i < o->n && !dup; i++)
+            dup = strcmp(o->v[i], loc) == 0;
+        if (dup)
+            free(loc);
+        else
+            tdb_ptrs_push(&o->v, &o->n, loc);
+    }
+    free(abs);
+    return DWARF_CB_OK;
+}
+
+char **tdb_dwarf_functions_under(const char *elf_path, const char *const *dirs, size_t n_dirs,
+                                 size_t *out_n, tdb_error *err)
+{
+    own_functions o = {.dirs = dirs, .n_dirs = n_dirs, .v = tdb_xcalloc(1, sizeof(char *))};
+    Dwarf *dbg = NULL;
+    int fd = open(elf_path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        tdb_error_errno(err, "cannot open '%s'", elf_path);
+        goto fail;
+    }
+    dbg = dwarf_begin(fd, DWARF_C_READ);
+    if (!dbg) {
+        tdb_error_set(err, 0, "cannot read debug info in '%s': %s (was it built with -g?)",
+                      elf_path, dwarf_errmsg(-1));
+        goto fail;
+    }
+    Dwarf_Off off = 0, next;
+    size_t header;
+    while (dwarf_nextcu(dbg, off, &next, &header, NULL, NULL, NULL) == 0) {
+        Dwarf_Die cu;
+        Dwarf_Attribute attr;
+        if (dwarf_offdie(dbg, off + header, &cu)) {
+            o.comp_dir = dwarf_formstring(dwarf_attr(&cu, DW_AT_comp_dir, &attr));
+            dwarf_getfuncs(&cu, own_function, &o, 0);
+        }
+        off = next;
+    }
+    dwarf_end(dbg);
+    close(fd);
+    if (out_n)
+        *out_n = o.n;
+    return o.v;
+fail:
+    if (fd >= 0)
+        close(fd);
+    tdb_strv_free(o.v);
+    return NULL;
+}

@@ -25,6 +25,16 @@ char *tdb_dwarf_source_path(const char *elf_path, const char *name, tdb_error *e
  * has no DWARF. */
 long tdb_dwarf_source_dirs(const char *elf_path, json_t *dirs, tdb_error *err);
 
+/* Where the functions of ELF_PATH whose source file (DW_AT_decl_file) is
+ * in one of the N_DIRS directories DIRS (absolute) are defined, as
+ * "FILE:LINE" (the line of the function's name: gdb's breakpoint there is
+ * past the prologue), each once: a new NULL-terminated list (tdb_strv_free),
+ * *OUT_N its length; NULL with ERR set when the file cannot be read or has
+ * no DWARF.  Functions only inlined have no place of their own and are
+ * left out. */
+char **tdb_dwarf_functions_under(const char *elf_path, const char *const *dirs, size_t n_dirs,
+                                 size_t *out_n, tdb_error *err);
+
 /* The number of the one line of the text file PATH containing MARKER.
  * Returns 0 and writes *OUT_LINE, or -1 with ERR set when the file cannot
  * be read or MARKER is on no line or on more than one. */

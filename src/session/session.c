@@ -102,6 +102,7 @@ tdb_session *tdb_session_new(const tdb_session_options *opts, const tdb_frontend
     if (fe)
         s->fe = *fe;
     s->py_bt = -1;
+    s->step.mode = opts->step_into;
     s->last_resume = -1;
     s->cancel_fd = -1;
     s->saved_fds[0] = s->saved_fds[1] = s->saved_fds[2] = -1;
@@ -439,9 +440,13 @@ void tdb_session_free(tdb_session *s)
     free(s->hook.lib);
     free(s->hook.failed);
     tdb_gdb_close(s->gdb, 5000);
-    for (size_t i = 0; i < s->n_libs; i++)
+    for (size_t i = 0; i < s->n_libs; i++) {
         free(s->libs[i].path);
+        tdb_strv_free(s->libs[i].mine);
+    }
     free(s->libs);
+    tdb_strv_free(s->step.dirs);
+    free(s->step.bps);
     for (size_t i = 0; i < s->n_bps; i++)
         tdb_session_bp_free(&s->bps[i]);
     free(s->bps);

@@ -11,6 +11,8 @@
 
 #include <jansson.h>
 
+#include <stdint.h>
+
 /* The absolute path of the source of the compilation unit in ELF_PATH whose
  * name is NAME or ends with "/" NAME ("tt_native_cpu.c").  New string, or
  * NULL with ERR set when the file cannot be read, has no DWARF, or has no
@@ -34,6 +36,13 @@ long tdb_dwarf_source_dirs(const char *elf_path, json_t *dirs, tdb_error *err);
  * left out. */
 char **tdb_dwarf_functions_under(const char *elf_path, const char *const *dirs, size_t n_dirs,
                                  size_t *out_n, tdb_error *err);
+
+/* The bounds [*OUT_LO, *OUT_HI) of the function of ELF_PATH holding the
+ * link-time address ADDR, from the table of its call frame information
+ * (.eh_frame_hdr: a stripped object has it too): from the start of its
+ * entry to the next one's (padding included).  0, or -1 with ERR set. */
+int tdb_elf_function_bounds(const char *elf_path, uint64_t addr, uint64_t *out_lo,
+                            uint64_t *out_hi, tdb_error *err);
 
 /* The number of the one line of the text file PATH containing MARKER.
  * Returns 0 and writes *OUT_LINE, or -1 with ERR set when the file cannot

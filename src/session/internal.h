@@ -125,8 +125,15 @@ typedef struct step_state {
     int *bps;            /* gdb's numbers of the user's functions' breakpoints */
     size_t n_bps;
     int return_bp;       /* at the glue entry's return address */
-    int ops_made;        /* the operator breakpoints were made */
-    int op_first, op_last; /* gdb's numbers of those (disabled between steps) */
+    int *ops;            /* of those, the ones at operator entries */
+    size_t n_ops_bps;
+    uint64_t entry_pc;   /* where the step entered native code */
+    uint64_t *op_addrs;  /* operator entries found (while reading a binding) */
+    size_t n_op_addrs;
+    int ops_read;        /* libtorch_cpu's operator entries were read */
+    char **op_names;     /* their mangled names... */
+    uint64_t *op_values; /* ...and runtime addresses */
+    size_t n_ops;
     int args_at_stop;    /* the stop is at an operator entry: read its arguments */
     int landed;          /* the last step landed past the glue */
     int deep;            /* a Python step from the user's code, through the

@@ -12,8 +12,8 @@
  *      (the program's, the working directory, --my-code, TDEBUG_MY_CODE),
  *      read from its DWARF, placed past the prologue (gdb's FILE:LINE);
  *   2. torch's operator entry ('mine' and 'operator'): a breakpoint at each
- *      at::_ops::NAME::call of libtorch_cpu (made once, disabled between
- *      steps), where the arguments are read as tensors;
+ *      at::_ops::NAME::call the binding calls (read from its instructions),
+ *      where the arguments are read as tensors;
  *   3. else the call's return (a breakpoint at the entry's return address):
  *      the hook's step goes on to the next Python line.
  * A Python step that started in the user's code also goes through the
@@ -29,6 +29,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -193,62 +194,182 @@ static lib_info *scan_mine(tdb_session *s, const char *lib)
     return l;
 }
 
-/* The operator entries' breakpoints, made once (disabled) when libtorch_cpu
- * is mapped: s->step.op_first..op_last, 0 when there are none. */
-static int make_operator_bps(tdb_session *s, tdb_error *err)
+/* The load bias of LIB in the process (its real path in the maps). */
+static int lib_bias(tdb_session *s, const char *lib, uint64_t *out)
 {
-    if (s->step.ops_made)
-        return 0;
+    char real[PATH_MAX]; /* the maps name files by their real paths (/lib is /usr/lib) */
+    tdb_maps maps = {0};
+    int rc = -1;
+    if (!realpath(lib, real))
+        snprintf(real, sizeof(real), "%s", lib);
+    tdb_elf *e = tdb_elf_open_tables(lib, NULL);
+    if (e && tdb_maps_read(s->pid, &maps, NULL) == 0)
+        for (size_t i = 0; i < maps.n && rc < 0; i++)
+            if (maps.v[i].path && strcmp(maps.v[i].path, real) == 0)
+                rc = tdb_elf_load_bias(e, maps.v[i].start, maps.v[i].offset, out, NULL);
+    tdb_maps_free(&maps);
+    tdb_elf_free(e);
+    return rc;
+}
+
+/* torch's operator entries, at::_ops::NAME::call, by mangled name: read
+ * once from libtorch_cpu's dynamic symbols (0: not mapped yet). */
+static int operator_table(tdb_session *s)
+{
+    if (s->step.ops_read)
+        return s->step.n_ops > 0;
     const char *lib = NULL;
     for (size_t i = 0; i < s->n_libs && !lib; i++)
         if (strstr(s->libs[i].path, "/libtorch_cpu.so"))
             lib = s->libs[i].path;
     if (!lib)
         return 0; /* not yet: no operator can be called */
-    s->step.ops_made = 1;
+    s->step.ops_read = 1;
+    uint64_t bias = 0;
     tdb_elf *e = tdb_elf_open(lib, NULL);
-    tdb_maps maps = {0};
-    uint64_t *values = NULL, bias = 0;
-    size_t n = 0;
-    char **names = e ? tdb_elf_exports_values(e, "_ZN2at4_ops", &values, &n, NULL) : NULL;
-    int rc = 0, found = 0;
-    char real[PATH_MAX]; /* the maps name files by their real paths (/lib is /usr/lib) */
-    if (!realpath(lib, real))
-        snprintf(real, sizeof(real), "%s", lib);
-    if (names && tdb_maps_read(s->pid, &maps, NULL) == 0)
-        for (size_t i = 0; i < maps.n && !found; i++)
-            if (maps.v[i].path && strcmp(maps.v[i].path, real) == 0)
-                found = tdb_elf_load_bias(e, maps.v[i].start, maps.v[i].offset, &bias, NULL) == 0;
-    for (size_t i = 0; found && i < n; i++) {
-        /* _ZN2at4_ops<len><name>4callE...: at::_ops::NAME::call(...) */
-        char *end = NULL;
-        const char *p = names[i] + strlen("_ZN2at4_ops");
-        long len = strtol(p, &end, 10);
-        if (len <= 0 || strncmp(end + len, "4callE", 6) != 0)
-            continue;
-        char loc[64];
-        snprintf(loc, sizeof(loc), "*0x%llx", (unsigned long long)(values[i] + bias));
-        int num = insert_bp(s, loc, 0, 1, err);
-        if (num < 0) {
-            rc = -1;
-            break;
-        }
-        if (!s->step.op_first)
-            s->step.op_first = num;
-        s->step.op_last = num;
+    if (e && lib_bias(s, lib, &bias) == 0) {
+        s->step.op_names = tdb_elf_exports_values(e, "_ZN2at4_ops", &s->step.op_values,
+                                                  &s->step.n_ops, NULL);
+        for (size_t i = 0; i < s->step.n_ops; i++)
+            s->step.op_values[i] += bias;
     }
-    tdb_maps_free(&maps);
-    tdb_strv_free(names);
-    free(values);
     tdb_elf_free(e);
-    return rc;
+    return s->step.n_ops > 0;
+}
+
+/* The runtime address of at::_ops::NAME::call, NAME being the N bytes
+ * at NAME, 0 if none.  Each NAME is one overload ("add_Tensor"), one
+ * entry: its mangled name starts "_ZN2at4_ops" LEN NAME "4callE". */
+static uint64_t operator_entry(tdb_session *s, const char *name, size_t n)
+{
+    char prefix[160];
+    int len = snprintf(prefix, sizeof(prefix), "_ZN2at4_ops%zu%.*s4callE", n, (int)n, name);
+    if (len <= 0 || (size_t)len >= sizeof(prefix))
+        return 0;
+    for (size_t i = 0; i < s->step.n_ops; i++)
+        if (strncmp(s->step.op_names[i], prefix, (size_t)len) == 0)
+            return s->step.op_values[i];
+    return 0;
+}
+
+/* In gdb's annotation of a call ("<at::_ops::add_Tensor::call(at::Tensor
+ * const&, ...)@plt>", demangled, or "<_ZN2at4_ops10add_Tensor4callE...@plt>"),
+ * the operator's NAME: its start, *N its length; NULL when it is none. */
+static const char *operator_called(const char *sym, size_t *n)
+{
+    if (!sym || !strstr(sym, "@plt>"))
+        return NULL;
+    if (strncmp(sym, "<at::_ops::", 11) == 0) {
+        const char *name = sym + 11, *end = strstr(name, "::call(");
+        if (!end || memchr(name, ':', (size_t)(end - name)))
+            return NULL;
+        *n = (size_t)(end - name);
+        return name;
+    }
+    if (strncmp(sym, "<_ZN2at4_ops", 12) == 0) {
+        char *end = NULL;
+        long len = strtol(sym + 12, &end, 10);
+        if (len <= 0 || strncmp(end + len, "4callE", 6) != 0)
+            return NULL;
+        *n = (size_t)len;
+        return end;
+    }
+    return NULL;
+}
+
+static void add_landing(tdb_session *s, int bp)
+{
+    if (bp <= 0)
+        return;
+    s->step.bps = tdb_xrealloc(s->step.bps, (s->step.n_bps + 1) * sizeof(int));
+    s->step.bps[s->step.n_bps++] = bp;
+}
+
+#define CALLEES_MAX 24 /* functions of the binding read, at most */
+
+/* The operator entries the binding at PC (in LIB, load bias BIAS) calls,
+ * directly or through its own unnamed helpers (two calls deep): its
+ * instructions from gdb (the library has no symbols but its dynamic ones;
+ * its call frame information gives each function's bounds), each call to
+ * a PLT stub of at::_ops::NAME::call a breakpoint at that entry.  Far
+ * cheaper than a breakpoint on each of torch's ~3000 entries, which gdb
+ * takes a minute to make. */
+static void operator_bps(tdb_session *s, const char *lib, uint64_t bias, uint64_t lo_text,
+                         uint64_t hi_text, int thread)
+{
+    uint64_t todo[CALLEES_MAX];
+    int depth[CALLEES_MAX];
+    size_t n_todo = 0;
+    todo[n_todo] = s->step.entry_pc;
+    depth[n_todo++] = 0;
+    for (size_t k = 0; k < n_todo; k++) {
+        uint64_t lo, hi;
+        int brc = tdb_elf_function_bounds(lib, todo[k] - bias, &lo, &hi, NULL);
+        if (brc < 0 || hi <= lo ||
+            hi - lo > (1u << 20))
+            continue;
+        json_t *r = NULL;
+        if (tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, &r, NULL, "-data-disassemble -s 0x%llx -e 0x%llx -- 0",
+                        (unsigned long long)(lo + bias), (unsigned long long)(hi + bias)) < 0)
+            continue;
+        json_t *insns = json_object_get(r, "asm_insns"), *in;
+        size_t i;
+        json_array_foreach(insns, i, in)
+        {
+            const char *inst = tdb_mi_str(in, "inst");
+            if (!inst || (strncmp(inst, "call", 4) != 0 && strncmp(inst, "jmp", 3) != 0))
+                continue;
+            const char *hex = strstr(inst, "0x");
+            const char *sym = strchr(inst, '<');
+            if (!hex)
+                continue;
+            uint64_t target = strtoull(hex, NULL, 16);
+            size_t name_len = 0;
+            const char *op = operator_called(sym, &name_len);
+            if (op) {
+                uint64_t entry = operator_entry(s, op, name_len);
+                char loc[40];
+                int seen = 0;
+                for (size_t j = 0; j < s->step.n_op_addrs && !seen; j++)
+                    seen = s->step.op_addrs[j] == entry;
+                if (!entry || seen)
+                    continue;
+                s->step.op_addrs = tdb_xrealloc(s->step.op_addrs,
+                                                (s->step.n_op_addrs + 1) * sizeof(uint64_t));
+                s->step.op_addrs[s->step.n_op_addrs++] = entry;
+                snprintf(loc, sizeof(loc), "*0x%llx", (unsigned long long)entry);
+                int bp = insert_bp(s, loc, thread, 0, NULL);
+                add_landing(s, bp);
+                if (bp > 0) {
+                    s->step.ops = tdb_xrealloc(s->step.ops, (s->step.n_ops_bps + 1) * sizeof(int));
+                    s->step.ops[s->step.n_ops_bps++] = bp;
+                }
+            } else if (depth[k] < 2 && n_todo < CALLEES_MAX && target >= lo_text &&
+                       target < hi_text && (!sym || strchr(sym, '+')) &&
+                       (target < lo + bias || target >= hi + bias)) {
+                /* an unnamed function of the binding's own library */
+                int dup = 0;
+                for (size_t j = 0; j < n_todo && !dup; j++)
+                    dup = todo[j] == target;
+                if (!dup) {
+                    todo[n_todo] = target;
+                    depth[n_todo++] = depth[k] + 1;
+                }
+            }
+        }
+        json_decref(r);
+    }
+    free(s->step.op_addrs);
+    s->step.op_addrs = NULL;
+    s->step.n_op_addrs = 0;
 }
 
 static int is_landing_bp(const tdb_session *s, int bkptno, int *is_op)
 {
-    *is_op = s->step.op_first && bkptno >= s->step.op_first && bkptno <= s->step.op_last;
-    if (*is_op)
-        return 1;
+    *is_op = 0;
+    for (size_t i = 0; i < s->step.n_ops_bps; i++)
+        if (s->step.ops[i] == bkptno)
+            *is_op = 1;
     for (size_t i = 0; i < s->step.n_bps; i++)
         if (s->step.bps[i] == bkptno)
             return 1;
@@ -270,12 +391,12 @@ void tdb_session_step_landing_end(tdb_session *s)
     if (cmd.len)
         tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, NULL, "-break-delete%s", tdb_buf_str(&cmd));
     tdb_buf_free(&cmd);
-    if (s->step.op_first)
-        tdb_session_console(s, CMD_TIMEOUT_MS, NULL, "disable %d-%d", s->step.op_first,
-                            s->step.op_last);
     free(s->step.bps);
     s->step.bps = NULL;
     s->step.n_bps = 0;
+    free(s->step.ops);
+    s->step.ops = NULL;
+    s->step.n_ops_bps = 0;
     s->step.return_bp = 0;
 }
 
@@ -297,17 +418,15 @@ int tdb_session_step_land(tdb_session *s, const json_t *frame, int thread, tdb_e
     }
     if (mode == TDB_STEP_INTO_MINE && from && from[0] == '/') {
         lib_info *l = scan_mine(s, from);
-        for (size_t i = 0; i < l->n_mine; i++) {
-            int n = insert_bp(s, l->mine[i], thread, 0, NULL);
-            if (n > 0) {
-                s->step.bps = tdb_xrealloc(s->step.bps, (s->step.n_bps + 1) * sizeof(int));
-                s->step.bps[s->step.n_bps++] = n;
-            }
-        }
+        for (size_t i = 0; i < l->n_mine; i++)
+            add_landing(s, insert_bp(s, l->mine[i], thread, 0, NULL));
     }
-    if (make_operator_bps(s, err) < 0)
-        return -1;
-    if (!s->step.n_bps && !s->step.op_first)
+    uint64_t bias;
+    lib_info *l = from ? tdb_session_find_lib(s, from) : NULL;
+    s->step.entry_pc = parse_addr(tdb_mi_str(frame, "addr"));
+    if (from && l && operator_table(s) && lib_bias(s, from, &bias) == 0)
+        operator_bps(s, from, bias, l->lo, l->hi, thread);
+    if (!s->step.n_bps)
         return 0;
     /* The call's return: the address on top of the stack at its entry. */
     json_t *r = NULL;
@@ -329,10 +448,6 @@ int tdb_session_step_land(tdb_session *s, const json_t *frame, int thread, tdb_e
         int n = insert_bp(s, loc, thread, 0, NULL);
         s->step.return_bp = n > 0 ? n : 0;
     }
-    if (s->step.op_first &&
-        tdb_session_console(s, CMD_TIMEOUT_MS, err, "enable %d-%d", s->step.op_first,
-                            s->step.op_last) < 0)
-        return -1;
     if (tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, err, "-exec-continue") < 0)
         return -1;
     tdb_session_note_running(s);

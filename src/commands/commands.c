@@ -149,6 +149,31 @@ static int cmd_kill(tdb_session *s, const char *args, tdb_reply *r, tdb_error *e
     return cmd_quit(s, args, r, err);
 }
 
+/* ---- settings ---- */
+
+static int cmd_set_step_into(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err)
+{
+    (void)err;
+    if (!*args) {
+        tdb_buf_addf(&r->text, "step-into is %s\n", tdb_step_into_words[tdb_session_step_into(s)]);
+    } else {
+        tdb_error local = {0};
+        int mode = tdb_step_into_parse(args, &local);
+        if (mode < 0)
+            return tdb_command_fail(r, "set step-into", "%s", local.msg);
+        tdb_session_set_step_into(s, (tdb_step_into)mode);
+    }
+    r->event = json_pack("{s:s, s:s}", "event", "step-into", "mode",
+                         tdb_step_into_words[tdb_session_step_into(s)]);
+    return 0;
+}
+
+static int cmd_show_step_into(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err)
+{
+    (void)args;
+    return cmd_set_step_into(s, "", r, err);
+}
+
 /* ---- symbols, source ---- */
 
 static int cmd_symbols(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err)
@@ -235,6 +260,8 @@ static const command commands[] = {
     {"py-print", NULL, tdb_command_py_print, "NAME: one Python variable (local, global or builtin)"},
     {"args", NULL, tdb_command_args, "the selected native frame's typed arguments"},
     {"tensor", NULL, tdb_command_tensor, "EXPR: an at::Tensor, TensorImpl* or Python tensor"},
+    {"set step-into", NULL, cmd_set_step_into, "mine|operator|binding: where a step from Python stops (your code, torch's operator, the binding)"},
+    {"show step-into", NULL, cmd_show_step_into, "where a step from Python stops"},
     {"symbols", NULL, cmd_symbols, "REGEX: read the symbols of matching libraries (basic regex)"},
     {"kill", NULL, cmd_kill, "end a program tdebug started (refused after an attach)"},
     {"detach", NULL, cmd_quit, "leave an attached process running and end"},

@@ -147,7 +147,7 @@ typedef struct own_functions {
     const char *const *dirs;
     size_t n_dirs;
     const char *comp_dir;
-    char **v;
+    uint64_t *v;
     size_t n;
 } own_functions;
 
@@ -155,44 +155,40 @@ static int own_function(Dwarf_Die *die, void *arg)
 {
     own_functions *o = arg;
     Dwarf_Addr lo;
-    int line = 0;
     const char *file = dwarf_decl_file(die);
-    if (!file || dwarf_lowpc(die, &lo) != 0 || dwarf_decl_line(die, &line) != 0 || line <= 0)
+    if (!file || dwarf_lowpc(die, &lo) != 0)
         return DWARF_CB_OK; /* a declaration, or inlined only: nothing to break at */
     char *abs = file[0] == '/' || !o->comp_dir ? tdb_xstrdup(file)
                                                : tdb_xasprintf("%s/%s", o->comp_dir, file);
     int mine = 0;
     for (size_t i = 0; i < o->n_dirs && !mine; i++)
         mine = path_under(abs, o->dirs[i]);
+    for (size_t i = 0; mine && i < o->n; i++)
+        mine = o->v[i] != lo;
     if (mine) {
-        char *loc = tdb_xasprintf("%s:%d", abs, line);
-        int dup = 0;
-        for (size_t i = 0; i < o->n && !dup; i++)
-            dup = strcmp(o->v[i], loc) == 0;
-        if (dup)
-            free(loc);
-        else
-            tdb_ptrs_push(&o->v, &o->n, loc);
+        o->v = tdb_xrealloc(o->v, (o->n + 1) * sizeof(*o->v));
+        o->v[o->n++] = lo;
     }
     free(abs);
     return DWARF_CB_OK;
 }
 
-char **tdb_dwarf_functions_under(const char *elf_path, const char *const *dirs, size_t n_dirs,
-                                 size_t *out_n, tdb_error *err)
+int tdb_dwarf_functions_under(const char *elf_path, const char *const *dirs, size_t n_dirs,
+                              uint64_t **out_addrs, size_t *out_n, tdb_error *err)
 {
-    own_functions o = {.dirs = dirs, .n_dirs = n_dirs, .v = tdb_xcalloc(1, sizeof(char *))};
+    own_functions o = {.dirs = dirs, .n_dirs = n_dirs};
     Dwarf *dbg = NULL;
     int fd = open(elf_path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         tdb_error_errno(err, "cannot open '%s'", elf_path);
-        goto fail;
+        return -1;
     }
     dbg = dwarf_begin(fd, DWARF_C_READ);
     if (!dbg) {
         tdb_error_set(err, 0, "cannot read debug info in '%s': %s (was it built with -g?)",
                       elf_path, dwarf_errmsg(-1));
-        goto fail;
+        close(fd);
+        return -1;
     }
     Dwarf_Off off = 0, next;
     size_t header;
@@ -207,14 +203,9 @@ char **tdb_dwarf_functions_under(const char *elf_path, const char *const *dirs, 
     }
     dwarf_end(dbg);
     close(fd);
-    if (out_n)
-        *out_n = o.n;
-    return o.v;
-fail:
-    if (fd >= 0)
-        close(fd);
-    tdb_strv_free(o.v);
-    return NULL;
+    *out_addrs = o.v;
+    *out_n = o.n;
+    return 0;
 }
 
 int tdb_elf_function_bounds(const char *elf_path, uint64_t addr, uint64_t *out_lo,

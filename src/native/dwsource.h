@@ -27,15 +27,14 @@ char *tdb_dwarf_source_path(const char *elf_path, const char *name, tdb_error *e
  * has no DWARF. */
 long tdb_dwarf_source_dirs(const char *elf_path, json_t *dirs, tdb_error *err);
 
-/* Where the functions of ELF_PATH whose source file (DW_AT_decl_file) is
- * in one of the N_DIRS directories DIRS (absolute) are defined, as
- * "FILE:LINE" (the line of the function's name: gdb's breakpoint there is
- * past the prologue), each once: a new NULL-terminated list (tdb_strv_free),
- * *OUT_N its length; NULL with ERR set when the file cannot be read or has
- * no DWARF.  Functions only inlined have no place of their own and are
- * left out. */
-char **tdb_dwarf_functions_under(const char *elf_path, const char *const *dirs, size_t n_dirs,
-                                 size_t *out_n, tdb_error *err);
+/* The entries (link-time DW_AT_low_pc) of the functions of ELF_PATH whose
+ * source file (DW_AT_decl_file) is under one of the N_DIRS directories
+ * DIRS (absolute), each once: 0 with a new array in *OUT_ADDRS (NULL when
+ * none) and its length in *OUT_N; -1 with ERR set when the file cannot be
+ * read or has no DWARF.  Functions only inlined have no entry of their own
+ * and are left out. */
+int tdb_dwarf_functions_under(const char *elf_path, const char *const *dirs, size_t n_dirs,
+                              uint64_t **out_addrs, size_t *out_n, tdb_error *err);
 
 /* The bounds [*OUT_LO, *OUT_HI) of the function of ELF_PATH holding the
  * link-time address ADDR, from the table of its call frame information

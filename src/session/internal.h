@@ -44,7 +44,7 @@ typedef struct lib_info {
     int symbols;          /* symbols read by gdb */
     unsigned long lo, hi; /* .text range, from =library-loaded */
     int mine_scanned;     /* its DWARF was searched for the user's functions */
-    char **mine;          /* ...found there, "FILE:LINE" (session/stepinto.c) */
+    uint64_t *mine;       /* ...their entries (link-time; session/stepinto.c) */
     size_t n_mine;
 } lib_info;
 

@@ -442,7 +442,7 @@ void tdb_session_free(tdb_session *s)
     tdb_gdb_close(s->gdb, 5000);
     for (size_t i = 0; i < s->n_libs; i++) {
         free(s->libs[i].path);
-        tdb_strv_free(s->libs[i].mine);
+        free(s->libs[i].mine);
     }
     free(s->libs);
     tdb_strv_free(s->step.dirs);

@@ -7,10 +7,10 @@
  * stock torch an unnamed THPVariable_* wrapper in libtorch_python, both
  * binding glue.  From there, unless the mode is 'binding', the step goes
  * on to the first of:
- *   1. the user's own code ('mine'): a breakpoint on every function of the
- *      entry's library whose source file is under the user's directories
- *      (the program's, the working directory, --my-code, TDEBUG_MY_CODE),
- *      read from its DWARF, placed past the prologue (gdb's FILE:LINE);
+ *   1. the user's own code ('mine'): a breakpoint at the entry of every
+ *      function of the entry's library whose source file is under the
+ *      user's directories (the program's, the working directory, --my-code,
+ *      TDEBUG_MY_CODE), read from its DWARF; then a step past the prologue;
  *   2. torch's operator entry ('mine' and 'operator'): a breakpoint at each
  *      at::_ops::NAME::call the binding calls (read from its instructions),
  *      where the arguments are read as tensors;
@@ -182,14 +182,14 @@ static int insert_bp(tdb_session *s, const char *fmt_loc, int thread, int disabl
     return n;
 }
 
-/* The user's functions in LIB, as "FILE:LINE" (cached per library). */
+/* The user's functions in LIB, their entries (cached per library). */
 static lib_info *scan_mine(tdb_session *s, const char *lib)
 {
     lib_info *l = tdb_session_note_lib(s, lib);
     if (!l->mine_scanned) {
         l->mine_scanned = 1;
-        l->mine = tdb_dwarf_functions_under(lib, (const char *const *)s->step.dirs,
-                                            s->step.n_dirs, &l->n_mine, NULL);
+        tdb_dwarf_functions_under(lib, (const char *const *)s->step.dirs, s->step.n_dirs,
+                                  &l->mine, &l->n_mine, NULL);
     }
     return l;
 }
@@ -416,12 +416,15 @@ int tdb_session_step_land(tdb_session *s, const json_t *frame, int thread, tdb_e
             if (pc >= s->libs[i].lo && pc < s->libs[i].hi)
                 from = s->libs[i].path;
     }
-    if (mode == TDB_STEP_INTO_MINE && from && from[0] == '/') {
-        lib_info *l = scan_mine(s, from);
-        for (size_t i = 0; i < l->n_mine; i++)
-            add_landing(s, insert_bp(s, l->mine[i], thread, 0, NULL));
-    }
     uint64_t bias;
+    if (mode == TDB_STEP_INTO_MINE && from && from[0] == '/' && lib_bias(s, from, &bias) == 0) {
+        lib_info *l = scan_mine(s, from);
+        for (size_t i = 0; i < l->n_mine; i++) {
+            char loc[40];
+            snprintf(loc, sizeof(loc), "*0x%llx", (unsigned long long)(l->mine[i] + bias));
+            add_landing(s, insert_bp(s, loc, thread, 0, NULL));
+        }
+    }
     lib_info *l = from ? tdb_session_find_lib(s, from) : NULL;
     s->step.entry_pc = parse_addr(tdb_mi_str(frame, "addr"));
     if (from && l && operator_table(s) && lib_bias(s, from, &bias) == 0)
@@ -458,7 +461,6 @@ int tdb_session_step_landed(tdb_session *s, int bkptno, const json_t *res, tdb_s
                             tdb_error *err)
 {
     int is_op = 0;
-    (void)err;
     if (!s->step.landing)
         return TDB_HOOK_NOT_OURS;
     const char *th = tdb_mi_str(res, "thread-id");
@@ -475,10 +477,19 @@ int tdb_session_step_landed(tdb_session *s, int bkptno, const json_t *res, tdb_s
         return TDB_HOOK_GO_ON; /* an operator another thread runs */
     tdb_session_step_landing_end(s);
     tdb_session_python_step_done(s);
+    s->step.landed = 1;
+    if (!is_op) {
+        /* the user's function, at its entry: past the prologue to the first
+         * line of the body, as a step into it from Python goes */
+        s->hook.native_prologue = 1;
+        if (tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, err, "-exec-step") < 0)
+            return -1;
+        tdb_session_note_running(s);
+        return TDB_HOOK_RUNNING;
+    }
     st->reason = TDB_STOP_STEP;
     st->compact = 1;
-    s->step.args_at_stop = is_op;
-    s->step.landed = 1;
+    s->step.args_at_stop = 1;
     return TDB_HOOK_STOP;
 }
 

@@ -96,11 +96,21 @@ int tdb_command_gdb(tdb_session *s, const char *cmd, tdb_reply *r, tdb_error *er
 
 /* ---- running ---- */
 
-static int resume_cmd(tdb_session *s, tdb_resume how, const char *name, tdb_reply *r,
-                      tdb_error *err)
+static int resume_cmd(tdb_session *s, tdb_resume how, const char *name, const char *args,
+                      tdb_reply *r, tdb_error *err)
 {
     tdb_error local = {0};
-    if (tdb_session_resume(s, how, &local) < 0) {
+    int count = 1;
+    if (*args && (how == TDB_RESUME_STEP || how == TDB_RESUME_NEXT || how == TDB_RESUME_STEPI ||
+                  how == TDB_RESUME_NEXTI)) {
+        char *end = NULL;
+        long n = strtol(args, &end, 10);
+        if (n < 1 || n > 1000000 || *end)
+            return tdb_command_fail(r, name, "%s takes a count of lines, 1 or more, not '%s'",
+                                    name, args);
+        count = (int)n;
+    }
+    if (tdb_session_resume_n(s, how, count, &local) < 0) {
         if (!tdb_session_gdb_alive(s)) {
             tdb_error_set(err, local.code, "%s", local.msg);
             return -1;
@@ -121,8 +131,7 @@ static int resume_cmd(tdb_session *s, tdb_resume how, const char *name, tdb_repl
 #define RESUME_CMD(fn, how, name)                                                   \
     static int fn(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err)  \
     {                                                                               \
-        (void)args;                                                                 \
-        return resume_cmd(s, how, name, r, err);                                    \
+        return resume_cmd(s, how, name, args, r, err);                              \
     }
 RESUME_CMD(cmd_continue, TDB_RESUME_CONTINUE, "continue")
 RESUME_CMD(cmd_step, TDB_RESUME_STEP, "step")

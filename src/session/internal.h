@@ -211,6 +211,8 @@ struct tdb_session {
     int py_bt;           /* -1 unknown, 0 unavailable, 1 works */
     int interrupt_sent;  /* we sent -exec-interrupt */
     int last_resume;     /* the tdb_resume of the last resume, -1 none */
+    int repeat;          /* resumes of repeat_how still to make ('next N') */
+    int repeat_how;
     int saved_fds[3];
     int cancel_fd;       /* the front-end's: readable cancels waits */
     char state_before;   /* attach: the process's state letter before (T: stopped) */

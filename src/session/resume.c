@@ -103,6 +103,16 @@ int tdb_session_resume(tdb_session *s, tdb_resume how, tdb_error *err)
     return rc;
 }
 
+int tdb_session_resume_n(tdb_session *s, tdb_resume how, int count, tdb_error *err)
+{
+    s->repeat = 0;
+    if (tdb_session_resume(s, how, err) < 0)
+        return -1;
+    s->repeat = count > 1 ? count - 1 : 0;
+    s->repeat_how = (int)how;
+    return 0;
+}
+
 int tdb_session_interrupt(tdb_session *s, tdb_error *err)
 {
     if (s->state != RUNNING || s->interrupt_sent)

@@ -345,6 +345,9 @@ typedef enum tdb_resume {
 /* Let the program run.  -1 with ERR set when gdb refuses (the message is
  * gdb's: "The program is not being run."). */
 int tdb_session_resume(tdb_session *s, tdb_resume how, tdb_error *err);
+/* The same COUNT times ('next 3'): the stops on the way are not reported;
+ * a stop of another kind (a breakpoint, a signal, the end) ends it. */
+int tdb_session_resume_n(tdb_session *s, tdb_resume how, int count, tdb_error *err);
 /* Stop the running program; the stop comes out of tdb_session_wait() as
  * an "interrupt". */
 int tdb_session_interrupt(tdb_session *s, tdb_error *err);

@@ -481,6 +481,22 @@ int tdb_session_handle_stopped(tdb_session *s, const tdb_mi_record *r, tdb_error
             tdb_session_bp_delete(s, b);
         }
     }
+    if (rc == 0 && s->repeat > 0) {
+        /* 'next N': a stop of the kind asked for goes on; any other ends it */
+        static const tdb_stop_reason want[] = {
+            [TDB_RESUME_STEP] = TDB_STOP_STEP, [TDB_RESUME_NEXT] = TDB_STOP_NEXT,
+            [TDB_RESUME_STEPI] = TDB_STOP_STEPI, [TDB_RESUME_NEXTI] = TDB_STOP_NEXTI};
+        /* a step off the end of a function ends as a finish would */
+        int same = s->repeat_how >= TDB_RESUME_STEP && s->repeat_how <= TDB_RESUME_NEXTI &&
+                   s->repeat_how != TDB_RESUME_FINISH &&
+                   (s->stop.reason == want[s->repeat_how] || s->stop.reason == TDB_STOP_FINISH);
+        if (!same) {
+            s->repeat = 0;
+        } else {
+            s->repeat--;
+            return tdb_session_resume(s, (tdb_resume)s->repeat_how, err) < 0 ? -1 : 0;
+        }
+    }
     return rc < 0 ? -1 : 1;
 }
 

@@ -94,6 +94,54 @@ int tdb_command_gdb(tdb_session *s, const char *cmd, tdb_reply *r, tdb_error *er
     return 0;
 }
 
+/* gdb's commands that take a breakpoint number, given tdebug's: the
+ * number is mapped to gdb's (tdebug's internal breakpoints shift gdb's),
+ * or the command refused. */
+static const char *const bp_number_cmds[] = {"condition", "ignore", "commands", NULL};
+
+/* 1 when CMD is one of those (R filled: run or refused), 0 when not. */
+static int gdb_bp_number_cmd(tdb_session *s, const char *cmd, tdb_reply *r, tdb_error *err,
+                             int *rc)
+{
+    size_t n = strcspn(cmd, " \t");
+    const char *const *c;
+    for (c = bp_number_cmds; *c; c++)
+        if (strlen(*c) == n && strncmp(cmd, *c, n) == 0)
+            break;
+    if (!*c)
+        return 0;
+    const char *p = cmd + n;
+    while (isspace((unsigned char)*p))
+        p++;
+    char *end = NULL;
+    long id = strtol(p, &end, 10);
+    if (!*p || end == p || (*end && !isspace((unsigned char)*end))) {
+        *rc = tdb_command_fail(r, *c, "%s takes a breakpoint number as 'info breakpoints' "
+                                      "numbers them (tdebug's)", *c);
+        return 1;
+    }
+    int number = id > 0 && id < 1000000 ? tdb_session_breakpoint_gdb_number(s, (int)id) : -1;
+    if (number < 0) {
+        *rc = tdb_command_fail(r, *c, "no breakpoint %ld ('info breakpoints' lists them)", id);
+        return 1;
+    }
+    if (number == 0) {
+        *rc = tdb_command_fail(r, *c, "%s: breakpoint %ld is %s: gdb has no such breakpoint",
+                               *c, id, "a Python breakpoint or not bound yet");
+        return 1;
+    }
+    if (strcmp(*c, "commands") == 0) {
+        *rc = tdb_command_fail(r, *c, "commands: the prompt cannot give gdb a list of commands; "
+                                      "put them in a file for -x, run at each stop");
+        return 1;
+    }
+    tdb_buf line = TDB_BUF_INIT;
+    tdb_buf_addf(&line, "%s %d%s", *c, number, end);
+    *rc = tdb_command_gdb(s, tdb_buf_str(&line), r, err);
+    tdb_buf_free(&line);
+    return 1;
+}
+
 /* ---- running ---- */
 
 static int resume_cmd(tdb_session *s, tdb_resume how, const char *name, const char *args,
@@ -355,7 +403,7 @@ int tdb_command_exec(tdb_session *s, const char *line, tdb_reply *r, tdb_error *
         rc = 0;
     else if (found)
         rc = found->fn(s, args, r, err);
-    else
+    else if (!gdb_bp_number_cmd(s, cmd, r, err, &rc))
         rc = tdb_command_gdb(s, cmd, r, err);
     free(cmd);
     return rc;

@@ -512,6 +512,10 @@ int tdb_session_breakpoint_check(tdb_session *s, const char *location, tdb_error
 int tdb_session_breakpoint_delete(tdb_session *s, int id);
 /* Enable (ON 1) or disable breakpoint ID: 0, or -1 when there is none. */
 int tdb_session_breakpoint_enable(tdb_session *s, int id, int on);
+/* gdb's number of tdebug's breakpoint ID, for a gdb command that takes one
+ * ('condition', 'ignore'): > 0; 0 when ID is tdebug's but not gdb's (a
+ * Python breakpoint, or one not bound yet); -1 when there is no ID. */
+int tdb_session_breakpoint_gdb_number(tdb_session *s, int id);
 
 /* ---- values ---- */
 

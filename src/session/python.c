@@ -693,7 +693,14 @@ int tdb_session_python_resume(tdb_session *s, tdb_resume how, tdb_error *err)
     int mode = how == TDB_RESUME_STEP ? TDB_PYHOOK_STEP_STEP
                : how == TDB_RESUME_NEXT ? TDB_PYHOOK_STEP_NEXT
                : how == TDB_RESUME_FINISH ? TDB_PYHOOK_STEP_FINISH : 0;
-    if (!mode || s->python_top < 0 || s->selected > s->python_top)
+    int target = s->python_top; /* the Python frame the step starts in */
+    tdb_view_frame sel;
+    if (how == TDB_RESUME_FINISH && s->python_top >= 0 && s->selected > s->python_top &&
+        tdb_stackview_frame_at(&s->stop_view, tdb_session_stack_flags(s), (size_t)s->selected,
+                               &sel) == 0 &&
+        sel.kind == TDB_FRAME_PYTHON)
+        target = s->selected; /* 'up' to an older Python frame: finish that one */
+    if (!mode || s->python_top < 0 || (s->selected > s->python_top && target == s->python_top))
         return 0;
     if (h->state != PYHOOK_READY) {
         /* Load the hook first: the step starts where the stop is once it
@@ -711,8 +718,7 @@ int tdb_session_python_resume(tdb_session *s, tdb_resume how, tdb_error *err)
     if (!from_hook && !arm_call)
         return 0;
     tdb_view_frame f;
-    if (tdb_stackview_frame_at(&s->stop_view, tdb_session_stack_flags(s), (size_t)s->python_top,
-                               &f) < 0)
+    if (tdb_stackview_frame_at(&s->stop_view, tdb_session_stack_flags(s), (size_t)target, &f) < 0)
         return 0;
     s->step.landed = 0;
     s->step.deep = how == TDB_RESUME_STEP && f.py->filename && tdb_session_is_mine(s, f.py->filename);

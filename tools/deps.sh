@@ -40,6 +40,8 @@ python3-torch     the PyTorch tdebug is tested against
 python3-pytest    end-to-end tests
 python3-jsonschema checks generated launch.json against VS Code's schemas
 python3-setuptools builds sample extensions the way users build theirs
+libtorch-dev      torch's C++ headers: the tests build their own torch op (torch.utils.cpp_extension) to step into
+pybind11-dev      pybind11's headers, which such an op's binding includes
 libcmocka-dev     C unit tests
 libdw-dev         elfutils' unwinder, for native stacks without gdb
 iproute2          ss, to see listening ports without connecting

@@ -89,7 +89,8 @@ int tdb_session_resume(tdb_session *s, tdb_resume how, tdb_error *err)
         int level = -1;
         if (tdb_session_step_finish_level(s, &level))
             ;
-        else if (tdb_stackview_frame_at(&s->stop_view, tdb_session_stack_flags(s),
+        else if (s->selected > 0 && /* 0: the innermost, folded or not, as gdb's finish */
+                 tdb_stackview_frame_at(&s->stop_view, tdb_session_stack_flags(s),
                                         (size_t)s->selected, &f) == 0 &&
                  f.kind == TDB_FRAME_NATIVE && f.level > 0)
             level = f.level;

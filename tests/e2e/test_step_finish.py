@@ -139,3 +139,22 @@ def test_condition_takes_tdebugs_breakpoint_number(tdebug, tmp_path, torch_avail
                                         "continue"], "-b", f"{p}:3", "--", PYTHON, str(p))
     assert r.returncode == 0, r.stderr
     assert [x["reason"] for x in stops(evs)].count("breakpoint") >= 3
+
+
+def test_frame_0_and_finish_at_a_stop_inside_cpythons_plumbing(tdebug, tmp_path):
+    """Frame #0 is PyObject_CallOneArg, folded as CPython's plumbing: 'frame
+    0' selects it (gdb's view of it) and 'finish' finishes it, not the
+    first frame shown."""
+    p = tmp_path / "callone.py"
+    p.write_text("def key(v):\n    return -v\n\nprint(sorted([3, 1, 2], key=key))\n")
+    r, evs = session(tdebug, tmp_path, ["frame 0", "finish", "kill"], "-b", "PyObject_CallOneArg",
+                     "--", PYTHON, str(p))
+    assert r.returncode in (0, 137), r.stderr
+    errors = [e for e in evs if e["event"] == "error"]
+    assert not errors, errors
+    out = [e for e in evs if e["event"] == "output" and e.get("command") == "frame 0"]
+    assert out and "PyObject_CallOneArg" in out[0]["output"]
+    s = stops(evs)
+    assert s[1]["reason"] == "finish"
+    # one frame fewer: frame 0 returned, its caller is now frame 0
+    assert len(s[1]["frames"]) == len(s[0]["frames"]) - 1, (s[0]["frames"][:3], s[1]["frames"][:3])

@@ -188,6 +188,24 @@ RESUME_CMD(cmd_finish, TDB_RESUME_FINISH, "finish")
 RESUME_CMD(cmd_stepi, TDB_RESUME_STEPI, "stepi")
 RESUME_CMD(cmd_nexti, TDB_RESUME_NEXTI, "nexti")
 
+static int cmd_run(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err)
+{
+    tdb_error local = {0};
+    if (*args)
+        return tdb_command_fail(r, "run", "run takes no arguments here: it starts the program "
+                                          "again as tdebug started it");
+    if (tdb_session_rerun(s, &local) < 0) {
+        if (!tdb_session_gdb_alive(s)) {
+            tdb_error_set(err, local.code, "%s", local.msg);
+            return -1;
+        }
+        return tdb_command_fail(r, "run", "%s", local.msg);
+    }
+    r->resumed = 1;
+    r->event = json_pack("{s:s, s:s}", "event", "running", "command", "run");
+    return 0;
+}
+
 static int cmd_quit(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err)
 {
     (void)s;
@@ -320,6 +338,7 @@ static const command commands[] = {
     {"set step-into", NULL, cmd_set_step_into, "mine|operator|binding: where a step from Python stops (your code, torch's operator, the binding)"},
     {"show step-into", NULL, cmd_show_step_into, "where a step from Python stops"},
     {"symbols", NULL, cmd_symbols, "REGEX: read the symbols of matching libraries (basic regex)"},
+    {"run", "r", cmd_run, "start the program again from the beginning (Python breakpoints too)"},
     {"kill", NULL, cmd_kill, "end a program tdebug started (refused after an attach)"},
     {"detach", NULL, cmd_quit, "leave an attached process running and end"},
     {"quit", "q", cmd_quit, "end: kill a program tdebug started, detach from one it attached to"},

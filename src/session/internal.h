@@ -368,6 +368,9 @@ void tdb_session_python_bp_changed(tdb_session *s, bp_info *b, int deleted);
 /* Before the program starts: with Python breakpoints asked for, the safe
  * point where the hook is loaded (the first Python call). */
 int tdb_session_python_launch(tdb_session *s, tdb_error *err);
+/* The process is gone ('run' restarts it): the hook and its breakpoints
+ * forgotten, the Python breakpoints to be written again. */
+void tdb_session_python_forget(tdb_session *s);
 /* A step the hook ran ended in native code: cancel its pending part. */
 void tdb_session_python_step_done(tdb_session *s);
 /* Before the process goes on without tdebug: no hook left. */

@@ -747,6 +747,25 @@ int tdb_session_python_resume(tdb_session *s, tdb_resume how, tdb_error *err)
     return 1;
 }
 
+void tdb_session_python_forget(tdb_session *s)
+{
+    pyhook_state *h = &s->hook;
+    int bps[4] = {h->safe_bps[0], h->safe_bps[1], h->stop_bp, h->native_bp};
+    for (int i = 0; i < 4; i++)
+        if (bps[i] && s->gdb && tdb_gdb_alive(s->gdb))
+            tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, NULL, "-break-delete %d", bps[i]);
+    free(h->lib);
+    free(h->failed);
+    memset(h, 0, sizeof(*h));
+    for (size_t i = 0; i < s->n_bps; i++)
+        if (s->bps[i].kind == BP_PYTHON) {
+            s->bps[i].slot = -1;
+            s->bps[i].pending = 1;
+        }
+    s->step.landing = 0;
+    s->step.deep = 0;
+}
+
 void tdb_session_python_step_done(tdb_session *s)
 {
     s->hook.step_pending = 0;

@@ -345,6 +345,10 @@ typedef enum tdb_resume {
 /* Let the program run.  -1 with ERR set when gdb refuses (the message is
  * gdb's: "The program is not being run."). */
 int tdb_session_resume(tdb_session *s, tdb_resume how, tdb_error *err);
+/* 'run' at a stop: start the program tdebug started again, from the
+ * beginning, its Python breakpoints armed again.  -1 with ERR set (an
+ * attached process is refused). */
+int tdb_session_rerun(tdb_session *s, tdb_error *err);
 /* The same COUNT times ('next 3'): the stops on the way are not reported;
  * a stop of another kind (a breakpoint, a signal, the end) ends it. */
 int tdb_session_resume_n(tdb_session *s, tdb_resume how, int count, tdb_error *err);

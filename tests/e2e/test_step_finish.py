@@ -158,3 +158,32 @@ def test_frame_0_and_finish_at_a_stop_inside_cpythons_plumbing(tdebug, tmp_path)
     assert s[1]["reason"] == "finish"
     # one frame fewer: frame 0 returned, its caller is now frame 0
     assert len(s[1]["frames"]) == len(s[0]["frames"]) - 1, (s[0]["frames"][:3], s[1]["frames"][:3])
+
+
+def test_run_at_the_prompt_restarts_with_python_breakpoints(tdebug, tmp_path):
+    p = tmp_path / "lines.py"
+    p.write_text(LINES)
+    r, evs = session(tdebug, tmp_path, ["run", "next", "continue"], "-b", f"{p}:3",
+                     "--", PYTHON, str(p))
+    assert r.returncode == 0, r.stderr
+    s = stops(evs)
+    # the breakpoint again, in the new process, and stepping works there
+    assert [x["reason"] for x in s] == ["python-breakpoint", "python-breakpoint", "next"]
+    assert [top(x)["line"] for x in s] == [3, 3, 4]
+    assert s[0]["pid"] != s[1]["pid"]
+    assert not [e for e in evs if e["event"] == "warning"], evs
+    assert r.stderr.count("15") == 1  # the first run was ended, the second printed
+
+
+def test_run_is_refused_after_an_attach(tdebug, procs, tmp_path):
+    import subprocess
+    p = procs.start([PYTHON, "-c", "import time; print('ready', flush=True); time.sleep(600)"],
+                    stdout=subprocess.PIPE, text=True)
+    assert p.stdout.readline().strip() == "ready"
+    cmds = tmp_path / "cmds"
+    cmds.write_text("run\nquit\n")
+    r = run([tdebug, "attach", "--json", "-x", str(cmds), str(p.pid)])
+    assert r.returncode == 0, r.stderr
+    errors = [e["message"] for e in events(r.stdout) if e["event"] == "error"]
+    assert errors and "'run' restarts only a program tdebug started" in errors[0]
+    assert p.poll() is None

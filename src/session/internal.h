@@ -113,6 +113,14 @@ typedef struct pyhook_state {
 
 enum { PYHOOK_NONE, PYHOOK_ARMING, PYHOOK_READY, PYHOOK_FAILED };
 
+/* The operator entries a binding calls (session/stepinto.c). */
+typedef struct op_cache {
+    uint64_t entry;      /* the binding's entry */
+    uint64_t *ops;       /* the at::_ops::NAME::call it calls */
+    size_t n;
+    struct op_cache *next;
+} op_cache;
+
 /* Where a step from Python stops, and the steps under way
  * (session/stepinto.c). */
 typedef struct step_state {
@@ -134,6 +142,7 @@ typedef struct step_state {
     char **op_names;     /* their mangled names... */
     uint64_t *op_values; /* ...and runtime addresses */
     size_t n_ops;
+    op_cache *cache;     /* by binding */
     int args_at_stop;    /* the stop is at an operator entry: read its arguments */
     int landed;          /* the last step landed past the glue */
     int deep;            /* a Python step from the user's code, through the
@@ -401,6 +410,8 @@ int tdb_session_step_land(tdb_session *s, const json_t *frame, int thread, tdb_e
 /* A breakpoint hit (BKPTNO, RES the record) while landing: TDB_HOOK_*. */
 int tdb_session_step_landed(tdb_session *s, int bkptno, const json_t *res, tdb_stop_info *st,
                             tdb_error *err);
+/* What the step state holds, freed (the session's end). */
+void tdb_session_step_free(tdb_session *s);
 /* The landing's breakpoints removed (any stop ends it). */
 void tdb_session_step_landing_end(tdb_session *s);
 /* 'finish' at the selected frame: 1 with *OUT_LEVEL the outermost glue

@@ -445,11 +445,7 @@ void tdb_session_free(tdb_session *s)
         free(s->libs[i].mine);
     }
     free(s->libs);
-    tdb_strv_free(s->step.dirs);
-    free(s->step.bps);
-    free(s->step.ops);
-    tdb_strv_free(s->step.op_names);
-    free(s->step.op_values);
+    tdb_session_step_free(s);
     for (size_t i = 0; i < s->n_bps; i++)
         tdb_session_bp_free(&s->bps[i]);
     free(s->bps);

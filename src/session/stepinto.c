@@ -294,8 +294,8 @@ static void add_landing(tdb_session *s, int bp)
  * a PLT stub of at::_ops::NAME::call a breakpoint at that entry.  Far
  * cheaper than a breakpoint on each of torch's ~3000 entries, which gdb
  * takes a minute to make. */
-static void operator_bps(tdb_session *s, const char *lib, uint64_t bias, uint64_t lo_text,
-                         uint64_t hi_text, int thread)
+static void find_operators(tdb_session *s, const char *lib, uint64_t bias, uint64_t lo_text,
+                           uint64_t hi_text)
 {
     uint64_t todo[CALLEES_MAX];
     int depth[CALLEES_MAX];
@@ -328,7 +328,6 @@ static void operator_bps(tdb_session *s, const char *lib, uint64_t bias, uint64_
             const char *op = operator_called(sym, &name_len);
             if (op) {
                 uint64_t entry = operator_entry(s, op, name_len);
-                char loc[40];
                 int seen = 0;
                 for (size_t j = 0; j < s->step.n_op_addrs && !seen; j++)
                     seen = s->step.op_addrs[j] == entry;
@@ -337,13 +336,6 @@ static void operator_bps(tdb_session *s, const char *lib, uint64_t bias, uint64_
                 s->step.op_addrs = tdb_xrealloc(s->step.op_addrs,
                                                 (s->step.n_op_addrs + 1) * sizeof(uint64_t));
                 s->step.op_addrs[s->step.n_op_addrs++] = entry;
-                snprintf(loc, sizeof(loc), "*0x%llx", (unsigned long long)entry);
-                int bp = insert_bp(s, loc, thread, 0, NULL);
-                add_landing(s, bp);
-                if (bp > 0) {
-                    s->step.ops = tdb_xrealloc(s->step.ops, (s->step.n_ops_bps + 1) * sizeof(int));
-                    s->step.ops[s->step.n_ops_bps++] = bp;
-                }
             } else if (depth[k] < 2 && n_todo < CALLEES_MAX && target >= lo_text &&
                        target < hi_text && (!sym || strchr(sym, '+')) &&
                        (target < lo + bias || target >= hi + bias)) {
@@ -359,9 +351,56 @@ static void operator_bps(tdb_session *s, const char *lib, uint64_t bias, uint64_
         }
         json_decref(r);
     }
+}
+
+/* The operator entries of the binding at s->step.entry_pc, found once
+ * (a step from the same line again costs only its breakpoints), each a
+ * landing breakpoint on THREAD. */
+static void operator_bps(tdb_session *s, const char *lib, uint64_t bias, uint64_t lo_text,
+                         uint64_t hi_text, int thread)
+{
+    op_cache *c;
+    for (c = s->step.cache; c && c->entry != s->step.entry_pc; c = c->next)
+        ;
+    if (!c) {
+        s->step.op_addrs = NULL;
+        s->step.n_op_addrs = 0;
+        find_operators(s, lib, bias, lo_text, hi_text);
+        c = tdb_xcalloc(1, sizeof(*c));
+        c->entry = s->step.entry_pc;
+        c->ops = s->step.op_addrs;
+        c->n = s->step.n_op_addrs;
+        c->next = s->step.cache;
+        s->step.cache = c;
+        s->step.op_addrs = NULL;
+        s->step.n_op_addrs = 0;
+    }
+    for (size_t i = 0; i < c->n; i++) {
+        char loc[40];
+        snprintf(loc, sizeof(loc), "*0x%llx", (unsigned long long)c->ops[i]);
+        int bp = insert_bp(s, loc, thread, 0, NULL);
+        add_landing(s, bp);
+        if (bp > 0) {
+            s->step.ops = tdb_xrealloc(s->step.ops, (s->step.n_ops_bps + 1) * sizeof(int));
+            s->step.ops[s->step.n_ops_bps++] = bp;
+        }
+    }
+}
+
+void tdb_session_step_free(tdb_session *s)
+{
+    while (s->step.cache) {
+        op_cache *next = s->step.cache->next;
+        free(s->step.cache->ops);
+        free(s->step.cache);
+        s->step.cache = next;
+    }
+    tdb_strv_free(s->step.dirs);
+    free(s->step.bps);
+    free(s->step.ops);
     free(s->step.op_addrs);
-    s->step.op_addrs = NULL;
-    s->step.n_op_addrs = 0;
+    tdb_strv_free(s->step.op_names);
+    free(s->step.op_values);
 }
 
 static int is_landing_bp(const tdb_session *s, int bkptno, int *is_op)

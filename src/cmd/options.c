@@ -27,6 +27,19 @@ int tdb_session_option(const char *cmd, int c, char *arg, tdb_session_options *o
     case TDB_OPT_SYMBOLS:
         list = TDB_OPTS_SYMBOLS, name = "--symbols ";
         break;
+    case TDB_OPT_MY_CODE:
+        list = TDB_OPTS_MY_CODE, name = "--my-code ";
+        break;
+    case TDB_OPT_STEP_INTO: {
+        tdb_error err = {0};
+        int mode = tdb_step_into_parse(arg, &err);
+        if (mode < 0) {
+            tdb_usage_error(cmd, "--step-into %s", err.msg);
+            return -TDB_EXIT_USAGE;
+        }
+        opts->step_into = (tdb_step_into)mode;
+        return 1;
+    }
     case TDB_OPT_ALL_SYMBOLS:
         opts->all_symbols = 1;
         return 1;

@@ -25,6 +25,8 @@ enum {
     TDB_OPT_RAW,
     TDB_OPT_CPYTHON_SYMBOLS,
     TDB_OPT_CATCH_THROW,
+    TDB_OPT_STEP_INTO,
+    TDB_OPT_MY_CODE,
     TDB_OPT_FIRST_FREE /* commands number their own options from here */
 };
 
@@ -40,6 +42,8 @@ enum {
     {"json", no_argument, NULL, TDB_OPT_JSON},                            \
     {"raw", no_argument, NULL, TDB_OPT_RAW},                              \
     {"cpython-symbols", no_argument, NULL, TDB_OPT_CPYTHON_SYMBOLS},      \
+    {"step-into", required_argument, NULL, TDB_OPT_STEP_INTO},            \
+    {"my-code", required_argument, NULL, TDB_OPT_MY_CODE},                \
     {"verbose", no_argument, NULL, 'v'},                                  \
     {"commands", required_argument, NULL, 'x'}
 

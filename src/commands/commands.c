@@ -95,13 +95,71 @@ int tdb_command_gdb(tdb_session *s, const char *cmd, tdb_reply *r, tdb_error *er
     return 0;
 }
 
+/* gdb's commands that take a breakpoint number, given tdebug's: the
+ * number is mapped to gdb's (tdebug's internal breakpoints shift gdb's),
+ * or the command refused. */
+static const char *const bp_number_cmds[] = {"condition", "ignore", "commands", NULL};
+
+/* 1 when CMD is one of those (R filled: run or refused), 0 when not. */
+static int gdb_bp_number_cmd(tdb_session *s, const char *cmd, tdb_reply *r, tdb_error *err,
+                             int *rc)
+{
+    size_t n = strcspn(cmd, " \t");
+    const char *const *c;
+    for (c = bp_number_cmds; *c; c++)
+        if (strlen(*c) == n && strncmp(cmd, *c, n) == 0)
+            break;
+    if (!*c)
+        return 0;
+    const char *p = cmd + n;
+    while (isspace((unsigned char)*p))
+        p++;
+    char *end = NULL;
+    long id = strtol(p, &end, 10);
+    if (!*p || end == p || (*end && !isspace((unsigned char)*end))) {
+        *rc = tdb_command_fail(r, *c, "%s takes a breakpoint number as 'info breakpoints' "
+                                      "numbers them (tdebug's)", *c);
+        return 1;
+    }
+    int number = id > 0 && id < 1000000 ? tdb_session_breakpoint_gdb_number(s, (int)id) : -1;
+    if (number < 0) {
+        *rc = tdb_command_fail(r, *c, "no breakpoint %ld ('info breakpoints' lists them)", id);
+        return 1;
+    }
+    if (number == 0) {
+        *rc = tdb_command_fail(r, *c, "%s: breakpoint %ld is %s: gdb has no such breakpoint",
+                               *c, id, "a Python breakpoint or not bound yet");
+        return 1;
+    }
+    if (strcmp(*c, "commands") == 0) {
+        *rc = tdb_command_fail(r, *c, "commands: the prompt cannot give gdb a list of commands; "
+                                      "put them in a file for -x, run at each stop");
+        return 1;
+    }
+    tdb_buf line = TDB_BUF_INIT;
+    tdb_buf_addf(&line, "%s %d%s", *c, number, end);
+    *rc = tdb_command_gdb(s, tdb_buf_str(&line), r, err);
+    tdb_buf_free(&line);
+    return 1;
+}
+
 /* ---- running ---- */
 
-static int resume_cmd(tdb_session *s, tdb_resume how, const char *name, tdb_reply *r,
-                      tdb_error *err)
+static int resume_cmd(tdb_session *s, tdb_resume how, const char *name, const char *args,
+                      tdb_reply *r, tdb_error *err)
 {
     tdb_error local = {0};
-    if (tdb_session_resume(s, how, &local) < 0) {
+    int count = 1;
+    if (*args && (how == TDB_RESUME_STEP || how == TDB_RESUME_NEXT || how == TDB_RESUME_STEPI ||
+                  how == TDB_RESUME_NEXTI)) {
+        char *end = NULL;
+        long n = strtol(args, &end, 10);
+        if (n < 1 || n > 1000000 || *end)
+            return tdb_command_fail(r, name, "%s takes a count of lines, 1 or more, not '%s'",
+                                    name, args);
+        count = (int)n;
+    }
+    if (tdb_session_resume_n(s, how, count, &local) < 0) {
         if (!tdb_session_gdb_alive(s)) {
             tdb_error_set(err, local.code, "%s", local.msg);
             return -1;
@@ -122,8 +180,7 @@ static int resume_cmd(tdb_session *s, tdb_resume how, const char *name, tdb_repl
 #define RESUME_CMD(fn, how, name)                                                   \
     static int fn(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err)  \
     {                                                                               \
-        (void)args;                                                                 \
-        return resume_cmd(s, how, name, r, err);                                    \
+        return resume_cmd(s, how, name, args, r, err);                              \
     }
 RESUME_CMD(cmd_continue, TDB_RESUME_CONTINUE, "continue")
 RESUME_CMD(cmd_step, TDB_RESUME_STEP, "step")
@@ -131,6 +188,24 @@ RESUME_CMD(cmd_next, TDB_RESUME_NEXT, "next")
 RESUME_CMD(cmd_finish, TDB_RESUME_FINISH, "finish")
 RESUME_CMD(cmd_stepi, TDB_RESUME_STEPI, "stepi")
 RESUME_CMD(cmd_nexti, TDB_RESUME_NEXTI, "nexti")
+
+static int cmd_run(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err)
+{
+    tdb_error local = {0};
+    if (*args)
+        return tdb_command_fail(r, "run", "run takes no arguments here: it starts the program "
+                                          "again as tdebug started it");
+    if (tdb_session_rerun(s, &local) < 0) {
+        if (!tdb_session_gdb_alive(s)) {
+            tdb_error_set(err, local.code, "%s", local.msg);
+            return -1;
+        }
+        return tdb_command_fail(r, "run", "%s", local.msg);
+    }
+    r->resumed = 1;
+    r->event = json_pack("{s:s, s:s}", "event", "running", "command", "run");
+    return 0;
+}
 
 static int cmd_quit(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err)
 {
@@ -189,6 +264,31 @@ static int kills_program(const char *line)
         }
     }
     return 0;
+}
+
+/* ---- settings ---- */
+
+static int cmd_set_step_into(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err)
+{
+    (void)err;
+    if (!*args) {
+        tdb_buf_addf(&r->text, "step-into is %s\n", tdb_step_into_words[tdb_session_step_into(s)]);
+    } else {
+        tdb_error local = {0};
+        int mode = tdb_step_into_parse(args, &local);
+        if (mode < 0)
+            return tdb_command_fail(r, "set step-into", "%s", local.msg);
+        tdb_session_set_step_into(s, (tdb_step_into)mode);
+    }
+    r->event = json_pack("{s:s, s:s}", "event", "step-into", "mode",
+                         tdb_step_into_words[tdb_session_step_into(s)]);
+    return 0;
+}
+
+static int cmd_show_step_into(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err)
+{
+    (void)args;
+    return cmd_set_step_into(s, "", r, err);
 }
 
 /* ---- symbols, source ---- */
@@ -277,7 +377,10 @@ static const command commands[] = {
     {"py-print", NULL, tdb_command_py_print, "NAME: one Python variable (local, global or builtin)"},
     {"args", NULL, tdb_command_args, "the selected native frame's typed arguments"},
     {"tensor", NULL, tdb_command_tensor, "EXPR: an at::Tensor, TensorImpl* or Python tensor"},
+    {"set step-into", NULL, cmd_set_step_into, "mine|operator|binding: where a step from Python stops (your code, torch's operator, the binding)"},
+    {"show step-into", NULL, cmd_show_step_into, "where a step from Python stops"},
     {"symbols", NULL, cmd_symbols, "REGEX: read the symbols of matching libraries (basic regex)"},
+    {"run", "r", cmd_run, "start the program again from the beginning (Python breakpoints too)"},
     {"kill", NULL, cmd_kill, "end a program tdebug started (refused after an attach)"},
     {"detach", NULL, cmd_quit, "leave an attached process running and end"},
     {"quit", "q", cmd_quit, "end: kill a program tdebug started, detach from one it attached to"},
@@ -363,7 +466,7 @@ int tdb_command_exec(tdb_session *s, const char *line, tdb_reply *r, tdb_error *
         rc = found->fn(s, args, r, err);
     else if (tdb_session_attached(s) && kills_program(cmd))
         rc = refuse_killing(s, cmd, r);
-    else
+    else if (!gdb_bp_number_cmd(s, cmd, r, err, &rc))
         rc = tdb_command_gdb(s, cmd, r, err);
     free(cmd);
     return rc;

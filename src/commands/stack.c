@@ -93,6 +93,15 @@ int tdb_command_frame(tdb_session *s, const char *args, tdb_reply *r, tdb_error 
         return tdb_command_fail(r, "frame", "frame takes a frame number as 'bt' shows it, not '%s'",
                                 args);
     int index = tdb_stackview_index_of_level(view(s), tdb_session_stack_flags(s), (int)level);
+    if (index < 0 && level == 0) {
+        /* The innermost frame is CPython's plumbing (a stop inside
+         * PyObject_CallOneArg): gdb's frame 0, as gdb selects and shows it;
+         * 'finish' then finishes it. */
+        tdb_error local = {0};
+        if (tdb_session_select(s, 0, 0, &local) < 0)
+            return tdb_command_failed(s, r, "frame", &local, err);
+        return tdb_command_gdb(s, "frame 0", r, err);
+    }
     if (index < 0)
         return tdb_command_fail(r, "frame", "no frame %ld in the stack tdebug shows (it is "
                                             "CPython's plumbing, folded; 'bt raw' shows it, "

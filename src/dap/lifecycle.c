@@ -71,14 +71,15 @@ static const char *get_line(const json_t *args, const char *key, int *bad)
 static int common_options(tdb_dap *d, int seq, const char *cmd, const json_t *args)
 {
     tdb_session_options *o = &d->opts;
-    char **modules = NULL, **symbols = NULL;
-    size_t n_modules = 0, n_symbols = 0;
+    char **modules = NULL, **symbols = NULL, **mine = NULL;
+    size_t n_modules = 0, n_symbols = 0, n_mine = 0;
     tdb_error err = {0};
     int bad = get_strings(args, "stopAtImport", &modules, &n_modules) < 0 ||
-              get_strings(args, "symbols", &symbols, &n_symbols) < 0;
+              get_strings(args, "symbols", &symbols, &n_symbols) < 0 ||
+              get_strings(args, "myCode", &mine, &n_mine) < 0;
     if (bad)
-        tdb_dap_fail(d, seq, cmd, "'stopAtImport' and 'symbols' take a string or an array of "
-                                  "strings");
+        tdb_dap_fail(d, seq, cmd, "'stopAtImport', 'symbols' and 'myCode' take a string or an "
+                                  "array of strings");
     /* The core's validator, as the command line's: only the names differ. */
     for (size_t i = 0; !bad && i < n_modules; i++)
         if ((bad = tdb_session_options_add(o, TDB_OPTS_STOP_AT_IMPORT, modules[i], &err) < 0))
@@ -86,10 +87,23 @@ static int common_options(tdb_dap *d, int seq, const char *cmd, const json_t *ar
     for (size_t i = 0; !bad && i < n_symbols; i++)
         if ((bad = tdb_session_options_add(o, TDB_OPTS_SYMBOLS, symbols[i], &err) < 0))
             tdb_dap_fail(d, seq, cmd, "'symbols': %s of library paths", err.msg);
+    for (size_t i = 0; !bad && i < n_mine; i++)
+        if ((bad = tdb_session_options_add(o, TDB_OPTS_MY_CODE, mine[i], &err) < 0))
+            tdb_dap_fail(d, seq, cmd, "'myCode': %s", err.msg);
     free(modules);
     free(symbols);
+    free(mine);
     if (bad)
         return -1;
+    const json_t *into = json_object_get(args, "stepInto");
+    if (into && !json_is_null(into)) {
+        int mode = tdb_step_into_parse(json_string_value(into), &err);
+        if (mode < 0) {
+            tdb_dap_fail(d, seq, cmd, "'stepInto': %s", err.msg);
+            return -1;
+        }
+        o->step_into = (tdb_step_into)mode;
+    }
     int all = get_bool(args, "allSymbols", 0), cpy = get_bool(args, "cpythonSymbols", 0);
     int raw = get_bool(args, "raw", 0), entry = get_bool(args, "stopOnEntry", 0);
     if (all < 0 || cpy < 0 || raw < 0 || entry < 0) {

@@ -258,3 +258,144 @@ done:
     *out_addr = at;
     return 0;
 }
+
+/* Is PATH DIR itself or under it? */
+static int path_under(const char *path, const char *dir)
+{
+    size_t n = strlen(dir);
+    while (n > 1 && dir[n - 1] == '/')
+        n--;
+    return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
+}
+
+typedef struct own_functions {
+    const char *const *dirs;
+    size_t n_dirs;
+    const char *comp_dir;
+    uint64_t *v;
+    size_t n;
+} own_functions;
+
+static int own_function(Dwarf_Die *die, void *arg)
+{
+    own_functions *o = arg;
+    Dwarf_Addr lo;
+    const char *file = dwarf_decl_file(die);
+    if (!file || dwarf_lowpc(die, &lo) != 0)
+        return DWARF_CB_OK; /* a declaration, or inlined only: nothing to break at */
+    char *abs = file[0] == '/' || !o->comp_dir ? tdb_xstrdup(file)
+                                               : tdb_xasprintf("%s/%s", o->comp_dir, file);
+    int mine = 0;
+    for (size_t i = 0; i < o->n_dirs && !mine; i++)
+        mine = path_under(abs, o->dirs[i]);
+    for (size_t i = 0; mine && i < o->n; i++)
+        mine = o->v[i] != lo;
+    if (mine) {
+        o->v = tdb_xrealloc(o->v, (o->n + 1) * sizeof(*o->v));
+        o->v[o->n++] = lo;
+    }
+    free(abs);
+    return DWARF_CB_OK;
+}
+
+int tdb_dwarf_functions_under(const char *elf_path, const char *const *dirs, size_t n_dirs,
+                              uint64_t **out_addrs, size_t *out_n, tdb_error *err)
+{
+    own_functions o = {.dirs = dirs, .n_dirs = n_dirs};
+    Dwarf *dbg = NULL;
+    int fd = open(elf_path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        tdb_error_errno(err, "cannot open '%s'", elf_path);
+        return -1;
+    }
+    dbg = dwarf_begin(fd, DWARF_C_READ);
+    if (!dbg) {
+        tdb_error_set(err, 0, "cannot read debug info in '%s': %s (was it built with -g?)",
+                      elf_path, dwarf_errmsg(-1));
+        close(fd);
+        return -1;
+    }
+    Dwarf_Off off = 0, next;
+    size_t header;
+    while (dwarf_nextcu(dbg, off, &next, &header, NULL, NULL, NULL) == 0) {
+        Dwarf_Die cu;
+        Dwarf_Attribute attr;
+        if (dwarf_offdie(dbg, off + header, &cu)) {
+            o.comp_dir = dwarf_formstring(dwarf_attr(&cu, DW_AT_comp_dir, &attr));
+            dwarf_getfuncs(&cu, own_function, &o, 0);
+        }
+        off = next;
+    }
+    dwarf_end(dbg);
+    close(fd);
+    *out_addrs = o.v;
+    *out_n = o.n;
+    return 0;
+}
+
+int tdb_elf_function_bounds(const char *elf_path, uint64_t addr, uint64_t *out_lo,
+                            uint64_t *out_hi, tdb_error *err)
+{
+    /* .eh_frame_hdr's table, sorted by start address, as GCC and the
+     * linkers write it: version 1, pointers pc-relative sdata4, count
+     * udata4, table datarel sdata4 pairs (start, FDE).  A function runs
+     * from its start to the next one's. */
+    int rc = -1;
+    Elf *elf = NULL;
+    int fd = open(elf_path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        tdb_error_errno(err, "cannot open '%s'", elf_path);
+        return -1;
+    }
+    elf_version(EV_CURRENT);
+    elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    size_t shstrndx;
+    Elf_Scn *scn = NULL;
+    Elf_Data *data = NULL;
+    GElf_Shdr sh;
+    if (elf && elf_getshdrstrndx(elf, &shstrndx) == 0)
+        while ((scn = elf_nextscn(elf, scn))) {
+            const char *name = gelf_getshdr(scn, &sh) ? elf_strptr(elf, shstrndx, sh.sh_name) : NULL;
+            if (name && strcmp(name, ".eh_frame_hdr") == 0) {
+                data = elf_getdata(scn, NULL);
+                break;
+            }
+        }
+    const unsigned char *h = data ? data->d_buf : NULL;
+    if (!h || data->d_size < 12 || h[0] != 1 || h[1] != 0x1b || h[2] != 0x03 || h[3] != 0x3b) {
+        tdb_error_set(err, 0, "'%s' has no .eh_frame_hdr table tdebug reads", elf_path);
+        goto cleanup;
+    }
+    uint32_t count;
+    memcpy(&count, h + 8, 4);
+    if (12 + (uint64_t)count * 8 > data->d_size || !count) {
+        tdb_error_set(err, 0, "'%s': its .eh_frame_hdr is cut short", elf_path);
+        goto cleanup;
+    }
+    size_t lo = 0, hi = count; /* the last entry starting at or before ADDR */
+    while (hi - lo > 1) {
+        size_t mid = (lo + hi) / 2;
+        int32_t start;
+        memcpy(&start, h + 12 + mid * 8, 4);
+        if (sh.sh_addr + (int64_t)start <= addr)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    int32_t start, next = 0;
+    memcpy(&start, h + 12 + lo * 8, 4);
+    if (lo + 1 < count)
+        memcpy(&next, h + 12 + (lo + 1) * 8, 4);
+    if (sh.sh_addr + (int64_t)start > addr || lo + 1 >= count) {
+        tdb_error_set(err, 0, "no function at 0x%llx in '%s'", (unsigned long long)addr, elf_path);
+        goto cleanup;
+    }
+    *out_lo = sh.sh_addr + (int64_t)start;
+    *out_hi = sh.sh_addr + (int64_t)next;
+    rc = 0;
+cleanup:
+    if (elf)
+        elf_end(elf);
+    close(fd);
+    return rc;
+}

@@ -12,6 +12,8 @@
 #include <jansson.h>
 #include <stdint.h>
 
+#include <stdint.h>
+
 /* The absolute path of the source of the compilation unit in ELF_PATH whose
  * name is NAME or ends with "/" NAME ("tt_native_cpu.c").  New string, or
  * NULL with ERR set when the file cannot be read, has no DWARF, or has no
@@ -25,6 +27,22 @@ char *tdb_dwarf_source_path(const char *elf_path, const char *name, tdb_error *e
  * number of units read, or -1 with ERR set when the file cannot be read or
  * has no DWARF. */
 long tdb_dwarf_source_dirs(const char *elf_path, json_t *dirs, tdb_error *err);
+
+/* The entries (link-time DW_AT_low_pc) of the functions of ELF_PATH whose
+ * source file (DW_AT_decl_file) is under one of the N_DIRS directories
+ * DIRS (absolute), each once: 0 with a new array in *OUT_ADDRS (NULL when
+ * none) and its length in *OUT_N; -1 with ERR set when the file cannot be
+ * read or has no DWARF.  Functions only inlined have no entry of their own
+ * and are left out. */
+int tdb_dwarf_functions_under(const char *elf_path, const char *const *dirs, size_t n_dirs,
+                              uint64_t **out_addrs, size_t *out_n, tdb_error *err);
+
+/* The bounds [*OUT_LO, *OUT_HI) of the function of ELF_PATH holding the
+ * link-time address ADDR, from the table of its call frame information
+ * (.eh_frame_hdr: a stripped object has it too): from the start of its
+ * entry to the next one's (padding included).  0, or -1 with ERR set. */
+int tdb_elf_function_bounds(const char *elf_path, uint64_t addr, uint64_t *out_lo,
+                            uint64_t *out_hi, tdb_error *err);
 
 /* The number of the one line of the text file PATH containing MARKER.
  * Returns 0 and writes *OUT_LINE, or -1 with ERR set when the file cannot

@@ -359,10 +359,12 @@ int tdb_elf_dynsym_value(const char *path, const char *name, uint64_t *out_value
     return rc;
 }
 
-char **tdb_elf_exports(tdb_elf *e, const char *prefix, size_t *out_n, tdb_error *err)
+char **tdb_elf_exports_values(tdb_elf *e, const char *prefix, uint64_t **out_values,
+                             size_t *out_n, tdb_error *err)
 {
     size_t n = 0, plen = strlen(prefix);
     char **v;
+    uint64_t *values = NULL;
 
     if (load_dynsyms(e, err) < 0)
         return NULL;
@@ -376,9 +378,20 @@ char **tdb_elf_exports(tdb_elf *e, const char *prefix, size_t *out_n, tdb_error 
             dup = strcmp(v[j], s->name) == 0;
         if (dup)
             continue; /* the same symbol under another version */
+        if (out_values) {
+            values = tdb_xrealloc(values, (n + 1) * sizeof(*values));
+            values[n] = bfd_asymbol_value(s);
+        }
         tdb_ptrs_push(&v, &n, tdb_xstrdup(s->name));
     }
     if (out_n)
         *out_n = n;
+    if (out_values)
+        *out_values = values;
     return v;
+}
+
+char **tdb_elf_exports(tdb_elf *e, const char *prefix, size_t *out_n, tdb_error *err)
+{
+    return tdb_elf_exports_values(e, prefix, NULL, out_n, err);
 }

@@ -145,6 +145,10 @@ void tdb_elf_dynamic_release(tdb_elf_dynamic *d);
  * (free with tdb_strv_free), *OUT_N its length.  NULL with ERR set when the
  * table is corrupt. */
 char **tdb_elf_exports(tdb_elf *elf, const char *prefix, size_t *out_n, tdb_error *err);
+/* The same, and when OUT_VALUES is not NULL each one's link-time value (as
+ * tdb_elf_find_dynsym()) in a new array *OUT_VALUES (NULL when none). */
+char **tdb_elf_exports_values(tdb_elf *elf, const char *prefix, uint64_t **out_values,
+                              size_t *out_n, tdb_error *err);
 
 /* Where separate debug files are looked for: gdb's debug-file-directory. */
 #define TDB_DEBUG_DIR_DEFAULT "/usr/lib/debug"

@@ -575,3 +575,11 @@ int tdb_session_breakpoint_enable(tdb_session *s, int id, int on)
         tdb_session_python_bp_changed(s, b, 0);
     return 0;
 }
+
+int tdb_session_breakpoint_gdb_number(tdb_session *s, int id)
+{
+    bp_info *b = tdb_session_find_bp_id(s, id);
+    if (!b)
+        return -1;
+    return b->kind == BP_PYTHON ? 0 : b->number;
+}

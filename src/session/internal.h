@@ -43,6 +43,9 @@ typedef struct lib_info {
     char *path;
     int symbols;          /* symbols read by gdb */
     unsigned long lo, hi; /* .text range, from =library-loaded */
+    int mine_scanned;     /* its DWARF was searched for the user's functions */
+    uint64_t *mine;       /* ...their entries (link-time; session/stepinto.c) */
+    size_t n_mine;
 } lib_info;
 
 typedef enum bp_kind {
@@ -110,6 +113,44 @@ typedef struct pyhook_state {
 
 enum { PYHOOK_NONE, PYHOOK_ARMING, PYHOOK_READY, PYHOOK_FAILED };
 
+/* The operator entries a binding calls (session/stepinto.c). */
+typedef struct op_cache {
+    uint64_t entry;      /* the binding's entry */
+    uint64_t *ops;       /* the at::_ops::NAME::call it calls */
+    size_t n;
+    struct op_cache *next;
+} op_cache;
+
+/* Where a step from Python stops, and the steps under way
+ * (session/stepinto.c). */
+typedef struct step_state {
+    tdb_step_into mode;
+    char **dirs;         /* the user's directories, real paths */
+    size_t n_dirs;
+    int dirs_known;      /* dirs filled */
+    int landing;         /* a step goes on from the glue to its landing */
+    int thread;          /* the stepping thread (gdb's number) */
+    int *bps;            /* gdb's numbers of the user's functions' breakpoints */
+    size_t n_bps;
+    int return_bp;       /* at the glue entry's return address */
+    int *ops;            /* of those, the ones at operator entries */
+    size_t n_ops_bps;
+    uint64_t entry_pc;   /* where the step entered native code */
+    uint64_t *op_addrs;  /* operator entries found (while reading a binding) */
+    size_t n_op_addrs;
+    int ops_read;        /* libtorch_cpu's operator entries were read */
+    char **op_names;     /* their mangled names... */
+    uint64_t *op_values; /* ...and runtime addresses */
+    size_t n_ops;
+    op_cache *cache;     /* by binding */
+    int args_at_stop;    /* the stop is at an operator entry: read its arguments */
+    int landed;          /* the last step landed past the glue */
+    int deep;            /* a Python step from the user's code, through the
+                          * Python of others */
+    int native_from_mine; /* the native call the hook reported is made from
+                           * the user's Python code */
+} step_state;
+
 typedef struct module_watch {
     const char *name; /* "torch._C" */
     char *regex;      /* its file, as a basic regex */
@@ -174,6 +215,7 @@ struct tdb_session {
     int stdcxx_interest; /* libstdc++'s symbols are read when it loads */
     int catch_load_bp;   /* gdb's number of the load catchpoint, 0 none */
     pyhook_state hook;
+    step_state step;
     int python_top;      /* the stop's top frame a user sees is Python: the
                           * index of it among the visible frames, else -1 */
     module_watch *mods;
@@ -182,6 +224,8 @@ struct tdb_session {
     int py_bt;           /* -1 unknown, 0 unavailable, 1 works */
     int interrupt_sent;  /* we sent -exec-interrupt */
     int last_resume;     /* the tdb_resume of the last resume, -1 none */
+    int repeat;          /* resumes of repeat_how still to make ('next N') */
+    int repeat_how;
     int saved_fds[3];
     int cancel_fd;       /* the front-end's: readable cancels waits */
     char state_before;   /* attach: the process's state letter before (T: stopped) */
@@ -344,6 +388,11 @@ void tdb_session_python_bp_changed(tdb_session *s, bp_info *b, int deleted);
 /* Before the program starts: with Python breakpoints asked for, the safe
  * point where the hook is loaded (the first Python call). */
 int tdb_session_python_launch(tdb_session *s, tdb_error *err);
+/* The process is gone ('run' restarts it): the hook and its breakpoints
+ * forgotten, the Python breakpoints to be written again. */
+void tdb_session_python_forget(tdb_session *s);
+/* A step the hook ran ended in native code: cancel its pending part. */
+void tdb_session_python_step_done(tdb_session *s);
 /* Before the process goes on without tdebug: no hook left. */
 void tdb_session_python_end(tdb_session *s);
 /* Frames of the hook library at the top of a hook stop's stack: how many
@@ -352,6 +401,37 @@ size_t tdb_session_python_hidden_frames(tdb_session *s, int thread, const json_t
 /* The hook's frames in V (its evaluation function, deeper in a stack)
  * are plumbing. */
 void tdb_session_python_fold(tdb_session *s, tdb_stackview *v);
+
+/* session/stepinto.c */
+/* The user's directories: the program's (SCRIPT_DIR, may be NULL), the
+ * working directory, --my-code, TDEBUG_MY_CODE (once: later calls do
+ * nothing). */
+void tdb_session_step_dirs(tdb_session *s, const char *script_dir);
+/* Is PATH (a source file) under the user's directories? */
+int tdb_session_is_mine(tdb_session *s, const char *path);
+/* Is a native frame of FUNC (demangled, may be NULL) in FROM (its
+ * library, may be NULL) binding glue? */
+int tdb_step_is_glue(const char *func, const char *from);
+/* The tdb_step_into in force (--raw: binding). */
+int tdb_session_step_policy(const tdb_session *s);
+/* A step from Python reached the native function FRAME (gdb's frame
+ * tuple, symbols read) on THREAD: 1 when it goes on to a landing (the
+ * program runs), 0 to stop here, -1 with ERR set. */
+int tdb_session_step_land(tdb_session *s, const json_t *frame, int thread, tdb_error *err);
+/* A breakpoint hit (BKPTNO, RES the record) while landing: TDB_HOOK_*. */
+int tdb_session_step_landed(tdb_session *s, int bkptno, const json_t *res, tdb_stop_info *st,
+                            tdb_error *err);
+/* What the step state holds, freed (the session's end). */
+void tdb_session_step_free(tdb_session *s);
+/* The landing's breakpoints removed (any stop ends it). */
+void tdb_session_step_landing_end(tdb_session *s);
+/* 'finish' at the selected frame: 1 with *OUT_LEVEL the outermost glue
+ * frame between it and its Python caller (finish that one), else 0. */
+int tdb_session_step_finish_level(tdb_session *s, int *out_level);
+/* A native step ended in FRAME on THREAD: 1 when it stepped off the end of
+ * a landed frame into glue and goes on to the Python line (the program
+ * runs), 0 to stop here, -1 with ERR set. */
+int tdb_session_step_off_end(tdb_session *s, const json_t *frame, int thread, tdb_error *err);
 
 /* session/values.c */
 /* At a stop of catchpoint B: the exception being thrown (*OUT_EXC, a new

@@ -145,6 +145,36 @@ cleanup:
     return rc;
 }
 
+int tdb_session_rerun(tdb_session *s, tdb_error *err)
+{
+    if (s->attached) {
+        tdb_error_set(err, EPERM, "tdebug attached to pid %d: 'run' restarts only a program "
+                                  "tdebug started ('detach', then 'tdebug run')",
+                      (int)s->pid);
+        return -1;
+    }
+    if (s->state == RUNNING) {
+        tdb_error_set(err, EAGAIN, "the program is running");
+        return -1;
+    }
+    /* The new process has no hook: the Python breakpoints are armed again,
+     * as at the first start. */
+    tdb_session_python_forget(s);
+    tdb_session_note_running(s); /* what the stop showed is gone */
+    tdb_py_close(s->py); /* the interpreter's reader was the old process's */
+    s->py = NULL;
+    s->py_state = 0;
+    tdb_session_values_free(s);
+    s->state = NOT_STARTED;
+    if (tdb_session_python_launch(s, err) < 0)
+        return -1;
+    s->state = STOPPED;
+    s->have_exit = 0;
+    if (tdb_session_resume_mi(s, "-exec-run", err) < 0)
+        return -1;
+    return 0;
+}
+
 int tdb_session_program_setenv(tdb_session *s, const char *name, const char *value,
                                tdb_error *err)
 {

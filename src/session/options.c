@@ -165,6 +165,13 @@ int tdb_session_options_add(tdb_session_options *o, tdb_option_list list, char *
         regfree(&re);
         tdb_ptrs_push(&o->symbols, &o->n_symbols, value);
         return 0;
+    case TDB_OPTS_MY_CODE:
+        if (!*value || strchr(value, '\n')) {
+            tdb_error_set(err, EINVAL, "needs a directory of your own code");
+            return -1;
+        }
+        tdb_ptrs_push(&o->my_code, &o->n_my_code, value);
+        return 0;
     }
     tdb_error_set(err, EINVAL, "no such option list");
     return -1;
@@ -177,6 +184,27 @@ void tdb_session_options_release(tdb_session_options *o)
     free(o->breaks);
     free(o->symbols);
     free(o->catch_throw);
+    free(o->my_code);
+    o->my_code = NULL;
+    o->n_my_code = 0;
     o->stop_at_import = o->stop_at_load = o->breaks = o->symbols = o->catch_throw = NULL;
     o->n_stop_at_import = o->n_stop_at_load = o->n_breaks = o->n_symbols = o->n_catch_throw = 0;
+}
+
+const char *const tdb_step_into_words[3] = {
+    [TDB_STEP_INTO_MINE] = "mine",
+    [TDB_STEP_INTO_OPERATOR] = "operator",
+    [TDB_STEP_INTO_BINDING] = "binding",
+};
+
+int tdb_step_into_parse(const char *word, tdb_error *err)
+{
+    for (int i = 0; i < 3; i++)
+        if (word && strcmp(word, tdb_step_into_words[i]) == 0)
+            return i;
+    tdb_error_set(err, EINVAL, "'%s' is not where a step stops: give mine (your own code, else "
+                               "torch's operator), operator (torch's operator entry) or binding "
+                               "(the first native frame, the binding's glue)",
+                  word ? word : "");
+    return -1;
 }

@@ -516,26 +516,42 @@ int tdb_session_python_stopped(tdb_session *s, int bkptno, const json_t *res, td
         return TDB_HOOK_GO_ON;
     }
     if (h->native_bp && bkptno == h->native_bp) {
-        /* A step reached the native function the Python line called: the
-         * hook's step is over. */
+        /* A step reached the native function the Python line called. */
         h->native_bp = 0;
-        h->step_pending = 0;
-        write_i32(s, CONTROL(s, step.mode), TDB_PYHOOK_STEP_NONE, NULL);
         const json_t *frame = json_object_get(res, "frame");
+        json_t *fi = NULL;
         int has_line = tdb_mi_str(frame, "line") != NULL;
         const char *from = tdb_mi_str(frame, "from");
         if (!has_line && from && !tdb_session_note_lib(s, from)->symbols) {
             /* A library outside the ones whose symbols tdebug reads as
              * they load (a user's extension elsewhere than the script):
              * read them now, then ask gdb again where the stop is. */
-            json_t *fi = NULL;
             if (tdb_session_load_library_symbols(s, from, err) < 0)
                 return -1;
             tdb_session_note_lib(s, from)->symbols = 1;
-            if (tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, &fi, NULL, "-stack-info-frame") == 0)
-                has_line = tdb_mi_str(json_object_get(fi, "frame"), "line") != NULL;
-            json_decref(fi);
+            if (tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, &fi, NULL, "-stack-info-frame") == 0) {
+                frame = json_object_get(fi, "frame");
+                has_line = tdb_mi_str(frame, "line") != NULL;
+            }
         }
+        /* On to the user's code or torch's operator, past the glue
+         * (session/stepinto.c); the hook's step stays armed in case the
+         * call never gets there. */
+        const char *thread = tdb_mi_str(res, "thread-id");
+        int land = tdb_session_step_land(s, frame, thread ? atoi(thread) : 0, err);
+        if (land == 0 && !s->step.native_from_mine && s->step.deep &&
+            tdb_session_step_policy(s) != TDB_STEP_INTO_BINDING) {
+            /* A call made by the Python of others that leads nowhere of
+             * the user's: the hook's step goes on. */
+            json_decref(fi);
+            return TDB_HOOK_GO_ON;
+        }
+        json_decref(fi);
+        if (land < 0)
+            return -1;
+        if (land > 0)
+            return TDB_HOOK_RUNNING;
+        tdb_session_python_step_done(s);
         if (has_line) {
             /* With debug info, past the prologue to the first line of the
              * body (where gdb's 'break FUNCTION' stops), arguments set. */
@@ -581,6 +597,7 @@ int tdb_session_python_stopped(tdb_session *s, int bkptno, const json_t *res, td
             h->native_bp = atoi(tdb_mi_str(json_object_get(r, "bkpt"), "number") ?: "0");
         json_decref(r);
         snprintf(h->native_what, sizeof(h->native_what), "%s", rep->native_what);
+        s->step.native_from_mine = !s->step.deep || tdb_session_is_mine(s, rep->file);
         h->step_pending = 1;
         tdb_pyhook_step next = {.mode = TDB_PYHOOK_STEP_NEXT, .tstate = rep->tstate,
                                 .tid = rep->tid, .frame = rep->frame, .line = rep->line};
@@ -591,7 +608,23 @@ int tdb_session_python_stopped(tdb_session *s, int bkptno, const json_t *res, td
     case TDB_PYHOOK_STOP_FINISH:
         if (!h->step_pending)
             return TDB_HOOK_GO_ON; /* the end of a step tdebug no longer wants (it ended in native code) */
+        if (s->step.deep && rep->reason == TDB_PYHOOK_STOP_STEP && !tdb_session_is_mine(s, rep->file) &&
+            tdb_session_step_policy(s) != TDB_STEP_INTO_BINDING) {
+            /* A step from the user's code goes through the Python of
+             * others (torch's nn.Module.__call__) to what it calls. */
+            tdb_pyhook_step again = {.mode = TDB_PYHOOK_STEP_STEP, .tstate = rep->tstate,
+                                     .tid = rep->tid, .frame = rep->frame, .line = rep->line};
+            if (write_mem(s, CONTROL(s, step), &again, sizeof(again), err) < 0)
+                return -1;
+            return TDB_HOOK_GO_ON;
+        }
         h->step_pending = 0;
+        if (s->step.deep && rep->reason == TDB_PYHOOK_STOP_STEP) {
+            s->step.deep = 0;
+            st->reason = TDB_STOP_STEP;
+            st->compact = 1;
+            break;
+        }
         st->reason = rep->reason == TDB_PYHOOK_STOP_FINISH ? TDB_STOP_FINISH
                      : rep->step_mode == TDB_PYHOOK_STEP_NEXT ? TDB_STOP_NEXT : TDB_STOP_STEP;
         st->compact = 1;
@@ -666,7 +699,14 @@ int tdb_session_python_resume(tdb_session *s, tdb_resume how, tdb_error *err)
     int mode = how == TDB_RESUME_STEP ? TDB_PYHOOK_STEP_STEP
                : how == TDB_RESUME_NEXT ? TDB_PYHOOK_STEP_NEXT
                : how == TDB_RESUME_FINISH ? TDB_PYHOOK_STEP_FINISH : 0;
-    if (!mode || s->python_top < 0 || s->selected > s->python_top)
+    int target = s->python_top; /* the Python frame the step starts in */
+    tdb_view_frame sel;
+    if (how == TDB_RESUME_FINISH && s->python_top >= 0 && s->selected > s->python_top &&
+        tdb_stackview_frame_at(&s->stop_view, tdb_session_stack_flags(s), (size_t)s->selected,
+                               &sel) == 0 &&
+        sel.kind == TDB_FRAME_PYTHON)
+        target = s->selected; /* 'up' to an older Python frame: finish that one */
+    if (!mode || s->python_top < 0 || (s->selected > s->python_top && target == s->python_top))
         return 0;
     if (h->state != PYHOOK_READY) {
         /* Load the hook first: the step starts where the stop is once it
@@ -684,9 +724,10 @@ int tdb_session_python_resume(tdb_session *s, tdb_resume how, tdb_error *err)
     if (!from_hook && !arm_call)
         return 0;
     tdb_view_frame f;
-    if (tdb_stackview_frame_at(&s->stop_view, tdb_session_stack_flags(s), (size_t)s->python_top,
-                               &f) < 0)
+    if (tdb_stackview_frame_at(&s->stop_view, tdb_session_stack_flags(s), (size_t)target, &f) < 0)
         return 0;
+    s->step.landed = 0;
+    s->step.deep = how == TDB_RESUME_STEP && f.py->filename && tdb_session_is_mine(s, f.py->filename);
     tdb_pyhook_step req = {.mode = 0,
                            .tstate = from_hook ? report_of(s)->tstate : 0,
                            .tid = from_hook ? report_of(s)->tid
@@ -710,6 +751,32 @@ int tdb_session_python_resume(tdb_session *s, tdb_resume how, tdb_error *err)
     }
     h->step_pending = 1;
     return 1;
+}
+
+void tdb_session_python_forget(tdb_session *s)
+{
+    pyhook_state *h = &s->hook;
+    int bps[4] = {h->safe_bps[0], h->safe_bps[1], h->stop_bp, h->native_bp};
+    for (int i = 0; i < 4; i++)
+        if (bps[i] && s->gdb && tdb_gdb_alive(s->gdb))
+            tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, NULL, "-break-delete %d", bps[i]);
+    free(h->lib);
+    free(h->failed);
+    memset(h, 0, sizeof(*h));
+    for (size_t i = 0; i < s->n_bps; i++)
+        if (s->bps[i].kind == BP_PYTHON) {
+            s->bps[i].slot = -1;
+            s->bps[i].pending = 1;
+        }
+    s->step.landing = 0;
+    s->step.deep = 0;
+}
+
+void tdb_session_python_step_done(tdb_session *s)
+{
+    s->hook.step_pending = 0;
+    s->step.deep = 0;
+    write_i32(s, CONTROL(s, step.mode), TDB_PYHOOK_STEP_NONE, NULL);
 }
 
 void tdb_session_python_end(tdb_session *s)

@@ -82,18 +82,36 @@ int tdb_session_resume(tdb_session *s, tdb_resume how, tdb_error *err)
     tdb_buf cmd = TDB_BUF_INIT;
     tdb_buf_adds(&cmd, mi[how]);
     if (how == TDB_RESUME_FINISH && s->have_stop_view) {
-        /* finish out of the selected frame, gdb's number. */
+        /* finish out of the selected frame, gdb's number; out of the glue
+         * too when the glue alone lies between it and its Python caller
+         * (session/stepinto.c).  gdb wants the thread with the frame. */
         tdb_view_frame f;
-        if (tdb_stackview_frame_at(&s->stop_view, tdb_session_stack_flags(s), (size_t)s->selected,
-                                   &f) == 0 &&
-            f.kind == TDB_FRAME_NATIVE && f.level > 0)
-            tdb_buf_addf(&cmd, " --frame %d", f.level);
+        int level = -1;
+        if (tdb_session_step_finish_level(s, &level))
+            ;
+        else if (s->selected > 0 && /* 0: the innermost, folded or not, as gdb's finish */
+                 tdb_stackview_frame_at(&s->stop_view, tdb_session_stack_flags(s),
+                                        (size_t)s->selected, &f) == 0 &&
+                 f.kind == TDB_FRAME_NATIVE && f.level > 0)
+            level = f.level;
+        if (level > 0)
+            tdb_buf_addf(&cmd, " --thread %d --frame %d", s->stop.thread, level);
     }
     int rc = tdb_session_resume_mi(s, tdb_buf_str(&cmd), err);
     tdb_buf_free(&cmd);
     if (rc == 0)
         s->last_resume = (int)how;
     return rc;
+}
+
+int tdb_session_resume_n(tdb_session *s, tdb_resume how, int count, tdb_error *err)
+{
+    s->repeat = 0;
+    if (tdb_session_resume(s, how, err) < 0)
+        return -1;
+    s->repeat = count > 1 ? count - 1 : 0;
+    s->repeat_how = (int)how;
+    return 0;
 }
 
 int tdb_session_interrupt(tdb_session *s, tdb_error *err)

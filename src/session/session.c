@@ -121,6 +121,7 @@ tdb_session *tdb_session_new(const tdb_session_options *opts, const tdb_frontend
     if (fe)
         s->fe = *fe;
     s->py_bt = -1;
+    s->step.mode = opts->step_into;
     s->last_resume = -1;
     s->cancel_fd = -1;
     s->saved_fds[0] = s->saved_fds[1] = s->saved_fds[2] = -1;
@@ -469,9 +470,12 @@ void tdb_session_free(tdb_session *s)
     free(s->hook.failed);
     tdb_gdb_close(s->gdb, 5000);
     tdb_session_light_reap(s);
-    for (size_t i = 0; i < s->n_libs; i++)
+    for (size_t i = 0; i < s->n_libs; i++) {
         free(s->libs[i].path);
+        free(s->libs[i].mine);
+    }
     free(s->libs);
+    tdb_session_step_free(s);
     for (size_t i = 0; i < s->n_bps; i++)
         tdb_session_bp_free(&s->bps[i]);
     free(s->bps);

@@ -61,6 +61,11 @@ typedef struct tdb_session_options {
     size_t n_catch_throw;
     char **symbols;        /* basic regexes of more libraries to load */
     size_t n_symbols;
+    char **my_code;        /* --my-code DIR: directories of the user's own
+                            * code, besides the program's and the working
+                            * directory (a step from Python stops there) */
+    size_t n_my_code;
+    int step_into;         /* TDB_STEP_INTO_*: where a step from Python stops */
     int all_symbols;       /* gdb's default: read every library's symbols */
     int verbose;           /* report gdb's own chatter (frontend gdb_output) */
     int raw;               /* show CPython's plumbing frames in stacks */
@@ -91,8 +96,25 @@ typedef enum tdb_option_list {
     TDB_OPTS_STOP_AT_LOAD,   /* the same */
     TDB_OPTS_BREAK,          /* a location --break takes (tdb_break_refusal()) */
     TDB_OPTS_CATCH_THROW,    /* a C++ class name, or NULL for every throw */
-    TDB_OPTS_SYMBOLS         /* a basic regex of library paths */
+    TDB_OPTS_SYMBOLS,        /* a basic regex of library paths */
+    TDB_OPTS_MY_CODE         /* a directory of the user's own code */
 } tdb_option_list;
+
+/* Where a step from a Python line into native code stops (session/stepinto.c).
+ * The zero value is the default. */
+typedef enum tdb_step_into {
+    TDB_STEP_INTO_MINE = 0, /* the user's own code (--my-code, the program's
+                             * and the working directory), else torch's
+                             * operator entry, else the first native frame */
+    TDB_STEP_INTO_OPERATOR, /* torch's operator entry (at::_ops::NAME::call),
+                             * else the first native frame */
+    TDB_STEP_INTO_BINDING   /* the first native frame: the binding's glue */
+} tdb_step_into;
+
+/* The words of tdb_step_into ("mine", "operator", "binding"), indexed by it. */
+extern const char *const tdb_step_into_words[3];
+/* WORD as a tdb_step_into, or -1 with ERR saying which words there are. */
+int tdb_step_into_parse(const char *word, tdb_error *err);
 
 /* Check VALUE (borrowed: it must outlive O) for LIST and append it to O.
  * 0, or -1 with ERR saying why VALUE is refused. */
@@ -323,6 +345,13 @@ typedef enum tdb_resume {
 /* Let the program run.  -1 with ERR set when gdb refuses (the message is
  * gdb's: "The program is not being run."). */
 int tdb_session_resume(tdb_session *s, tdb_resume how, tdb_error *err);
+/* 'run' at a stop: start the program tdebug started again, from the
+ * beginning, its Python breakpoints armed again.  -1 with ERR set (an
+ * attached process is refused). */
+int tdb_session_rerun(tdb_session *s, tdb_error *err);
+/* The same COUNT times ('next 3'): the stops on the way are not reported;
+ * a stop of another kind (a breakpoint, a signal, the end) ends it. */
+int tdb_session_resume_n(tdb_session *s, tdb_resume how, int count, tdb_error *err);
 /* Stop the running program; the stop comes out of tdb_session_wait() as
  * an "interrupt". */
 int tdb_session_interrupt(tdb_session *s, tdb_error *err);
@@ -367,6 +396,10 @@ int tdb_session_gdb_alive(const tdb_session *s);
 /* Make a light session an ordinary one (no-op otherwise): what needs
  * gdb's whole view (commands typed at a stop) calls it first. */
 int tdb_session_upgrade(tdb_session *s, tdb_error *err);
+
+/* Where the next steps from Python stop ('set step-into'): MODE. */
+void tdb_session_set_step_into(tdb_session *s, tdb_step_into mode);
+tdb_step_into tdb_session_step_into(const tdb_session *s);
 
 /* ==== The session as data ====
  *
@@ -483,6 +516,10 @@ int tdb_session_breakpoint_check(tdb_session *s, const char *location, tdb_error
 int tdb_session_breakpoint_delete(tdb_session *s, int id);
 /* Enable (ON 1) or disable breakpoint ID: 0, or -1 when there is none. */
 int tdb_session_breakpoint_enable(tdb_session *s, int id, int on);
+/* gdb's number of tdebug's breakpoint ID, for a gdb command that takes one
+ * ('condition', 'ignore'): > 0; 0 when ID is tdebug's but not gdb's (a
+ * Python breakpoint, or one not bound yet); -1 when there is no ID. */
+int tdb_session_breakpoint_gdb_number(tdb_session *s, int id);
 
 /* ---- values ---- */
 

@@ -405,8 +405,12 @@ int tdb_session_handle_stopped(tdb_session *s, const tdb_mi_record *r, tdb_error
     } else if (strcmp(reason, "solib-event") == 0) {
         rc = library_stop(s, res, &st, err);
     } else if (strcmp(reason, "breakpoint-hit") == 0) {
-        /* The Python hook's breakpoints are its own: one branch. */
-        switch (tdb_session_python_stopped(s, num ? atoi(num) : 0, res, &st, err)) {
+        /* The Python hook's breakpoints are its own, and a step's landing
+         * past the glue (session/stepinto.c): one branch. */
+        int hook = tdb_session_step_landed(s, num ? atoi(num) : 0, res, &st, err);
+        if (hook == TDB_HOOK_NOT_OURS)
+            hook = tdb_session_python_stopped(s, num ? atoi(num) : 0, res, &st, err);
+        switch (hook) {
         case TDB_HOOK_NOT_OURS:
             rc = breakpoint_stop(s, num ? atoi(num) : 0, frame, &st, err);
             break;
@@ -428,6 +432,10 @@ int tdb_session_handle_stopped(tdb_session *s, const tdb_mi_record *r, tdb_error
         if (s->hook.native_prologue) {
             s->hook.native_prologue = 0; /* a Python step into native code */
             st.reason = TDB_STOP_STEP;
+        } else if (last == TDB_RESUME_STEP || last == TDB_RESUME_NEXT) {
+            int off = tdb_session_step_off_end(s, frame, st.thread, err);
+            if (off != 0)
+                return off < 0 ? -1 : 0;
         }
         st.compact = 1;
     } else if (strcmp(reason, "function-finished") == 0) {
@@ -445,6 +453,9 @@ int tdb_session_handle_stopped(tdb_session *s, const tdb_mi_record *r, tdb_error
         return rc;
     }
     s->interrupt_sent = 0;
+    tdb_session_step_landing_end(s); /* any stop ends a step's landing */
+    int at_operator = s->step.args_at_stop;
+    s->step.args_at_stop = 0;
 
     tdb_buf ret = TDB_BUF_INIT, fault = TDB_BUF_INIT;
     const char *gdbvar = tdb_mi_str(res, "gdb-result-var"), *value = tdb_mi_str(res, "return-value");
@@ -456,7 +467,7 @@ int tdb_session_handle_stopped(tdb_session *s, const tdb_mi_record *r, tdb_error
     st.fault_address = fault.len ? tdb_buf_str(&fault) : NULL;
     rc = tdb_session_record_stop(s, &st, frame, err);
     json_decref(st.exception);
-    if (rc == 0 && s->stop.reason == TDB_STOP_BREAKPOINT)
+    if (rc == 0 && (s->stop.reason == TDB_STOP_BREAKPOINT || at_operator))
         s->stop.args = tdb_session_stop_args(s);
     tdb_buf_free(&ret);
     tdb_buf_free(&fault);
@@ -473,6 +484,22 @@ int tdb_session_handle_stopped(tdb_session *s, const tdb_mi_record *r, tdb_error
         if (b && b->kind == BP_NATIVE && disp && strcmp(disp, "del") == 0) {
             b->number = 0;
             tdb_session_bp_delete(s, b);
+        }
+    }
+    if (rc == 0 && s->repeat > 0) {
+        /* 'next N': a stop of the kind asked for goes on; any other ends it */
+        static const tdb_stop_reason want[] = {
+            [TDB_RESUME_STEP] = TDB_STOP_STEP, [TDB_RESUME_NEXT] = TDB_STOP_NEXT,
+            [TDB_RESUME_STEPI] = TDB_STOP_STEPI, [TDB_RESUME_NEXTI] = TDB_STOP_NEXTI};
+        /* a step off the end of a function ends as a finish would */
+        int same = s->repeat_how >= TDB_RESUME_STEP && s->repeat_how <= TDB_RESUME_NEXTI &&
+                   s->repeat_how != TDB_RESUME_FINISH &&
+                   (s->stop.reason == want[s->repeat_how] || s->stop.reason == TDB_STOP_FINISH);
+        if (!same) {
+            s->repeat = 0;
+        } else {
+            s->repeat--;
+            return tdb_session_resume(s, (tdb_resume)s->repeat_how, err) < 0 ? -1 : 0;
         }
     }
     return rc < 0 ? -1 : 1;

@@ -336,6 +336,7 @@ int tdb_session_widen_interest(tdb_session *s, tdb_error *err)
 
 int tdb_session_prepare_interest(tdb_session *s, const char *script_dir, tdb_error *err)
 {
+    tdb_session_step_dirs(s, script_dir);
     /* Breakpoints and catch throw placed before the program started (a
      * front-end's, tdb_session_breakpoint_add()) need the same symbols as
      * --break. */

@@ -72,6 +72,7 @@ def torch_script(tmp_path, torch_available):
 
 def test_step_from_python_into_torch_and_finish_back(tdebug, tmp_path, torch_script):
     r, evs = session(tdebug, tmp_path, ["step", "finish", "next", "step", "finish", "continue"],
+                     "--step-into", "binding",  # the first native frame (test_step_into.py: past it)
                      "-b", f"{torch_script}:4", "--", PYTHON, str(torch_script))
     assert r.returncode == 0, r.stderr
     s = stops(evs)

@@ -241,9 +241,8 @@ void tdb_dap_drain_output(tdb_dap *d)
 
 int tdb_dap_resume(tdb_dap *d, tdb_resume how, tdb_error *err)
 {
+    /* The last stop's threads answer 'threads' while it runs. */
     tdb_values_reset(d->vals);
-    json_decref(d->threads);
-    d->threads = NULL;
     return tdb_session_resume(d->s, how, err);
 }
 
@@ -463,9 +462,6 @@ static void wait_running(tdb_dap *d)
 {
     tdb_error err = {0};
     int rc = tdb_session_wait(d->s, -1, d->epfd, &err);
-    /* The set cancels this wait only: a request handled next must not see
-     * its gdb commands cancelled by the request after it. */
-    tdb_session_set_cancel_fd(d->s, -1);
     switch (rc) {
     case TDB_WAIT_STOPPED:
         tdb_dap_present_stop(d);
@@ -522,6 +518,7 @@ int tdb_dap_serve(int in, int out, const tdb_dap_options *o, tdb_error *err)
     d.fn_bps = json_object();
     d.exc_bps = json_object();
     d.told = json_object();
+    d.queued = json_array();
     if (o->log && (d.log = open(o->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600)) < 0) {
         tdb_error_errno(err, "cannot open the DAP log '%s'", o->log);
         goto cleanup;
@@ -536,6 +533,9 @@ int tdb_dap_serve(int in, int out, const tdb_dap_options *o, tdb_error *err)
     tdb_dap_watch(&d, d.in);
     tdb_dap_watch(&d, d.sigfd);
     while (!d.done) {
+        tdb_dap_run_queued(&d);
+        if (d.done)
+            break;
         if (d.s && !d.ended && tdb_session_running(d.s))
             wait_running(&d);
         else
@@ -578,6 +578,7 @@ cleanup:
     json_decref(d.exc_bps);
     json_decref(d.told);
     json_decref(d.threads);
+    json_decref(d.queued);
     tdb_dap_reader_free(d.rd);
     return rc;
 }

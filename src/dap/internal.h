@@ -73,7 +73,8 @@ typedef struct tdb_dap {
     json_t *fn_bps;       /* {name: id} */
     json_t *exc_bps;      /* {filter: id} */
     json_t *told;         /* {"id": the last 'breakpoint' sent} */
-    json_t *threads;      /* the last threads answer, for a running program */
+    json_t *threads;      /* the last stop's threads, answered while it runs */
+    json_t *queued;       /* requests that came while a step ran, in order */
 } tdb_dap;
 
 /* dap/dap.c */
@@ -112,8 +113,14 @@ void tdb_dap_watch(tdb_dap *d, int fd);
 int tdb_dap_listen_announce(tdb_dap *d, tdb_error *err);
 
 /* dap/requests.c */
-/* Handle one message from the client. */
+/* Handle one message from the client: now, or, when it needs gdb while a
+ * step runs, once the step has stopped (tdb_dap_run_queued()). */
 void tdb_dap_handle(tdb_dap *d, const json_t *msg);
+/* 1 while the program runs a step. */
+int tdb_dap_stepping(const tdb_dap *d);
+/* Handle the requests that waited for a step's stop, until one makes the
+ * program step again. */
+void tdb_dap_run_queued(tdb_dap *d);
 
 /* The handlers: SEQ is the request's, ARGS its arguments (borrowed; may be
  * NULL); each answers it (tdb_dap_ok(), tdb_dap_fail()). */

@@ -177,6 +177,9 @@ struct tdb_session {
     int base_symbols;    /* libc and ld.so symbols loaded */
     int py_bt;           /* -1 unknown, 0 unavailable, 1 works */
     int interrupt_sent;  /* we sent -exec-interrupt */
+    int stale_sigint;    /* another stop came before our interrupt did: its
+                          * SIGINT is still on its way */
+    char last_mi[64];    /* the MI command that let the program run last */
     int last_resume;     /* the tdb_resume of the last resume, -1 none */
     int saved_fds[3];
     int cancel_fd;       /* the front-end's: readable cancels waits */

@@ -381,6 +381,11 @@ int tdb_session_running(const tdb_session *s)
     return s->state == RUNNING;
 }
 
+int tdb_session_stepping(const tdb_session *s)
+{
+    return s->state == RUNNING && s->last_resume > TDB_RESUME_CONTINUE;
+}
+
 int tdb_session_program_ended(const tdb_session *s)
 {
     return s->have_exit;

@@ -344,6 +344,9 @@ int tdb_session_end(tdb_session *s, tdb_end how);
 pid_t tdb_session_pid(const tdb_session *s);
 int tdb_session_attached(const tdb_session *s);
 int tdb_session_running(const tdb_session *s);
+/* 1 while the program runs a step (tdb_session_resume() with anything but
+ * TDB_RESUME_CONTINUE): interrupting it would end the step where it is. */
+int tdb_session_stepping(const tdb_session *s);
 /* 1 once the program ended by itself (it exited, or a signal killed it),
  * 0 while it runs or when the session ended it (quit, detach). */
 int tdb_session_program_ended(const tdb_session *s);

@@ -383,6 +383,23 @@ int tdb_session_handle_stopped(tdb_session *s, const tdb_mi_record *r, tdb_error
     tdb_stop_info st = {.reason = TDB_STOP_STOPPED, .thread = thread ? atoi(thread) : 0};
     int last = s->last_resume, rc = 1;
 
+    if (s->stale_sigint) {
+        s->stale_sigint = 0;
+        const char *sig = tdb_mi_str(res, "signal-name");
+        if (reason && !strcmp(reason, "signal-received") && sig && !strcmp(sig, "SIGINT") &&
+            !s->interrupt_sent && s->last_mi[0]) {
+            /* The SIGINT of an interrupt that another stop overtook (a
+             * front-end stopped the program to set a breakpoint, and a
+             * breakpoint came first): it arrives as the program resumes,
+             * before it ran an instruction, so the resume is sent again
+             * (a step stays that step). */
+            char again[sizeof(s->last_mi)];
+            memcpy(again, s->last_mi, sizeof(again));
+            if (tdb_session_resume_mi(s, again, err) < 0)
+                return -1;
+            return 0;
+        }
+    }
     s->state = STOPPED;
     s->last_resume = -1;
     if (!reason) {
@@ -439,6 +456,8 @@ int tdb_session_handle_stopped(tdb_session *s, const tdb_mi_record *r, tdb_error
         json_decref(st.exception);
         return rc;
     }
+    if (s->interrupt_sent && reason && strcmp(reason, "signal-received") != 0)
+        s->stale_sigint = 1; /* the interrupt's SIGINT comes at the next resume */
     s->interrupt_sent = 0;
 
     tdb_buf ret = TDB_BUF_INIT, fault = TDB_BUF_INIT;
@@ -509,7 +528,6 @@ int tdb_session_poll_gdb(tdb_session *s, tdb_error *err)
 int tdb_session_wait(tdb_session *s, int timeout_ms, int fd, tdb_error *err)
 {
     int64_t deadline = timeout_ms >= 0 ? tdb_now_ms() + timeout_ms : -1;
-    tdb_gdb_set_cancel_fd(s->gdb, fd);
     for (;;) {
         if (s->state == EXITED)
             return TDB_WAIT_EXITED;
@@ -523,7 +541,13 @@ int tdb_session_wait(tdb_session *s, int timeout_ms, int fd, tdb_error *err)
             left = (int)l;
         }
         tdb_error local = {0};
+        /* FD cancels the wait for an event only: the gdb commands that
+         * handling one runs (a Python step's hook, a library's symbols)
+         * are the core's own, and a front-end's request arriving meanwhile
+         * must not cut them in half (it waits for the next wait). */
+        tdb_gdb_set_cancel_fd(s->gdb, fd);
         tdb_mi_record *r = tdb_gdb_next_event(s->gdb, left, &local);
+        tdb_gdb_set_cancel_fd(s->gdb, s->cancel_fd);
         if (!r) {
             if (local.code == ECANCELED)
                 return TDB_WAIT_FD;

@@ -6,19 +6,25 @@ the session's back, end the session, or make a step stop somewhere else
 for the step's stop.
 
 The stress test sends every request type at random moments during next,
-stepIn, stepOut and continue, ROUNDS rounds, with a seeded RNG: a failure
-names its seed, and TDEBUG_DAP_STRESS_SEED=N replays it
-(TDEBUG_DAP_STRESS_ROUNDS=N runs more or fewer rounds)."""
+stepIn, stepOut and continue, in Python and in C (tinytensor, with a C
+function breakpoint set and cleared at random), and sometimes a pause,
+ROUNDS rounds, with a seeded RNG: a failure names its seed, and
+TDEBUG_DAP_STRESS_SEED=N replays it (TDEBUG_DAP_STRESS_ROUNDS=N runs more
+or fewer rounds)."""
 import os
 import random
 import time
 
 from conftest import PYTHON, SLOW
 from tdap_util import Adapter
+from tinytensor_util import TT_OUT, TT_SRC
 
-ROUNDS = int(os.environ.get("TDEBUG_DAP_STRESS_ROUNDS", "200"))
+ROUNDS = int(os.environ.get("TDEBUG_DAP_STRESS_ROUNDS", "500"))
 
 PROGRAM = """\
+import tinytensor
+
+
 def inner(v):
     w = v + 1
     return w
@@ -33,11 +39,13 @@ def outer(i):
 total = 0
 for i in range(10 ** 6):
     total += outer(i)  # BREAK
+    if i % 3 == 0:
+        x = tinytensor.ones(2) + 1
     total -= 1
 print(total)
 """
 
-HOOK_NAMES = ("tdebug_pyhook", "pyhook")
+HOOK_NAMES = ("tdebug_pyhook",)
 
 
 def write(path, text):
@@ -47,6 +55,7 @@ def write(path, text):
 
 def requests_for(rng, prog, bp_line, tid, frame_id, var_ref):
     """A random burst of requests a client sends while the program moves."""
+    native = [{"name": "tt_native_add"}] if rng.random() < 0.3 else []
     menu = [
         ("threads", None),
         ("stackTrace", {"threadId": tid, "startFrame": 0, "levels": 20}),
@@ -55,10 +64,13 @@ def requests_for(rng, prog, bp_line, tid, frame_id, var_ref):
         ("evaluate", {"expression": "i", "frameId": frame_id, "context": "watch"}),
         ("evaluate", {"expression": "total", "context": "hover"}),
         ("setBreakpoints", {"source": {"path": prog}, "breakpoints": [{"line": bp_line}]}),
-        ("setFunctionBreakpoints", {"breakpoints": []}),
+        ("setFunctionBreakpoints", {"breakpoints": native}),
         ("setExceptionBreakpoints", {"filters": []}),
     ]
-    return [rng.choice(menu) for _ in range(rng.randint(1, 4))]
+    burst = [rng.choice(menu) for _ in range(rng.randint(1, 4))]
+    if rng.random() < 0.1:
+        burst.insert(rng.randrange(len(burst) + 1), ("pause", {"threadId": tid}))
+    return burst
 
 
 def test_requests_during_steps_and_continue(tdebug, procs, tmp_path):
@@ -68,7 +80,8 @@ def test_requests_during_steps_and_continue(tdebug, procs, tmp_path):
     bp_line = PROGRAM.splitlines().index("    total += outer(i)  # BREAK") + 1
     dap = Adapter.start(tdebug, procs, tmp_path)
     dap.initialize()
-    dap.start_program("launch", {"program": prog, "python": PYTHON},
+    dap.start_program("launch", {"program": prog, "python": PYTHON, "symbols": "libtt_",
+                                 "env": {"PYTHONPATH": str(TT_OUT)}},
                       lambda d: d.set_breakpoints(prog, [bp_line]))
     i, stop = dap.stopped()
     tid = stop["threadId"]
@@ -81,13 +94,18 @@ def test_requests_during_steps_and_continue(tdebug, procs, tmp_path):
     for n in range(ROUNDS):
         frames = dap.frames(tid)
         top = frames[0]
-        assert not any(h in top["name"] for h in HOOK_NAMES), (top, where())
-        assert top.get("source", {}).get("path") == prog, (top, where())
+        path = top.get("source", {}).get("path", "")
+        assert "/lib/pyhook/" not in path and not any(h in top["name"] for h in HOOK_NAMES), \
+            (top, where())
         scopes = dap.request("scopes", {"frameId": top["id"]})["body"]["scopes"]
         var_ref = scopes[0]["variablesReference"] if scopes else 1
-        ops = ["next", "stepIn", "continue"]
-        if top["name"] in ("inner", "outer"):
-            ops.append("stepOut")
+        if path == prog:
+            ops = ["next", "stepIn", "continue"] + (["stepOut"] if top["name"] != "<module>"
+                                                    else [])
+        elif path.startswith(str(TT_SRC)):
+            ops = ["next", "stepIn", "stepOut", "continue"]
+        else:
+            ops = ["continue"]  # CPython's own C code: back to the loop
         op = rng.choice(ops)
         burst = requests_for(rng, prog, bp_line, tid, top["id"], var_ref)
         delays = [rng.uniform(0, 0.015) for _ in burst]
@@ -100,7 +118,10 @@ def test_requests_during_steps_and_continue(tdebug, procs, tmp_path):
         for s in seqs:
             dap.wait_response(s, timeout=SLOW, check=False)
         i, stop = dap.stopped(after=after)
-        assert stop["reason"] in ("step", "breakpoint"), (stop, where())
+        paused = "pause" in history[-1][1]
+        expected = {"breakpoint", "function breakpoint"} | ({"pause"} if paused else set()) | \
+            ({"step"} if op != "continue" else set())
+        assert stop["reason"] in expected, (stop, where())
         said = dap.outputs()
         assert "gdb died" not in said and "session ended" not in said, (said[-500:], where())
         assert not [e for e in dap.events[after:] if e["event"] in ("terminated", "exited")], \

@@ -160,6 +160,14 @@ static void on_event(void *data, const json_t *e)
     const char *msg = json_string_value(json_object_get(e, "message"));
     if (!msg || !*msg)
         return;
+    const char *layout = json_string_value(json_object_get(e, "layout"));
+    if (layout && !strcmp(layout, "cache")) {
+        /* Routine, every session (the tensor layout read from its cache):
+         * not for the Debug Console, where 'console' reads as a warning
+         * (orange); the adapter's stderr, as gdb's own lines. */
+        fprintf(stderr, "tdebug: %s\n", msg);
+        return;
+    }
     tdb_dap_output(d, "console", "tdebug: %s%s\n",
                    event && !strcmp(event, "warning") ? "warning: " : "", msg);
 }
@@ -519,6 +527,8 @@ int tdb_dap_serve(int in, int out, const tdb_dap_options *o, tdb_error *err)
     d.exc_bps = json_object();
     d.told = json_object();
     d.queued = json_array();
+    d.listings = json_array();
+    d.listing_of = json_object();
     if (o->log && (d.log = open(o->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600)) < 0) {
         tdb_error_errno(err, "cannot open the DAP log '%s'", o->log);
         goto cleanup;
@@ -579,6 +589,8 @@ cleanup:
     json_decref(d.told);
     json_decref(d.threads);
     json_decref(d.queued);
+    json_decref(d.listings);
+    json_decref(d.listing_of);
     tdb_dap_reader_free(d.rd);
     return rc;
 }

@@ -10,6 +10,8 @@
  *                      setExceptionBreakpoints
  *   dap/stack.c        threads, stackTrace, scopes, variables, evaluate
  *   dap/running.c      continue, next, stepIn, stepOut, pause
+ *   dap/native.c       disassemble, readMemory, writeMemory, source (the
+ *                      machine code listing of a frame without a source)
  *   dap/proto.c        the wire format (dap/proto.h)
  */
 #ifndef TDB_DAP_INT_H
@@ -75,6 +77,9 @@ typedef struct tdb_dap {
     json_t *told;         /* {"id": the last 'breakpoint' sent} */
     json_t *threads;      /* the last stop's threads, answered while it runs */
     json_t *queued;       /* requests that came while a step ran, in order */
+    json_t *listings;     /* sourceReference N: listings[N - 1], a function's
+                           * machine code ({"ref", "text", "lines"}) */
+    json_t *listing_of;   /* {"0xADDRESS": N} for each instruction listed */
 } tdb_dap;
 
 /* dap/dap.c */
@@ -148,6 +153,18 @@ TDB_DAP_HANDLER(next);
 TDB_DAP_HANDLER(step_in);
 TDB_DAP_HANDLER(step_out);
 TDB_DAP_HANDLER(pause);
+/* dap/native.c */
+TDB_DAP_HANDLER(disassemble);
+TDB_DAP_HANDLER(read_memory);
+TDB_DAP_HANDLER(write_memory);
+TDB_DAP_HANDLER(source);
+/* Add to CAPS (initialize's answer) what dap/native.c answers. */
+void tdb_dap_native_capabilities(json_t *caps);
+/* A Source (new reference) for the frame at ADDRESS (named NAME) that has
+ * no source file: its function's machine code, served by 'source'; with
+ * *OUT_LINE the line of ADDRESS in it.  NULL when nothing can be decoded
+ * there. */
+json_t *tdb_dap_listing_source(tdb_dap *d, const char *address, const char *name, int *out_line);
 
 /* dap/lifecycle.c */
 /* launch: the program's output through pipes (the default). */

@@ -158,11 +158,12 @@ void tdb_dap_initialize(tdb_dap *d, int seq, const json_t *args)
         "Stop where torch throws a c10 exception (a failed TORCH_CHECK: a shape mismatch, a "
         "bad argument) before Python sees it",
         "default", 0);
-    tdb_dap_ok(d, seq, "initialize",
-               json_pack("{s:b, s:b, s:b, s:b, s:b, s:o}", "supportsConfigurationDoneRequest", 1,
-                         "supportsFunctionBreakpoints", 1, "supportsEvaluateForHovers", 1,
-                         "supportsTerminateRequest", 1, "supportsDelayedStackTraceLoading", 1,
-                         "exceptionBreakpointFilters", filters));
+    json_t *caps = json_pack("{s:b, s:b, s:b, s:b, s:b, s:o}", "supportsConfigurationDoneRequest",
+                             1, "supportsFunctionBreakpoints", 1, "supportsEvaluateForHovers", 1,
+                             "supportsTerminateRequest", 1, "supportsDelayedStackTraceLoading", 1,
+                             "exceptionBreakpointFilters", filters);
+    tdb_dap_native_capabilities(caps);
+    tdb_dap_ok(d, seq, "initialize", caps);
 }
 
 /* The rest of a launch once the program's stdin, stdout and stderr are

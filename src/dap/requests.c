@@ -44,6 +44,10 @@ static const struct request {
     {"stepIn", tdb_dap_step_in, NEED_SESSION, QUEUED},
     {"stepOut", tdb_dap_step_out, NEED_SESSION, QUEUED},
     {"pause", tdb_dap_pause, NEED_SESSION, ANYTIME},
+    {"disassemble", tdb_dap_disassemble, NEED_STOP, QUEUED},
+    {"readMemory", tdb_dap_read_memory, NEED_STOP, QUEUED},
+    {"writeMemory", tdb_dap_write_memory, NEED_STOP, QUEUED},
+    {"source", tdb_dap_source, NEED_NOTHING, ANYTIME},
 };
 
 void tdb_dap_handle(tdb_dap *d, const json_t *msg)

@@ -60,7 +60,17 @@ static json_t *stack_frame(tdb_dap *d, int thread, const json_t *f)
         tdb_buf_addf(&name, " (%s)", tdb_base_name(lib));
     json_object_set_new(o, "name", tdb_dap_string(name.s ? name.s : "", name.len));
     tdb_buf_free(&name);
-    if (file && *file == '/')
+    json_t *listed = NULL;
+    int listed_line = 0;
+    if (!python && addr && (!json_is_integer(line) || !file || *file != '/'))
+        /* No file to open: the function's machine code, which the client
+         * opens and focuses like one. */
+        listed = tdb_dap_listing_source(d, addr, func, &listed_line);
+    if (listed) {
+        json_object_set_new(o, "source", listed);
+        json_object_set_new(o, "line", json_integer(listed_line + d->line_base));
+        json_object_set_new(o, "column", json_integer(1));
+    } else if (file && *file == '/')
         json_object_set_new(o, "source",
                             json_pack("{s:o, s:o}", "name",
                                       tdb_dap_string(tdb_base_name(file), strlen(tdb_base_name(file))),
@@ -73,8 +83,10 @@ static json_t *stack_frame(tdb_dap *d, int thread, const json_t *f)
     if (addr)
         json_object_set_new(o, "instructionPointerReference", json_string(addr));
     if (!python && !json_is_integer(line)) {
-        /* Native code without debug info: its library and address only. */
-        json_object_set_new(o, "presentationHint", json_string("subtle"));
+        /* Native code without debug info: its library and address only;
+         * folded by the client, except where the program stopped. */
+        if (index > 0)
+            json_object_set_new(o, "presentationHint", json_string("subtle"));
         if (lib)
             json_object_set_new(o, "moduleId", tdb_dap_string(lib, strlen(lib)));
     }

@@ -19,6 +19,7 @@
  *                          arguments, tensors, Python variables
  *   session/handles.c      values by handle, for a front-end that expands
  *                          them
+ *   session/native.c       instructions and memory at a stop
  */
 #ifndef TDB_SESSION_INT_H
 #define TDB_SESSION_INT_H

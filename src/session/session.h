@@ -412,6 +412,24 @@ int tdb_session_stop_thread(tdb_session *s);
  * program runs): python {index, kind, function, file, line}; native
  * {index, kind, level, address, function, library, file, line}. */
 json_t *tdb_session_thread_stack(tdb_session *s, int thread, tdb_error *err);
+
+/* The machine at a stop (session/native.c).  Instructions as a new array
+ * of COUNT entries, from OFFSET instructions away from ADDR (negative:
+ * before it), each {"address", "instruction", "bytes", "function",
+ * "offset", "file", "line"} (what gdb knows of it) or null where nothing
+ * could be decoded; NULL with ERR when ADDR cannot be read. */
+json_t *tdb_session_disassemble(tdb_session *s, uint64_t addr, long offset, long count,
+                                tdb_error *err);
+/* The instructions of the function holding ADDR (or those around it when
+ * gdb knows no bounds), entries as above: a new array, or NULL with ERR. */
+json_t *tdb_session_disassemble_function(tdb_session *s, uint64_t addr, tdb_error *err);
+/* Append to OUT the LEN bytes at ADDR up to the first unreadable one;
+ * 0, or -1 with ERR. */
+int tdb_session_read_memory(tdb_session *s, uint64_t addr, size_t len, tdb_buf *out,
+                            tdb_error *err);
+/* Write LEN bytes of DATA at ADDR: 0, or -1 with ERR (gdb's reason). */
+int tdb_session_write_memory(tdb_session *s, uint64_t addr, const void *data, size_t len,
+                             tdb_error *err);
 /* Make THREAD the stop's thread ('thread N'): its stack becomes the
  * stop's view, its frame 0 selected.  -1 with ERR set when gdb refuses
  * (no such thread) or failed. */

@@ -4,6 +4,7 @@ Debug Adapter Protocol's JSON Schema.  Microsoft's own client drives the
 issue's scenarios in test_dap_client.py; this file has the rest: the wire
 format and bad input, hostile strings, native source lines and stepping,
 attach and detach, a client that vanishes, TCP."""
+import base64
 import json
 import os
 import signal
@@ -51,6 +52,9 @@ def test_initialize_says_only_true_capabilities(tdebug, procs, tmp_path):
     flags = {k: v for k, v in caps.items() if isinstance(v, bool)}
     assert flags and all(flags.values()), caps
     assert caps["supportsConfigurationDoneRequest"] and caps["supportsFunctionBreakpoints"]
+    for name in ("supportsDisassembleRequest", "supportsReadMemoryRequest",
+                 "supportsWriteMemoryRequest"):
+        assert caps[name] is True
     assert [f["filter"] for f in caps["exceptionBreakpointFilters"]] == ["cpp_throw", "c10_error"]
     dap.finish()
 
@@ -156,7 +160,30 @@ def test_launch_function_breakpoint_in_torch(tdebug, procs, tmp_path, torch_avai
     frames = dap.frames(stop["threadId"])
     top = frames[0]
     assert top["name"].startswith(TORCH_ADD) and "libtorch_cpu" in top["name"]
-    assert top["presentationHint"] == "subtle" and top["instructionPointerReference"]
+    # The stop's own frame is shown and focused: never folded as 'subtle',
+    # and a source the client can open (its machine code: torch is
+    # stripped), at the line of the stop's address.
+    assert "presentationHint" not in top and top["instructionPointerReference"]
+    ip = int(top["instructionPointerReference"], 16)
+    listing = dap.request("source", {"source": top["source"],
+                                     "sourceReference": top["source"]["sourceReference"]})
+    text = listing["body"]["content"].splitlines()
+    assert TORCH_ADD in text[0]
+    assert int(text[top["line"] - 1].split()[0], 16) == ip, (text[:5], top["line"])
+    assert all(f.get("presentationHint") == "subtle" for f in frames[1:]
+               if "line" in f and f["name"].endswith(".so)"))
+    # The disassembly view around it, and the bytes there.
+    insns = dap.request("disassemble", {"memoryReference": top["instructionPointerReference"],
+                                        "instructionOffset": -4, "instructionCount": 10,
+                                        "resolveSymbols": True})["body"]["instructions"]
+    assert len(insns) == 10 and int(insns[4]["address"], 16) == ip
+    assert insns[4]["symbol"].startswith(TORCH_ADD)
+    assert [int(i["address"], 16) for i in insns] == sorted(int(i["address"], 16) for i in insns)
+    mem = dap.request("readMemory", {"memoryReference": insns[4]["address"],
+                                     "count": 4})["body"]
+    assert int(mem["address"], 16) == ip
+    first = insns[4]["instructionBytes"].replace(" ", "")
+    assert base64.b64decode(mem["data"]).hex()[:len(first)] == first[:8]
     py = [f for f in frames if f.get("source", {}).get("path") == prog]
     assert len(py) == 1 and py[0]["line"] == 3 and py[0]["name"] == "<module>"
     # The merged order: the native frames above the Python line that called them.
@@ -164,6 +191,9 @@ def test_launch_function_breakpoint_in_torch(tdebug, procs, tmp_path, torch_avai
     scopes = dap.request("scopes", {"frameId": top["id"]})["body"]["scopes"]
     assert [s["name"] for s in scopes] == ["Arguments", "Locals"]
     dap.request("variables", {"variablesReference": scopes[0]["variablesReference"]})
+    # Reading the tensor layout from its cache is routine: not a note in the
+    # Debug Console ('console' output reads as a warning there).
+    assert "read from the cache" not in dap.outputs("console")
     pc = dap.request("evaluate", {"expression": "$pc", "frameId": top["id"],
                                   "context": "hover"})["body"]
     assert TORCH_ADD in pc["result"]
@@ -293,6 +323,19 @@ def test_c_line_breakpoint_steps_and_variables(tdebug, procs, tmp_path):
     ev = dap.request("evaluate", {"expression": "self->ndim", "frameId": top["id"],
                                   "context": "watch"})["body"]
     assert ev["result"] == "1"
+    # Memory: read an int, write it back, read it again.
+    where = dap.request("evaluate", {"expression": "&self->ndim", "frameId": top["id"],
+                                     "context": "watch"})["body"]["result"]
+    ref = "0x" + where.split("0x")[1].split()[0]
+    mem = dap.request("readMemory", {"memoryReference": ref, "count": 4})["body"]
+    assert base64.b64decode(mem["data"]) == (1).to_bytes(4, "little")
+    wrote = dap.request("writeMemory", {"memoryReference": ref, "offset": 0,
+                                        "data": base64.b64encode((1).to_bytes(4, "little"))
+                                        .decode()})["body"]
+    assert wrote["bytesWritten"] == 4
+    dap.wait_event("invalidated")
+    bad = dap.request("readMemory", {"memoryReference": "0x8", "count": 16}, check=False)
+    assert bad["success"] is False or bad["body"].get("unreadableBytes") == 16
     # stepIn goes into the kernel, stepOut comes back, next goes on a line.
     dap.request("stepIn", {"threadId": tid})
     i, st = dap.stopped(after=i + 1)

@@ -289,8 +289,18 @@ void tdb_dap_present_stop(tdb_dap *d)
                              tdb_session_stop_thread(d->s), "allThreadsStopped", 1);
     if (st->bp_number && strcmp(reason, "entry") != 0)
         json_object_set_new(body, "hitBreakpointIds", json_pack("[i]", st->bp_number));
-    if ((st->reason == TDB_STOP_THROW || st->reason == TDB_STOP_SIGNAL) && t.where)
+    const char *what = json_string_value(json_object_get(st->exception, "message"));
+    const char *type = json_string_value(json_object_get(st->exception, "type"));
+    if (st->reason == TDB_STOP_THROW && what) {
+        /* What the exception says (a c10::Error's what(): torch's
+         * message), which VS Code's exception widget shows; not the frame
+         * line of __cxa_throw. */
+        char *text = tdb_xasprintf("%s%s%s", type ? type : "", type ? ": " : "", what);
+        json_object_set_new(body, "text", tdb_dap_string(text, strlen(text)));
+        free(text);
+    } else if ((st->reason == TDB_STOP_THROW || st->reason == TDB_STOP_SIGNAL) && t.where) {
         json_object_set_new(body, "text", tdb_dap_string(t.where, strlen(t.where)));
+    }
     tdb_stop_text_clear(&t);
     tdb_dap_send(d, tdb_dap_event("stopped", body));
 }

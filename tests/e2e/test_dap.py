@@ -414,6 +414,8 @@ def test_exception_breakpoint_on_a_shape_mismatch(tdebug, procs, tmp_path, torch
     assert told["bps"][0]["verified"] and not told["bps"][1]["verified"]
     i, stop = dap.stopped()
     assert stop["reason"] == "exception"
+    # The exception widget shows torch's message, not __cxa_throw's frame.
+    assert stop["text"].startswith("c10::Error: The size of tensor a (2) must match"), stop
     names = [f["name"] for f in dap.frames(stop["threadId"])]
     assert names[0].startswith("__cxa_throw")
     assert any(n.startswith("c10::detail::torchCheckFail") for n in names)

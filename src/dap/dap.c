@@ -539,6 +539,7 @@ int tdb_dap_serve(int in, int out, const tdb_dap_options *o, tdb_error *err)
     d.queued = json_array();
     d.listings = json_array();
     d.listing_of = json_object();
+    d.modules = json_object();
     if (o->log && (d.log = open(o->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600)) < 0) {
         tdb_error_errno(err, "cannot open the DAP log '%s'", o->log);
         goto cleanup;
@@ -601,6 +602,7 @@ cleanup:
     json_decref(d.queued);
     json_decref(d.listings);
     json_decref(d.listing_of);
+    json_decref(d.modules);
     tdb_dap_reader_free(d.rd);
     return rc;
 }

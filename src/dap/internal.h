@@ -10,7 +10,7 @@
  *                      setExceptionBreakpoints
  *   dap/stack.c        threads, stackTrace, scopes, variables, evaluate
  *   dap/running.c      continue, next, stepIn, stepOut, pause
- *   dap/native.c       disassemble, readMemory, writeMemory, source (the
+ *   dap/native.c       disassemble, readMemory, writeMemory, modules, source (the
  *                      machine code listing of a frame without a source)
  *   dap/proto.c        the wire format (dap/proto.h)
  */
@@ -80,6 +80,7 @@ typedef struct tdb_dap {
     json_t *listings;     /* sourceReference N: listings[N - 1], a function's
                            * machine code ({"ref", "text", "lines"}) */
     json_t *listing_of;   /* {"0xADDRESS": N} for each instruction listed */
+    json_t *modules;      /* {path: the core's library with its debug info} */
 } tdb_dap;
 
 /* dap/dap.c */
@@ -158,6 +159,7 @@ TDB_DAP_HANDLER(disassemble);
 TDB_DAP_HANDLER(read_memory);
 TDB_DAP_HANDLER(write_memory);
 TDB_DAP_HANDLER(source);
+TDB_DAP_HANDLER(modules);
 /* Add to CAPS (initialize's answer) what dap/native.c answers. */
 void tdb_dap_native_capabilities(json_t *caps);
 /* A Source (new reference) for the frame at ADDRESS (named NAME) that has

@@ -1,6 +1,6 @@
 /*
  * dap/native.c: the requests about the machine under the program (see
- * dap/dap.h): disassemble, readMemory, writeMemory, and 'source' for the
+ * dap/dap.h): disassemble, readMemory, writeMemory, modules, and 'source' for the
  * listing of a native frame that has no source file (its function's
  * instructions, which VS Code opens and focuses as it does a file: a
  * frame without an available source is never focused, so a stop in
@@ -20,6 +20,9 @@ void tdb_dap_native_capabilities(json_t *caps)
     json_object_set_new(caps, "supportsDisassembleRequest", json_true());
     json_object_set_new(caps, "supportsReadMemoryRequest", json_true());
     json_object_set_new(caps, "supportsWriteMemoryRequest", json_true());
+    /* next and stepIn by one instruction (stepOut has no such thing) */
+    json_object_set_new(caps, "supportsSteppingGranularity", json_true());
+    json_object_set_new(caps, "supportsModulesRequest", json_true());
 }
 
 /* memoryReference (an address as gdb writes it) plus offset: 0, or -1
@@ -258,4 +261,74 @@ void tdb_dap_source(tdb_dap *d, int seq, const json_t *args)
     }
     tdb_dap_ok(d, seq, "source", json_pack("{s:O, s:s}", "content", json_object_get(l, "text"),
                                            "mimeType", "text/x-asm"));
+}
+
+/* ---- modules ---- */
+
+/* A library of the core's list as a DAP Module. */
+static json_t *module(const json_t *l)
+{
+    const char *path = json_string_value(json_object_get(l, "path"));
+    const char *dwarf = json_string_value(json_object_get(l, "dwarf_in"));
+    const char *dfile = json_string_value(json_object_get(l, "debug_file"));
+    const char *lo = json_string_value(json_object_get(l, "text_start"));
+    const char *hi = json_string_value(json_object_get(l, "text_end"));
+    int read = json_is_true(json_object_get(l, "symbols"));
+    json_t *o = json_pack("{s:o, s:o, s:o}", "id", tdb_dap_string(path, strlen(path)), "name",
+                          tdb_dap_string(tdb_base_name(path), strlen(tdb_base_name(path))), "path",
+                          tdb_dap_string(path, strlen(path)));
+    /* Whether gdb read its symbols (tdebug reads only what a stop or a
+     * breakpoint needs), and what there is to read. */
+    char *status = tdb_xasprintf("%s; %s", read ? "symbols read" : "symbols not read",
+                                 !dwarf ? (json_is_true(json_object_get(l, "stripped"))
+                                               ? "no debug info (stripped: exported names only)"
+                                               : "no debug info (symbol table only)")
+                                 : !strcmp(dwarf, "object") ? "debug info in the library"
+                                                            : "debug info in a separate file");
+    json_object_set_new(o, "symbolStatus", json_string(status));
+    free(status);
+    if (dfile || (dwarf && !strcmp(dwarf, "object")))
+        json_object_set_new(o, "symbolFilePath", tdb_dap_string(dfile ? dfile : path,
+                                                                strlen(dfile ? dfile : path)));
+    if (lo && hi) {
+        char *range = tdb_xasprintf("%s-%s", lo, hi);
+        json_object_set_new(o, "addressRange", json_string(range));
+        free(range);
+    }
+    return o;
+}
+
+void tdb_dap_modules(tdb_dap *d, int seq, const json_t *args)
+{
+    json_int_t start = json_integer_value(json_object_get(args, "startModule"));
+    json_int_t count = json_integer_value(json_object_get(args, "moduleCount"));
+    /* Reading where each library's debug info is costs milliseconds a
+     * library: once for each library of the session. */
+    json_t *now = tdb_session_libraries(d->s, 0);
+    size_t i;
+    json_t *l, *all = json_array();
+    json_array_foreach(now, i, l)
+    {
+        const char *path = json_string_value(json_object_get(l, "path"));
+        json_t *m = json_object_get(d->modules, path);
+        if (!m || json_is_true(json_object_get(l, "symbols")) !=
+                      json_is_true(json_object_get(m, "symbols"))) {
+            json_t *fresh = tdb_session_libraries(d->s, 1); /* the new ones, all at once */
+            size_t j;
+            json_t *f;
+            json_array_foreach(fresh, j, f)
+                json_object_set(d->modules, json_string_value(json_object_get(f, "path")), f);
+            json_decref(fresh);
+            m = json_object_get(d->modules, path);
+        }
+        json_array_append_new(all, module(m ? m : l));
+    }
+    json_decref(now);
+    json_t *page = json_array();
+    size_t n = json_array_size(all);
+    for (size_t k = start > 0 ? (size_t)start : 0; k < n && (count <= 0 || json_array_size(page) <
+                                                                              (size_t)count); k++)
+        json_array_append(page, json_array_get(all, k));
+    json_decref(all);
+    tdb_dap_ok(d, seq, "modules", json_pack("{s:o, s:i}", "modules", page, "totalModules", (int)n));
 }

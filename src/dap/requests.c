@@ -48,6 +48,7 @@ static const struct request {
     {"readMemory", tdb_dap_read_memory, NEED_STOP, QUEUED},
     {"writeMemory", tdb_dap_write_memory, NEED_STOP, QUEUED},
     {"source", tdb_dap_source, NEED_NOTHING, ANYTIME},
+    {"modules", tdb_dap_modules, NEED_SESSION, ANYTIME},
 };
 
 void tdb_dap_handle(tdb_dap *d, const json_t *msg)

@@ -2,9 +2,11 @@
  * session/native.c: the machine under the program at a stop, as data:
  * instructions (gdb's disassembler), memory read and written, for the
  * front-ends' native views (the DAP's disassemble, readMemory,
- * writeMemory, and the listing of a frame that has no source).
+ * writeMemory, modules, and the listing of a frame that has no source).
  */
 #include "session/internal.h"
+
+#include "native/elf.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -208,4 +210,33 @@ int tdb_session_write_memory(tdb_session *s, uint64_t addr, const void *data, si
     if (rc == 0)
         tdb_session_drop_stop_readers(s); /* what was read of memory is stale */
     return rc;
+}
+
+json_t *tdb_session_libraries(tdb_session *s, int debug_files)
+{
+    json_t *out = json_array();
+    tdb_elf_options eo = {.skip_units = 1};
+    for (size_t i = 0; i < s->n_libs; i++) {
+        const lib_info *l = &s->libs[i];
+        json_t *o = json_pack("{s:s, s:b}", "path", l->path, "symbols", l->symbols);
+        if (l->hi > l->lo) {
+            char lo[32], hi[32];
+            snprintf(lo, sizeof(lo), "0x%lx", l->lo);
+            snprintf(hi, sizeof(hi), "0x%lx", l->hi);
+            json_object_set_new(o, "text_start", json_string(lo));
+            json_object_set_new(o, "text_end", json_string(hi));
+        }
+        tdb_elf_report *r = debug_files ? tdb_elf_inspect(l->path, &eo, NULL) : NULL;
+        if (r) {
+            /* Where its DWARF is: in the object, in a separate debug file,
+             * or nowhere (symbols from its tables only). */
+            json_object_set_new(o, "dwarf_in", r->dwarf_in ? json_string(r->dwarf_in) : json_null());
+            if (r->debug_file)
+                json_object_set_new(o, "debug_file", json_string(r->debug_file));
+            json_object_set_new(o, "stripped", json_boolean(!r->has_symtab));
+            tdb_elf_report_free(r);
+        }
+        json_array_append_new(out, o);
+    }
+    return out;
 }

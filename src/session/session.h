@@ -430,6 +430,12 @@ int tdb_session_read_memory(tdb_session *s, uint64_t addr, size_t len, tdb_buf *
 /* Write LEN bytes of DATA at ADDR: 0, or -1 with ERR (gdb's reason). */
 int tdb_session_write_memory(tdb_session *s, uint64_t addr, const void *data, size_t len,
                              tdb_error *err);
+/* The libraries mapped so far, in load order, as a new array of {"path",
+ * "symbols": gdb read them, "text_start", "text_end" (when known)}; with
+ * DEBUG_FILES each also says where its DWARF is ("dwarf_in": "object",
+ * "debug file" or null, "debug_file": its path, "stripped"), which reads
+ * each file (libbfd: milliseconds a library). */
+json_t *tdb_session_libraries(tdb_session *s, int debug_files);
 /* Make THREAD the stop's thread ('thread N'): its stack becomes the
  * stop's view, its frame 0 selected.  -1 with ERR set when gdb refuses
  * (no such thread) or failed. */

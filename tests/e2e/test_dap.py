@@ -53,7 +53,8 @@ def test_initialize_says_only_true_capabilities(tdebug, procs, tmp_path):
     assert flags and all(flags.values()), caps
     assert caps["supportsConfigurationDoneRequest"] and caps["supportsFunctionBreakpoints"]
     for name in ("supportsDisassembleRequest", "supportsReadMemoryRequest",
-                 "supportsWriteMemoryRequest"):
+                 "supportsWriteMemoryRequest", "supportsSteppingGranularity",
+                 "supportsModulesRequest"):
         assert caps[name] is True
     assert [f["filter"] for f in caps["exceptionBreakpointFilters"]] == ["cpp_throw", "c10_error"]
     dap.finish()
@@ -336,6 +337,21 @@ def test_c_line_breakpoint_steps_and_variables(tdebug, procs, tmp_path):
     dap.wait_event("invalidated")
     bad = dap.request("readMemory", {"memoryReference": "0x8", "count": 16}, check=False)
     assert bad["success"] is False or bad["body"].get("unreadableBytes") == 16
+    # One instruction at a time (the disassembly view's stepping).
+    dap.request("next", {"threadId": tid, "granularity": "instruction"})
+    i, st = dap.stopped(after=i + 1)
+    assert st["reason"] == "step"
+    moved = dap.frames(tid)[0]
+    assert moved["name"] == "tt_ops_add_call"
+    assert moved["instructionPointerReference"] != top["instructionPointerReference"]
+    # The libraries: whether their symbols are read, where their debug info is.
+    mods = dap.request("modules", {"startModule": 0})["body"]
+    core = [m for m in mods["modules"] if m["name"].startswith("libtt_core")]
+    assert core and core[0]["symbolStatus"] == "symbols read; debug info in the library", core
+    assert core[0]["symbolFilePath"] == core[0]["path"]
+    libc = [m for m in mods["modules"] if m["name"].startswith("libc.so")]
+    assert libc and "symbols read" in libc[0]["symbolStatus"], libc
+    assert mods["totalModules"] == len(mods["modules"]) > 3
     # stepIn goes into the kernel, stepOut comes back, next goes on a line.
     dap.request("stepIn", {"threadId": tid})
     i, st = dap.stopped(after=i + 1)

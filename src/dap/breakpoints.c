@@ -1,7 +1,7 @@
 /*
  * dap/breakpoints.c: the breakpoint requests (see dap/dap.h):
  * setBreakpoints (source lines, Python's too), setFunctionBreakpoints,
- * setExceptionBreakpoints (C++ throws), each a diff against what the
+ * setInstructionBreakpoints (C/C++: an address), setExceptionBreakpoints (C++ throws), each a diff against what the
  * client set before, over the core's breakpoints as data.  What the client
  * was told is remembered, so a breakpoint that binds later is a
  * 'breakpoint' event (dap/dap.c).
@@ -10,6 +10,7 @@
 
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Add LOCATION; the DAP Breakpoint (new reference), remembered as told. */
@@ -102,16 +103,20 @@ void tdb_dap_set_breakpoints(tdb_dap *d, int seq, const json_t *args)
     tdb_dap_release(d, held);
 }
 
-void tdb_dap_set_function_breakpoints(tdb_dap *d, int seq, const json_t *args)
+/* setFunctionBreakpoints and setInstructionBreakpoints: WANTED replaces
+ * what *MAP ({location: id}) held; LOCATION_OF(b) is the location of one
+ * (a new string), or NULL with *WHY set when it has none. */
+static void set_located(tdb_dap *d, int seq, const char *cmd, const json_t *args, json_t **map,
+                        char *(*location_of)(const json_t *b, const char **why))
 {
     json_t *wanted = json_object_get(args, "breakpoints");
     if (!json_is_array(wanted)) {
-        tdb_dap_fail(d, seq, "setFunctionBreakpoints", "'breakpoints' is an array of {name}");
+        tdb_dap_fail(d, seq, cmd, "'breakpoints' is an array");
         return;
     }
     int held;
     if (tdb_dap_hold(d, &held) < 0) {
-        tdb_dap_fail(d, seq, "setFunctionBreakpoints", "the program ended");
+        tdb_dap_fail(d, seq, cmd, "the program ended");
         return;
     }
     json_t *keep = json_object(), *out = json_array();
@@ -119,31 +124,68 @@ void tdb_dap_set_function_breakpoints(tdb_dap *d, int seq, const json_t *args)
     json_t *b;
     json_array_foreach(wanted, i, b)
     {
-        const char *name = json_string_value(json_object_get(b, "name"));
-        if (!name || strlen(name) != json_string_length(json_object_get(b, "name"))) {
-            json_array_append_new(out, json_pack("{s:b, s:s}", "verified", 0, "message",
-                                                 "a function breakpoint needs a 'name'"));
+        const char *why = NULL;
+        char *name = location_of(b, &why);
+        if (!name) {
+            json_array_append_new(out, json_pack("{s:b, s:s}", "verified", 0, "message", why));
             continue;
         }
-        json_t *old = json_object_get(d->fn_bps, name);
+        json_t *old = json_object_get(*map, name);
         int id = (int)json_integer_value(old);
         if (id) {
             json_array_append_new(out, bp_now(d, id));
-            json_object_del(d->fn_bps, name);
+            json_object_del(*map, name);
         } else {
             json_array_append_new(out, add_bp(d, name, &id));
         }
         if (id)
             json_object_set_new(keep, name, json_integer(id));
+        free(name);
     }
     const char *key;
     json_t *id;
-    json_object_foreach(d->fn_bps, key, id)
+    json_object_foreach(*map, key, id)
         forget_bp(d, (int)json_integer_value(id));
-    json_decref(d->fn_bps);
-    d->fn_bps = keep;
-    tdb_dap_ok(d, seq, "setFunctionBreakpoints", json_pack("{s:o}", "breakpoints", out));
+    json_decref(*map);
+    *map = keep;
+    tdb_dap_ok(d, seq, cmd, json_pack("{s:o}", "breakpoints", out));
     tdb_dap_release(d, held);
+}
+
+static char *function_location(const json_t *b, const char **why)
+{
+    const char *name = json_string_value(json_object_get(b, "name"));
+    if (!name || strlen(name) != json_string_length(json_object_get(b, "name"))) {
+        *why = "a function breakpoint needs a 'name'";
+        return NULL;
+    }
+    return tdb_xasprintf("%s", name);
+}
+
+void tdb_dap_set_function_breakpoints(tdb_dap *d, int seq, const json_t *args)
+{
+    set_located(d, seq, "setFunctionBreakpoints", args, &d->fn_bps, function_location);
+}
+
+/* An instruction: instructionReference (an address from 'disassemble' or
+ * a frame) plus offset, as gdb's "*ADDRESS". */
+static char *instruction_location(const json_t *b, const char **why)
+{
+    const char *ref = json_string_value(json_object_get(b, "instructionReference"));
+    json_t *off = json_object_get(b, "offset");
+    char *end = NULL;
+    unsigned long long a = ref ? strtoull(ref, &end, 0) : 0;
+    if (!ref || end == ref || *end) {
+        *why = "an instruction breakpoint needs an 'instructionReference' (an address)";
+        return NULL;
+    }
+    return tdb_xasprintf("*0x%llx", a + (unsigned long long)(json_is_integer(off)
+                                                                 ? json_integer_value(off) : 0));
+}
+
+void tdb_dap_set_instruction_breakpoints(tdb_dap *d, int seq, const json_t *args)
+{
+    set_located(d, seq, "setInstructionBreakpoints", args, &d->ins_bps, instruction_location);
 }
 
 /* The exception filters: catch throw of every C++ exception, or of c10's. */

@@ -256,7 +256,8 @@ int tdb_dap_resume(tdb_dap *d, tdb_resume how, tdb_error *err)
 
 /* The DAP reason of a stop (the core's table), made more precise by what
  * only the client's breakpoints say: stopOnEntry's, a function
- * breakpoint's. */
+ * breakpoint's, an instruction breakpoint's (VS Code then shows its
+ * disassembly view). */
 static const char *stop_reason(tdb_dap *d, const tdb_stop_info *st)
 {
     if (st->reason == TDB_STOP_BREAKPOINT || st->reason == TDB_STOP_PYTHON_BREAKPOINT) {
@@ -267,6 +268,9 @@ static const char *stop_reason(tdb_dap *d, const tdb_stop_info *st)
         json_object_foreach(d->fn_bps, key, id)
             if (json_integer_value(id) == st->bp_number)
                 return "function breakpoint";
+        json_object_foreach(d->ins_bps, key, id)
+            if (json_integer_value(id) == st->bp_number)
+                return "instruction breakpoint";
     }
     return tdb_stop_dap_reason(st);
 }
@@ -534,6 +538,7 @@ int tdb_dap_serve(int in, int out, const tdb_dap_options *o, tdb_error *err)
     d.rd = tdb_dap_reader_new(0);
     d.src_bps = json_object();
     d.fn_bps = json_object();
+    d.ins_bps = json_object();
     d.exc_bps = json_object();
     d.told = json_object();
     d.queued = json_array();
@@ -596,6 +601,7 @@ cleanup:
     json_decref(d.start_args);
     json_decref(d.src_bps);
     json_decref(d.fn_bps);
+    json_decref(d.ins_bps);
     json_decref(d.exc_bps);
     json_decref(d.told);
     json_decref(d.threads);

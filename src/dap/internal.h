@@ -7,6 +7,7 @@
  *   dap/lifecycle.c    initialize, launch, attach, configurationDone,
  *                      disconnect, terminate
  *   dap/breakpoints.c  setBreakpoints, setFunctionBreakpoints,
+ *                      setInstructionBreakpoints,
  *                      setExceptionBreakpoints
  *   dap/stack.c        threads, stackTrace, scopes, variables, evaluate
  *   dap/running.c      continue, next, stepIn, stepOut, pause
@@ -73,6 +74,7 @@ typedef struct tdb_dap {
     /* breakpoints the client set, and what it was told about them */
     json_t *src_bps;      /* {path: [{"line": N, "id": N}]} */
     json_t *fn_bps;       /* {name: id} */
+    json_t *ins_bps;      /* {"*0xADDRESS": id} */
     json_t *exc_bps;      /* {filter: id} */
     json_t *told;         /* {"id": the last 'breakpoint' sent} */
     json_t *threads;      /* the last stop's threads, answered while it runs */
@@ -141,6 +143,7 @@ TDB_DAP_HANDLER(terminate);
 /* dap/breakpoints.c */
 TDB_DAP_HANDLER(set_breakpoints);
 TDB_DAP_HANDLER(set_function_breakpoints);
+TDB_DAP_HANDLER(set_instruction_breakpoints);
 TDB_DAP_HANDLER(set_exception_breakpoints);
 /* dap/stack.c */
 TDB_DAP_HANDLER(threads);

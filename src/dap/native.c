@@ -23,6 +23,7 @@ void tdb_dap_native_capabilities(json_t *caps)
     /* next and stepIn by one instruction (stepOut has no such thing) */
     json_object_set_new(caps, "supportsSteppingGranularity", json_true());
     json_object_set_new(caps, "supportsModulesRequest", json_true());
+    json_object_set_new(caps, "supportsInstructionBreakpoints", json_true());
 }
 
 /* memoryReference (an address as gdb writes it) plus offset: 0, or -1

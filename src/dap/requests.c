@@ -33,6 +33,7 @@ static const struct request {
     {"terminate", tdb_dap_terminate, NEED_SESSION, ANYTIME},
     {"setBreakpoints", tdb_dap_set_breakpoints, NEED_SESSION, QUEUED},
     {"setFunctionBreakpoints", tdb_dap_set_function_breakpoints, NEED_SESSION, QUEUED},
+    {"setInstructionBreakpoints", tdb_dap_set_instruction_breakpoints, NEED_SESSION, QUEUED},
     {"setExceptionBreakpoints", tdb_dap_set_exception_breakpoints, NEED_SESSION, QUEUED},
     {"threads", tdb_dap_threads, NEED_SESSION, ANYTIME},
     {"stackTrace", tdb_dap_stack_trace, NEED_STOP, QUEUED},

@@ -54,7 +54,7 @@ def test_initialize_says_only_true_capabilities(tdebug, procs, tmp_path):
     assert caps["supportsConfigurationDoneRequest"] and caps["supportsFunctionBreakpoints"]
     for name in ("supportsDisassembleRequest", "supportsReadMemoryRequest",
                  "supportsWriteMemoryRequest", "supportsSteppingGranularity",
-                 "supportsModulesRequest"):
+                 "supportsModulesRequest", "supportsInstructionBreakpoints"):
         assert caps[name] is True
     assert [f["filter"] for f in caps["exceptionBreakpointFilters"]] == ["cpp_throw", "c10_error"]
     dap.finish()
@@ -363,7 +363,22 @@ def test_c_line_breakpoint_steps_and_variables(tdebug, procs, tmp_path):
     assert back["name"] == "tt_ops_add_call" and back["line"] == line
     dap.request("next", {"threadId": tid})
     i, st = dap.stopped(after=i + 1)
-    assert dap.frames(tid)[0]["line"] > line
+    here = dap.frames(tid)[0]
+    assert here["line"] > line
+    # An instruction breakpoint on the instruction after the next one.
+    ahead = dap.request("disassemble", {"memoryReference": here["instructionPointerReference"],
+                                        "instructionCount": 3})["body"]["instructions"]
+    assert not ahead[0]["instruction"].startswith("j") and not ahead[1]["instruction"].startswith("j")
+    ibp = dap.request("setInstructionBreakpoints", {"breakpoints": [
+        {"instructionReference": ahead[2]["address"]}]})["body"]["breakpoints"]
+    assert ibp[0]["verified"] is True
+    dap.continue_(tid)
+    i, st = dap.stopped(after=i + 1)
+    assert st["reason"] == "instruction breakpoint" and st["hitBreakpointIds"] == [ibp[0]["id"]]
+    assert int(dap.frames(tid)[0]["instructionPointerReference"], 16) == \
+        int(ahead[2]["address"], 16)
+    assert dap.request("setInstructionBreakpoints",
+                       {"breakpoints": []})["body"]["breakpoints"] == []
     dap.continue_(tid)
     assert dap.wait_event("exited")["body"]["exitCode"] == 0
     assert "tensor([2., 2.])" in dap.outputs("stdout")

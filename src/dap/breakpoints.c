@@ -103,11 +103,13 @@ void tdb_dap_set_breakpoints(tdb_dap *d, int seq, const json_t *args)
     tdb_dap_release(d, held);
 }
 
-/* setFunctionBreakpoints and setInstructionBreakpoints: WANTED replaces
- * what *MAP ({location: id}) held; LOCATION_OF(b) is the location of one
- * (a new string), or NULL with *WHY set when it has none. */
+/* setFunctionBreakpoints, setInstructionBreakpoints, setDataBreakpoints:
+ * the request's breakpoints replace what *MAP ({location: id}) held;
+ * LOCATION_OF(b) is the location of one (a new string), or NULL with *WHY
+ * set when it has none; ADD(d, location, &id) makes a new one. */
 static void set_located(tdb_dap *d, int seq, const char *cmd, const json_t *args, json_t **map,
-                        char *(*location_of)(const json_t *b, const char **why))
+                        char *(*location_of)(const json_t *b, const char **why),
+                        json_t *(*add)(tdb_dap *d, const char *location, int *id))
 {
     json_t *wanted = json_object_get(args, "breakpoints");
     if (!json_is_array(wanted)) {
@@ -136,7 +138,7 @@ static void set_located(tdb_dap *d, int seq, const char *cmd, const json_t *args
             json_array_append_new(out, bp_now(d, id));
             json_object_del(*map, name);
         } else {
-            json_array_append_new(out, add_bp(d, name, &id));
+            json_array_append_new(out, add(d, name, &id));
         }
         if (id)
             json_object_set_new(keep, name, json_integer(id));
@@ -164,7 +166,7 @@ static char *function_location(const json_t *b, const char **why)
 
 void tdb_dap_set_function_breakpoints(tdb_dap *d, int seq, const json_t *args)
 {
-    set_located(d, seq, "setFunctionBreakpoints", args, &d->fn_bps, function_location);
+    set_located(d, seq, "setFunctionBreakpoints", args, &d->fn_bps, function_location, add_bp);
 }
 
 /* An instruction: instructionReference (an address from 'disassemble' or
@@ -185,7 +187,75 @@ static char *instruction_location(const json_t *b, const char **why)
 
 void tdb_dap_set_instruction_breakpoints(tdb_dap *d, int seq, const json_t *args)
 {
-    set_located(d, seq, "setInstructionBreakpoints", args, &d->ins_bps, instruction_location);
+    set_located(d, seq, "setInstructionBreakpoints", args, &d->ins_bps, instruction_location,
+                add_bp);
+}
+
+/* ---- data breakpoints: gdb's watchpoints on C/C++ lvalues ---- */
+
+void tdb_dap_data_breakpoint_info(tdb_dap *d, int seq, const json_t *args)
+{
+    const char *name = json_string_value(json_object_get(args, "name"));
+    json_t *ref = json_object_get(args, "variablesReference");
+    int thread = 0, index = 0;
+    if (!name || !*name || strlen(name) != json_string_length(json_object_get(args, "name")) ||
+        strpbrk(name, "\n\r")) {
+        tdb_dap_fail(d, seq, "dataBreakpointInfo", "'name' is a variable's name or an expression");
+        return;
+    }
+    if (json_is_integer(ref) && json_integer_value(ref) > 0) {
+        /* A variable of a scope: a C/C++ frame's argument or local. */
+        if (json_integer_value(ref) > INT_MAX ||
+            tdb_values_native_scope(d->vals, (int)json_integer_value(ref), &thread, &index) < 0) {
+            tdb_dap_ok(d, seq, "dataBreakpointInfo",
+                       json_pack("{s:n, s:s}", "dataId", "description",
+                                 "only a C/C++ frame's arguments and locals can be watched "
+                                 "(a watchpoint is on a C/C++ lvalue)"));
+            return;
+        }
+    } else if (tdb_dap_frame_arg(d, seq, "dataBreakpointInfo", args, &thread, &index) < 0) {
+        return;
+    }
+    char *id = tdb_xasprintf("%d %d %s", thread, index, name);
+    json_t *body = json_pack("{s:o, s:o, s:[sss], s:b}", "dataId", tdb_dap_string(id, strlen(id)),
+                             "description", tdb_dap_string(name, strlen(name)), "accessTypes",
+                             "write", "read", "readWrite", "canPersist", 0);
+    free(id);
+    tdb_dap_ok(d, seq, "dataBreakpointInfo", body);
+}
+
+/* A data breakpoint's location: "ACCESS THREAD INDEX EXPR". */
+static char *data_location(const json_t *b, const char **why)
+{
+    const char *id = json_string_value(json_object_get(b, "dataId"));
+    const char *access = json_string_value(json_object_get(b, "accessType"));
+    int thread, index, at = 0;
+    if (!id || sscanf(id, "%d %d %n", &thread, &index, &at) < 2 || !at || !id[at]) {
+        *why = "a data breakpoint needs a 'dataId' from 'dataBreakpointInfo'";
+        return NULL;
+    }
+    return tdb_xasprintf("%s %s", access ? access : "write", id);
+}
+
+static json_t *add_watch(tdb_dap *d, const char *location, int *id)
+{
+    char access[16] = "";
+    int thread = 0, index = 0, at = 0;
+    sscanf(location, "%15s %d %d %n", access, &thread, &index, &at);
+    tdb_error err = {0};
+    json_t *bp = tdb_session_watchpoint_add(d->s, thread, index, location + at, access, &err);
+    if (!bp)
+        bp = json_pack("{s:i, s:b, s:s}", "id", 0, "verified", 0, "message", err.msg);
+    *id = (int)json_integer_value(json_object_get(bp, "id"));
+    json_t *out = tdb_dap_breakpoint(d, bp);
+    json_decref(bp);
+    tdb_dap_told(d, out);
+    return out;
+}
+
+void tdb_dap_set_data_breakpoints(tdb_dap *d, int seq, const json_t *args)
+{
+    set_located(d, seq, "setDataBreakpoints", args, &d->data_bps, data_location, add_watch);
 }
 
 /* The exception filters: catch throw of every C++ exception, or of c10's. */

@@ -539,6 +539,7 @@ int tdb_dap_serve(int in, int out, const tdb_dap_options *o, tdb_error *err)
     d.src_bps = json_object();
     d.fn_bps = json_object();
     d.ins_bps = json_object();
+    d.data_bps = json_object();
     d.exc_bps = json_object();
     d.told = json_object();
     d.queued = json_array();
@@ -602,6 +603,7 @@ cleanup:
     json_decref(d.src_bps);
     json_decref(d.fn_bps);
     json_decref(d.ins_bps);
+    json_decref(d.data_bps);
     json_decref(d.exc_bps);
     json_decref(d.told);
     json_decref(d.threads);

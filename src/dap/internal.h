@@ -7,7 +7,8 @@
  *   dap/lifecycle.c    initialize, launch, attach, configurationDone,
  *                      disconnect, terminate
  *   dap/breakpoints.c  setBreakpoints, setFunctionBreakpoints,
- *                      setInstructionBreakpoints,
+ *                      setInstructionBreakpoints, dataBreakpointInfo,
+ *                      setDataBreakpoints,
  *                      setExceptionBreakpoints
  *   dap/stack.c        threads, stackTrace, scopes, variables, evaluate
  *   dap/running.c      continue, next, stepIn, stepOut, pause
@@ -75,6 +76,7 @@ typedef struct tdb_dap {
     json_t *src_bps;      /* {path: [{"line": N, "id": N}]} */
     json_t *fn_bps;       /* {name: id} */
     json_t *ins_bps;      /* {"*0xADDRESS": id} */
+    json_t *data_bps;     /* {"ACCESS THREAD INDEX EXPR": id} */
     json_t *exc_bps;      /* {filter: id} */
     json_t *told;         /* {"id": the last 'breakpoint' sent} */
     json_t *threads;      /* the last stop's threads, answered while it runs */
@@ -144,8 +146,18 @@ TDB_DAP_HANDLER(terminate);
 TDB_DAP_HANDLER(set_breakpoints);
 TDB_DAP_HANDLER(set_function_breakpoints);
 TDB_DAP_HANDLER(set_instruction_breakpoints);
+TDB_DAP_HANDLER(data_breakpoint_info);
+TDB_DAP_HANDLER(set_data_breakpoints);
 TDB_DAP_HANDLER(set_exception_breakpoints);
 /* dap/stack.c */
+/* Frames are named by thread and index at this stop. */
+#define FRAME_ID(thread, index) ((json_int_t)(thread) * 65536 + (index) + 1)
+#define FRAME_THREAD(id) ((int)(((id) - 1) / 65536))
+#define FRAME_INDEX(id) ((int)(((id) - 1) % 65536))
+/* ARGS' frameId: 0 with the frame's THREAD and INDEX (0, 0 when absent:
+ * the stop's), or -1 after failing request SEQ (CMD). */
+int tdb_dap_frame_arg(tdb_dap *d, int seq, const char *cmd, const json_t *args, int *thread,
+                      int *index);
 TDB_DAP_HANDLER(threads);
 TDB_DAP_HANDLER(stack_trace);
 TDB_DAP_HANDLER(scopes);

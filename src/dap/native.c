@@ -24,6 +24,9 @@ void tdb_dap_native_capabilities(json_t *caps)
     json_object_set_new(caps, "supportsSteppingGranularity", json_true());
     json_object_set_new(caps, "supportsModulesRequest", json_true());
     json_object_set_new(caps, "supportsInstructionBreakpoints", json_true());
+    /* C/C++ lvalues only (gdb's watchpoints); a Python variable is refused
+     * in dataBreakpointInfo's answer */
+    json_object_set_new(caps, "supportsDataBreakpoints", json_true());
 }
 
 /* memoryReference (an address as gdb writes it) plus offset: 0, or -1

@@ -34,6 +34,8 @@ static const struct request {
     {"setBreakpoints", tdb_dap_set_breakpoints, NEED_SESSION, QUEUED},
     {"setFunctionBreakpoints", tdb_dap_set_function_breakpoints, NEED_SESSION, QUEUED},
     {"setInstructionBreakpoints", tdb_dap_set_instruction_breakpoints, NEED_SESSION, QUEUED},
+    {"dataBreakpointInfo", tdb_dap_data_breakpoint_info, NEED_STOP, QUEUED},
+    {"setDataBreakpoints", tdb_dap_set_data_breakpoints, NEED_SESSION, QUEUED},
     {"setExceptionBreakpoints", tdb_dap_set_exception_breakpoints, NEED_SESSION, QUEUED},
     {"threads", tdb_dap_threads, NEED_SESSION, ANYTIME},
     {"stackTrace", tdb_dap_stack_trace, NEED_STOP, QUEUED},

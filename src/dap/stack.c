@@ -12,10 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Frames are named by thread and index at this stop. */
-#define FRAME_ID(thread, index) ((json_int_t)(thread) * 65536 + (index) + 1)
-#define FRAME_THREAD(id) ((int)(((id) - 1) / 65536))
-#define FRAME_INDEX(id) ((int)(((id) - 1) % 65536))
 
 void tdb_dap_threads(tdb_dap *d, int seq, const json_t *args)
 {
@@ -121,8 +117,7 @@ void tdb_dap_stack_trace(tdb_dap *d, int seq, const json_t *args)
     json_decref(stack);
 }
 
-/* frameId: a frame of this stop; -1 after failing the request. */
-static int frame_arg(tdb_dap *d, int seq, const char *cmd, const json_t *args, int *thread,
+int tdb_dap_frame_arg(tdb_dap *d, int seq, const char *cmd, const json_t *args, int *thread,
                      int *index)
 {
     json_t *f = json_object_get(args, "frameId");
@@ -145,7 +140,7 @@ void tdb_dap_scopes(tdb_dap *d, int seq, const json_t *args)
 {
     int thread, index;
     tdb_error err = {0};
-    if (frame_arg(d, seq, "scopes", args, &thread, &index) < 0)
+    if (tdb_dap_frame_arg(d, seq, "scopes", args, &thread, &index) < 0)
         return;
     json_t *scopes = tdb_values_scopes(d->vals, thread, index, &err);
     if (!scopes) {
@@ -254,7 +249,7 @@ void tdb_dap_evaluate(tdb_dap *d, int seq, const json_t *args)
         tdb_dap_fail(d, seq, "evaluate", "'expression' is a string");
         return;
     }
-    if (frame_arg(d, seq, "evaluate", args, &thread, &index) < 0)
+    if (tdb_dap_frame_arg(d, seq, "evaluate", args, &thread, &index) < 0)
         return;
     if (tdb_session_running(d->s) || !tdb_session_stop(d->s)) {
         tdb_dap_fail(d, seq, "evaluate", "the program is running: pause it first");

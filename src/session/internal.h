@@ -34,6 +34,11 @@
 #include <stdlib.h>
 
 #define CMD_TIMEOUT_MS 60000       /* ordinary MI commands */
+
+/* session/native.c: 1 when this machine's hardware watchpoints trigger
+ * (probed once with a perf event on a variable), 0 when they are set and
+ * never fire (a virtual machine without working debug registers). */
+int tdb_hw_watchpoints_fire(void);
 #define SYMBOLS_TIMEOUT_MS 300000  /* reading symbols of big libraries */
 #define DEFAULT_MAX_FRAMES 64
 #define STACK_LOAD_ROUNDS 8
@@ -50,7 +55,8 @@ typedef enum bp_kind {
     BP_NATIVE,  /* a gdb breakpoint the user asked for */
     BP_IMPORT,  /* internal: a --stop-at-import module's PyInit */
     BP_CATCH,   /* catch throw [TYPE]: where C++ throws */
-    BP_PYTHON   /* FILE.py:LINE or FILE.py:FUNCTION, in the process's hook */
+    BP_PYTHON,  /* FILE.py:LINE or FILE.py:FUNCTION, in the process's hook */
+    BP_WATCH    /* watch/rwatch/awatch EXPR: gdb's watchpoint */
 } bp_kind;
 
 /* One place a breakpoint bound (an overload, an inlined copy). */

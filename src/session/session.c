@@ -201,6 +201,11 @@ static int report_missed(tdb_session *s)
             tdb_buf_free(&hit);
             tdb_buf_free(&not_hit);
         }
+        if (b->kind == BP_WATCH) {
+            if (!b->hits)
+                say(s, "note", "watchpoint %d (%s) never triggered", b->id, b->location);
+            continue;
+        }
         if (b->kind == BP_CATCH) {
             if (b->hits <= b->passed)
                 say(s, "note", "catchpoint %d (%s) caught nothing", b->id, b->location);

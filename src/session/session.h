@@ -119,6 +119,8 @@ typedef enum tdb_stop_reason {
     TDB_STOP_STEPI,
     TDB_STOP_NEXTI,
     TDB_STOP_UNTIL,
+    TDB_STOP_WATCHPOINT,        /* a watched value changed or was read, or
+                                 * its frame returned (bp_number: whose) */
     TDB_STOP_STOPPED,           /* gdb gave no reason and none was asked for */
     TDB_STOP_OTHER,             /* a reason of gdb's tdebug has no word for:
                                  * tdb_stop_info's gdb_reason */
@@ -430,6 +432,14 @@ int tdb_session_read_memory(tdb_session *s, uint64_t addr, size_t len, tdb_buf *
 /* Write LEN bytes of DATA at ADDR: 0, or -1 with ERR (gdb's reason). */
 int tdb_session_write_memory(tdb_session *s, uint64_t addr, const void *data, size_t len,
                              tdb_error *err);
+/* A watchpoint (gdb's, hardware where it can) on the C/C++ lvalue EXPR
+ * as frame INDEX of THREAD sees it (a local's ends when that frame
+ * returns): ACCESS "write", "read" or "readWrite".  The breakpoint as
+ * tdb_session_breakpoint() gives it (new reference; "refused" with gdb's
+ * reason when gdb cannot watch it, a Python frame's included), or NULL
+ * with ERR when gdb died. */
+json_t *tdb_session_watchpoint_add(tdb_session *s, int thread, int index, const char *expr,
+                                   const char *access, tdb_error *err);
 /* The libraries mapped so far, in load order, as a new array of {"path",
  * "symbols": gdb read them, "text_start", "text_end" (when known)}; with
  * DEBUG_FILES each also says where its DWARF is ("dwarf_in": "object",
@@ -578,6 +588,9 @@ json_t *tdb_values_scopes(tdb_values *v, int thread, int index, tdb_error *err);
  * A scope the core cannot read yet (Python locals before the core reads
  * them) gives [] and *NOTE (may be NULL) says why (borrowed, static). */
 json_t *tdb_values_list(tdb_values *v, int h, const char **note, tdb_error *err);
+/* When handle H is a native frame's Arguments or Locals: 0 with that
+ * frame's THREAD and INDEX; else -1. */
+int tdb_values_native_scope(tdb_values *v, int h, int *thread, int *index);
 /* EXPR evaluated in frame INDEX of THREAD: a gdb expression in a native
  * frame, a Python name in a Python frame.  {"value", "type", "handle"}
  * (new reference), or NULL with ERR set to why (gdb's or Python's words). */

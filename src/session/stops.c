@@ -29,6 +29,7 @@ const tdb_stop_words tdb_stop_reasons[TDB_STOP_N_REASONS] = {
     [TDB_STOP_STEPI] = {"stepi", "step"},
     [TDB_STOP_NEXTI] = {"nexti", "step"},
     [TDB_STOP_UNTIL] = {"until", "step"},
+    [TDB_STOP_WATCHPOINT] = {"watchpoint", "data breakpoint"},
     [TDB_STOP_STOPPED] = {"stopped", "stopped"},
     [TDB_STOP_OTHER] = {NULL, NULL}, /* gdb's own word */
 };
@@ -351,6 +352,25 @@ static int breakpoint_stop(tdb_session *s, int bkptno, const json_t *frame, tdb_
     return go_on(s, st, err);
 }
 
+/* A watchpoint's stop: which one, and the value before and after (in
+ * ST's return_value's place); one whose frame returned is gone. */
+static void watch_stop(tdb_session *s, const json_t *res, const char *reason, tdb_stop_info *st)
+{
+    const json_t *wpt = json_object_get(res, "wpt");
+    const char *num = tdb_mi_str(wpt, "number") ?: tdb_mi_str(res, "wpnum");
+    bp_info *b = num ? tdb_session_find_bp(s, atoi(num)) : NULL;
+    st->reason = TDB_STOP_WATCHPOINT;
+    st->bp_number = b ? b->id : num ? atoi(num) : 0;
+    st->bp_location = b ? b->location : NULL;
+    if (b)
+        b->hits++;
+    if (strcmp(reason, "watchpoint-scope") == 0 && b) {
+        b->number = 0; /* gdb deleted it */
+        tdb_session_bp_delete(s, b);
+        st->bp_location = NULL;
+    }
+}
+
 /* A signal: the preloaded library's trap in a light session (on), the
  * front-end's interrupt, or the program's. */
 static int signal_stop(tdb_session *s, const json_t *res, tdb_stop_info *st, tdb_error *err)
@@ -445,6 +465,8 @@ int tdb_session_handle_stopped(tdb_session *s, const tdb_mi_record *r, tdb_error
     } else if (strcmp(reason, "function-finished") == 0) {
         st.reason = TDB_STOP_FINISH;
         st.compact = 1;
+    } else if (strstr(reason, "watchpoint-trigger") || strcmp(reason, "watchpoint-scope") == 0) {
+        watch_stop(s, res, reason, &st);
     } else if (strcmp(reason, "location-reached") == 0) {
         st.reason = TDB_STOP_UNTIL;
         st.compact = 1;

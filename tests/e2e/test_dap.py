@@ -649,3 +649,46 @@ def test_a_client_that_runs_no_terminal_gets_output_events(tdebug, procs, tmp_pa
     assert dap.outputs("stdout") == "hi\n"
     assert not [r for r in dap.c.reverse_requests]
     dap.finish()
+
+
+# ---------------------------------------------------------------------------
+# Data breakpoints: gdb's watchpoints on C/C++ lvalues
+
+def test_data_breakpoint_on_a_c_local(tdebug, procs, tmp_path):
+    prog = tt_program(tmp_path)
+    dap = Adapter.start(tdebug, procs, tmp_path)
+    caps = dap.initialize()
+    assert caps["supportsDataBreakpoints"] is True
+    src = str(TT_SRC / "csrc" / "core" / "tt_ops.c")
+    line = marked_line("csrc/core/tt_ops.c", "add dispatch")
+    dap.start_program("launch", {"program": prog, "python": PYTHON, "symbols": "libtt_",
+                                 "env": {"PYTHONPATH": str(TT_OUT)}},
+                      lambda d: d.set_breakpoints(src, [line]))
+    i, stop = dap.stopped()
+    tid = stop["threadId"]
+    frames = dap.frames(tid)
+    assert frames[0]["name"] == "tt_ops_add_call"
+    scopes = dap.request("scopes", {"frameId": frames[0]["id"]})["body"]["scopes"]
+    local_scope = next(s for s in scopes if s["name"] == "Locals")
+    info = dap.request("dataBreakpointInfo", {"variablesReference":
+                                              local_scope["variablesReference"],
+                                              "name": "out"})["body"]
+    assert info["dataId"] and "write" in info["accessTypes"]
+    # A Python variable is not a C/C++ lvalue: no dataId, and why.
+    py = next(f for f in frames if f.get("source", {}).get("path") == prog)
+    py_scope = dap.request("scopes", {"frameId": py["id"]})["body"]["scopes"][0]
+    no = dap.request("dataBreakpointInfo", {"variablesReference": py_scope["variablesReference"],
+                                            "name": "x"})["body"]
+    assert no["dataId"] is None and "C/C++" in no["description"]
+    bps = dap.request("setDataBreakpoints", {"breakpoints": [
+        {"dataId": info["dataId"], "accessType": "write"}]})["body"]["breakpoints"]
+    assert bps[0]["verified"] is True, bps
+    # The line assigns what the kernel returns to out.
+    dap.continue_(tid)
+    i, st = dap.stopped(after=i + 1)
+    assert st["reason"] == "data breakpoint" and st["hitBreakpointIds"] == [bps[0]["id"]], st
+    assert "watchpoint" in st["description"] and "out" in st["description"]
+    assert dap.request("setDataBreakpoints", {"breakpoints": []})["body"]["breakpoints"] == []
+    dap.continue_(tid)
+    assert dap.wait_event("exited")["body"]["exitCode"] == 0
+    dap.finish()

@@ -13,19 +13,26 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The core's new breakpoint BP (stolen; NULL: ERR says why it is not) as
+ * a DAP Breakpoint (new reference), remembered as told; *ID its id. */
+static json_t *told_new(tdb_dap *d, json_t *bp, const tdb_error *err, int *id)
+{
+    if (!bp)
+        bp = json_pack("{s:i, s:b, s:s}", "id", 0, "verified", 0, "message", err->msg);
+    *id = (int)json_integer_value(json_object_get(bp, "id"));
+    json_t *out = tdb_dap_breakpoint(d, bp);
+    json_decref(bp);
+    tdb_dap_told(d, out);
+    return out;
+}
+
 /* Add LOCATION; the DAP Breakpoint (new reference), remembered as told. */
 static json_t *add_bp(tdb_dap *d, const char *location, int *id)
 {
     tdb_error err = {0};
     json_t *bp = tdb_session_breakpoint_check(d->s, location, &err) < 0
                      ? NULL : tdb_session_breakpoint_add(d->s, location, 0, &err);
-    if (!bp)
-        bp = json_pack("{s:i, s:b, s:s}", "id", 0, "verified", 0, "message", err.msg);
-    *id = (int)json_integer_value(json_object_get(bp, "id"));
-    json_t *out = tdb_dap_breakpoint(d, bp);
-    json_decref(bp);
-    tdb_dap_told(d, out);
-    return out;
+    return told_new(d, bp, &err, id);
 }
 
 /* The told state of breakpoint ID, or a fresh look. */
@@ -244,13 +251,7 @@ static json_t *add_watch(tdb_dap *d, const char *location, int *id)
     sscanf(location, "%15s %d %d %n", access, &thread, &index, &at);
     tdb_error err = {0};
     json_t *bp = tdb_session_watchpoint_add(d->s, thread, index, location + at, access, &err);
-    if (!bp)
-        bp = json_pack("{s:i, s:b, s:s}", "id", 0, "verified", 0, "message", err.msg);
-    *id = (int)json_integer_value(json_object_get(bp, "id"));
-    json_t *out = tdb_dap_breakpoint(d, bp);
-    json_decref(bp);
-    tdb_dap_told(d, out);
-    return out;
+    return told_new(d, bp, &err, id);
 }
 
 void tdb_dap_set_data_breakpoints(tdb_dap *d, int seq, const json_t *args)

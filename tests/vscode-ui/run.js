@@ -53,6 +53,8 @@ print("total", w.sum().item())
 const BREAK_LINE = 5; // z = torch.add(x, y)
 // The C++ function the second breakpoint is on: line 6's 'z + 1' runs it.
 const CXX_FUNCTION = 'at::_ops::add_Tensor::call';
+// What today's adapter still does wrong in VS Code, by issue.
+const ISSUE = 'issue #23: the stop\'s own frame is always shown and focused (the editor shows its machine code, the Call Stack does not select its row)';
 const ISSUE_EVAL = 'issue #23: evaluating Python';
 
 const results = [];
@@ -255,10 +257,12 @@ async function main() {
 
 async function scenario(url, password) {
     await step('login', async () => {
-        await page.goto(url, { waitUntil: 'domcontentloaded', timeout: UI_DEADLINE });
+        // The first load of the workbench is the heaviest page of the run:
+        // 110 s on a loaded 2-core machine, so the stop's deadline.
+        await page.goto(url, { waitUntil: 'domcontentloaded', timeout: STOP_DEADLINE });
         await page.waitForSelector('input[name=password]', { timeout: UI_DEADLINE });
         await page.type('input[name=password]', password);
-        await Promise.all([page.waitForNavigation({ timeout: UI_DEADLINE }), page.keyboard.press('Enter')]);
+        await Promise.all([page.waitForNavigation({ timeout: STOP_DEADLINE }), page.keyboard.press('Enter')]);
         await until('the workbench with the workspace', () =>
             document.querySelector('.monaco-workbench .explorer-folders-view') &&
             [...document.querySelectorAll('.explorer-folders-view .monaco-list-row')].some(r => r.innerText.includes('demo.py')));
@@ -346,7 +350,7 @@ async function scenario(url, password) {
         });
         log('the Call Stack:\n  ' + (await page.evaluate(callStackRows)).map(r => r.text).join('\n  '));
     });
-    await step('F11-cpp-frame-focused', focusedTop);
+    await expectedFailure('after F11 the C++ frame where it stopped is selected in the Call Stack', ISSUE, focusedTop);
     await step('F11-editor-shows-machine-code', machineCodeShown);
 
     await step('shift-F11-out-to-python', async () => {
@@ -385,7 +389,7 @@ async function scenario(url, password) {
         log('the Call Stack:\n  ' + (await page.evaluate(callStackRows)).map(r => r.text).join('\n  '));
     });
     await step('cpp-breakpoint-frame-first-row', firstRowIs(CXX_FUNCTION));
-    await step('cpp-breakpoint-frame-focused', focusedTop);
+    await expectedFailure(`at the breakpoint on ${CXX_FUNCTION} its frame is selected in the Call Stack`, ISSUE, focusedTop);
     await step('cpp-breakpoint-editor-shows-machine-code', machineCodeShown);
 
     await step('cpp-frame-tensor-arguments', async () => {

@@ -210,7 +210,6 @@ static int rank_pid(const char *rank_arg, const char *job_arg, int wait, const c
                     long *pid)
 {
     long rank;
-    tdb_jobs jobs = {NULL, 0};
     tdb_error err = {0};
     if (!rank_arg)
         return tdb_usage_error("attach", "--job goes with --rank N (which rank of it?)");
@@ -224,17 +223,13 @@ static int rank_pid(const char *rank_arg, const char *job_arg, int wait, const c
         return tdb_usage_error("attach", "give --rank or a PID, not both ('%s')", extra);
     if (tdb_check_usage_only)
         return TDB_EXIT_OK;
-    const tdb_job *job = NULL;
-    const tdb_job_member *m = NULL;
-    if (tdb_jobs_read(NULL, &jobs, &err) == 0 && (job = tdb_jobs_pick(&jobs, job_arg, &err)))
-        m = tdb_job_rank(job, rank, &err);
-    if (!m) {
-        tdb_jobs_release(&jobs);
+    pid_t p;
+    char *job = NULL;
+    if (tdb_rank_pid(rank, job_arg, &p, &job, &err) < 0)
         return tdb_error_exit(&err);
-    }
-    fprintf(stderr, "tdebug: rank %ld of job '%s' is pid %d\n", rank, job->id, (int)m->pid);
-    *pid = m->pid;
-    tdb_jobs_release(&jobs);
+    fprintf(stderr, "tdebug: rank %ld of job '%s' is pid %d\n", rank, job, (int)p);
+    *pid = p;
+    free(job);
     return TDB_EXIT_OK;
 }
 

@@ -121,6 +121,13 @@ static void describe_stop(const tdb_stop_info *st, const char *where, tdb_buf *b
     case TDB_STOP_INTERRUPT:
         tdb_buf_adds(b, "interrupted");
         return;
+    case TDB_STOP_WATCHPOINT:
+        if (st->bp_location)
+            tdb_buf_addf(b, "stopped at watchpoint %d (%s)", st->bp_number, st->bp_location);
+        else
+            tdb_buf_addf(b, "watchpoint %d ended: the frame of what it watched returned",
+                         st->bp_number);
+        return;
     case TDB_STOP_LOADED:
         if (st->paused)
             tdb_buf_addf(b, "%s is loaded: the preloaded library paused pid %d right after the "

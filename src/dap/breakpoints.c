@@ -1,7 +1,7 @@
 /*
  * dap/breakpoints.c: the breakpoint requests (see dap/dap.h):
  * setBreakpoints (source lines, Python's too), setFunctionBreakpoints,
- * setExceptionBreakpoints (C++ throws), each a diff against what the
+ * setInstructionBreakpoints (C/C++: an address), setExceptionBreakpoints (C++ throws), each a diff against what the
  * client set before, over the core's breakpoints as data.  What the client
  * was told is remembered, so a breakpoint that binds later is a
  * 'breakpoint' event (dap/dap.c).
@@ -10,7 +10,21 @@
 
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* The core's new breakpoint BP (stolen; NULL: ERR says why it is not) as
+ * a DAP Breakpoint (new reference), remembered as told; *ID its id. */
+static json_t *told_new(tdb_dap *d, json_t *bp, const tdb_error *err, int *id)
+{
+    if (!bp)
+        bp = json_pack("{s:i, s:b, s:s}", "id", 0, "verified", 0, "message", err->msg);
+    *id = (int)json_integer_value(json_object_get(bp, "id"));
+    json_t *out = tdb_dap_breakpoint(d, bp);
+    json_decref(bp);
+    tdb_dap_told(d, out);
+    return out;
+}
 
 /* Add LOCATION; the DAP Breakpoint (new reference), remembered as told. */
 static json_t *add_bp(tdb_dap *d, const char *location, int *id)
@@ -18,13 +32,7 @@ static json_t *add_bp(tdb_dap *d, const char *location, int *id)
     tdb_error err = {0};
     json_t *bp = tdb_session_breakpoint_check(d->s, location, &err) < 0
                      ? NULL : tdb_session_breakpoint_add(d->s, location, 0, &err);
-    if (!bp)
-        bp = json_pack("{s:i, s:b, s:s}", "id", 0, "verified", 0, "message", err.msg);
-    *id = (int)json_integer_value(json_object_get(bp, "id"));
-    json_t *out = tdb_dap_breakpoint(d, bp);
-    json_decref(bp);
-    tdb_dap_told(d, out);
-    return out;
+    return told_new(d, bp, &err, id);
 }
 
 /* The told state of breakpoint ID, or a fresh look. */
@@ -102,16 +110,22 @@ void tdb_dap_set_breakpoints(tdb_dap *d, int seq, const json_t *args)
     tdb_dap_release(d, held);
 }
 
-void tdb_dap_set_function_breakpoints(tdb_dap *d, int seq, const json_t *args)
+/* setFunctionBreakpoints, setInstructionBreakpoints, setDataBreakpoints:
+ * the request's breakpoints replace what *MAP ({location: id}) held;
+ * LOCATION_OF(b) is the location of one (a new string), or NULL with *WHY
+ * set when it has none; ADD(d, location, &id) makes a new one. */
+static void set_located(tdb_dap *d, int seq, const char *cmd, const json_t *args, json_t **map,
+                        char *(*location_of)(const json_t *b, const char **why),
+                        json_t *(*add)(tdb_dap *d, const char *location, int *id))
 {
     json_t *wanted = json_object_get(args, "breakpoints");
     if (!json_is_array(wanted)) {
-        tdb_dap_fail(d, seq, "setFunctionBreakpoints", "'breakpoints' is an array of {name}");
+        tdb_dap_fail(d, seq, cmd, "'breakpoints' is an array");
         return;
     }
     int held;
     if (tdb_dap_hold(d, &held) < 0) {
-        tdb_dap_fail(d, seq, "setFunctionBreakpoints", "the program ended");
+        tdb_dap_fail(d, seq, cmd, "the program ended");
         return;
     }
     json_t *keep = json_object(), *out = json_array();
@@ -119,31 +133,130 @@ void tdb_dap_set_function_breakpoints(tdb_dap *d, int seq, const json_t *args)
     json_t *b;
     json_array_foreach(wanted, i, b)
     {
-        const char *name = json_string_value(json_object_get(b, "name"));
-        if (!name || strlen(name) != json_string_length(json_object_get(b, "name"))) {
-            json_array_append_new(out, json_pack("{s:b, s:s}", "verified", 0, "message",
-                                                 "a function breakpoint needs a 'name'"));
+        const char *why = NULL;
+        char *name = location_of(b, &why);
+        if (!name) {
+            json_array_append_new(out, json_pack("{s:b, s:s}", "verified", 0, "message", why));
             continue;
         }
-        json_t *old = json_object_get(d->fn_bps, name);
+        json_t *old = json_object_get(*map, name);
         int id = (int)json_integer_value(old);
         if (id) {
             json_array_append_new(out, bp_now(d, id));
-            json_object_del(d->fn_bps, name);
+            json_object_del(*map, name);
         } else {
-            json_array_append_new(out, add_bp(d, name, &id));
+            json_array_append_new(out, add(d, name, &id));
         }
         if (id)
             json_object_set_new(keep, name, json_integer(id));
+        free(name);
     }
     const char *key;
     json_t *id;
-    json_object_foreach(d->fn_bps, key, id)
+    json_object_foreach(*map, key, id)
         forget_bp(d, (int)json_integer_value(id));
-    json_decref(d->fn_bps);
-    d->fn_bps = keep;
-    tdb_dap_ok(d, seq, "setFunctionBreakpoints", json_pack("{s:o}", "breakpoints", out));
+    json_decref(*map);
+    *map = keep;
+    tdb_dap_ok(d, seq, cmd, json_pack("{s:o}", "breakpoints", out));
     tdb_dap_release(d, held);
+}
+
+static char *function_location(const json_t *b, const char **why)
+{
+    const char *name = json_string_value(json_object_get(b, "name"));
+    if (!name || strlen(name) != json_string_length(json_object_get(b, "name"))) {
+        *why = "a function breakpoint needs a 'name'";
+        return NULL;
+    }
+    return tdb_xasprintf("%s", name);
+}
+
+void tdb_dap_set_function_breakpoints(tdb_dap *d, int seq, const json_t *args)
+{
+    set_located(d, seq, "setFunctionBreakpoints", args, &d->fn_bps, function_location, add_bp);
+}
+
+/* An instruction: instructionReference (an address from 'disassemble' or
+ * a frame) plus offset, as gdb's "*ADDRESS". */
+static char *instruction_location(const json_t *b, const char **why)
+{
+    const char *ref = json_string_value(json_object_get(b, "instructionReference"));
+    json_t *off = json_object_get(b, "offset");
+    char *end = NULL;
+    unsigned long long a = ref ? strtoull(ref, &end, 0) : 0;
+    if (!ref || end == ref || *end) {
+        *why = "an instruction breakpoint needs an 'instructionReference' (an address)";
+        return NULL;
+    }
+    return tdb_xasprintf("*0x%llx", a + (unsigned long long)(json_is_integer(off)
+                                                                 ? json_integer_value(off) : 0));
+}
+
+void tdb_dap_set_instruction_breakpoints(tdb_dap *d, int seq, const json_t *args)
+{
+    set_located(d, seq, "setInstructionBreakpoints", args, &d->ins_bps, instruction_location,
+                add_bp);
+}
+
+/* ---- data breakpoints: gdb's watchpoints on C/C++ lvalues ---- */
+
+void tdb_dap_data_breakpoint_info(tdb_dap *d, int seq, const json_t *args)
+{
+    const char *name = json_string_value(json_object_get(args, "name"));
+    json_t *ref = json_object_get(args, "variablesReference");
+    int thread = 0, index = 0;
+    if (!name || !*name || strlen(name) != json_string_length(json_object_get(args, "name")) ||
+        strpbrk(name, "\n\r")) {
+        tdb_dap_fail(d, seq, "dataBreakpointInfo", "'name' is a variable's name or an expression");
+        return;
+    }
+    if (json_is_integer(ref) && json_integer_value(ref) > 0) {
+        /* A variable of a scope: a C/C++ frame's argument or local. */
+        if (json_integer_value(ref) > INT_MAX ||
+            tdb_values_native_scope(d->vals, (int)json_integer_value(ref), &thread, &index) < 0) {
+            tdb_dap_ok(d, seq, "dataBreakpointInfo",
+                       json_pack("{s:n, s:s}", "dataId", "description",
+                                 "only a C/C++ frame's arguments and locals can be watched "
+                                 "(a watchpoint is on a C/C++ lvalue)"));
+            return;
+        }
+    } else if (tdb_dap_frame_arg(d, seq, "dataBreakpointInfo", args, &thread, &index) < 0) {
+        return;
+    }
+    char *id = tdb_xasprintf("%d %d %s", thread, index, name);
+    json_t *body = json_pack("{s:o, s:o, s:[sss], s:b}", "dataId", tdb_dap_string(id, strlen(id)),
+                             "description", tdb_dap_string(name, strlen(name)), "accessTypes",
+                             "write", "read", "readWrite", "canPersist", 0);
+    free(id);
+    tdb_dap_ok(d, seq, "dataBreakpointInfo", body);
+}
+
+/* A data breakpoint's location: "ACCESS THREAD INDEX EXPR". */
+static char *data_location(const json_t *b, const char **why)
+{
+    const char *id = json_string_value(json_object_get(b, "dataId"));
+    const char *access = json_string_value(json_object_get(b, "accessType"));
+    int thread, index, at = 0;
+    if (!id || sscanf(id, "%d %d %n", &thread, &index, &at) < 2 || !at || !id[at]) {
+        *why = "a data breakpoint needs a 'dataId' from 'dataBreakpointInfo'";
+        return NULL;
+    }
+    return tdb_xasprintf("%s %s", access ? access : "write", id);
+}
+
+static json_t *add_watch(tdb_dap *d, const char *location, int *id)
+{
+    char access[16] = "";
+    int thread = 0, index = 0, at = 0;
+    sscanf(location, "%15s %d %d %n", access, &thread, &index, &at);
+    tdb_error err = {0};
+    json_t *bp = tdb_session_watchpoint_add(d->s, thread, index, location + at, access, &err);
+    return told_new(d, bp, &err, id);
+}
+
+void tdb_dap_set_data_breakpoints(tdb_dap *d, int seq, const json_t *args)
+{
+    set_located(d, seq, "setDataBreakpoints", args, &d->data_bps, data_location, add_watch);
 }
 
 /* The exception filters: catch throw of every C++ exception, or of c10's. */

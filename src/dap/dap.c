@@ -161,6 +161,14 @@ static void on_event(void *data, const json_t *e)
     const char *msg = json_string_value(json_object_get(e, "message"));
     if (!msg || !*msg)
         return;
+    const char *layout = json_string_value(json_object_get(e, "layout"));
+    if (layout && !strcmp(layout, "cache")) {
+        /* Routine, every session (the tensor layout read from its cache):
+         * not for the Debug Console, where 'console' reads as a warning
+         * (orange); the adapter's stderr, as gdb's own lines. */
+        fprintf(stderr, "tdebug: %s\n", msg);
+        return;
+    }
     tdb_dap_output(d, "console", "tdebug: %s%s\n",
                    event && !strcmp(event, "warning") ? "warning: " : "", msg);
 }
@@ -242,15 +250,15 @@ void tdb_dap_drain_output(tdb_dap *d)
 
 int tdb_dap_resume(tdb_dap *d, tdb_resume how, tdb_error *err)
 {
+    /* The last stop's threads answer 'threads' while it runs. */
     tdb_values_reset(d->vals);
-    json_decref(d->threads);
-    d->threads = NULL;
     return tdb_session_resume(d->s, how, err);
 }
 
 /* The DAP reason of a stop (the core's table), made more precise by what
  * only the client's breakpoints say: stopOnEntry's, a function
- * breakpoint's. */
+ * breakpoint's, an instruction breakpoint's (VS Code then shows its
+ * disassembly view). */
 static const char *stop_reason(tdb_dap *d, const tdb_stop_info *st)
 {
     if (st->reason == TDB_STOP_BREAKPOINT || st->reason == TDB_STOP_PYTHON_BREAKPOINT) {
@@ -261,6 +269,9 @@ static const char *stop_reason(tdb_dap *d, const tdb_stop_info *st)
         json_object_foreach(d->fn_bps, key, id)
             if (json_integer_value(id) == st->bp_number)
                 return "function breakpoint";
+        json_object_foreach(d->ins_bps, key, id)
+            if (json_integer_value(id) == st->bp_number)
+                return "instruction breakpoint";
     }
     return tdb_stop_dap_reason(st);
 }
@@ -283,8 +294,18 @@ void tdb_dap_present_stop(tdb_dap *d)
                              tdb_session_stop_thread(d->s), "allThreadsStopped", 1);
     if (st->bp_number && strcmp(reason, "entry") != 0)
         json_object_set_new(body, "hitBreakpointIds", json_pack("[i]", st->bp_number));
-    if ((st->reason == TDB_STOP_THROW || st->reason == TDB_STOP_SIGNAL) && t.where)
+    const char *what = json_string_value(json_object_get(st->exception, "message"));
+    const char *type = json_string_value(json_object_get(st->exception, "type"));
+    if (st->reason == TDB_STOP_THROW && what) {
+        /* What the exception says (a c10::Error's what(): torch's
+         * message), which VS Code's exception widget shows; not the frame
+         * line of __cxa_throw. */
+        char *text = tdb_xasprintf("%s%s%s", type ? type : "", type ? ": " : "", what);
+        json_object_set_new(body, "text", tdb_dap_string(text, strlen(text)));
+        free(text);
+    } else if ((st->reason == TDB_STOP_THROW || st->reason == TDB_STOP_SIGNAL) && t.where) {
         json_object_set_new(body, "text", tdb_dap_string(t.where, strlen(t.where)));
+    }
     tdb_stop_text_clear(&t);
     tdb_dap_send(d, tdb_dap_event("stopped", body));
 }
@@ -464,9 +485,6 @@ static void wait_running(tdb_dap *d)
 {
     tdb_error err = {0};
     int rc = tdb_session_wait(d->s, -1, d->epfd, &err);
-    /* The set cancels this wait only: a request handled next must not see
-     * its gdb commands cancelled by the request after it. */
-    tdb_session_set_cancel_fd(d->s, -1);
     switch (rc) {
     case TDB_WAIT_STOPPED:
         tdb_dap_present_stop(d);
@@ -521,8 +539,14 @@ int tdb_dap_serve(int in, int out, const tdb_dap_options *o, tdb_error *err)
     d.rd = tdb_dap_reader_new(0);
     d.src_bps = json_object();
     d.fn_bps = json_object();
+    d.ins_bps = json_object();
+    d.data_bps = json_object();
     d.exc_bps = json_object();
     d.told = json_object();
+    d.queued = json_array();
+    d.listings = json_array();
+    d.listing_of = json_object();
+    d.modules = json_object();
     /* The transcript holds what the client sends (paths, values, a
      * listening adapter's token): never through a link, never into a file
      * another user owns. */
@@ -548,6 +572,9 @@ int tdb_dap_serve(int in, int out, const tdb_dap_options *o, tdb_error *err)
     tdb_dap_watch(&d, d.in);
     tdb_dap_watch(&d, d.sigfd);
     while (!d.done) {
+        tdb_dap_run_queued(&d);
+        if (d.done)
+            break;
         if (d.s && !d.ended && tdb_session_running(d.s))
             wait_running(&d);
         else
@@ -587,9 +614,15 @@ cleanup:
     json_decref(d.start_args);
     json_decref(d.src_bps);
     json_decref(d.fn_bps);
+    json_decref(d.ins_bps);
+    json_decref(d.data_bps);
     json_decref(d.exc_bps);
     json_decref(d.told);
     json_decref(d.threads);
+    json_decref(d.queued);
+    json_decref(d.listings);
+    json_decref(d.listing_of);
+    json_decref(d.modules);
     tdb_dap_reader_free(d.rd);
     return rc;
 }

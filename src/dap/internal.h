@@ -7,9 +7,13 @@
  *   dap/lifecycle.c    initialize, launch, attach, configurationDone,
  *                      disconnect, terminate
  *   dap/breakpoints.c  setBreakpoints, setFunctionBreakpoints,
+ *                      setInstructionBreakpoints, dataBreakpointInfo,
+ *                      setDataBreakpoints,
  *                      setExceptionBreakpoints
  *   dap/stack.c        threads, stackTrace, scopes, variables, evaluate
  *   dap/running.c      continue, next, stepIn, stepOut, pause
+ *   dap/native.c       disassemble, readMemory, writeMemory, modules, source (the
+ *                      machine code listing of a frame without a source)
  *   dap/proto.c        the wire format (dap/proto.h)
  */
 #ifndef TDB_DAP_INT_H
@@ -72,9 +76,16 @@ typedef struct tdb_dap {
     /* breakpoints the client set, and what it was told about them */
     json_t *src_bps;      /* {path: [{"line": N, "id": N}]} */
     json_t *fn_bps;       /* {name: id} */
+    json_t *ins_bps;      /* {"*0xADDRESS": id} */
+    json_t *data_bps;     /* {"ACCESS THREAD INDEX EXPR": id} */
     json_t *exc_bps;      /* {filter: id} */
     json_t *told;         /* {"id": the last 'breakpoint' sent} */
-    json_t *threads;      /* the last threads answer, for a running program */
+    json_t *threads;      /* the last stop's threads, answered while it runs */
+    json_t *queued;       /* requests that came while a step ran, in order */
+    json_t *listings;     /* sourceReference N: listings[N - 1], a function's
+                           * machine code ({"ref", "text", "lines"}) */
+    json_t *listing_of;   /* {"0xADDRESS": N} for each instruction listed */
+    json_t *modules;      /* {path: the core's library with its debug info} */
 } tdb_dap;
 
 /* dap/dap.c */
@@ -113,8 +124,14 @@ void tdb_dap_watch(tdb_dap *d, int fd);
 int tdb_dap_listen_announce(tdb_dap *d, tdb_error *err);
 
 /* dap/requests.c */
-/* Handle one message from the client. */
+/* Handle one message from the client: now, or, when it needs gdb while a
+ * step runs, once the step has stopped (tdb_dap_run_queued()). */
 void tdb_dap_handle(tdb_dap *d, const json_t *msg);
+/* 1 while the program runs a step. */
+int tdb_dap_stepping(const tdb_dap *d);
+/* Handle the requests that waited for a step's stop, until one makes the
+ * program step again. */
+void tdb_dap_run_queued(tdb_dap *d);
 
 /* The handlers: SEQ is the request's, ARGS its arguments (borrowed; may be
  * NULL); each answers it (tdb_dap_ok(), tdb_dap_fail()). */
@@ -129,8 +146,19 @@ TDB_DAP_HANDLER(terminate);
 /* dap/breakpoints.c */
 TDB_DAP_HANDLER(set_breakpoints);
 TDB_DAP_HANDLER(set_function_breakpoints);
+TDB_DAP_HANDLER(set_instruction_breakpoints);
+TDB_DAP_HANDLER(data_breakpoint_info);
+TDB_DAP_HANDLER(set_data_breakpoints);
 TDB_DAP_HANDLER(set_exception_breakpoints);
 /* dap/stack.c */
+/* Frames are named by thread and index at this stop. */
+#define FRAME_ID(thread, index) ((json_int_t)(thread) * 65536 + (index) + 1)
+#define FRAME_THREAD(id) ((int)(((id) - 1) / 65536))
+#define FRAME_INDEX(id) ((int)(((id) - 1) % 65536))
+/* ARGS' frameId: 0 with the frame's THREAD and INDEX (0, 0 when absent:
+ * the stop's), or -1 after failing request SEQ (CMD). */
+int tdb_dap_frame_arg(tdb_dap *d, int seq, const char *cmd, const json_t *args, int *thread,
+                      int *index);
 TDB_DAP_HANDLER(threads);
 TDB_DAP_HANDLER(stack_trace);
 TDB_DAP_HANDLER(scopes);
@@ -142,6 +170,19 @@ TDB_DAP_HANDLER(next);
 TDB_DAP_HANDLER(step_in);
 TDB_DAP_HANDLER(step_out);
 TDB_DAP_HANDLER(pause);
+/* dap/native.c */
+TDB_DAP_HANDLER(disassemble);
+TDB_DAP_HANDLER(read_memory);
+TDB_DAP_HANDLER(write_memory);
+TDB_DAP_HANDLER(source);
+TDB_DAP_HANDLER(modules);
+/* Add to CAPS (initialize's answer) what dap/native.c answers. */
+void tdb_dap_native_capabilities(json_t *caps);
+/* A Source (new reference) for the frame at ADDRESS (named NAME) that has
+ * no source file: its function's machine code, served by 'source'; with
+ * *OUT_LINE the line of ADDRESS in it.  NULL when nothing can be decoded
+ * there. */
+json_t *tdb_dap_listing_source(tdb_dap *d, const char *address, const char *name, int *out_line);
 
 /* dap/lifecycle.c */
 /* launch: the program's output through pipes (the default). */

@@ -8,6 +8,8 @@
  */
 #include "dap/internal.h"
 
+#include "targets/ranks.h"
+
 #include "targets/ptrace_check.h"
 
 #include <errno.h>
@@ -172,11 +174,12 @@ void tdb_dap_initialize(tdb_dap *d, int seq, const json_t *args)
         "Stop where torch throws a c10 exception (a failed TORCH_CHECK: a shape mismatch, a "
         "bad argument) before Python sees it",
         "default", 0);
-    tdb_dap_ok(d, seq, "initialize",
-               json_pack("{s:b, s:b, s:b, s:b, s:b, s:o}", "supportsConfigurationDoneRequest", 1,
-                         "supportsFunctionBreakpoints", 1, "supportsEvaluateForHovers", 1,
-                         "supportsTerminateRequest", 1, "supportsDelayedStackTraceLoading", 1,
-                         "exceptionBreakpointFilters", filters));
+    json_t *caps = json_pack("{s:b, s:b, s:b, s:b, s:b, s:o}", "supportsConfigurationDoneRequest",
+                             1, "supportsFunctionBreakpoints", 1, "supportsEvaluateForHovers", 1,
+                             "supportsTerminateRequest", 1, "supportsDelayedStackTraceLoading", 1,
+                             "exceptionBreakpointFilters", filters);
+    tdb_dap_native_capabilities(caps);
+    tdb_dap_ok(d, seq, "initialize", caps);
 }
 
 /* The rest of a launch once the program's stdin, stdout and stderr are
@@ -502,9 +505,31 @@ void tdb_dap_attach(tdb_dap *d, int seq, const json_t *args)
         pid = -1;
     else if (p && !json_is_null(p) && !json_is_string(p))
         pid = -1;
+    json_t *rank = json_object_get(args, "rank");
+    const char *job = json_string_value(json_object_get(args, "job"));
+    if (rank && !json_is_null(rank)) {
+        /* The process of rank N of the distributed job running here (as
+         * 'tdebug attach --rank N [--job ID]'). */
+        pid_t rp;
+        char *job_id = NULL;
+        tdb_error err = {0};
+        if (!json_is_integer(rank) || json_integer_value(rank) < 0 || pid || wait > 0) {
+            tdb_dap_fail(d, seq, "attach", "'rank' is a rank (0, 1, 2, ...) of a job running "
+                                           "here, given without 'processId' and 'wait'");
+            return;
+        }
+        if (tdb_rank_pid((long)json_integer_value(rank), job, &rp, &job_id, &err) < 0) {
+            tdb_dap_fail(d, seq, "attach", "%s", err.msg);
+            return;
+        }
+        tdb_dap_output(d, "console", "tdebug: rank %lld of job '%s' is pid %d\n",
+                       (long long)json_integer_value(rank), job_id, (int)rp);
+        free(job_id);
+        pid = rp;
+    }
     if (pid < 0 || wait < 0 || (!pid && !wait)) {
         tdb_dap_fail(d, seq, "attach", "give 'processId' (a process id: 'tdebug ps' lists Python "
-                                       "processes) or 'wait': true");
+                                       "processes), 'rank' (of a distributed job) or 'wait': true");
         return;
     }
     if (common_options(d, seq, "attach", args) < 0)

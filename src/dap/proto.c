@@ -497,3 +497,47 @@ size_t tdb_dap_utf8_whole(const char *s, size_t len)
     }
     return len;
 }
+
+/* ---- base64 (readMemory, writeMemory) ---- */
+
+static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+json_t *tdb_dap_base64(const void *data, size_t len)
+{
+    const unsigned char *p = data;
+    tdb_buf b = TDB_BUF_INIT;
+    for (size_t i = 0; i < len; i += 3) {
+        unsigned v = (unsigned)p[i] << 16;
+        if (i + 1 < len)
+            v |= (unsigned)p[i + 1] << 8;
+        if (i + 2 < len)
+            v |= p[i + 2];
+        char q[4] = {b64[v >> 18 & 63], b64[v >> 12 & 63], i + 1 < len ? b64[v >> 6 & 63] : '=',
+                     i + 2 < len ? b64[v & 63] : '='};
+        tdb_buf_add(&b, q, 4);
+    }
+    json_t *j = json_stringn(b.s ? b.s : "", b.len);
+    tdb_buf_free(&b);
+    return j;
+}
+
+int tdb_dap_base64_decode(const char *text, tdb_buf *out)
+{
+    unsigned v = 0;
+    int bits = 0;
+    for (const char *c = text; *c; c++) {
+        if (*c == '=')
+            break;
+        const char *at = strchr(b64, *c);
+        if (!at || !*c)
+            return -1;
+        v = (v << 6) | (unsigned)(at - b64);
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            char byte = (char)(v >> bits & 0xff);
+            tdb_buf_add(out, &byte, 1);
+        }
+    }
+    return 0;
+}

@@ -77,5 +77,10 @@ json_t *tdb_dap_string(const char *s, size_t len);
  * stream is sent up to there and the last 1-3 bytes wait for the next
  * read, so a character split across reads is not broken in two. */
 size_t tdb_dap_utf8_whole(const char *s, size_t len);
+/* LEN bytes of DATA in base64 (readMemory's data): a new JSON string. */
+json_t *tdb_dap_base64(const void *data, size_t len);
+/* Append the bytes TEXT (base64) encodes to OUT: 0, or -1 when TEXT is
+ * not base64. */
+int tdb_dap_base64_decode(const char *text, tdb_buf *out);
 
 #endif

@@ -16,31 +16,42 @@
 typedef void (*handler_fn)(tdb_dap *d, int seq, const json_t *args);
 
 enum { NEED_NOTHING, NEED_SESSION, NEED_STOP };
+/* Answered even while a step runs; the rest wait for its stop (QUEUED). */
+enum { QUEUED, ANYTIME };
 
 static const struct request {
     const char *name;
     handler_fn fn;
     int needs;
+    int when;
 } requests[] = {
-    {"initialize", tdb_dap_initialize, NEED_NOTHING},
-    {"launch", tdb_dap_launch, NEED_NOTHING},
-    {"attach", tdb_dap_attach, NEED_NOTHING},
-    {"configurationDone", tdb_dap_configuration_done, NEED_NOTHING},
-    {"disconnect", tdb_dap_disconnect, NEED_NOTHING},
-    {"terminate", tdb_dap_terminate, NEED_SESSION},
-    {"setBreakpoints", tdb_dap_set_breakpoints, NEED_SESSION},
-    {"setFunctionBreakpoints", tdb_dap_set_function_breakpoints, NEED_SESSION},
-    {"setExceptionBreakpoints", tdb_dap_set_exception_breakpoints, NEED_SESSION},
-    {"threads", tdb_dap_threads, NEED_SESSION},
-    {"stackTrace", tdb_dap_stack_trace, NEED_STOP},
-    {"scopes", tdb_dap_scopes, NEED_STOP},
-    {"variables", tdb_dap_variables, NEED_STOP},
-    {"evaluate", tdb_dap_evaluate, NEED_SESSION},
-    {"continue", tdb_dap_continue, NEED_SESSION},
-    {"next", tdb_dap_next, NEED_SESSION},
-    {"stepIn", tdb_dap_step_in, NEED_SESSION},
-    {"stepOut", tdb_dap_step_out, NEED_SESSION},
-    {"pause", tdb_dap_pause, NEED_SESSION},
+    {"initialize", tdb_dap_initialize, NEED_NOTHING, ANYTIME},
+    {"launch", tdb_dap_launch, NEED_NOTHING, QUEUED},
+    {"attach", tdb_dap_attach, NEED_NOTHING, QUEUED},
+    {"configurationDone", tdb_dap_configuration_done, NEED_NOTHING, QUEUED},
+    {"disconnect", tdb_dap_disconnect, NEED_NOTHING, ANYTIME},
+    {"terminate", tdb_dap_terminate, NEED_SESSION, ANYTIME},
+    {"setBreakpoints", tdb_dap_set_breakpoints, NEED_SESSION, QUEUED},
+    {"setFunctionBreakpoints", tdb_dap_set_function_breakpoints, NEED_SESSION, QUEUED},
+    {"setInstructionBreakpoints", tdb_dap_set_instruction_breakpoints, NEED_SESSION, QUEUED},
+    {"dataBreakpointInfo", tdb_dap_data_breakpoint_info, NEED_STOP, QUEUED},
+    {"setDataBreakpoints", tdb_dap_set_data_breakpoints, NEED_SESSION, QUEUED},
+    {"setExceptionBreakpoints", tdb_dap_set_exception_breakpoints, NEED_SESSION, QUEUED},
+    {"threads", tdb_dap_threads, NEED_SESSION, ANYTIME},
+    {"stackTrace", tdb_dap_stack_trace, NEED_STOP, QUEUED},
+    {"scopes", tdb_dap_scopes, NEED_STOP, QUEUED},
+    {"variables", tdb_dap_variables, NEED_STOP, QUEUED},
+    {"evaluate", tdb_dap_evaluate, NEED_SESSION, QUEUED},
+    {"continue", tdb_dap_continue, NEED_SESSION, QUEUED},
+    {"next", tdb_dap_next, NEED_SESSION, QUEUED},
+    {"stepIn", tdb_dap_step_in, NEED_SESSION, QUEUED},
+    {"stepOut", tdb_dap_step_out, NEED_SESSION, QUEUED},
+    {"pause", tdb_dap_pause, NEED_SESSION, ANYTIME},
+    {"disassemble", tdb_dap_disassemble, NEED_STOP, QUEUED},
+    {"readMemory", tdb_dap_read_memory, NEED_STOP, QUEUED},
+    {"writeMemory", tdb_dap_write_memory, NEED_STOP, QUEUED},
+    {"source", tdb_dap_source, NEED_NOTHING, ANYTIME},
+    {"modules", tdb_dap_modules, NEED_SESSION, ANYTIME},
 };
 
 /* Equal strings, in a time that does not tell how much of A matched. */
@@ -117,6 +128,13 @@ void tdb_dap_handle(tdb_dap *d, const json_t *msg)
         const struct request *r = &requests[i];
         if (strcmp(r->name, command) != 0)
             continue;
+        if (r->when == QUEUED && tdb_dap_stepping(d)) {
+            /* gdb takes no command while it steps, and interrupting the
+             * step would end it where it is: the request waits for the
+             * step's stop (tdb_dap_run_queued()). */
+            json_array_append(d->queued, (json_t *)msg);
+            return;
+        }
         if (r->needs >= NEED_SESSION && (!d->s || d->ended)) {
             tdb_dap_fail(d, seq, command, d->ended ? "the debugging session is over"
                                                    : "no program yet: send 'launch' or 'attach' first");
@@ -132,4 +150,19 @@ void tdb_dap_handle(tdb_dap *d, const json_t *msg)
         return;
     }
     tdb_dap_fail(d, seq, command, "tdebug does not support the request '%s'", command);
+}
+
+int tdb_dap_stepping(const tdb_dap *d)
+{
+    return d->s && !d->ended && tdb_session_stepping(d->s);
+}
+
+void tdb_dap_run_queued(tdb_dap *d)
+{
+    while (json_array_size(d->queued) && !tdb_dap_stepping(d) && !d->done) {
+        json_t *msg = json_incref(json_array_get(d->queued, 0));
+        json_array_remove(d->queued, 0);
+        tdb_dap_handle(d, msg);
+        json_decref(msg);
+    }
 }

@@ -5,6 +5,8 @@
  */
 #include "dap/internal.h"
 
+#include <string.h>
+
 
 static void resume_request(tdb_dap *d, int seq, const char *cmd, const json_t *args,
                            tdb_resume how)
@@ -16,6 +18,12 @@ static void resume_request(tdb_dap *d, int seq, const char *cmd, const json_t *a
                                                                                 : "not stopped");
         return;
     }
+    /* granularity "instruction": one machine instruction (the client's
+     * disassembly view), into calls for stepIn, over them for next. */
+    const char *gran = json_string_value(json_object_get(args, "granularity"));
+    if (gran && !strcmp(gran, "instruction"))
+        how = how == TDB_RESUME_STEP ? TDB_RESUME_STEPI : how == TDB_RESUME_NEXT ? TDB_RESUME_NEXTI
+                                                                                : how;
     /* A step is the thread's, from its innermost frame. */
     int thread = json_is_integer(t) && json_integer_value(t) > 0 && json_integer_value(t) < 32768
                      ? (int)json_integer_value(t) : 0;

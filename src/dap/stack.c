@@ -12,10 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Frames are named by thread and index at this stop. */
-#define FRAME_ID(thread, index) ((json_int_t)(thread) * 65536 + (index) + 1)
-#define FRAME_THREAD(id) ((int)(((id) - 1) / 65536))
-#define FRAME_INDEX(id) ((int)(((id) - 1) % 65536))
 
 void tdb_dap_threads(tdb_dap *d, int seq, const json_t *args)
 {
@@ -60,7 +56,17 @@ static json_t *stack_frame(tdb_dap *d, int thread, const json_t *f)
         tdb_buf_addf(&name, " (%s)", tdb_base_name(lib));
     json_object_set_new(o, "name", tdb_dap_string(name.s ? name.s : "", name.len));
     tdb_buf_free(&name);
-    if (file && *file == '/')
+    json_t *listed = NULL;
+    int listed_line = 0;
+    if (!python && addr && (!json_is_integer(line) || !file || *file != '/'))
+        /* No file to open: the function's machine code, which the client
+         * opens and focuses like one. */
+        listed = tdb_dap_listing_source(d, addr, func, &listed_line);
+    if (listed) {
+        json_object_set_new(o, "source", listed);
+        json_object_set_new(o, "line", json_integer(listed_line + d->line_base));
+        json_object_set_new(o, "column", json_integer(1));
+    } else if (file && *file == '/')
         json_object_set_new(o, "source",
                             json_pack("{s:o, s:o}", "name",
                                       tdb_dap_string(tdb_base_name(file), strlen(tdb_base_name(file))),
@@ -73,8 +79,10 @@ static json_t *stack_frame(tdb_dap *d, int thread, const json_t *f)
     if (addr)
         json_object_set_new(o, "instructionPointerReference", json_string(addr));
     if (!python && !json_is_integer(line)) {
-        /* Native code without debug info: its library and address only. */
-        json_object_set_new(o, "presentationHint", json_string("subtle"));
+        /* Native code without debug info: its library and address only;
+         * folded by the client, except where the program stopped. */
+        if (index > 0)
+            json_object_set_new(o, "presentationHint", json_string("subtle"));
         if (lib)
             json_object_set_new(o, "moduleId", tdb_dap_string(lib, strlen(lib)));
     }
@@ -109,8 +117,7 @@ void tdb_dap_stack_trace(tdb_dap *d, int seq, const json_t *args)
     json_decref(stack);
 }
 
-/* frameId: a frame of this stop; -1 after failing the request. */
-static int frame_arg(tdb_dap *d, int seq, const char *cmd, const json_t *args, int *thread,
+int tdb_dap_frame_arg(tdb_dap *d, int seq, const char *cmd, const json_t *args, int *thread,
                      int *index)
 {
     json_t *f = json_object_get(args, "frameId");
@@ -133,7 +140,7 @@ void tdb_dap_scopes(tdb_dap *d, int seq, const json_t *args)
 {
     int thread, index;
     tdb_error err = {0};
-    if (frame_arg(d, seq, "scopes", args, &thread, &index) < 0)
+    if (tdb_dap_frame_arg(d, seq, "scopes", args, &thread, &index) < 0)
         return;
     json_t *scopes = tdb_values_scopes(d->vals, thread, index, &err);
     if (!scopes) {
@@ -242,7 +249,7 @@ void tdb_dap_evaluate(tdb_dap *d, int seq, const json_t *args)
         tdb_dap_fail(d, seq, "evaluate", "'expression' is a string");
         return;
     }
-    if (frame_arg(d, seq, "evaluate", args, &thread, &index) < 0)
+    if (tdb_dap_frame_arg(d, seq, "evaluate", args, &thread, &index) < 0)
         return;
     if (tdb_session_running(d->s) || !tdb_session_stop(d->s)) {
         tdb_dap_fail(d, seq, "evaluate", "the program is running: pause it first");

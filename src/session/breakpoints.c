@@ -349,15 +349,15 @@ static void add_source_of(json_t *o, const json_t *bkpt)
 json_t *tdb_session_bp_json(tdb_session *s, const bp_info *b, const json_t *bkpt, int ask_gdb)
 {
     int python = b->kind == BP_PYTHON;
-    int verified = b->kind == BP_CATCH || (python && s->hook.state != PYHOOK_FAILED) ||
+    int verified = b->kind == BP_CATCH || b->kind == BP_WATCH || (python && s->hook.state != PYHOOK_FAILED) ||
                    (!b->pending && b->n_locs > 0);
     json_t *o = json_pack("{s:i, s:s, s:s, s:b, s:b, s:b, s:b, s:i, s:s?, s:n, s:n, s:n}", "id",
-                          b->id, "kind", b->kind == BP_CATCH ? "catch" : python ? "python" : "native",
+                          b->id, "kind", b->kind == BP_CATCH ? "catch" : b->kind == BP_WATCH ? "watch" : python ? "python" : "native",
                           "location", b->location, "pending", b->pending, "verified", verified,
                           "enabled", b->enabled, "temporary", b->temporary, "hits",
                           b->hits - b->passed, "where", b->where, "file", "line", "message");
     json_t *res = NULL;
-    if (!bkpt && ask_gdb && b->kind != BP_CATCH && b->number > 0 && s->state != RUNNING &&
+    if (!bkpt && ask_gdb && b->kind != BP_CATCH && b->kind != BP_WATCH && b->number > 0 && s->state != RUNNING &&
         s->gdb && tdb_gdb_alive(s->gdb) &&
         tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, &res, NULL, "-break-info %d", b->number) == 0)
         bkpt = json_array_get(json_object_get(json_object_get(res, "BreakpointTable"), "body"), 0);
@@ -465,6 +465,82 @@ json_t *tdb_session_breakpoint_add(tdb_session *s, const char *location, int tem
         goto cleanup;
     out = tdb_session_bp_json(s, b, bkpt, 0);
 cleanup:
+    json_decref(res);
+    return out;
+}
+
+json_t *tdb_session_watchpoint_add(tdb_session *s, int thread, int index, const char *expr,
+                                   const char *access, tdb_error *err)
+{
+    static const struct {
+        const char *access, *flag, *word;
+    } kinds[] = {{"write", "", "watch"}, {"read", "-r ", "rwatch"}, {"readWrite", "-a ", "awatch"}};
+    size_t k = 0;
+    while (k < 3 && strcmp(kinds[k].access, access ? access : "write") != 0)
+        k++;
+    char *location = tdb_xasprintf("%s %s", k < 3 ? kinds[k].word : "watch", expr);
+    json_t *res = NULL, *out = NULL;
+    tdb_error local = {0};
+    if (k == 3) {
+        out = tdb_session_bp_refused(location, "location",
+                                     "the access is 'write', 'read' or 'readWrite'");
+        goto cleanup;
+    }
+    if (!*expr || strpbrk(expr, "\n\r")) {
+        out = tdb_session_bp_refused(location, "location", "an expression is one line");
+        goto cleanup;
+    }
+    if (tdb_session_select(s, thread, index, &local) < 0) {
+        out = tdb_session_bp_refused(location, "location", local.msg);
+        goto cleanup;
+    }
+    if (s->python_top >= 0 && s->selected >= s->python_top) {
+        out = tdb_session_bp_refused(location, "location",
+                                     "a Python frame's variable cannot be watched: a watchpoint "
+                                     "is on a C/C++ lvalue");
+        goto cleanup;
+    }
+    int software = !tdb_hw_watchpoints_fire();
+    if (software && k > 0) {
+        out = tdb_session_bp_refused(location, "location",
+                                     "this machine's hardware watchpoints never fire (a virtual "
+                                     "machine without working debug registers), and only a "
+                                     "change can be watched in software: use 'write'");
+        goto cleanup;
+    }
+    if (software && tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, &local,
+                                "-gdb-set can-use-hw-watchpoints 0") < 0) {
+        tdb_error_set(err, local.code, "%s", local.msg);
+        goto cleanup;
+    }
+    if (tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, &res, &local, "-break-watch %s%s", kinds[k].flag,
+                    expr) < 0) {
+        if (!tdb_gdb_alive(s->gdb)) {
+            tdb_error_set(err, local.code, "%s", local.msg);
+            goto cleanup;
+        }
+        out = tdb_session_bp_refused(location, "gdb", local.msg);
+        goto cleanup;
+    }
+    const json_t *w = json_object_get(res, "wpt");
+    if (!w)
+        w = json_object_get(res, "hw-rwpt");
+    if (!w)
+        w = json_object_get(res, "hw-awpt");
+    const char *num = tdb_mi_str(w, "number");
+    if (!num) {
+        tdb_error_set(err, 0, "gdb gave no watchpoint number for '%s'", location);
+        goto cleanup;
+    }
+    bp_info *b = tdb_session_add_bp(s, atoi(num), BP_WATCH, location, NULL);
+    out = tdb_session_bp_json(s, b, NULL, 0);
+    if (software)
+        json_object_set_new(out, "message",
+                            json_string("a software watchpoint: this machine's hardware "
+                                        "watchpoints never fire, so gdb runs the program one "
+                                        "instruction at a time while it is set (slow)"));
+cleanup:
+    free(location);
     json_decref(res);
     return out;
 }

@@ -414,3 +414,15 @@ json_t *tdb_values_evaluate(tdb_values *v, int thread, int index, const char *ex
     json_decref(vo);
     return out;
 }
+
+int tdb_values_native_scope(tdb_values *v, int h, int *thread, int *index)
+{
+    if (h < 1 || (size_t)h > v->n)
+        return -1;
+    const value_ref *r = &v->refs[h - 1];
+    if (r->kind != REF_ARGS && r->kind != REF_LOCALS)
+        return -1;
+    *thread = r->thread;
+    *index = r->index;
+    return 0;
+}

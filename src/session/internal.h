@@ -19,6 +19,7 @@
  *                          arguments, tensors, Python variables
  *   session/handles.c      values by handle, for a front-end that expands
  *                          them
+ *   session/native.c       instructions and memory at a stop
  */
 #ifndef TDB_SESSION_INT_H
 #define TDB_SESSION_INT_H
@@ -33,6 +34,11 @@
 #include <stdlib.h>
 
 #define CMD_TIMEOUT_MS 60000       /* ordinary MI commands */
+
+/* session/native.c: 1 when this machine's hardware watchpoints trigger
+ * (probed once with a perf event on a variable), 0 when they are set and
+ * never fire (a virtual machine without working debug registers). */
+int tdb_hw_watchpoints_fire(void);
 #define SYMBOLS_TIMEOUT_MS 300000  /* reading symbols of big libraries */
 #define DEFAULT_MAX_FRAMES 64
 #define STACK_LOAD_ROUNDS 8
@@ -52,7 +58,8 @@ typedef enum bp_kind {
     BP_NATIVE,  /* a gdb breakpoint the user asked for */
     BP_IMPORT,  /* internal: a --stop-at-import module's PyInit */
     BP_CATCH,   /* catch throw [TYPE]: where C++ throws */
-    BP_PYTHON   /* FILE.py:LINE or FILE.py:FUNCTION, in the process's hook */
+    BP_PYTHON,  /* FILE.py:LINE or FILE.py:FUNCTION, in the process's hook */
+    BP_WATCH    /* watch/rwatch/awatch EXPR: gdb's watchpoint */
 } bp_kind;
 
 /* One place a breakpoint bound (an overload, an inlined copy). */
@@ -223,6 +230,9 @@ struct tdb_session {
     int base_symbols;    /* libc and ld.so symbols loaded */
     int py_bt;           /* -1 unknown, 0 unavailable, 1 works */
     int interrupt_sent;  /* we sent -exec-interrupt */
+    int stale_sigint;    /* another stop came before our interrupt did: its
+                          * SIGINT is still on its way */
+    char last_mi[64];    /* the MI command that let the program run last */
     int last_resume;     /* the tdb_resume of the last resume, -1 none */
     int repeat;          /* resumes of repeat_how still to make ('next N') */
     int repeat_how;

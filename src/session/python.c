@@ -569,6 +569,10 @@ int tdb_session_python_stopped(tdb_session *s, int bkptno, const json_t *res, td
         return TDB_HOOK_NOT_OURS;
     if (read_mem(s, CONTROL(s, report), h->report, sizeof(tdb_pyhook_report), err) < 0)
         return tdb_gdb_alive(s->gdb) ? TDB_HOOK_GO_ON : -1;
+    /* The thread is in the hook at a Python line: when the front-end's
+     * interrupt makes even a stop the hook lets go on a stop, it is that
+     * line (the hook's frames hidden), never tdebug_pyhook_stop(). */
+    h->stop_is_hook = 1;
     const tdb_pyhook_report *rep = report_of(s);
     (void)res;
     switch (rep->reason) {
@@ -658,9 +662,11 @@ size_t tdb_session_python_hidden_frames(tdb_session *s, int thread, const json_t
 {
     uint64_t lo, hi;
     (void)thread;
-    if (!s->hook.stop_is_hook || hook_range(s, &lo, &hi) < 0)
+    if (hook_range(s, &lo, &hi) < 0)
         return 0;
-    /* The hook's own frames (tdebug_pyhook_stop, its trace function) sit
+    /* Not only at the hook's stops: an interrupt (a pause) can land in
+     * the hook's code while it runs a Python step.
+     * The hook's own frames (tdebug_pyhook_stop, its trace function) sit
      * on top, then CPython's tracing machinery (call_trace) down to the
      * evaluator running the Python frame the hook reports: the stop is
      * that Python line. */
@@ -693,9 +699,24 @@ void tdb_session_python_fold(tdb_session *s, tdb_stackview *v)
 
 /* ---- stepping ---- */
 
+/* A step the hook was running when something else stopped the program
+ * (an interrupt, a breakpoint): it is over, so its end must not stop a
+ * later continue. */
+static void forget_step(tdb_session *s)
+{
+    pyhook_state *h = &s->hook;
+    if (h->native_bp)
+        tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, NULL, "-break-delete %d", h->native_bp);
+    h->native_bp = 0;
+    if (h->step_pending && h->state == PYHOOK_READY)
+        write_i32(s, CONTROL(s, step.mode), TDB_PYHOOK_STEP_NONE, NULL);
+    h->step_pending = 0;
+}
+
 int tdb_session_python_resume(tdb_session *s, tdb_resume how, tdb_error *err)
 {
     pyhook_state *h = &s->hook;
+    forget_step(s);
     int mode = how == TDB_RESUME_STEP ? TDB_PYHOOK_STEP_STEP
                : how == TDB_RESUME_NEXT ? TDB_PYHOOK_STEP_NEXT
                : how == TDB_RESUME_FINISH ? TDB_PYHOOK_STEP_FINISH : 0;

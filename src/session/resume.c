@@ -5,6 +5,7 @@
  */
 #include "session/internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,6 +51,7 @@ int tdb_session_resume_mi(tdb_session *s, const char *how, tdb_error *err)
         rc = -1;
     } else {
         tdb_session_note_running(s);
+        snprintf(s->last_mi, sizeof(s->last_mi), "%s", how);
     }
     tdb_mi_response_free(r);
     return rc;

@@ -221,6 +221,11 @@ static int report_missed(tdb_session *s)
             tdb_buf_free(&hit);
             tdb_buf_free(&not_hit);
         }
+        if (b->kind == BP_WATCH) {
+            if (!b->hits)
+                say(s, "note", "watchpoint %d (%s) never triggered", b->id, b->location);
+            continue;
+        }
         if (b->kind == BP_CATCH) {
             if (b->hits <= b->passed)
                 say(s, "note", "catchpoint %d (%s) caught nothing", b->id, b->location);
@@ -409,6 +414,11 @@ int tdb_session_attached(const tdb_session *s)
 int tdb_session_running(const tdb_session *s)
 {
     return s->state == RUNNING;
+}
+
+int tdb_session_stepping(const tdb_session *s)
+{
+    return s->state == RUNNING && s->last_resume > TDB_RESUME_CONTINUE;
 }
 
 int tdb_session_program_ended(const tdb_session *s)

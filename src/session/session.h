@@ -141,6 +141,8 @@ typedef enum tdb_stop_reason {
     TDB_STOP_STEPI,
     TDB_STOP_NEXTI,
     TDB_STOP_UNTIL,
+    TDB_STOP_WATCHPOINT,        /* a watched value changed or was read, or
+                                 * its frame returned (bp_number: whose) */
     TDB_STOP_STOPPED,           /* gdb gave no reason and none was asked for */
     TDB_STOP_OTHER,             /* a reason of gdb's tdebug has no word for:
                                  * tdb_stop_info's gdb_reason */
@@ -373,6 +375,9 @@ int tdb_session_end(tdb_session *s, tdb_end how);
 pid_t tdb_session_pid(const tdb_session *s);
 int tdb_session_attached(const tdb_session *s);
 int tdb_session_running(const tdb_session *s);
+/* 1 while the program runs a step (tdb_session_resume() with anything but
+ * TDB_RESUME_CONTINUE): interrupting it would end the step where it is. */
+int tdb_session_stepping(const tdb_session *s);
 /* 1 once the program ended by itself (it exited, or a signal killed it),
  * 0 while it runs or when the session ended it (quit, detach). */
 int tdb_session_program_ended(const tdb_session *s);
@@ -442,6 +447,38 @@ int tdb_session_stop_thread(tdb_session *s);
  * program runs): python {index, kind, function, file, line}; native
  * {index, kind, level, address, function, library, file, line}. */
 json_t *tdb_session_thread_stack(tdb_session *s, int thread, tdb_error *err);
+
+/* The machine at a stop (session/native.c).  Instructions as a new array
+ * of COUNT entries, from OFFSET instructions away from ADDR (negative:
+ * before it), each {"address", "instruction", "bytes", "function",
+ * "offset", "file", "line"} (what gdb knows of it) or null where nothing
+ * could be decoded; NULL with ERR when ADDR cannot be read. */
+json_t *tdb_session_disassemble(tdb_session *s, uint64_t addr, long offset, long count,
+                                tdb_error *err);
+/* The instructions of the function holding ADDR (or those around it when
+ * gdb knows no bounds), entries as above: a new array, or NULL with ERR. */
+json_t *tdb_session_disassemble_function(tdb_session *s, uint64_t addr, tdb_error *err);
+/* Append to OUT the LEN bytes at ADDR up to the first unreadable one;
+ * 0, or -1 with ERR. */
+int tdb_session_read_memory(tdb_session *s, uint64_t addr, size_t len, tdb_buf *out,
+                            tdb_error *err);
+/* Write LEN bytes of DATA at ADDR: 0, or -1 with ERR (gdb's reason). */
+int tdb_session_write_memory(tdb_session *s, uint64_t addr, const void *data, size_t len,
+                             tdb_error *err);
+/* A watchpoint (gdb's, hardware where it can) on the C/C++ lvalue EXPR
+ * as frame INDEX of THREAD sees it (a local's ends when that frame
+ * returns): ACCESS "write", "read" or "readWrite".  The breakpoint as
+ * tdb_session_breakpoint() gives it (new reference; "refused" with gdb's
+ * reason when gdb cannot watch it, a Python frame's included), or NULL
+ * with ERR when gdb died. */
+json_t *tdb_session_watchpoint_add(tdb_session *s, int thread, int index, const char *expr,
+                                   const char *access, tdb_error *err);
+/* The libraries mapped so far, in load order, as a new array of {"path",
+ * "symbols": gdb read them, "text_start", "text_end" (when known)}; with
+ * DEBUG_FILES each also says where its DWARF is ("dwarf_in": "object",
+ * "debug file" or null, "debug_file": its path, "stripped"), which reads
+ * each file (libbfd: milliseconds a library). */
+json_t *tdb_session_libraries(tdb_session *s, int debug_files);
 /* Make THREAD the stop's thread ('thread N'): its stack becomes the
  * stop's view, its frame 0 selected.  -1 with ERR set when gdb refuses
  * (no such thread) or failed. */
@@ -588,6 +625,9 @@ json_t *tdb_values_scopes(tdb_values *v, int thread, int index, tdb_error *err);
  * A scope the core cannot read yet (Python locals before the core reads
  * them) gives [] and *NOTE (may be NULL) says why (borrowed, static). */
 json_t *tdb_values_list(tdb_values *v, int h, const char **note, tdb_error *err);
+/* When handle H is a native frame's Arguments or Locals: 0 with that
+ * frame's THREAD and INDEX; else -1. */
+int tdb_values_native_scope(tdb_values *v, int h, int *thread, int *index);
 /* EXPR evaluated in frame INDEX of THREAD: a gdb expression in a native
  * frame, a Python name in a Python frame.  {"value", "type", "handle"}
  * (new reference), or NULL with ERR set to why (gdb's or Python's words). */

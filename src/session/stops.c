@@ -29,6 +29,7 @@ const tdb_stop_words tdb_stop_reasons[TDB_STOP_N_REASONS] = {
     [TDB_STOP_STEPI] = {"stepi", "step"},
     [TDB_STOP_NEXTI] = {"nexti", "step"},
     [TDB_STOP_UNTIL] = {"until", "step"},
+    [TDB_STOP_WATCHPOINT] = {"watchpoint", "data breakpoint"},
     [TDB_STOP_STOPPED] = {"stopped", "stopped"},
     [TDB_STOP_OTHER] = {NULL, NULL}, /* gdb's own word */
 };
@@ -356,6 +357,25 @@ static int breakpoint_stop(tdb_session *s, int bkptno, const json_t *frame, tdb_
     return go_on(s, st, err);
 }
 
+/* A watchpoint's stop: which one, and the value before and after (in
+ * ST's return_value's place); one whose frame returned is gone. */
+static void watch_stop(tdb_session *s, const json_t *res, const char *reason, tdb_stop_info *st)
+{
+    const json_t *wpt = json_object_get(res, "wpt");
+    const char *num = tdb_mi_str(wpt, "number") ?: tdb_mi_str(res, "wpnum");
+    bp_info *b = num ? tdb_session_find_bp(s, atoi(num)) : NULL;
+    st->reason = TDB_STOP_WATCHPOINT;
+    st->bp_number = b ? b->id : num ? atoi(num) : 0;
+    st->bp_location = b ? b->location : NULL;
+    if (b)
+        b->hits++;
+    if (strcmp(reason, "watchpoint-scope") == 0 && b) {
+        b->number = 0; /* gdb deleted it */
+        tdb_session_bp_delete(s, b);
+        st->bp_location = NULL;
+    }
+}
+
 /* A signal: the preloaded library's trap in a light session (on), the
  * front-end's interrupt, or the program's. */
 static int signal_stop(tdb_session *s, const json_t *res, tdb_stop_info *st, tdb_error *err)
@@ -388,6 +408,23 @@ int tdb_session_handle_stopped(tdb_session *s, const tdb_mi_record *r, tdb_error
     tdb_stop_info st = {.reason = TDB_STOP_STOPPED, .thread = thread ? atoi(thread) : 0};
     int last = s->last_resume, rc = 1;
 
+    if (s->stale_sigint) {
+        s->stale_sigint = 0;
+        const char *sig = tdb_mi_str(res, "signal-name");
+        if (reason && !strcmp(reason, "signal-received") && sig && !strcmp(sig, "SIGINT") &&
+            !s->interrupt_sent && s->last_mi[0]) {
+            /* The SIGINT of an interrupt that another stop overtook (a
+             * front-end stopped the program to set a breakpoint, and a
+             * breakpoint came first): it arrives as the program resumes,
+             * before it ran an instruction, so the resume is sent again
+             * (a step stays that step). */
+            char again[sizeof(s->last_mi)];
+            memcpy(again, s->last_mi, sizeof(again));
+            if (tdb_session_resume_mi(s, again, err) < 0)
+                return -1;
+            return 0;
+        }
+    }
     s->state = STOPPED;
     s->last_resume = -1;
     if (!reason) {
@@ -441,6 +478,8 @@ int tdb_session_handle_stopped(tdb_session *s, const tdb_mi_record *r, tdb_error
     } else if (strcmp(reason, "function-finished") == 0) {
         st.reason = TDB_STOP_FINISH;
         st.compact = 1;
+    } else if (strstr(reason, "watchpoint-trigger") || strcmp(reason, "watchpoint-scope") == 0) {
+        watch_stop(s, res, reason, &st);
     } else if (strcmp(reason, "location-reached") == 0) {
         st.reason = TDB_STOP_UNTIL;
         st.compact = 1;
@@ -452,6 +491,8 @@ int tdb_session_handle_stopped(tdb_session *s, const tdb_mi_record *r, tdb_error
         json_decref(st.exception);
         return rc;
     }
+    if (s->interrupt_sent && reason && strcmp(reason, "signal-received") != 0)
+        s->stale_sigint = 1; /* the interrupt's SIGINT comes at the next resume */
     s->interrupt_sent = 0;
     tdb_session_step_landing_end(s); /* any stop ends a step's landing */
     int at_operator = s->step.args_at_stop;
@@ -541,7 +582,6 @@ int tdb_session_poll_gdb(tdb_session *s, tdb_error *err)
 int tdb_session_wait(tdb_session *s, int timeout_ms, int fd, tdb_error *err)
 {
     int64_t deadline = timeout_ms >= 0 ? tdb_now_ms() + timeout_ms : -1;
-    tdb_gdb_set_cancel_fd(s->gdb, fd);
     for (;;) {
         if (s->state == EXITED)
             return TDB_WAIT_EXITED;
@@ -555,7 +595,13 @@ int tdb_session_wait(tdb_session *s, int timeout_ms, int fd, tdb_error *err)
             left = (int)l;
         }
         tdb_error local = {0};
+        /* FD cancels the wait for an event only: the gdb commands that
+         * handling one runs (a Python step's hook, a library's symbols)
+         * are the core's own, and a front-end's request arriving meanwhile
+         * must not cut them in half (it waits for the next wait). */
+        tdb_gdb_set_cancel_fd(s->gdb, fd);
         tdb_mi_record *r = tdb_gdb_next_event(s->gdb, left, &local);
+        tdb_gdb_set_cancel_fd(s->gdb, s->cancel_fd);
         if (!r) {
             if (local.code == ECANCELED)
                 return TDB_WAIT_FD;

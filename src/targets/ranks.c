@@ -633,3 +633,19 @@ void tdb_rank_set_label(tdb_buf *b, const long *ranks, size_t n)
     tdb_buf_adds(b, several ? "ranks " : "rank ");
     tdb_rank_set_format(b, ranks, n);
 }
+
+int tdb_rank_pid(long rank, const char *job_id, pid_t *out_pid, char **out_job, tdb_error *err)
+{
+    tdb_jobs jobs = {NULL, 0};
+    const tdb_job *job = NULL;
+    const tdb_job_member *m = NULL;
+    if (tdb_jobs_read(NULL, &jobs, err) == 0 && (job = tdb_jobs_pick(&jobs, job_id, err)))
+        m = tdb_job_rank(job, rank, err);
+    if (m) {
+        *out_pid = m->pid;
+        if (out_job)
+            *out_job = tdb_xstrdup(job->id);
+    }
+    tdb_jobs_release(&jobs);
+    return m ? 0 : -1;
+}

@@ -129,6 +129,12 @@ const tdb_job *tdb_jobs_pick(const tdb_jobs *j, const char *id, tdb_error *err);
  * says which ranks run here), or two processes claim it. */
 const tdb_job_member *tdb_job_rank(const tdb_job *job, long rank, tdb_error *err);
 
+/* The pid of rank RANK of the job JOB_ID names (NULL: the only one
+ * running here; as tdb_jobs_pick()), read from /proc now: 0 with *OUT_PID
+ * and, when OUT_JOB is given, the job's id (a new string); -1 with ERR set
+ * as tdb_jobs_pick() and tdb_job_rank() set it. */
+int tdb_rank_pid(long rank, const char *job_id, pid_t *out_pid, char **out_job, tdb_error *err);
+
 /* The ranks of JOB (role rank) in order, as a new array of N numbers
  * (NULL when none). */
 long *tdb_job_rank_numbers(const tdb_job *job, size_t *n);

@@ -4,6 +4,7 @@ Debug Adapter Protocol's JSON Schema.  Microsoft's own client drives the
 issue's scenarios in test_dap_client.py; this file has the rest: the wire
 format and bad input, hostile strings, native source lines and stepping,
 attach and detach, a client that vanishes, TCP."""
+import base64
 import json
 import os
 import signal
@@ -51,6 +52,10 @@ def test_initialize_says_only_true_capabilities(tdebug, procs, tmp_path):
     flags = {k: v for k, v in caps.items() if isinstance(v, bool)}
     assert flags and all(flags.values()), caps
     assert caps["supportsConfigurationDoneRequest"] and caps["supportsFunctionBreakpoints"]
+    for name in ("supportsDisassembleRequest", "supportsReadMemoryRequest",
+                 "supportsWriteMemoryRequest", "supportsSteppingGranularity",
+                 "supportsModulesRequest", "supportsInstructionBreakpoints"):
+        assert caps[name] is True
     assert [f["filter"] for f in caps["exceptionBreakpointFilters"]] == ["cpp_throw", "c10_error"]
     dap.finish()
 
@@ -156,7 +161,30 @@ def test_launch_function_breakpoint_in_torch(tdebug, procs, tmp_path, torch_avai
     frames = dap.frames(stop["threadId"])
     top = frames[0]
     assert top["name"].startswith(TORCH_ADD) and "libtorch_cpu" in top["name"]
-    assert top["presentationHint"] == "subtle" and top["instructionPointerReference"]
+    # The stop's own frame is shown and focused: never folded as 'subtle',
+    # and a source the client can open (its machine code: torch is
+    # stripped), at the line of the stop's address.
+    assert "presentationHint" not in top and top["instructionPointerReference"]
+    ip = int(top["instructionPointerReference"], 16)
+    listing = dap.request("source", {"source": top["source"],
+                                     "sourceReference": top["source"]["sourceReference"]})
+    text = listing["body"]["content"].splitlines()
+    assert TORCH_ADD in text[0]
+    assert int(text[top["line"] - 1].split()[0], 16) == ip, (text[:5], top["line"])
+    assert all(f.get("presentationHint") == "subtle" for f in frames[1:]
+               if "line" in f and f["name"].endswith(".so)"))
+    # The disassembly view around it, and the bytes there.
+    insns = dap.request("disassemble", {"memoryReference": top["instructionPointerReference"],
+                                        "instructionOffset": -4, "instructionCount": 10,
+                                        "resolveSymbols": True})["body"]["instructions"]
+    assert len(insns) == 10 and int(insns[4]["address"], 16) == ip
+    assert insns[4]["symbol"].startswith(TORCH_ADD)
+    assert [int(i["address"], 16) for i in insns] == sorted(int(i["address"], 16) for i in insns)
+    mem = dap.request("readMemory", {"memoryReference": insns[4]["address"],
+                                     "count": 4})["body"]
+    assert int(mem["address"], 16) == ip
+    first = insns[4]["instructionBytes"].replace(" ", "")
+    assert base64.b64decode(mem["data"]).hex()[:len(first)] == first[:8]
     py = [f for f in frames if f.get("source", {}).get("path") == prog]
     assert len(py) == 1 and py[0]["line"] == 3 and py[0]["name"] == "<module>"
     # The merged order: the native frames above the Python line that called them.
@@ -164,6 +192,9 @@ def test_launch_function_breakpoint_in_torch(tdebug, procs, tmp_path, torch_avai
     scopes = dap.request("scopes", {"frameId": top["id"]})["body"]["scopes"]
     assert [s["name"] for s in scopes] == ["Arguments", "Locals"]
     dap.request("variables", {"variablesReference": scopes[0]["variablesReference"]})
+    # Reading the tensor layout from its cache is routine: not a note in the
+    # Debug Console ('console' output reads as a warning there).
+    assert "read from the cache" not in dap.outputs("console")
     pc = dap.request("evaluate", {"expression": "$pc", "frameId": top["id"],
                                   "context": "hover"})["body"]
     assert TORCH_ADD in pc["result"]
@@ -293,6 +324,34 @@ def test_c_line_breakpoint_steps_and_variables(tdebug, procs, tmp_path):
     ev = dap.request("evaluate", {"expression": "self->ndim", "frameId": top["id"],
                                   "context": "watch"})["body"]
     assert ev["result"] == "1"
+    # Memory: read an int, write it back, read it again.
+    where = dap.request("evaluate", {"expression": "&self->ndim", "frameId": top["id"],
+                                     "context": "watch"})["body"]["result"]
+    ref = "0x" + where.split("0x")[1].split()[0]
+    mem = dap.request("readMemory", {"memoryReference": ref, "count": 4})["body"]
+    assert base64.b64decode(mem["data"]) == (1).to_bytes(4, "little")
+    wrote = dap.request("writeMemory", {"memoryReference": ref, "offset": 0,
+                                        "data": base64.b64encode((1).to_bytes(4, "little"))
+                                        .decode()})["body"]
+    assert wrote["bytesWritten"] == 4
+    dap.wait_event("invalidated")
+    bad = dap.request("readMemory", {"memoryReference": "0x8", "count": 16}, check=False)
+    assert bad["success"] is False or bad["body"].get("unreadableBytes") == 16
+    # One instruction at a time (the disassembly view's stepping).
+    dap.request("next", {"threadId": tid, "granularity": "instruction"})
+    i, st = dap.stopped(after=i + 1)
+    assert st["reason"] == "step"
+    moved = dap.frames(tid)[0]
+    assert moved["name"] == "tt_ops_add_call"
+    assert moved["instructionPointerReference"] != top["instructionPointerReference"]
+    # The libraries: whether their symbols are read, where their debug info is.
+    mods = dap.request("modules", {"startModule": 0})["body"]
+    core = [m for m in mods["modules"] if m["name"].startswith("libtt_core")]
+    assert core and core[0]["symbolStatus"] == "symbols read; debug info in the library", core
+    assert core[0]["symbolFilePath"] == core[0]["path"]
+    libc = [m for m in mods["modules"] if m["name"].startswith("libc.so")]
+    assert libc and "symbols read" in libc[0]["symbolStatus"], libc
+    assert mods["totalModules"] == len(mods["modules"]) > 3
     # stepIn goes into the kernel, stepOut comes back, next goes on a line.
     dap.request("stepIn", {"threadId": tid})
     i, st = dap.stopped(after=i + 1)
@@ -304,7 +363,22 @@ def test_c_line_breakpoint_steps_and_variables(tdebug, procs, tmp_path):
     assert back["name"] == "tt_ops_add_call" and back["line"] == line
     dap.request("next", {"threadId": tid})
     i, st = dap.stopped(after=i + 1)
-    assert dap.frames(tid)[0]["line"] > line
+    here = dap.frames(tid)[0]
+    assert here["line"] > line
+    # An instruction breakpoint on the instruction after the next one.
+    ahead = dap.request("disassemble", {"memoryReference": here["instructionPointerReference"],
+                                        "instructionCount": 3})["body"]["instructions"]
+    assert not ahead[0]["instruction"].startswith("j") and not ahead[1]["instruction"].startswith("j")
+    ibp = dap.request("setInstructionBreakpoints", {"breakpoints": [
+        {"instructionReference": ahead[2]["address"]}]})["body"]["breakpoints"]
+    assert ibp[0]["verified"] is True
+    dap.continue_(tid)
+    i, st = dap.stopped(after=i + 1)
+    assert st["reason"] == "instruction breakpoint" and st["hitBreakpointIds"] == [ibp[0]["id"]]
+    assert int(dap.frames(tid)[0]["instructionPointerReference"], 16) == \
+        int(ahead[2]["address"], 16)
+    assert dap.request("setInstructionBreakpoints",
+                       {"breakpoints": []})["body"]["breakpoints"] == []
     dap.continue_(tid)
     assert dap.wait_event("exited")["body"]["exitCode"] == 0
     assert "tensor([2., 2.])" in dap.outputs("stdout")
@@ -371,6 +445,8 @@ def test_exception_breakpoint_on_a_shape_mismatch(tdebug, procs, tmp_path, torch
     assert told["bps"][0]["verified"] and not told["bps"][1]["verified"]
     i, stop = dap.stopped()
     assert stop["reason"] == "exception"
+    # The exception widget shows torch's message, not __cxa_throw's frame.
+    assert stop["text"].startswith("c10::Error: The size of tensor a (2) must match"), stop
     names = [f["name"] for f in dap.frames(stop["threadId"])]
     assert names[0].startswith("__cxa_throw")
     assert any(n.startswith("c10::detail::torchCheckFail") for n in names)
@@ -572,4 +648,47 @@ def test_a_client_that_runs_no_terminal_gets_output_events(tdebug, procs, tmp_pa
     dap.wait_event("terminated")
     assert dap.outputs("stdout") == "hi\n"
     assert not [r for r in dap.c.reverse_requests]
+    dap.finish()
+
+
+# ---------------------------------------------------------------------------
+# Data breakpoints: gdb's watchpoints on C/C++ lvalues
+
+def test_data_breakpoint_on_a_c_local(tdebug, procs, tmp_path):
+    prog = tt_program(tmp_path)
+    dap = Adapter.start(tdebug, procs, tmp_path)
+    caps = dap.initialize()
+    assert caps["supportsDataBreakpoints"] is True
+    src = str(TT_SRC / "csrc" / "core" / "tt_ops.c")
+    line = marked_line("csrc/core/tt_ops.c", "add dispatch")
+    dap.start_program("launch", {"program": prog, "python": PYTHON, "symbols": "libtt_",
+                                 "env": {"PYTHONPATH": str(TT_OUT)}},
+                      lambda d: d.set_breakpoints(src, [line]))
+    i, stop = dap.stopped()
+    tid = stop["threadId"]
+    frames = dap.frames(tid)
+    assert frames[0]["name"] == "tt_ops_add_call"
+    scopes = dap.request("scopes", {"frameId": frames[0]["id"]})["body"]["scopes"]
+    local_scope = next(s for s in scopes if s["name"] == "Locals")
+    info = dap.request("dataBreakpointInfo", {"variablesReference":
+                                              local_scope["variablesReference"],
+                                              "name": "out"})["body"]
+    assert info["dataId"] and "write" in info["accessTypes"]
+    # A Python variable is not a C/C++ lvalue: no dataId, and why.
+    py = next(f for f in frames if f.get("source", {}).get("path") == prog)
+    py_scope = dap.request("scopes", {"frameId": py["id"]})["body"]["scopes"][0]
+    no = dap.request("dataBreakpointInfo", {"variablesReference": py_scope["variablesReference"],
+                                            "name": "x"})["body"]
+    assert no["dataId"] is None and "C/C++" in no["description"]
+    bps = dap.request("setDataBreakpoints", {"breakpoints": [
+        {"dataId": info["dataId"], "accessType": "write"}]})["body"]["breakpoints"]
+    assert bps[0]["verified"] is True, bps
+    # The line assigns what the kernel returns to out.
+    dap.continue_(tid)
+    i, st = dap.stopped(after=i + 1)
+    assert st["reason"] == "data breakpoint" and st["hitBreakpointIds"] == [bps[0]["id"]], st
+    assert "watchpoint" in st["description"] and "out" in st["description"]
+    assert dap.request("setDataBreakpoints", {"breakpoints": []})["body"]["breakpoints"] == []
+    dap.continue_(tid)
+    assert dap.wait_event("exited")["body"]["exitCode"] == 0
     dap.finish()

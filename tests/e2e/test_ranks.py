@@ -103,6 +103,32 @@ def test_attach_by_rank(tdebug, elastic_job):
     assert r.returncode == 1 and "no job 'no-such-job' runs here" in r.stderr
 
 
+
+def test_dap_attach_by_rank(tdebug, procs, tmp_path, elastic_job):
+    """The DAP's attach takes 'rank' (and 'job') as 'attach --rank' does."""
+    from tdap_util import Adapter
+    run_id, _ = elastic_job
+    members = wait_until(lambda: (lambda m: m if len(m) == 4 else None)(
+        job_members(tdebug, run_id)), what="the job's processes")
+    rank1 = [pid for pid, j in members.items() if j["role"] == "rank" and j["rank"] == 1][0]
+    dap = Adapter.start(tdebug, procs, tmp_path)
+    dap.initialize()
+    dap.start_program("attach", {"rank": 1, "job": run_id, "stopOnEntry": True})
+    assert dap.process_pid() == rank1
+    i, stop = dap.stopped()
+    assert f"rank 1 of job '{run_id}' is pid {rank1}" in dap.outputs("console")
+    dap.finish()
+    wait_until(lambda: tracer_of(rank1) == 0, what="rank 1 detached")
+    # A rank that does not run here: refused with the ranks that do.
+    again = tmp_path / "again"
+    again.mkdir()
+    dap = Adapter.start(tdebug, procs, again)
+    dap.initialize()
+    r = dap.request("attach", {"rank": 5, "job": run_id}, check=False)
+    assert not r["success"] and "ranks here: ranks 0,1" in r["message"], r
+    dap.finish()
+
+
 @pytest.fixture
 def gloo_job(procs, tmp_path, torch_available):
     """Four gloo ranks here, rank 2 the straggler."""

@@ -154,6 +154,7 @@ typedef struct step_state {
     int landed;          /* the last step landed past the glue */
     int deep;            /* a Python step from the user's code, through the
                           * Python of others */
+    int deep_lines;      /* lines of the Python of others it went through */
     int native_from_mine; /* the native call the hook reported is made from
                            * the user's Python code */
 } step_state;

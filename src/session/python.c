@@ -29,6 +29,9 @@
 #include <unistd.h>
 
 #define HOOK_TIMEOUT_MS 30000
+/* A step from the user's code goes through at most this many lines of the
+ * Python of others before it stops anyway (a few ms each). */
+#define DEEP_LINES_MAX 2000
 
 /* ---- locations ---- */
 
@@ -613,7 +616,8 @@ int tdb_session_python_stopped(tdb_session *s, int bkptno, const json_t *res, td
         if (!h->step_pending)
             return TDB_HOOK_GO_ON; /* the end of a step tdebug no longer wants (it ended in native code) */
         if (s->step.deep && rep->reason == TDB_PYHOOK_STOP_STEP && !tdb_session_is_mine(s, rep->file) &&
-            tdb_session_step_policy(s) != TDB_STEP_INTO_BINDING) {
+            tdb_session_step_policy(s) != TDB_STEP_INTO_BINDING &&
+            ++s->step.deep_lines <= DEEP_LINES_MAX) {
             /* A step from the user's code goes through the Python of
              * others (torch's nn.Module.__call__) to what it calls. */
             tdb_pyhook_step again = {.mode = TDB_PYHOOK_STEP_STEP, .tstate = rep->tstate,
@@ -623,6 +627,11 @@ int tdb_session_python_stopped(tdb_session *s, int bkptno, const json_t *res, td
             return TDB_HOOK_GO_ON;
         }
         h->step_pending = 0;
+        if (s->step.deep_lines > DEEP_LINES_MAX)
+            say(s, "warning", "step: went through %d lines of Python outside your code without "
+                              "reaching your code or a native call; stopped here ('set step-into "
+                              "binding' steps into the first function called)",
+                DEEP_LINES_MAX);
         if (s->step.deep && rep->reason == TDB_PYHOOK_STOP_STEP) {
             s->step.deep = 0;
             st->reason = TDB_STOP_STEP;
@@ -748,6 +757,7 @@ int tdb_session_python_resume(tdb_session *s, tdb_resume how, tdb_error *err)
     if (tdb_stackview_frame_at(&s->stop_view, tdb_session_stack_flags(s), (size_t)target, &f) < 0)
         return 0;
     s->step.landed = 0;
+    s->step.deep_lines = 0;
     s->step.deep = how == TDB_RESUME_STEP && f.py->filename && tdb_session_is_mine(s, f.py->filename);
     tdb_pyhook_step req = {.mode = 0,
                            .tstate = from_hook ? report_of(s)->tstate : 0,

@@ -128,12 +128,38 @@ static void test_catch_throw_option(void **state)
     assert_int_equal(o.n_catch_throw, 0);
 }
 
+static void test_step_into_options(void **state)
+{
+    (void)state;
+    tdb_session_options o = {0};
+    assert_int_equal(o.step_into, TDB_STEP_INTO_MINE); /* the default */
+    assert_int_equal(tdb_session_option("run", TDB_OPT_STEP_INTO, "binding", &o), 1);
+    assert_int_equal(o.step_into, TDB_STEP_INTO_BINDING);
+    assert_int_equal(tdb_session_option("attach", TDB_OPT_STEP_INTO, "operator", &o), 1);
+    assert_int_equal(o.step_into, TDB_STEP_INTO_OPERATOR);
+    last_usage[0] = '\0';
+    assert_int_equal(tdb_session_option("run", TDB_OPT_STEP_INTO, "Mine", &o), -TDB_EXIT_USAGE);
+    assert_non_null(strstr(last_usage, "--step-into 'Mine' is not where a step stops"));
+    assert_int_equal(o.step_into, TDB_STEP_INTO_OPERATOR);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(tdb_step_into_parse(tdb_step_into_words[i], NULL), i);
+
+    assert_int_equal(tdb_session_option("run", TDB_OPT_MY_CODE, "/src/mine", &o), 1);
+    assert_int_equal(tdb_session_option("run", TDB_OPT_MY_CODE, "lib", &o), 1);
+    assert_int_equal(o.n_my_code, 2);
+    assert_string_equal(o.my_code[1], "lib");
+    assert_int_equal(tdb_session_option("run", TDB_OPT_MY_CODE, "", &o), -TDB_EXIT_USAGE);
+    tdb_session_options_release(&o);
+    assert_int_equal(o.n_my_code, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kinds),
         cmocka_unit_test(test_break_option),
         cmocka_unit_test(test_catch_throw_option),
+        cmocka_unit_test(test_step_into_options),
     };
     return cmocka_run_group_tests_name("session_opts", tests, NULL, NULL);
 }

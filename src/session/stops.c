@@ -183,6 +183,36 @@ static void python_top(tdb_session *s)
     }
 }
 
+/* A copy of gdb's frame tuple FRAME with frame 0's arguments as gdb lists
+ * them now.  New reference. */
+static json_t *frame_with_args(tdb_session *s, const json_t *frame)
+{
+    json_t *res = NULL, *out = json_deep_copy(frame);
+    if (tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, &res, NULL, "-stack-list-arguments 2 0 0") == 0) {
+        json_t *f0 = json_array_get(json_object_get(res, "stack-args"), 0);
+        json_t *args = json_object_get(f0, "args");
+        if (args)
+            json_object_set(out, "args", args);
+    }
+    json_decref(res);
+    return out;
+}
+
+/* Did gdb's printers show an argument of FRAME without the tensor layout
+ * (lib/gdb/tdebug_printers.py's words)? */
+static int lacks_layout(const json_t *frame)
+{
+    size_t i;
+    json_t *a;
+    json_array_foreach(json_object_get(frame, "args"), i, a)
+    {
+        const char *v = tdb_mi_str(a, "value");
+        if (v && strstr(v, "no tensor layout yet"))
+            return 1;
+    }
+    return 0;
+}
+
 /* Record the stop described by ST (its strings are copied) and FRAME (the
  * *stopped record's frame, may be NULL): the stack, and the frame the stop
  * reads as (a Python line, or gdb's tuple for the top frame). */
@@ -250,25 +280,18 @@ int tdb_session_record_stop(tdb_session *s, const tdb_stop_info *st, const json_
     const json_t *top_mi = json_array_get(s->stop_view.mi, 0);
     if (frame && s->light.synth && top_mi)
         frame = top_mi; /* tdebug's own frame names the stop: gdb knows no library */
-    /* gdb's printers may get torch's tensor layout only now: the frame's
-     * arguments as they print them then. */
-    int printers_fresh = frame && (tdb_mi_str(frame, "line") || tdb_mi_str(top_mi, "line")) &&
-                         tdb_session_printers_prepare(s) == 1;
-    if (frame && ((!tdb_mi_str(frame, "line") && top_mi && tdb_mi_str(top_mi, "line")) ||
-                  printers_fresh)) {
+    if (frame && !tdb_mi_str(frame, "line") && top_mi && tdb_mi_str(top_mi, "line"))
         /* The library's symbols were read for the stack after gdb reported
          * the stop: its frame now has a source line, and arguments. */
-        json_t *res = NULL;
-        s->stop_frame = json_deep_copy(top_mi);
-        if (tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, &res, NULL, "-stack-list-arguments 2 0 0") == 0) {
-            json_t *f0 = json_array_get(json_object_get(res, "stack-args"), 0);
-            json_t *args = json_object_get(f0, "args");
-            if (args)
-                json_object_set(s->stop_frame, "args", args);
-        }
-        json_decref(res);
-    } else if (frame) {
+        s->stop_frame = frame_with_args(s, top_mi);
+    else if (frame)
         s->stop_frame = json_incref((json_t *)frame);
+    if (s->stop_frame && lacks_layout(s->stop_frame) && tdb_session_printers_prepare(s) == 1) {
+        /* gdb's printers had no tensor layout for an argument: now they
+         * have (session/values.c). */
+        json_t *again = frame_with_args(s, s->stop_frame);
+        json_decref(s->stop_frame);
+        s->stop_frame = again;
     }
     out->frame = s->stop_frame;
     return 0;

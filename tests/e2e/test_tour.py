@@ -274,7 +274,7 @@ def test_interactive_tinytensor_tour_try_next_commands_work(tdebug):
 def test_usage_errors(tdebug):
     r = run([tdebug, "tour", "nosuch"])
     assert r.returncode == 2
-    assert r.stderr.startswith("tdebug tour: there is no tour 'nosuch' (tours: torch, tinytensor)\n")
+    assert r.stderr.startswith("tdebug tour: there is no tour 'nosuch' (tours: torch, tinytensor, extension)\n")
     r = run([tdebug, "tour", "torch", "tinytensor"])
     assert r.returncode == 2
     r = run([tdebug, "tour", "--python"])

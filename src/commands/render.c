@@ -105,6 +105,8 @@ static void describe_stop(const tdb_stop_info *st, const char *where, tdb_buf *b
     case TDB_STOP_PYTHON_BREAKPOINT:
         tdb_buf_addf(b, "stopped at Python breakpoint %d (%s)", st->bp_number,
                      st->bp_location ? st->bp_location : "?");
+        if (st->condition_error)
+            tdb_buf_addf(b, ": %s", st->condition_error);
         return;
     case TDB_STOP_THROW:
         describe_throw(st, b);

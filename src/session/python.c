@@ -23,10 +23,15 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+_Static_assert(sizeof(tdb_pyhook_report) <= sizeof(((pyhook_state *)0)->report),
+               "pyhook_state.report holds a tdb_pyhook_report");
 
 #define HOOK_TIMEOUT_MS 30000
 
@@ -201,6 +206,12 @@ static int write_slot(tdb_session *s, bp_info *b, int clear, tdb_error *err)
         bp.line = b->py_line;
         snprintf(bp.file, sizeof(bp.file), "%s", b->py_file ? b->py_file : "");
         snprintf(bp.function, sizeof(bp.function), "%s", b->py_function ? b->py_function : "");
+        snprintf(bp.condition, sizeof(bp.condition), "%s", b->condition ? b->condition : "");
+        snprintf(bp.log_message, sizeof(bp.log_message), "%s",
+                 b->log_message ? b->log_message : "");
+        bp.hit_op = b->hit_op;
+        bp.hit_value = b->hit_value;
+        bp.ignore = b->ignore;
     }
     /* id last: a slot is live when its id is. */
     int32_t id = clear ? 0 : b->id;
@@ -218,6 +229,88 @@ static int write_slot(tdb_session *s, bp_info *b, int clear, tdb_error *err)
     if (write_u64(s, CONTROL(s, generation), ++h->generation, err) < 0)
         return -1;
     return h->state == PYHOOK_READY ? sync_soon(s, err) : 0;
+}
+
+/* ---- log points ---- */
+
+/* The FIFO the hook writes log points' lines to (lib/tdebug_pyhook.h):
+ * made and opened for reading (so the hook's open for writing finds a
+ * reader) before its path is written in the control block. */
+static int open_log(tdb_session *s, tdb_error *err)
+{
+    pyhook_state *h = &s->hook;
+    if (h->log_path)
+        return 0;
+    const char *tmp = getenv("TMPDIR");
+    char *dir = tdb_xasprintf("%s/tdebug-log.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(dir)) {
+        tdb_error_errno(err, "cannot make a folder for log points: mkdtemp '%s'", dir);
+        free(dir);
+        return -1;
+    }
+    char *path = tdb_xasprintf("%s/log", dir);
+    free(dir);
+    if (strlen(path) >= TDB_PYHOOK_LOG_PATH_MAX || mkfifo(path, 0600) < 0 ||
+        (h->log_fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0) {
+        tdb_error_errno(err, "cannot make the log points' FIFO: mkfifo '%s'", path);
+        free(path);
+        return -1;
+    }
+    h->log_path = path;
+    char field[TDB_PYHOOK_LOG_PATH_MAX] = "";
+    snprintf(field, sizeof(field), "%s", path);
+    return write_mem(s, CONTROL(s, log_path), field, sizeof(field), err);
+}
+
+int tdb_session_python_log_fd(const tdb_session *s)
+{
+    return s->hook.log_fd > 0 ? s->hook.log_fd : -1;
+}
+
+void tdb_session_python_drain_log(tdb_session *s)
+{
+    pyhook_state *h = &s->hook;
+    if (h->log_fd <= 0)
+        return;
+    char buf[65536];
+    ssize_t n;
+    while ((n = read(h->log_fd, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
+        if (n > 0)
+            tdb_buf_add(&h->log_tail, buf, (size_t)n);
+    size_t at = 0;
+    while (at < h->log_tail.len) {
+        const char *rec = h->log_tail.s + at, *end = memchr(rec, 0, h->log_tail.len - at);
+        if (!end)
+            break;
+        char *tab = strchr(rec, '\t');
+        int id = atoi(rec);
+        tdb_session_emit(s, "log", json_pack("{s:i}", "breakpoint", id), "%s", tab ? tab + 1 : rec);
+        at = (size_t)(end - h->log_tail.s) + 1;
+    }
+    if (at) {
+        memmove(h->log_tail.s, h->log_tail.s + at, h->log_tail.len - at);
+        h->log_tail.len -= at;
+        h->log_tail.s[h->log_tail.len] = '\0';
+    }
+}
+
+static void close_log(tdb_session *s)
+{
+    pyhook_state *h = &s->hook;
+    if (h->log_fd > 0) {
+        tdb_session_python_drain_log(s);
+        close(h->log_fd);
+    }
+    h->log_fd = -1;
+    if (h->log_path) {
+        unlink(h->log_path);
+        char *slash = strrchr(h->log_path, '/');
+        *slash = 0;
+        rmdir(h->log_path);
+        free(h->log_path);
+        h->log_path = NULL;
+    }
+    tdb_buf_free(&h->log_tail);
 }
 
 /* ---- loading the library ---- */
@@ -372,6 +465,8 @@ static int load_and_install(tdb_session *s, tdb_error *err)
     }
 loaded:
     h->state = PYHOOK_READY;
+    if (open_log(s, &local) < 0)
+        goto write_failed;
     uint64_t gen = 0;
     read_mem(s, CONTROL(s, generation), &gen, sizeof(gen), NULL);
     h->generation = gen;
@@ -562,6 +657,7 @@ int tdb_session_python_stopped(tdb_session *s, int bkptno, const json_t *res, td
         st->reason = TDB_STOP_PYTHON_BREAKPOINT;
         st->bp_number = rep->breakpoint_id;
         st->bp_location = b ? b->location : NULL;
+        st->condition_error = rep->message[0] ? rep->message : NULL;
         if (b) {
             b->hits++;
             b->pending = 0;
@@ -704,6 +800,11 @@ int tdb_session_python_resume(tdb_session *s, tdb_resume how, tdb_error *err)
     }
     h->step_pending = 1;
     return 1;
+}
+
+void tdb_session_python_free(tdb_session *s)
+{
+    close_log(s);
 }
 
 void tdb_session_python_end(tdb_session *s)

@@ -436,6 +436,7 @@ void tdb_session_free(tdb_session *s)
     tdb_strv_free(s->light.ln_real);
     tdb_strv_free(s->light.ln_name);
     tdb_mem_close(&s->light.mem);
+    tdb_session_python_free(s);
     free(s->hook.lib);
     free(s->hook.failed);
     tdb_gdb_close(s->gdb, 5000);

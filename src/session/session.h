@@ -146,6 +146,10 @@ typedef struct tdb_stop_info {
     const char *fault_address; /* SIGSEGV/SIGBUS/...: the address, "0x10" */
     int bp_number;       /* breakpoint: tdebug's number and the location given */
     const char *bp_location;
+    const char *condition_error; /* python breakpoint: why its condition (or
+                                  * log message) could not be evaluated, so it
+                                  * stopped ("the condition raised: NameError:
+                                  * ..."), else NULL */
     int thread;          /* gdb's thread id, 0 if unknown */
     pid_t pid;           /* the process */
     int paused;          /* loaded: where the preloaded library paused it,
@@ -483,6 +487,29 @@ int tdb_session_breakpoint_check(tdb_session *s, const char *location, tdb_error
 int tdb_session_breakpoint_delete(tdb_session *s, int id);
 /* Enable (ON 1) or disable breakpoint ID: 0, or -1 when there is none. */
 int tdb_session_breakpoint_enable(tdb_session *s, int id, int on);
+/* What decides whether a hit of breakpoint ID stops; each 0, or -1 with
+ * ERR set (no such breakpoint, a catchpoint, gdb refused the condition).
+ * A Python breakpoint's are evaluated by the hook in the process
+ * (lib/tdebug_pyhook.h); a native one's condition and ignore count by gdb,
+ * its hit condition and log message by the core.  In the JSON of a
+ * breakpoint: "condition", "hit_condition", "ignore", "log_message".
+ *   condition: an expression in the breakpoint's language (Python's in
+ *     a Python frame, C/C++ as gdb evaluates it); NULL or "": none.
+ *   hit condition: "N" (the Nth hit whose condition held), ">=N", ">N",
+ *     "<=N", "<N", "%N" (every Nth); NULL or "": none.
+ *   ignore: let the next COUNT hits go.
+ *   log: not a stop but a "log" event {"event": "log", "message": TEXT,
+ *     "breakpoint": ID}, TEXT the message with its {expression} parts
+ *     evaluated ({{ and }} are braces); NULL or "": it stops again. */
+int tdb_session_breakpoint_set_condition(tdb_session *s, int id, const char *condition,
+                                         tdb_error *err);
+int tdb_session_breakpoint_set_hit_condition(tdb_session *s, int id, const char *hit,
+                                             tdb_error *err);
+int tdb_session_breakpoint_set_ignore(tdb_session *s, int id, int count, tdb_error *err);
+int tdb_session_breakpoint_set_log(tdb_session *s, int id, const char *message, tdb_error *err);
+/* Parse hit condition TEXT into *OP (0: none, else TDB_PYHOOK_HIT_*) and
+ * *VALUE: 0, or -1 with ERR saying what it takes. */
+int tdb_session_parse_hit_condition(const char *text, int *op, int *value, tdb_error *err);
 
 /* ---- values ---- */
 

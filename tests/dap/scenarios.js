@@ -71,7 +71,89 @@ const TORCH_PROGRAM = 'import torch\n' +
     'x = a + 1  # line 3\n' +
     'print("x =", x)\n';
 
+// A loop of pure Python: line 3 runs ten times.
+const LOOP_PROGRAM = 'total = 0\n' +
+    'for i in range(10):\n' +
+    '    total += i  # line 3\n' +
+    'print("total", total)\n';
+
+// The local NAME of the frame FRAME, as the Variables view shows it.
+async function local(dc, frame, name) {
+    const scopes = (await dc.scopesRequest({ frameId: frame.id })).body.scopes;
+    const vars = (await dc.variablesRequest({
+        variablesReference: scopes[0].variablesReference })).body.variables;
+    const v = vars.find(v => v.name === name);
+    assert.ok(v, 'no local ' + name + ' in ' + JSON.stringify(vars));
+    return v.value;
+}
+
+// Launch LOOP_PROGRAM with BP (a SourceBreakpoint) on its line 3; the
+// values of i at each stop until the program ends, and its output.
+async function loopStops(name, bp) {
+    const dc = client();
+    const prog = script(name, LOOP_PROGRAM);
+    const output = [];
+    dc.on('output', ev => output.push(ev.body));
+    const seen = [];
+    const ended = dc.waitForEvent('terminated');
+    let stopped = dc.waitForEvent('stopped');
+    await launch(dc, { program: prog }, async dc => {
+        const r = await dc.setBreakpointsRequest({ source: { path: prog },
+                                                   breakpoints: [Object.assign({ line: 3 }, bp)] });
+        assert.ok(r.body.breakpoints[0].verified, JSON.stringify(r.body));
+    });
+    for (;;) {
+        const ev = await Promise.race([stopped, ended]);
+        if (ev.event === 'terminated') break;
+        assert.strictEqual(ev.body.reason, 'breakpoint', JSON.stringify(ev.body));
+        const st = await dc.stackTraceRequest({ threadId: ev.body.threadId });
+        const top = st.body.stackFrames[0];
+        assert.strictEqual(top.line, 3, JSON.stringify(top));
+        seen.push({ i: await local(dc, top, 'i'), description: ev.body.description });
+        stopped = dc.waitForEvent('stopped');
+        await dc.continueRequest({ threadId: ev.body.threadId });
+    }
+    await dc.stop();
+    return { seen, output };
+}
+
 const scenarios = {
+    // A condition in Python, evaluated in the frame: one stop, i == 7.
+    async python_condition() {
+        const { seen } = await loopStops('pc.py', { condition: 'i == 7 and total > 20' });
+        assert.deepStrictEqual(seen.map(s => s.i), ['7'], JSON.stringify(seen));
+    },
+
+    // hitCondition %4: the 4th and the 8th hit (i 3 and 7); with a
+    // condition, only the hits whose condition holds count.
+    async python_hit_condition() {
+        let { seen } = await loopStops('ph.py', { hitCondition: '%4' });
+        assert.deepStrictEqual(seen.map(s => s.i), ['3', '7'], JSON.stringify(seen));
+        ({ seen } = await loopStops('ph2.py', { condition: 'i % 2 == 1', hitCondition: '>=4' }));
+        assert.deepStrictEqual(seen.map(s => s.i), ['7', '9'], JSON.stringify(seen));
+    },
+
+    // A log point: no stop, one output line a hit, its {expressions}
+    // evaluated in the frame; an expression that raises says so.
+    async python_logpoint() {
+        const { seen, output } = await loopStops('pl.py', {
+            logMessage: 'i={i} sq={i * i} {{braces}} {nosuch}', condition: 'i >= 8' });
+        assert.deepStrictEqual(seen, []);
+        const lines = output.filter(o => /^i=/.test(o.output)).map(o => o.output);
+        assert.deepStrictEqual(lines, [
+            "i=8 sq=64 {braces} <NameError: name 'nosuch' is not defined>\n",
+            "i=9 sq=81 {braces} <NameError: name 'nosuch' is not defined>\n",
+        ], JSON.stringify(output));
+        assert.ok(output.some(o => o.category === 'stdout' && /total 45/.test(o.output)));
+    },
+
+    // A condition that raises stops, and says why.
+    async python_condition_error() {
+        const { seen } = await loopStops('pe.py', { condition: 'i == nosuch', hitCondition: '2' });
+        assert.strictEqual(seen.length, 10, JSON.stringify(seen));
+        assert.ok(/NameError/.test(seen[0].description), seen[0].description);
+    },
+
     // A C++ function breakpoint in torch: pending, bound when torch loads, hit.
     async function_breakpoint() {
         const dc = client();

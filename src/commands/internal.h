@@ -59,6 +59,10 @@ int tdb_command_info_breakpoints(tdb_session *s, const char *args, tdb_reply *r,
 int tdb_command_delete(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err);
 int tdb_command_enable(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err);
 int tdb_command_disable(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err);
+int tdb_command_condition(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err);
+int tdb_command_ignore(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err);
+int tdb_command_log(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err);
+int tdb_command_dprintf(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err);
 
 /* commands/values.c */
 int tdb_command_args(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err);

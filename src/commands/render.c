@@ -250,4 +250,14 @@ void tdb_render_breakpoint(const json_t *bp, tdb_buf *out)
         tdb_buf_addf(out, "%s: %s", location, where);
     else
         tdb_buf_adds(out, location);
+    /* What decides whether a hit stops, in gdb's words. */
+    if (jstr(bp, "condition"))
+        tdb_buf_addf(out, " if %s", jstr(bp, "condition"));
+    if (json_integer_value(json_object_get(bp, "ignore")) > 0)
+        tdb_buf_addf(out, " (ignore next %lld hits)",
+                     (long long)json_integer_value(json_object_get(bp, "ignore")));
+    if (jstr(bp, "hit_condition"))
+        tdb_buf_addf(out, " (hit count %s)", jstr(bp, "hit_condition"));
+    if (jstr(bp, "log_message"))
+        tdb_buf_addf(out, " log \"%s\"", jstr(bp, "log_message"));
 }

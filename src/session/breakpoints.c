@@ -248,8 +248,8 @@ static void libraries_defining(tdb_session *s, const char *location, char ***out
  * after reading the symbols of the mapped libraries that define it when it
  * names a function: 0 with *RES gdb's answer, 1 when gdb rejects it
  * (REJECTED says why), -1 with ERR set (gdb died). */
-static int insert_break(tdb_session *s, const char *location, int temporary, json_t **res,
-                        tdb_error *rejected, tdb_error *err)
+static int insert_break(tdb_session *s, const char *location, int temporary,
+                        const char *condition, json_t **res, tdb_error *rejected, tdb_error *err)
 {
     char **libs = NULL;
     size_t n_libs = 0;
@@ -266,6 +266,11 @@ static int insert_break(tdb_session *s, const char *location, int temporary, jso
                 goto cleanup;
     }
     tdb_buf_addf(&cmd, "-break-insert -f%s ", temporary ? " -t" : "");
+    if (condition) {
+        tdb_buf_adds(&cmd, "-c ");
+        tdb_mi_quote(&cmd, condition);
+        tdb_buf_addc(&cmd, ' ');
+    }
     tdb_mi_quote(&cmd, location);
     if (tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, res, rejected, "%s", tdb_buf_str(&cmd)) < 0) {
         if (!tdb_gdb_alive(s->gdb)) {
@@ -286,7 +291,7 @@ int tdb_session_bind_held(tdb_session *s, bp_info *b, tdb_error *err)
 {
     json_t *res = NULL;
     tdb_error local = {0};
-    int inserted = insert_break(s, b->location, b->temporary, &res, &local, err);
+    int inserted = insert_break(s, b->location, b->temporary, b->condition, &res, &local, err);
     if (inserted > 0)
         say(s, "warning", "gdb rejects breakpoint '%s': %s", b->location, local.msg);
     const char *num = inserted == 0 ? tdb_mi_str(json_object_get(res, "bkpt"), "number") : NULL;
@@ -408,8 +413,32 @@ json_t *tdb_session_breakpoints(tdb_session *s)
     return list;
 }
 
-json_t *tdb_session_breakpoint_add(tdb_session *s, const char *location, int temporary,
+static json_t *add_location(tdb_session *s, const char *location, int temporary,
+                            tdb_error *err);
+
+json_t *tdb_session_breakpoint_add(tdb_session *s, const char *spec, int temporary,
                                    tdb_error *err)
+{
+    const char *cond;
+    char *location = tdb_break_split(spec, &cond);
+    json_t *out = add_location(s, cond ? location : spec, temporary, err);
+    int id = (int)json_integer_value(json_object_get(out, "id"));
+    tdb_error local = {0};
+    if (id && cond && tdb_session_breakpoint_set_condition(s, id, cond, &local) < 0) {
+        /* A condition gdb rejects: no breakpoint, as 'break' does. */
+        tdb_session_breakpoint_delete(s, id);
+        json_decref(out);
+        out = tdb_session_bp_refused(spec, "gdb", local.msg);
+    } else if (id && cond) {
+        json_decref(out);
+        out = tdb_session_breakpoint(s, id);
+    }
+    free(location);
+    return out;
+}
+
+static json_t *add_location(tdb_session *s, const char *location, int temporary,
+                            tdb_error *err)
 {
     json_t *res = NULL, *out = NULL;
     tdb_buf why = TDB_BUF_INIT;
@@ -424,7 +453,7 @@ json_t *tdb_session_breakpoint_add(tdb_session *s, const char *location, int tem
     if (tdb_break_location_kind(location) == TDB_BREAK_PYTHON_FILE)
         return tdb_session_python_break(s, location, temporary, err);
     tdb_error local = {0};
-    int inserted = insert_break(s, location, temporary, &res, &local, err);
+    int inserted = insert_break(s, location, temporary, NULL, &res, &local, err);
     if (inserted < 0)
         goto cleanup;
     if (inserted > 0) {
@@ -586,7 +615,31 @@ int tdb_session_breakpoint_set_condition(tdb_session *s, int id, const char *con
         tdb_error_set(err, EINVAL, "a condition is one line");
         return -1;
     }
-    if (b->kind == BP_NATIVE && b->number > 0) {
+    if (b->kind == BP_NATIVE && b->number > 0 && b->pending) {
+        /* gdb 13 disables a pending breakpoint given a condition by
+         * 'condition' when it binds; one inserted with it binds enabled.
+         * So it is made again, under a new gdb number. */
+        json_t *res = NULL;
+        tdb_error local = {0};
+        int inserted = insert_break(s, b->location, b->temporary,
+                                    condition && *condition ? condition : NULL, &res, &local, err);
+        const char *num = inserted == 0 ? tdb_mi_str(json_object_get(res, "bkpt"), "number") : NULL;
+        if (inserted > 0)
+            tdb_error_set(err, EINVAL, "%s", local.msg);
+        if (num) {
+            tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, NULL, "-break-delete %d", b->number);
+            b->number = atoi(num);
+            tdb_session_update_bp(s, json_object_get(res, "bkpt"));
+            if (!b->enabled)
+                tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, NULL, "-break-disable %d", b->number);
+            if (b->ignore)
+                tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, NULL, "-break-after %d %d", b->number,
+                            b->ignore);
+        }
+        json_decref(res);
+        if (!num)
+            return -1;
+    } else if (b->kind == BP_NATIVE && b->number > 0) {
         /* gdb evaluates a native breakpoint's condition itself. */
         tdb_buf cmd = TDB_BUF_INIT;
         tdb_buf_addf(&cmd, "-break-condition %d", b->number);

@@ -235,7 +235,9 @@ static int write_slot(tdb_session *s, bp_info *b, int clear, tdb_error *err)
 
 /* The FIFO the hook writes log points' lines to (lib/tdebug_pyhook.h):
  * made and opened for reading (so the hook's open for writing finds a
- * reader) before its path is written in the control block. */
+ * reader) before its path is written in the control block.  Read and
+ * write: with a writer of its own it never reads as ended (an ended FIFO
+ * is always readable) when the program closes it. */
 static int open_log(tdb_session *s, tdb_error *err)
 {
     pyhook_state *h = &s->hook;
@@ -251,7 +253,7 @@ static int open_log(tdb_session *s, tdb_error *err)
     char *path = tdb_xasprintf("%s/log", dir);
     free(dir);
     if (strlen(path) >= TDB_PYHOOK_LOG_PATH_MAX || mkfifo(path, 0600) < 0 ||
-        (h->log_fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0) {
+        (h->log_fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC)) < 0) {
         tdb_error_errno(err, "cannot make the log points' FIFO: mkfifo '%s'", path);
         free(path);
         return -1;

@@ -206,8 +206,13 @@ static int report_missed(tdb_session *s)
                 say(s, "note", "catchpoint %d (%s) caught nothing", b->id, b->location);
             continue;
         }
-        if (b->kind == BP_IMPORT || b->hits)
+        if (b->kind == BP_IMPORT || b->hits || b->log_message)
             continue;
+        if (b->condition || b->hit_op || b->ignore) {
+            say(s, "note", "breakpoint '%s' never stopped: its condition or hit count never "
+                           "held, or the program never got there", b->location);
+            continue;
+        }
         if (b->kind == BP_PYTHON) {
             missed = 1;
             say(s, "warning", "Python breakpoint '%s' was never hit%s", b->location,

@@ -234,6 +234,11 @@ tdb_break_kind tdb_break_location_kind(const char *location);
  * ("'torch.add' is a Python name, not a place: ..."); 0 when it is a
  * location. */
 int tdb_break_refusal(const char *location, tdb_buf *why);
+/* A breakpoint spec "LOCATION if CONDITION" (as gdb's 'break' takes it;
+ * the condition in the location's language): the location (new string)
+ * and *CONDITION pointing into SPEC after "if", or NULL when there is
+ * none. */
+char *tdb_break_split(const char *spec, const char **condition);
 
 /* Is TYPE something 'catch throw TYPE' / --catch-throw=TYPE cannot take?
  * TYPE is a C++ class name as the demangler spells it ("c10::Error",

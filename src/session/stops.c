@@ -514,9 +514,12 @@ int tdb_session_poll_gdb(tdb_session *s, tdb_error *err)
 }
 
 /* tdb_session_wait() without the log points' FIFO. */
+enum { WAIT_AGAIN = -100 }; /* wait_records(): the log FIFO appeared */
+
 static int wait_records(tdb_session *s, int timeout_ms, int fd, tdb_error *err)
 {
     int64_t deadline = timeout_ms >= 0 ? tdb_now_ms() + timeout_ms : -1;
+    int had_log = tdb_session_python_log_fd(s) >= 0;
     tdb_gdb_set_cancel_fd(s->gdb, fd);
     for (;;) {
         if (s->state == EXITED)
@@ -572,14 +575,18 @@ static int wait_records(tdb_session *s, int timeout_ms, int fd, tdb_error *err)
         tdb_mi_record_free(r);
         if (rc < 0)
             return -1;
+        if (!had_log && tdb_session_python_log_fd(s) >= 0 && s->state == RUNNING)
+            return WAIT_AGAIN; /* the hook was loaded: watch its log too */
     }
 }
 
 int tdb_session_wait(tdb_session *s, int timeout_ms, int fd, tdb_error *err)
 {
     int logfd = tdb_session_python_log_fd(s);
-    if (logfd < 0)
-        return wait_records(s, timeout_ms, fd, err);
+    if (logfd < 0) {
+        int rc = wait_records(s, timeout_ms, fd, err);
+        return rc == WAIT_AGAIN ? tdb_session_wait(s, timeout_ms, fd, err) : rc;
+    }
     /* Log points write while the program runs: their FIFO and the
      * caller's FD in one set, which cancels gdb's wait. */
     int64_t deadline = timeout_ms >= 0 ? tdb_now_ms() + timeout_ms : -1;

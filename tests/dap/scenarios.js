@@ -140,6 +140,7 @@ const scenarios = {
             logMessage: 'i={i} sq={i * i} {{braces}} {nosuch}', condition: 'i >= 8' });
         assert.deepStrictEqual(seen, []);
         const lines = output.filter(o => /^i=/.test(o.output)).map(o => o.output);
+        assert.ok(output.every(o => !/^i=/.test(o.output) || o.category === 'console'));
         assert.deepStrictEqual(lines, [
             "i=8 sq=64 {braces} <NameError: name 'nosuch' is not defined>\n",
             "i=9 sq=81 {braces} <NameError: name 'nosuch' is not defined>\n",

@@ -291,6 +291,17 @@ typedef struct tdb_pyhook_control {
      * not be written. */
     char log_path[TDB_PYHOOK_LOG_PATH_MAX];
     uint64_t log_dropped;
+    /* tdebug_pyhook_eval(): tdebug writes eval_frame (a frame's address as
+     * report.frame gives it; 0: the thread's innermost Python frame),
+     * eval_mode and eval_text, then calls it; the library writes
+     * eval_result (repr() of the value, or "TYPE: message" when it
+     * raised) and eval_type (the value's type name). */
+    uint64_t eval_frame;
+    int32_t eval_mode;            /* TDB_PYHOOK_EVAL_* */
+    int32_t eval_pad;
+    char eval_text[TDB_PYHOOK_EXPR_MAX];
+    char eval_result[4096];
+    char eval_type[TDB_PYHOOK_NAME_MAX];
     tdb_pyhook_breakpoint bp[TDB_PYHOOK_MAX_BREAKPOINTS]; /* tdebug writes */
 } tdb_pyhook_control;
 
@@ -325,6 +336,20 @@ int tdebug_pyhook_sync(void);
  * starts at a safe point that is not a hook stop.  0 armed, -1 not (no
  * such thread, no Python frame, or a foreign tracer owns it: see .error). */
 int tdebug_pyhook_step_arm(void);
+
+/* tdb_pyhook_control.eval_mode */
+enum {
+    TDB_PYHOOK_EVAL_EXPRESSION = 0, /* eval_text is an expression: its value */
+    TDB_PYHOOK_EVAL_STATEMENTS = 1  /* statements (an assignment to a local
+                                     * is written back to the frame) */
+};
+
+/* Evaluate eval_text in the frame eval_frame of the calling thread, which
+ * must hold the GIL at a safe point (a hook stop: tdebug calls it on the
+ * thread stopped in tdebug_pyhook_stop).  0: eval_result holds the value's
+ * repr; -1: it raised, or no such frame (eval_result says why).  Python
+ * breakpoints do not stop during it. */
+int tdebug_pyhook_eval(void);
 
 /* Remove every hook now (what `disable` does at the next safe point). */
 int tdebug_pyhook_uninstall(void);

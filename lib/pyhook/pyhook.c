@@ -591,6 +591,94 @@ cleanup:
 }
 
 /* ------------------------------------------------------------------ */
+/* Evaluating Python at a stop                                         */
+
+/* The frame object of the thread's frame at FRAME (0: the innermost);
+ * borrowed, or NULL. */
+static PyFrameObject *frame_object_at(uint64_t frame)
+{
+    PyFrameObject *f = PyEval_GetFrame();
+    if (!frame || !f)
+        return f;
+    for (int n = 0; f && n < MAX_WALK; n++) {
+#if PY311
+        if ((uint64_t)(uintptr_t)f->f_frame == frame)
+#else
+        if ((uint64_t)(uintptr_t)f == frame)
+#endif
+            return f;
+#if PY_VERSION_HEX >= 0x03090000
+        PyFrameObject *back = PyFrame_GetBack(f); /* new reference */
+        Py_XDECREF(back); /* kept alive by the frame it is the back of */
+        f = back;
+#else
+        f = f->f_back;
+#endif
+    }
+    return NULL;
+}
+
+EXPORT int tdebug_pyhook_eval(void)
+{
+    PyGILState_STATE gil = PyGILState_Ensure();
+    PyObject *et, *ev, *tb;
+    PyErr_Fetch(&et, &ev, &tb);
+    g_busy++;
+    int rc = -1;
+    PyObject *globals = NULL, *locals = NULL, *co = NULL, *r = NULL, *repr = NULL;
+    char text[TDB_PYHOOK_EXPR_MAX];
+    memcpy(text, C.eval_text, sizeof text);
+    text[sizeof text - 1] = 0;
+    C.eval_type[0] = 0;
+    PyFrameObject *f = frame_object_at(C.eval_frame);
+    if (!f) {
+        copy_str(C.eval_result, sizeof C.eval_result, "no such Python frame in this thread");
+        goto cleanup;
+    }
+#if PY311
+    globals = PyFrame_GetGlobals(f);
+    locals = PyFrame_GetLocals(f);
+#else
+    if (PyFrame_FastToLocalsWithError(f) == 0) {
+        globals = f->f_globals;
+        locals = f->f_locals ? f->f_locals : f->f_globals;
+        Py_INCREF(globals);
+        Py_INCREF(locals);
+    }
+#endif
+    int statements = C.eval_mode == TDB_PYHOOK_EVAL_STATEMENTS;
+    if (globals && locals)
+        co = Py_CompileString(text, "<tdebug>", statements ? Py_file_input : Py_eval_input);
+    if (co)
+        r = PyEval_EvalCode(co, globals, locals);
+    if (!r) {
+        set_message_from_exception(C.eval_result, sizeof C.eval_result, "");
+        goto cleanup;
+    }
+#if !PY313
+    /* 3.13's f_locals writes through; before, a changed local is copied
+     * back into the frame. */
+    if (statements)
+        PyFrame_LocalsToFast(f, 0);
+#endif
+    repr = PyObject_Repr(r);
+    copy_str(C.eval_result, sizeof C.eval_result, repr ? utf8(repr) : "<no repr>");
+    copy_str(C.eval_type, sizeof C.eval_type, Py_TYPE(r)->tp_name);
+    rc = 0;
+cleanup:
+    Py_XDECREF(repr);
+    Py_XDECREF(r);
+    Py_XDECREF(co);
+    Py_XDECREF(globals);
+    Py_XDECREF(locals);
+    PyErr_Clear();
+    g_busy--;
+    PyErr_Restore(et, ev, tb);
+    PyGILState_Release(gil);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
 /* Steps and stops                                                     */
 
 static void step_end(void)

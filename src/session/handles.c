@@ -349,7 +349,18 @@ json_t *tdb_values_evaluate(tdb_values *v, int thread, int index, const char *ex
         return NULL;
     if (kind == TDB_FRAME_PYTHON) {
         /* A Python name of this frame, read by the core. */
-        json_t *one = tdb_session_py_value(s, thread, index, expr, err), *out = NULL;
+        /* A Python name of this frame, read by the core; anything else
+         * (or a name it cannot read) run by the hook where it may run. */
+        tdb_error by_name = {0};
+        json_t *one = tdb_session_py_value(s, thread, index, expr, &by_name), *out = NULL;
+        if (!one) {
+            tdb_error ran = {0};
+            one = tdb_session_py_eval(s, thread, index, expr, 0, &ran);
+            if (!one && ran.code == EPERM)
+                tdb_error_set(err, by_name.code, "%s (%s)", by_name.msg, ran.msg);
+            else if (!one)
+                tdb_error_set(err, ran.code, "%s", ran.msg);
+        }
         json_t *value = json_object_get(one, "value"), *t = json_object_get(one, "tensor");
         if (one && !json_is_string(value))
             tdb_error_set(err, EINVAL, "the core gave no value");

@@ -353,6 +353,13 @@ void tdb_session_python_bp_changed(tdb_session *s, bp_info *b, int deleted);
 int tdb_session_python_launch(tdb_session *s, tdb_error *err);
 /* Before the process goes on without tdebug: no hook left. */
 void tdb_session_python_end(tdb_session *s);
+/* Run TEXT (an expression, or with STATEMENTS statements) in the Python
+ * frame at FRAME (its address; 0: the innermost) of THREAD, by the hook:
+ * only at a hook stop, on its thread.  New reference {"value": repr,
+ * "type"}, or NULL with ERR saying why (the exception it raised, or why
+ * no code can run here). */
+json_t *tdb_session_python_eval(tdb_session *s, int thread, uint64_t frame, const char *text,
+                                int statements, tdb_error *err);
 /* The session is freed: the log points' FIFO goes (what it still holds
  * is emitted first). */
 void tdb_session_python_free(tdb_session *s);

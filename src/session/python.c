@@ -588,6 +588,53 @@ void tdb_session_python_bp_changed(tdb_session *s, bp_info *b, int deleted)
         write_slot(s, b, deleted, NULL);
 }
 
+/* ---- evaluating Python at a stop ---- */
+
+json_t *tdb_session_python_eval(tdb_session *s, int thread, uint64_t frame, const char *text,
+                                int statements, tdb_error *err)
+{
+    pyhook_state *h = &s->hook;
+    if (h->state != PYHOOK_READY || !h->stop_is_hook || s->state != STOPPED) {
+        tdb_error_set(err, EPERM, "tdebug runs Python code only at a Python breakpoint or step "
+                                  "(a thread holding the GIL where CPython can be re-entered); "
+                                  "here it reads values from memory only: a variable's name "
+                                  "works, an expression does not");
+        return NULL;
+    }
+    if (thread != tdb_session_stop_thread(s)) {
+        tdb_error_set(err, EPERM, "only the thread stopped at the Python line holds the GIL: "
+                                  "tdebug runs Python code there, and reads the other threads' "
+                                  "variables from memory only");
+        return NULL;
+    }
+    if (strlen(text) >= TDB_PYHOOK_EXPR_MAX) {
+        tdb_error_set(err, E2BIG, "an expression of at most %d bytes", TDB_PYHOOK_EXPR_MAX - 1);
+        return NULL;
+    }
+    char buf[TDB_PYHOOK_EXPR_MAX] = "";
+    snprintf(buf, sizeof(buf), "%s", text);
+    uint64_t v = 0;
+    int32_t mode = statements ? TDB_PYHOOK_EVAL_STATEMENTS : TDB_PYHOOK_EVAL_EXPRESSION;
+    if (write_u64(s, CONTROL(s, eval_frame), frame, err) < 0 ||
+        write_i32(s, CONTROL(s, eval_mode), mode, err) < 0 ||
+        write_mem(s, CONTROL(s, eval_text), buf, sizeof(buf), err) < 0 ||
+        tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, err, "-thread-select %d", thread) < 0 ||
+        eval_u64(s, "(int) tdebug_pyhook_eval()", &v, err) < 0)
+        return NULL;
+    char result[sizeof(((tdb_pyhook_control *)0)->eval_result)];
+    char type[TDB_PYHOOK_NAME_MAX];
+    if (read_mem(s, CONTROL(s, eval_result), result, sizeof(result), err) < 0 ||
+        read_mem(s, CONTROL(s, eval_type), type, sizeof(type), err) < 0)
+        return NULL;
+    result[sizeof(result) - 1] = 0;
+    type[sizeof(type) - 1] = 0;
+    if ((int)v != 0) {
+        tdb_error_set(err, EINVAL, "%s", result);
+        return NULL;
+    }
+    return json_pack("{s:s, s:s}", "value", result, "type", type);
+}
+
 /* ---- stops ---- */
 
 static const tdb_pyhook_report *report_of(tdb_session *s)

@@ -518,6 +518,16 @@ int tdb_session_parse_hit_condition(const char *text, int *op, int *value, tdb_e
 
 /* ---- values ---- */
 
+/* Run Python TEXT in the Python frame INDEX of THREAD (0: the stop's), in
+ * the process: an expression (its repr) or, with STATEMENTS, statements
+ * (an assignment to a local changes the frame).  Only at a Python
+ * breakpoint or step, on its thread (which holds the GIL where CPython may
+ * be re-entered); elsewhere ERR says why tdebug reads memory only.  New
+ * reference {"value": repr, "type": type name}, or NULL with ERR set (the
+ * exception it raised: "NameError: name 'x' is not defined"). */
+json_t *tdb_session_py_eval(tdb_session *s, int thread, int index, const char *text,
+                            int statements, tdb_error *err);
+
 /* The arguments of native frame INDEX of THREAD (0: the stop's thread):
  * gdb's with debug info, else from the function's demangled signature and
  * the registers at its entry, tensors decoded (torch/cxxargs.h): new

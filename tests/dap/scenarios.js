@@ -148,6 +148,27 @@ const scenarios = {
         assert.ok(output.some(o => o.category === 'stdout' && /total 45/.test(o.output)));
     },
 
+    // At a Python breakpoint, the Debug Console and watches run Python in
+    // the frame (in the process, by the hook); a name that raises says so.
+    async python_evaluate() {
+        const dc = client();
+        const prog = script('pv.py', LOOP_PROGRAM);
+        const stopped = dc.waitForEvent('stopped');
+        await launch(dc, { program: prog }, dc => dc.setBreakpointsRequest({
+            source: { path: prog }, breakpoints: [{ line: 3, condition: 'i == 4' }] }));
+        const { frames } = await stoppedFrames(dc, 'breakpoint', stopped);
+        const ev = async (expression, context) => (await dc.evaluateRequest({
+            expression, frameId: frames[0].id, context: context || 'repl' })).body;
+        assert.strictEqual((await ev('i * 10 + total')).result, '46');
+        assert.strictEqual((await ev('[n for n in range(i)]', 'watch')).result, '[0, 1, 2, 3]');
+        assert.strictEqual((await ev('i', 'hover')).result, '4');
+        let failed = null;
+        try { await ev('nosuch + 1'); } catch (e) { failed = e; }
+        assert.ok(failed && /NameError: name 'nosuch' is not defined/.test(failed.message),
+                  String(failed));
+        await dc.stop();
+    },
+
     // A condition that raises stops, and says why.
     async python_condition_error() {
         const { seen } = await loopStops('pe.py', { condition: 'i == nosuch', hitCondition: '2' });

@@ -62,6 +62,7 @@ def test_scenario(node_client, tdebug, tmp_path, torch_available, name):
     "python_hit_condition",
     "python_logpoint",
     "python_condition_error",
+    "python_evaluate",
 ])
 def test_breakpoint_options(node_client, tdebug, tmp_path, name):
     msgs = run_scenario(node_client, tdebug, tmp_path, name)

@@ -135,6 +135,8 @@ TDB_DAP_HANDLER(stack_trace);
 TDB_DAP_HANDLER(scopes);
 TDB_DAP_HANDLER(variables);
 TDB_DAP_HANDLER(evaluate);
+TDB_DAP_HANDLER(set_variable);
+TDB_DAP_HANDLER(set_expression);
 /* dap/running.c */
 TDB_DAP_HANDLER(continue);
 TDB_DAP_HANDLER(next);

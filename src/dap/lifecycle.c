@@ -159,13 +159,15 @@ void tdb_dap_initialize(tdb_dap *d, int seq, const json_t *args)
         "bad argument) before Python sees it",
         "default", 0);
     tdb_dap_ok(d, seq, "initialize",
-               json_pack("{s:b, s:b, s:b, s:b, s:b, s:b, s:b, s:b, s:o}",
+               json_pack("{s:b, s:b, s:b, s:b, s:b, s:b, s:b, s:b, s:b, s:b, s:o}",
                          "supportsConfigurationDoneRequest", 1,
                          "supportsFunctionBreakpoints", 1, "supportsEvaluateForHovers", 1,
                          "supportsTerminateRequest", 1, "supportsDelayedStackTraceLoading", 1,
                          /* both languages: Python's in the process, C/C++'s by gdb */
                          "supportsConditionalBreakpoints", 1, "supportsHitConditionalBreakpoints", 1,
                          "supportsLogPoints", 1,
+                         /* Python's by the hook at a Python stop, C/C++'s by gdb */
+                         "supportsSetVariable", 1, "supportsSetExpression", 1,
                          "exceptionBreakpointFilters", filters));
 }
 

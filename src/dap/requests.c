@@ -36,6 +36,8 @@ static const struct request {
     {"scopes", tdb_dap_scopes, NEED_STOP},
     {"variables", tdb_dap_variables, NEED_STOP},
     {"evaluate", tdb_dap_evaluate, NEED_SESSION},
+    {"setVariable", tdb_dap_set_variable, NEED_STOP},
+    {"setExpression", tdb_dap_set_expression, NEED_STOP},
     {"continue", tdb_dap_continue, NEED_SESSION},
     {"next", tdb_dap_next, NEED_SESSION},
     {"stepIn", tdb_dap_step_in, NEED_SESSION},

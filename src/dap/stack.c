@@ -261,3 +261,48 @@ void tdb_dap_evaluate(tdb_dap *d, int seq, const json_t *args)
     tdb_dap_ok(d, seq, "evaluate", variable(v, "result"));
     json_decref(v);
 }
+
+/* The body of a setVariable/setExpression response, from V (stolen). */
+static void set_done(tdb_dap *d, int seq, const char *cmd, json_t *v, const tdb_error *err)
+{
+    if (!v) {
+        tdb_dap_fail(d, seq, cmd, "%s", err->msg);
+        return;
+    }
+    json_t *body = json_pack("{s:O}", "value", json_object_get(v, "value"));
+    if (json_is_string(json_object_get(v, "type")))
+        json_object_set(body, "type", json_object_get(v, "type"));
+    json_decref(v);
+    tdb_dap_ok(d, seq, cmd, body);
+}
+
+void tdb_dap_set_variable(tdb_dap *d, int seq, const json_t *args)
+{
+    const char *name = json_string_value(json_object_get(args, "name"));
+    const char *value = json_string_value(json_object_get(args, "value"));
+    json_t *ref = json_object_get(args, "variablesReference");
+    if (!name || !value || !json_is_integer(ref) || json_integer_value(ref) > INT_MAX) {
+        tdb_dap_fail(d, seq, "setVariable", "setVariable takes 'variablesReference', 'name' and "
+                                            "'value'");
+        return;
+    }
+    tdb_error err = {0};
+    set_done(d, seq, "setVariable",
+             tdb_values_set(d->vals, (int)json_integer_value(ref), name, value, &err), &err);
+}
+
+void tdb_dap_set_expression(tdb_dap *d, int seq, const json_t *args)
+{
+    const char *expr = json_string_value(json_object_get(args, "expression"));
+    const char *value = json_string_value(json_object_get(args, "value"));
+    int thread, index;
+    if (!expr || !value) {
+        tdb_dap_fail(d, seq, "setExpression", "setExpression takes 'expression' and 'value'");
+        return;
+    }
+    if (frame_arg(d, seq, "setExpression", args, &thread, &index) < 0)
+        return;
+    tdb_error err = {0};
+    set_done(d, seq, "setExpression",
+             tdb_values_assign(d->vals, thread, index, expr, value, &err), &err);
+}

@@ -399,3 +399,52 @@ json_t *tdb_values_evaluate(tdb_values *v, int thread, int index, const char *ex
     json_decref(vo);
     return out;
 }
+
+json_t *tdb_values_assign(tdb_values *v, int thread, int index, const char *target,
+                          const char *value, tdb_error *err)
+{
+    tdb_session *s = v->s;
+    tdb_frame_kind kind;
+    int level;
+    if (!*target || !*value || strpbrk(target, "\n\r") || strpbrk(value, "\n\r")) {
+        tdb_error_set(err, EINVAL, "an assignment is one line: a target and a value");
+        return NULL;
+    }
+    if (thread <= 0 && tdb_session_need_stop(s, err) == 0)
+        thread = tdb_session_stop_thread(s);
+    if (frame_at(s, thread, index, &kind, &level, err) < 0)
+        return NULL;
+    if (kind == TDB_FRAME_PYTHON) {
+        /* Python's own assignment, in the frame: the hook writes a local
+         * back into it. */
+        char *stmt = tdb_xasprintf("%s = (%s)", target, value);
+        json_t *done = tdb_session_py_eval(s, thread, index, stmt, 1, err);
+        free(stmt);
+        json_decref(done);
+        return done ? tdb_session_py_eval(s, thread, index, target, 0, err) : NULL;
+    }
+    tdb_buf cmd = TDB_BUF_INIT, expr = TDB_BUF_INIT;
+    json_t *res = NULL, *out = NULL;
+    tdb_buf_addf(&expr, "%s = %s", target, value);
+    tdb_buf_addf(&cmd, "-data-evaluate-expression --thread %d --frame %d ", thread, level);
+    tdb_mi_quote(&cmd, tdb_buf_str(&expr));
+    if (tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, &res, err, "%s", tdb_buf_str(&cmd)) == 0)
+        out = json_pack("{s:s, s:n}", "value", tdb_mi_str(res, "value") ?: "", "type");
+    json_decref(res);
+    tdb_buf_free(&cmd);
+    tdb_buf_free(&expr);
+    return out;
+}
+
+json_t *tdb_values_set(tdb_values *v, int h, const char *name, const char *value, tdb_error *err)
+{
+    if (h < 1 || (size_t)h > v->n || (v->refs[h - 1].kind != REF_PY_LOCALS &&
+                                      v->refs[h - 1].kind != REF_LOCALS &&
+                                      v->refs[h - 1].kind != REF_ARGS)) {
+        tdb_error_set(err, EINVAL, "only a frame's own variables (its Locals or Arguments scope) "
+                                   "can be set; for a part of a value, set it as an expression");
+        return NULL;
+    }
+    value_ref ref = v->refs[h - 1];
+    return tdb_values_assign(v, ref.thread, ref.index, name, value, err);
+}

@@ -594,9 +594,20 @@ json_t *tdb_values_scopes(tdb_values *v, int thread, int index, tdb_error *err);
  * them) gives [] and *NOTE (may be NULL) says why (borrowed, static). */
 json_t *tdb_values_list(tdb_values *v, int h, const char **note, tdb_error *err);
 /* EXPR evaluated in frame INDEX of THREAD: a gdb expression in a native
- * frame, a Python name in a Python frame.  {"value", "type", "handle"}
+ * frame; in a Python frame a name read from memory, else a Python
+ * expression run in the frame where tdb_session_py_eval() may run.  {"value", "type", "handle"}
  * (new reference), or NULL with ERR set to why (gdb's or Python's words). */
 json_t *tdb_values_evaluate(tdb_values *v, int thread, int index, const char *expr,
                             tdb_error *err);
+/* TARGET = VALUE in frame INDEX of THREAD: Python's assignment in a
+ * Python frame (run by the hook: only where tdb_session_py_eval() runs),
+ * gdb's in a native one.  The new value {"value", "type"} (new
+ * reference), or NULL with ERR saying why. */
+json_t *tdb_values_assign(tdb_values *v, int thread, int index, const char *target,
+                          const char *value, tdb_error *err);
+/* Variable NAME of scope handle H (from tdb_values_scopes()) = VALUE: as
+ * tdb_values_assign(). */
+json_t *tdb_values_set(tdb_values *v, int h, const char *name, const char *value,
+                       tdb_error *err);
 
 #endif

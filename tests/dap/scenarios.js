@@ -166,6 +166,21 @@ const scenarios = {
         try { await ev('nosuch + 1'); } catch (e) { failed = e; }
         assert.ok(failed && /NameError: name 'nosuch' is not defined/.test(failed.message),
                   String(failed));
+        // setVariable in the Locals scope, setExpression: the program sees them
+        const scopes = (await dc.scopesRequest({ frameId: frames[0].id })).body.scopes;
+        const set = (await dc.customRequest('setVariable', {
+            variablesReference: scopes[0].variablesReference, name: 'total', value: '1000' })).body;
+        assert.strictEqual(set.value, '1000');
+        const setx = (await dc.customRequest('setExpression', {
+            expression: 'extra', value: 'total * 2', frameId: frames[0].id })).body;
+        assert.strictEqual(setx.value, '2000');
+        const output = [];
+        dc.on('output', ev => output.push(ev.body.output));
+        const ended = dc.waitForEvent('terminated');
+        await dc.setBreakpointsRequest({ source: { path: prog }, breakpoints: [] });
+        await dc.continueRequest({ threadId: 1 });
+        await ended;
+        assert.ok(output.some(o => /total 1039/.test(o)), JSON.stringify(output));  // 1000 + 4+5+...+9
         await dc.stop();
     },
 

@@ -104,13 +104,21 @@ static int frame_at(tdb_session *s, int thread, int index, tdb_frame_kind *kind,
     return rc;
 }
 
+/* Frame INDEX of *THREAD (0: the stop's thread, written back): its kind
+ * and gdb level, 0; or -1 with ERR set. */
+static int stop_frame(tdb_session *s, int *thread, int index, tdb_frame_kind *kind, int *level,
+                      tdb_error *err)
+{
+    if (*thread <= 0 && tdb_session_need_stop(s, err) == 0)
+        *thread = tdb_session_stop_thread(s);
+    return frame_at(s, *thread, index, kind, level, err);
+}
+
 json_t *tdb_values_scopes(tdb_values *v, int thread, int index, tdb_error *err)
 {
     tdb_frame_kind kind;
     int level;
-    if (thread <= 0 && tdb_session_need_stop(v->s, err) == 0)
-        thread = tdb_session_stop_thread(v->s);
-    if (frame_at(v->s, thread, index, &kind, &level, err) < 0)
+    if (stop_frame(v->s, &thread, index, &kind, &level, err) < 0)
         return NULL;
     if (kind == TDB_FRAME_PYTHON)
         return json_pack("[{s:s, s:s, s:i}]", "name", "Locals", "kind", "python-locals", "handle",
@@ -343,9 +351,7 @@ json_t *tdb_values_evaluate(tdb_values *v, int thread, int index, const char *ex
         tdb_error_set(err, EINVAL, "an expression is one line");
         return NULL;
     }
-    if (thread <= 0 && tdb_session_need_stop(s, err) == 0)
-        thread = tdb_session_stop_thread(s);
-    if (frame_at(s, thread, index, &kind, &level, err) < 0)
+    if (stop_frame(s, &thread, index, &kind, &level, err) < 0)
         return NULL;
     if (kind == TDB_FRAME_PYTHON) {
         /* A Python name of this frame, read by the core. */
@@ -410,9 +416,7 @@ json_t *tdb_values_assign(tdb_values *v, int thread, int index, const char *targ
         tdb_error_set(err, EINVAL, "an assignment is one line: a target and a value");
         return NULL;
     }
-    if (thread <= 0 && tdb_session_need_stop(s, err) == 0)
-        thread = tdb_session_stop_thread(s);
-    if (frame_at(s, thread, index, &kind, &level, err) < 0)
+    if (stop_frame(s, &thread, index, &kind, &level, err) < 0)
         return NULL;
     if (kind == TDB_FRAME_PYTHON) {
         /* Python's own assignment, in the frame: the hook writes a local

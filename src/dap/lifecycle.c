@@ -148,6 +148,7 @@ void tdb_dap_initialize(tdb_dap *d, int seq, const json_t *args)
 {
     json_t *lines = json_object_get(args, "linesStartAt1");
     d->line_base = json_is_false(lines) ? -1 : 0;
+    d->column_base = json_is_false(json_object_get(args, "columnsStartAt1")) ? 0 : 1;
     d->run_in_terminal = json_is_true(json_object_get(args, "supportsRunInTerminalRequest"));
     d->initialized = 1;
     json_t *filters = json_pack(
@@ -159,7 +160,7 @@ void tdb_dap_initialize(tdb_dap *d, int seq, const json_t *args)
         "bad argument) before Python sees it",
         "default", 0);
     tdb_dap_ok(d, seq, "initialize",
-               json_pack("{s:b, s:b, s:b, s:b, s:b, s:b, s:b, s:b, s:b, s:b, s:o}",
+               json_pack("{s:b, s:b, s:b, s:b, s:b, s:b, s:b, s:b, s:b, s:b, s:b, s:o}",
                          "supportsConfigurationDoneRequest", 1,
                          "supportsFunctionBreakpoints", 1, "supportsEvaluateForHovers", 1,
                          "supportsTerminateRequest", 1, "supportsDelayedStackTraceLoading", 1,
@@ -168,6 +169,8 @@ void tdb_dap_initialize(tdb_dap *d, int seq, const json_t *args)
                          "supportsLogPoints", 1,
                          /* Python's by the hook at a Python stop, C/C++'s by gdb */
                          "supportsSetVariable", 1, "supportsSetExpression", 1,
+                         /* Python names of the frame; gdb's in a native one */
+                         "supportsCompletionsRequest", 1,
                          "exceptionBreakpointFilters", filters));
 }
 

@@ -306,3 +306,39 @@ void tdb_dap_set_expression(tdb_dap *d, int seq, const json_t *args)
     set_done(d, seq, "setExpression",
              tdb_values_assign(d->vals, thread, index, expr, value, &err), &err);
 }
+
+void tdb_dap_completions(tdb_dap *d, int seq, const json_t *args)
+{
+    const char *text = json_string_value(json_object_get(args, "text"));
+    json_t *col = json_object_get(args, "column");
+    int thread, index;
+    if (!text || !json_is_integer(col) || strlen(text) != json_string_length(
+                                               json_object_get(args, "text"))) {
+        tdb_dap_fail(d, seq, "completions", "completions takes 'text' and 'column'");
+        return;
+    }
+    if (frame_arg(d, seq, "completions", args, &thread, &index) < 0)
+        return;
+    /* The text before the cursor (UTF-16 columns: ASCII assumed). */
+    long c = (long)json_integer_value(col) - d->column_base;
+    size_t upto = c < 0 ? 0 : (size_t)c > strlen(text) ? strlen(text) : (size_t)c;
+    char *head = tdb_xstrndup(text, upto);
+    size_t start = 0;
+    tdb_error err = {0};
+    json_t *words = tdb_values_complete(d->vals, thread, index, head, &start, &err);
+    if (!words) {
+        free(head);
+        tdb_dap_fail(d, seq, "completions", "%s", err.msg);
+        return;
+    }
+    json_t *targets = json_array(), *w;
+    size_t i;
+    json_array_foreach(words, i, w)
+        json_array_append_new(targets,
+                              json_pack("{s:O, s:i, s:i}", "label", w, "start",
+                                        (int)start + d->column_base, "length",
+                                        (int)(upto - start)));
+    json_decref(words);
+    free(head);
+    tdb_dap_ok(d, seq, "completions", json_pack("{s:o}", "targets", targets));
+}

@@ -452,3 +452,105 @@ json_t *tdb_values_set(tdb_values *v, int h, const char *name, const char *value
     value_ref ref = v->refs[h - 1];
     return tdb_values_assign(v, ref.thread, ref.index, name, value, err);
 }
+
+/* Is C a character of a Python identifier (or C's)? */
+static int ident_char(char c)
+{
+    return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           (unsigned char)c >= 0x80;
+}
+
+/* Python names for PREFIX after BASE ("" : the frame's names) by the
+ * hook; a JSON array of strings, or NULL. */
+static json_t *py_complete_run(tdb_session *s, int thread, int index, const char *base,
+                               const char *prefix, tdb_error *err)
+{
+    tdb_buf e = TDB_BUF_INIT;
+    tdb_buf_adds(&e, "' '.join(sorted(set(filter(lambda n: n.startswith(");
+    tdb_buf_addf(&e, "'%s'), ", prefix); /* identifier characters only */
+    if (*base)
+        tdb_buf_addf(&e, "dir(%s)", base);
+    else
+        tdb_buf_adds(&e, "[*locals(), *globals(), *dir(__import__('builtins'))]");
+    tdb_buf_adds(&e, "))))");
+    json_t *r = tdb_session_py_eval(s, thread, index, tdb_buf_str(&e), 0, err), *out = NULL;
+    tdb_buf_free(&e);
+    const char *repr = json_string_value(json_object_get(r, "value"));
+    if (repr && strlen(repr) >= 2) {
+        /* 'a b c': names hold no quote, blank or backslash */
+        char *names = tdb_xstrndup(repr + 1, strlen(repr) - 2), *save = NULL;
+        out = json_array();
+        for (char *w = strtok_r(names, " ", &save); w; w = strtok_r(NULL, " ", &save))
+            json_array_append_new(out, json_string(w));
+        free(names);
+    }
+    json_decref(r);
+    return out;
+}
+
+json_t *tdb_values_complete(tdb_values *v, int thread, int index, const char *text,
+                            size_t *out_start, tdb_error *err)
+{
+    tdb_session *s = v->s;
+    tdb_frame_kind kind;
+    int level;
+    size_t n = strlen(text), start = n;
+    while (start > 0 && ident_char(text[start - 1]))
+        start--;
+    const char *prefix = text + start;
+    if (strpbrk(text, "\n\r") || stop_frame(s, &thread, index, &kind, &level, err) < 0)
+        return NULL;
+    json_t *out = NULL;
+    if (kind == TDB_FRAME_PYTHON) {
+        /* After a dot: the attributes of what comes before (a dotted name). */
+        size_t b = start;
+        if (b > 0 && text[b - 1] == '.')
+            while (b > 0 && (ident_char(text[b - 1]) || text[b - 1] == '.'))
+                b--;
+        char *base = start > 0 && text[start - 1] == '.' ? tdb_xstrndup(text + b, start - 1 - b)
+                                                         : tdb_xstrdup("");
+        tdb_error ran = {0};
+        out = py_complete_run(s, thread, index, base, prefix, &ran);
+        if (!out && !*base) {
+            /* No code may run here: the frame's names, read from memory. */
+            json_t *loc = tdb_session_py_locals(s, thread, index, err);
+            size_t i;
+            json_t *one;
+            out = loc ? json_array() : NULL;
+            json_array_foreach(json_object_get(loc, "locals"), i, one)
+            {
+                const char *name = json_string_value(json_object_get(one, "name"));
+                if (name && strncmp(name, prefix, strlen(prefix)) == 0)
+                    json_array_append_new(out, json_string(name));
+            }
+            json_decref(loc);
+        } else if (!out) {
+            tdb_error_set(err, ran.code, "%s", ran.msg);
+        }
+        free(base);
+    } else {
+        /* gdb's own completion of an expression. */
+        tdb_buf cmd = TDB_BUF_INIT, what = TDB_BUF_INIT;
+        json_t *res = NULL;
+        tdb_buf_addf(&what, "print %s", text);
+        tdb_buf_adds(&cmd, "-complete ");
+        tdb_mi_quote(&cmd, tdb_buf_str(&what));
+        if (tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, &res, err, "%s", tdb_buf_str(&cmd)) == 0) {
+            size_t i;
+            json_t *m;
+            out = json_array();
+            json_array_foreach(json_object_get(res, "matches"), i, m)
+            {
+                const char *word = json_string_value(m);
+                if (word && strlen(word) >= what.len - strlen(prefix))
+                    json_array_append_new(out, json_string(word + what.len - strlen(prefix)));
+            }
+        }
+        json_decref(res);
+        tdb_buf_free(&cmd);
+        tdb_buf_free(&what);
+    }
+    if (out)
+        *out_start = start;
+    return out;
+}

@@ -605,6 +605,14 @@ json_t *tdb_values_evaluate(tdb_values *v, int thread, int index, const char *ex
  * reference), or NULL with ERR saying why. */
 json_t *tdb_values_assign(tdb_values *v, int thread, int index, const char *target,
                           const char *value, tdb_error *err);
+/* Completions of the last word of TEXT (a Debug Console line) in frame
+ * INDEX of THREAD: in a Python frame the frame's names (or after a dot
+ * the attributes of what precedes it), run by the hook where it may run,
+ * else the frame's variables read from memory; in a native frame gdb's
+ * completion of an expression.  A JSON array of words (new reference) to
+ * put at byte *OUT_START of TEXT, or NULL with ERR set. */
+json_t *tdb_values_complete(tdb_values *v, int thread, int index, const char *text,
+                            size_t *out_start, tdb_error *err);
 /* Variable NAME of scope handle H (from tdb_values_scopes()) = VALUE: as
  * tdb_values_assign(). */
 json_t *tdb_values_set(tdb_values *v, int h, const char *name, const char *value,

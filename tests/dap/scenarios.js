@@ -167,7 +167,14 @@ const scenarios = {
         try { await ev('nosuch + 1'); } catch (e) { failed = e; }
         assert.ok(failed && /NameError: name 'nosuch' is not defined/.test(failed.message),
                   String(failed));
-        // setVariable in the Locals scope, setExpression: the program sees them
+        // completions: the frame's names, and after a dot the attributes
+        const labels = async text => (await dc.customRequest('completions', {
+            text, column: text.length + 1, frameId: frames[0].id })).body.targets.map(t => t.label);
+        assert.deepStrictEqual(await labels('to'), ['total']);
+        assert.ok((await labels('x = tot')).includes('total'));
+        const attrs = await labels('total.bit_');
+        assert.ok(attrs.includes('bit_length'), JSON.stringify(attrs));
+                // setVariable in the Locals scope, setExpression: the program sees them
         const scopes = (await dc.scopesRequest({ frameId: frames[0].id })).body.scopes;
         const set = (await dc.customRequest('setVariable', {
             variablesReference: scopes[0].variablesReference, name: 'total', value: '1000' })).body;

@@ -139,6 +139,7 @@ TDB_DAP_HANDLER(evaluate);
 TDB_DAP_HANDLER(set_variable);
 TDB_DAP_HANDLER(set_expression);
 TDB_DAP_HANDLER(completions);
+TDB_DAP_HANDLER(exception_info);
 /* dap/running.c */
 TDB_DAP_HANDLER(continue);
 TDB_DAP_HANDLER(next);

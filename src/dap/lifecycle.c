@@ -160,7 +160,7 @@ void tdb_dap_initialize(tdb_dap *d, int seq, const json_t *args)
         "bad argument) before Python sees it",
         "default", 0);
     tdb_dap_ok(d, seq, "initialize",
-               json_pack("{s:b, s:b, s:b, s:b, s:b, s:b, s:b, s:b, s:b, s:b, s:b, s:o}",
+               json_pack("{s:b, s:b, s:b, s:b, s:b, s:b, s:b, s:b, s:b, s:b, s:b, s:b, s:o}",
                          "supportsConfigurationDoneRequest", 1,
                          "supportsFunctionBreakpoints", 1, "supportsEvaluateForHovers", 1,
                          "supportsTerminateRequest", 1, "supportsDelayedStackTraceLoading", 1,
@@ -171,6 +171,8 @@ void tdb_dap_initialize(tdb_dap *d, int seq, const json_t *args)
                          "supportsSetVariable", 1, "supportsSetExpression", 1,
                          /* Python names of the frame; gdb's in a native one */
                          "supportsCompletionsRequest", 1,
+                         /* C++ throws (the filters below); Python's not yet */
+                         "supportsExceptionInfoRequest", 1,
                          "exceptionBreakpointFilters", filters));
 }
 

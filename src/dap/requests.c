@@ -38,6 +38,7 @@ static const struct request {
     {"evaluate", tdb_dap_evaluate, NEED_SESSION},
     {"setVariable", tdb_dap_set_variable, NEED_STOP},
     {"completions", tdb_dap_completions, NEED_STOP},
+    {"exceptionInfo", tdb_dap_exception_info, NEED_STOP},
     {"setExpression", tdb_dap_set_expression, NEED_STOP},
     {"continue", tdb_dap_continue, NEED_SESSION},
     {"next", tdb_dap_next, NEED_SESSION},

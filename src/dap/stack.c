@@ -342,3 +342,33 @@ void tdb_dap_completions(tdb_dap *d, int seq, const json_t *args)
     free(head);
     tdb_dap_ok(d, seq, "completions", json_pack("{s:o}", "targets", targets));
 }
+
+/* The C++ exception of a throw stop (Python's exceptions are not stops
+ * yet): its type, its message and the stack from the throw site. */
+void tdb_dap_exception_info(tdb_dap *d, int seq, const json_t *args)
+{
+    (void)args;
+    const tdb_stop_info *st = tdb_session_stop(d->s);
+    const json_t *exc = st ? st->exception : NULL;
+    if (!exc || st->reason != TDB_STOP_THROW) {
+        tdb_dap_fail(d, seq, "exceptionInfo", "this stop is not at an exception (only C++ "
+                                              "throws are, so far)");
+        return;
+    }
+    const char *type = json_string_value(json_object_get(exc, "type"));
+    const char *msg = json_string_value(json_object_get(exc, "message"));
+    const char *note = json_string_value(json_object_get(exc, "note"));
+    tdb_buf stack = TDB_BUF_INIT;
+    if (st->view)
+        tdb_stackview_render(&stack, st->view, tdb_session_stack_flags(d->s));
+    json_t *details = json_pack("{s:s, s:s, s:o}", "typeName", type ? type : "?",
+                                "fullTypeName", type ? type : "?", "stackTrace",
+                                tdb_dap_string(tdb_buf_str(&stack), stack.len));
+    if (msg)
+        json_object_set_new(details, "message", json_string(msg));
+    tdb_buf_free(&stack);
+    tdb_dap_ok(d, seq, "exceptionInfo",
+               json_pack("{s:s, s:s, s:s, s:o}", "exceptionId", type ? type : "?", "description",
+                         msg ? msg : note ? note : "", "breakMode", "always", "details",
+                         details));
+}

@@ -235,6 +235,13 @@ const scenarios = {
         assert.ok(frames.some(f => f.name.startsWith('c10::detail::torchCheckFail')));
         const py = frames.filter(f => f.source && f.source.path === prog);
         assert.strictEqual(py[0].line, 5);
+        // exceptionInfo: torch's type and message, and the stack from the throw site
+        const info = (await dc.customRequest('exceptionInfo', { threadId: ev.body.threadId })).body;
+        assert.strictEqual(info.exceptionId, 'c10::Error', JSON.stringify(info));
+        assert.ok(/size of tensor a \(2\) must match the size of tensor b \(3\)/.test(info.description),
+                  info.description);
+        assert.ok(/torchCheckFail/.test(info.details.stackTrace), info.details.stackTrace);
+        assert.ok(/shape\.py", line 5/.test(info.details.stackTrace), info.details.stackTrace);
         const out = dc.assertOutput('stdout', 'caught\n');
         await dc.continueRequest({ threadId: ev.body.threadId });
         await out;

@@ -55,7 +55,6 @@ const BREAK_LINE = 5; // z = torch.add(x, y)
 const CXX_FUNCTION = 'at::_ops::add_Tensor::call';
 // The issue that records what today's adapter does wrong in VS Code.
 const ISSUE = 'issue #23: the stop\'s own frame is always shown and focused';
-const ISSUE_EVAL = 'issue #23: evaluating Python';
 const ISSUE_NOTE = 'issue #23: the tensor-layout cache note in the Debug Console';
 
 const results = [];
@@ -330,8 +329,8 @@ async function scenario(url, password) {
             document.activeElement && document.activeElement.closest('.repl-input-wrapper'));
         await evaluate('y', /^tensor\(\[\[2\., 2\., 2\.\],\s*\[2\., 2\., 2\.\]\]\)$/);
     });
-    await expectedFailure('the Debug Console runs a Python expression at a Python stop (x.shape)', ISSUE_EVAL,
-                          () => evaluate('x.shape', /^torch\.Size\(\[2, 3\]\)$/, 30e3));
+    // a Python expression, run in the frame at the Python stop (issue #23)
+    await step('debug-console-python', () => evaluate('x.shape', /^torch\.Size\(\[2, 3\]\)$/, 30e3));
     await expectedFailure('the Debug Console carries no note of tdebug\'s own cache', ISSUE_NOTE, async () => {
         const note = await page.evaluate(() => [...document.querySelectorAll('.repl .monaco-list-row')]
             .map(r => r.innerText.trim()).find(t => t.startsWith('tdebug: tensor layout')));

@@ -137,9 +137,11 @@ def main():
     base = med["plain python"]
     print(f"== a Python line run {N} times: the loop's own time (median of {RUNS} "
           f"runs, interleaved)")
+    print(f"  {'':<28} {'':>12}  {'vs plain':>9}  {'vs the same debugger, no bp':>27}")
     for k, v in med.items():
-        note = f"  ({logs[k]} log lines reached the client)" if logs.get(k) else ""
-        print(f"  {k:<28} {v * 1000:9.1f} ms  {v / base:8.1f}x{note}")
+        note = f"  ({logs[k]} of {N} log lines reached the client)" if logs.get(k) else ""
+        own = med.get(k.split(":")[0] + ": no breakpoint", base)
+        print(f"  {k:<28} {v * 1000:9.1f} ms  {v / base:8.1f}x  {v / own:26.1f}x{note}")
     for case in CASES:
         t, p = med[f"tdebug: {case}"], med[f"debugpy: {case}"]
         print(f"  {case}: tdebug / debugpy = {t / p:.2f}")

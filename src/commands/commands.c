@@ -237,6 +237,8 @@ static const command commands[] = {
     {"py-list", NULL, tdb_command_py_list, "[LINE|START,END]: the source around the selected Python frame"},
     {"py-locals", NULL, tdb_command_py_locals, "the selected Python frame's variables"},
     {"py-print", NULL, tdb_command_py_print, "NAME: one Python variable (local, global or builtin)"},
+    {"py-eval", NULL, tdb_command_py_eval, "EXPR: run a Python expression in the selected frame (at a Python stop)"},
+    {"py-exec", NULL, tdb_command_py_exec, "STMTS: run Python statements there (x = 3 sets a local)"},
     {"args", NULL, tdb_command_args, "the selected native frame's typed arguments"},
     {"tensor", NULL, tdb_command_tensor, "EXPR: an at::Tensor, TensorImpl* or Python tensor"},
     {"symbols", NULL, cmd_symbols, "REGEX: read the symbols of matching libraries (basic regex)"},

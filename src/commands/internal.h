@@ -69,5 +69,7 @@ int tdb_command_args(tdb_session *s, const char *args, tdb_reply *r, tdb_error *
 int tdb_command_tensor(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err);
 int tdb_command_py_locals(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err);
 int tdb_command_py_print(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err);
+int tdb_command_py_eval(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err);
+int tdb_command_py_exec(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err);
 
 #endif

@@ -107,3 +107,33 @@ def test_bad_hit_condition_and_unknown_breakpoint_are_said(tdebug, tmp_path):
                 "-b", f"{loop}:3", "--", PYTHON, loop)
     assert "no breakpoint 7 ('info breakpoints' lists them)" in r.stdout + r.stderr
     assert "usage: ignore N COUNT" in r.stdout + r.stderr
+
+
+FN = textwrap.dedent("""\
+    def f(n):
+        acc = 0
+        for k in range(n):
+            acc += k  # line 4
+        return acc
+    print("f", f(5))
+""")
+
+
+def test_py_eval_and_py_exec_run_python_in_the_frame_at_a_python_stop(tdebug, tmp_path):
+    fn = script(tmp_path, "fn.py", FN)
+    r = session(tdebug, tmp_path, ["py-eval acc * 100 + k", "py-exec acc = 1000",
+                                   "py-eval [acc, k]", "py-eval nosuch", "delete 1", "continue"],
+                "-b", f"{fn}:4 if k == 3", "--", PYTHON, fn)
+    out = r.stdout + r.stderr
+    assert "\n303\n" in out and "\n[1000, 3]\n" in out
+    assert "NameError: name 'nosuch' is not defined" in out
+    assert "f 1007" in out  # the local was written back: 1000 + 3 + 4
+
+
+def test_py_eval_at_a_native_stop_says_why_it_cannot_run_code(tdebug, tmp_path):
+    tt = script(tmp_path, "tt.py", TT)
+    r = session(tdebug, tmp_path, ["py-eval i + 1", "py-print i"],
+                "-b", "ones_or_zeros", "--symbols", "tinytensor", "--", PYTHON, tt, env=tt_env())
+    out = r.stdout + r.stderr
+    assert "tdebug runs Python code only at a Python breakpoint or step" in out
+    assert "'i' = 0" in out  # a name is still read from memory

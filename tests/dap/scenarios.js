@@ -192,6 +192,34 @@ const scenarios = {
         await dc.stop();
     },
 
+    // A C++ function breakpoint with a hit condition (every 2nd call):
+    // tdebug counts the hits gdb reports.
+    async native_hit_condition() {
+        const dc = client();
+        const prog = script('nh.py', 'import torch\na = torch.ones(2)\nfor k in range(4):\n' +
+                            '    a = a + 1  # line 4\nprint("a", a.tolist())\n');
+        const output = [];
+        dc.on('output', ev => output.push(ev.body.output));
+        const ended = dc.waitForEvent('terminated');
+        let stopped = dc.waitForEvent('stopped');
+        await launch(dc, { program: prog }, dc => dc.setFunctionBreakpointsRequest({
+            breakpoints: [{ name: TORCH_ADD, hitCondition: '%2' }] }));
+        const ks = [];
+        for (;;) {
+            const ev = await Promise.race([stopped, ended]);
+            if (ev.event === 'terminated') break;
+            const st = await dc.stackTraceRequest({ threadId: ev.body.threadId });
+            const py = st.body.stackFrames.find(f => f.source && f.source.path === prog);
+            assert.strictEqual(py.line, 4);
+            ks.push(await local(dc, py, 'k'));
+            stopped = dc.waitForEvent('stopped');
+            await dc.continueRequest({ threadId: ev.body.threadId });
+        }
+        assert.deepStrictEqual(ks, ['1', '3']);
+        assert.ok(/a \[5\.0, 5\.0\]/.test(output.join('')), JSON.stringify(output));
+        await dc.stop();
+    },
+
     // A condition that raises stops, and says why.
     async python_condition_error() {
         const { seen } = await loopStops('pe.py', { condition: 'i == nosuch', hitCondition: '2' });

@@ -72,6 +72,10 @@ def test_breakpoint_options(node_client, tdebug, tmp_path, name):
         assert init["body"][cap] is True
 
 
+def test_native_hit_condition(node_client, tdebug, tmp_path, torch_available):
+    run_scenario(node_client, tdebug, tmp_path, "native_hit_condition")
+
+
 def test_attach_and_disconnect_leaves_the_process_running(node_client, tdebug, procs, tmp_path,
                                                           torch_available):
     p, count = start_target(procs, tmp_path)

@@ -81,17 +81,47 @@
 #include <stdint.h>
 
 #define TDB_PYHOOK_MAGIC 0x6b6f6f6879706474ULL /* "tdpyhook" */
-#define TDB_PYHOOK_ABI 1
+#define TDB_PYHOOK_ABI 2
 
 #define TDB_PYHOOK_MAX_BREAKPOINTS 64
 #define TDB_PYHOOK_FILE_MAX 512   /* bytes, with the terminating NUL */
 #define TDB_PYHOOK_NAME_MAX 128
+#define TDB_PYHOOK_EXPR_MAX 512   /* a condition or log message, with the NUL */
+#define TDB_PYHOOK_LOG_PATH_MAX 256
 
 /* tdb_pyhook_breakpoint.kind */
 enum {
     TDB_PYHOOK_BP_LINE = 1,     /* file + line */
     TDB_PYHOOK_BP_FUNCTION = 2  /* function (+ file when not empty) */
 };
+
+/* tdb_pyhook_breakpoint.hit_op: when a hit whose condition holds stops
+ * (N: hit_value; the count includes this hit) */
+enum {
+    TDB_PYHOOK_HIT_ANY = 0, /* every hit */
+    TDB_PYHOOK_HIT_EQ = 1,  /* the Nth only */
+    TDB_PYHOOK_HIT_GE = 2,  /* from the Nth on */
+    TDB_PYHOOK_HIT_GT = 3,
+    TDB_PYHOOK_HIT_LE = 4,
+    TDB_PYHOOK_HIT_LT = 5,
+    TDB_PYHOOK_HIT_MOD = 6  /* every Nth */
+};
+
+/* Does the Nth hit (whose condition held) pass hit condition OP VALUE?
+ * (tdebug counts native breakpoints' hits with the same rule.) */
+static inline int tdb_pyhook_hit_passes(int32_t op, uint64_t n, int32_t value)
+{
+    uint64_t v = value > 0 ? (uint64_t)value : 0;
+    switch (op) {
+    case TDB_PYHOOK_HIT_EQ: return n == v;
+    case TDB_PYHOOK_HIT_GE: return n >= v;
+    case TDB_PYHOOK_HIT_GT: return n > v;
+    case TDB_PYHOOK_HIT_LE: return n <= v;
+    case TDB_PYHOOK_HIT_LT: return n < v;
+    case TDB_PYHOOK_HIT_MOD: return v ? n % v == 0 : 1;
+    default: return 1;
+    }
+}
 
 /*
  * One Python breakpoint.  A slot with id 0 is free.  tdebug writes every
@@ -118,6 +148,23 @@ typedef struct tdb_pyhook_breakpoint {
                            * bound yet, e.g. its module is not imported) */
     char file[TDB_PYHOOK_FILE_MAX];
     char function[TDB_PYHOOK_NAME_MAX];
+    /* What decides whether a hit stops, in this order (all written by
+     * tdebug; empty or 0: not used):
+     * condition: a Python expression evaluated in the frame's globals and
+     *   locals; false: the hit does not count.  Raising stops, with the
+     *   exception in report.message.
+     * ignore: hits (whose condition holds) to let go first; the library
+     *   counts it down.
+     * hit_op, hit_value: on hit_count, the hits whose condition held.
+     * log_message: not a stop but a line sent to tdebug (log_path), its
+     *   {expression} parts evaluated in the frame ({{ and }} are braces). */
+    int32_t hit_op;       /* TDB_PYHOOK_HIT_* */
+    int32_t hit_value;
+    int32_t ignore;       /* tdebug writes, the library counts down */
+    int32_t pad;
+    uint64_t hit_count;   /* written by the library */
+    char condition[TDB_PYHOOK_EXPR_MAX];
+    char log_message[TDB_PYHOOK_EXPR_MAX];
 } tdb_pyhook_breakpoint;
 
 /* tdb_pyhook_step.mode */
@@ -211,6 +258,10 @@ typedef struct tdb_pyhook_report {
                                             * "Linear.weight" (a getter) */
     char file[TDB_PYHOOK_FILE_MAX];        /* co_filename (truncated) */
     char function[TDB_PYHOOK_NAME_MAX];    /* co_qualname (3.11+) or co_name */
+    char message[TDB_PYHOOK_EXPR_MAX];     /* BREAKPOINT, FUNCTION: why its
+                                            * condition could not be
+                                            * evaluated ("NameError: ..."),
+                                            * else empty */
 } tdb_pyhook_report;
 
 /*
@@ -261,6 +312,24 @@ typedef struct tdb_pyhook_control {
     uint64_t stats_frames;        /* frames the hook saw (diagnostics) */
     uint64_t stats_traced;        /* of them, run with line events */
     char error[256];              /* why the last install/sync failed */
+    /* Log points: a FIFO tdebug reads (it opens it first, for reading),
+     * written before install; empty: log points are dropped.  Each line is
+     * one record, "ID<TAB>TEXT<NUL>" (TEXT may hold newlines), written
+     * whole while holding the GIL.  log_dropped counts records that could
+     * not be written. */
+    char log_path[TDB_PYHOOK_LOG_PATH_MAX];
+    uint64_t log_dropped;
+    /* tdebug_pyhook_eval(): tdebug writes eval_frame (a frame's address as
+     * report.frame gives it; 0: the thread's innermost Python frame),
+     * eval_mode and eval_text, then calls it; the library writes
+     * eval_result (repr() of the value, or "TYPE: message" when it
+     * raised) and eval_type (the value's type name). */
+    uint64_t eval_frame;
+    int32_t eval_mode;            /* TDB_PYHOOK_EVAL_* */
+    int32_t eval_pad;
+    char eval_text[TDB_PYHOOK_EXPR_MAX];
+    char eval_result[4096];
+    char eval_type[TDB_PYHOOK_NAME_MAX];
     tdb_pyhook_breakpoint bp[TDB_PYHOOK_MAX_BREAKPOINTS]; /* tdebug writes */
 } tdb_pyhook_control;
 
@@ -295,6 +364,20 @@ int tdebug_pyhook_sync(void);
  * starts at a safe point that is not a hook stop.  0 armed, -1 not (no
  * such thread, no Python frame, or a foreign tracer owns it: see .error). */
 int tdebug_pyhook_step_arm(void);
+
+/* tdb_pyhook_control.eval_mode */
+enum {
+    TDB_PYHOOK_EVAL_EXPRESSION = 0, /* eval_text is an expression: its value */
+    TDB_PYHOOK_EVAL_STATEMENTS = 1  /* statements (an assignment to a local
+                                     * is written back to the frame) */
+};
+
+/* Evaluate eval_text in the frame eval_frame of the calling thread, which
+ * must hold the GIL at a safe point (a hook stop: tdebug calls it on the
+ * thread stopped in tdebug_pyhook_stop).  0: eval_result holds the value's
+ * repr; -1: it raised, or no such frame (eval_result says why).  Python
+ * breakpoints do not stop during it. */
+int tdebug_pyhook_eval(void);
 
 /* Remove every hook now (what `disable` does at the next safe point). */
 int tdebug_pyhook_uninstall(void);

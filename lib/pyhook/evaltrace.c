@@ -425,12 +425,14 @@ static void on_line(PyThreadState *ts, PyFrameObject *f)
     if (ci) {
         if (ci->fn_slot >= 0 && tls_fn_frame == fr) {
             tls_fn_frame = NULL;
-            stop(TDB_PYHOOK_STOP_FUNCTION, ci->fn_slot, ts, fr, f, line, NULL, NULL);
+            if (bp_should_stop(ci->fn_slot))
+                stop(TDB_PYHOOK_STOP_FUNCTION, ci->fn_slot, ts, fr, f, line, NULL, NULL);
             return;
         }
         for (int i = 0; i < ci->n; i++)
             if (ci->v[i].line == line) {
-                stop(TDB_PYHOOK_STOP_BREAKPOINT, ci->v[i].slot, ts, fr, f, line, NULL, NULL);
+                if (bp_should_stop(ci->v[i].slot))
+                    stop(TDB_PYHOOK_STOP_BREAKPOINT, ci->v[i].slot, ts, fr, f, line, NULL, NULL);
                 return;
             }
     }

@@ -542,12 +542,14 @@ static PyObject *cb_line(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     if (ci) {
         if (ci->fn_slot >= 0 && tls_fn_frame == fr) {
             tls_fn_frame = NULL;
-            stop(TDB_PYHOOK_STOP_FUNCTION, ci->fn_slot, ts, fr, &a, line, NULL, NULL);
+            if (bp_should_stop(ci->fn_slot))
+                stop(TDB_PYHOOK_STOP_FUNCTION, ci->fn_slot, ts, fr, &a, line, NULL, NULL);
             Py_RETURN_NONE;
         }
         for (int i = 0; i < ci->n; i++)
             if (ci->v[i].line == line) {
-                stop(TDB_PYHOOK_STOP_BREAKPOINT, ci->v[i].slot, ts, fr, &a, line, NULL, NULL);
+                if (bp_should_stop(ci->v[i].slot))
+                    stop(TDB_PYHOOK_STOP_BREAKPOINT, ci->v[i].slot, ts, fr, &a, line, NULL, NULL);
                 Py_RETURN_NONE;
             }
     }

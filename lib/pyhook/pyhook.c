@@ -25,6 +25,7 @@
 #include "untraced_trap.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -295,6 +296,394 @@ code_info *code_compute(PyCodeObject *co)
 
 
 /* ------------------------------------------------------------------ */
+/* Conditions, hit counts and log points                               */
+
+/* What a slot's strings compile to, for the generation they were
+ * compiled in: the condition's code object, and the log message as a
+ * tuple of str (literal text) and code objects ({expression} parts).
+ * Kept beside the table (not in it) so that only the library's own
+ * objects live here. */
+static struct bp_compiled {
+    uint64_t gen;
+    int id;
+    PyObject *cond;
+    PyObject *log;
+} g_compiled[TDB_PYHOOK_MAX_BREAKPOINTS];
+
+/* Why the condition of the stop being reported failed, else "". */
+static char g_stop_message[TDB_PYHOOK_EXPR_MAX];
+static int g_log_fd = -1;
+
+static void set_message_from_exception(char *dst, size_t n, const char *what)
+{
+    PyObject *et, *ev, *tb;
+    PyErr_Fetch(&et, &ev, &tb);
+    PyErr_NormalizeException(&et, &ev, &tb);
+    const char *tname = et ? ((PyTypeObject *)et)->tp_name : "error";
+    PyObject *str = ev ? PyObject_Str(ev) : NULL;
+    const char *text = str ? utf8(str) : NULL;
+    snprintf(dst, n, "%s%s%s%s%s", what, what[0] ? ": " : "", tname, text && *text ? ": " : "",
+             text ? text : "");
+    Py_XDECREF(str);
+    Py_XDECREF(et);
+    Py_XDECREF(ev);
+    Py_XDECREF(tb);
+    PyErr_Clear();
+}
+
+/* The log message TEXT as a tuple of str and code objects, NULL with an
+ * exception set when an {expression} does not compile. */
+static PyObject *compile_log(const char *text)
+{
+    PyObject *parts = PyList_New(0), *out = NULL;
+    char *lit = PyMem_RawMalloc(strlen(text) + 1);
+    size_t nlit = 0;
+    if (!parts || !lit)
+        goto cleanup;
+    for (const char *p = text; *p;) {
+        if ((p[0] == '{' && p[1] == '{') || (p[0] == '}' && p[1] == '}')) {
+            lit[nlit++] = *p;
+            p += 2;
+            continue;
+        }
+        if (*p != '{') {
+            lit[nlit++] = *p++;
+            continue;
+        }
+        const char *end = strchr(p + 1, '}');
+        if (!end) { /* an unbalanced brace is text */
+            lit[nlit++] = *p++;
+            continue;
+        }
+        if (nlit) {
+            PyObject *t = PyUnicode_DecodeUTF8(lit, (Py_ssize_t)nlit, "replace");
+            if (!t || PyList_Append(parts, t) < 0) {
+                Py_XDECREF(t);
+                goto cleanup;
+            }
+            Py_DECREF(t);
+            nlit = 0;
+        }
+        size_t n = (size_t)(end - p - 1);
+        char *expr = PyMem_RawMalloc(n + 1);
+        if (!expr)
+            goto cleanup;
+        memcpy(expr, p + 1, n);
+        expr[n] = 0;
+        PyObject *co = Py_CompileString(expr, "<log message>", Py_eval_input);
+        PyMem_RawFree(expr);
+        if (!co || PyList_Append(parts, co) < 0) {
+            Py_XDECREF(co);
+            goto cleanup;
+        }
+        Py_DECREF(co);
+        p = end + 1;
+    }
+    if (nlit) {
+        PyObject *t = PyUnicode_DecodeUTF8(lit, (Py_ssize_t)nlit, "replace");
+        if (!t || PyList_Append(parts, t) < 0) {
+            Py_XDECREF(t);
+            goto cleanup;
+        }
+        Py_DECREF(t);
+    }
+    out = PyList_AsTuple(parts);
+cleanup:
+    Py_XDECREF(parts);
+    PyMem_RawFree(lit);
+    return out;
+}
+
+static void compiled_clear(struct bp_compiled *c)
+{
+    Py_CLEAR(c->cond);
+    Py_CLEAR(c->log);
+    c->gen = 0;
+    c->id = 0;
+}
+
+/* Slot SLOT's compiled strings for the current generation; a string that
+ * does not compile leaves its member NULL and says why in MSG. */
+static struct bp_compiled *compiled(int slot, char *msg, size_t n)
+{
+    struct bp_compiled *c = &g_compiled[slot];
+    tdb_pyhook_breakpoint *bp = &C.bp[slot];
+    if (c->gen == g_gen + 1 && c->id == bp->id)
+        return c;
+    compiled_clear(c);
+    char text[TDB_PYHOOK_EXPR_MAX];
+    memcpy(text, bp->condition, sizeof text);
+    text[sizeof text - 1] = 0;
+    if (text[0] && !(c->cond = Py_CompileString(text, "<breakpoint condition>", Py_eval_input)))
+        set_message_from_exception(msg, n, "the condition does not compile");
+    memcpy(text, bp->log_message, sizeof text);
+    text[sizeof text - 1] = 0;
+    if (text[0] && !(c->log = compile_log(text)))
+        set_message_from_exception(msg, n, "the log message does not compile");
+    c->gen = g_gen + 1; /* 0: never compiled */
+    c->id = bp->id;
+    return c;
+}
+
+/* Evaluate code object CO in the current frame: new reference, or NULL
+ * with an exception set. */
+static PyObject *eval_in_frame(PyObject *co, PyObject *globals, PyObject *locals)
+{
+    return PyEval_EvalCode(co, globals, locals);
+}
+
+/* The globals and locals of the thread's current Python frame (new
+ * references), 0; -1 with an exception set. */
+static int frame_namespaces(PyObject **globals, PyObject **locals)
+{
+    PyFrameObject *f = PyEval_GetFrame(); /* borrowed */
+    if (!f) {
+        PyErr_SetString(PyExc_RuntimeError, "no Python frame");
+        return -1;
+    }
+#if PY311
+    *globals = PyFrame_GetGlobals(f);
+    *locals = PyFrame_GetLocals(f);
+    if (!*locals) {
+        Py_CLEAR(*globals);
+        return -1;
+    }
+#else
+    if (PyFrame_FastToLocalsWithError(f) < 0)
+        return -1;
+    *globals = f->f_globals;
+    *locals = f->f_locals ? f->f_locals : f->f_globals;
+    Py_INCREF(*globals);
+    Py_INCREF(*locals);
+#endif
+    return 0;
+}
+
+static void log_write(int32_t id, const char *text, Py_ssize_t len)
+{
+    if (g_log_fd < 0) {
+        char path[TDB_PYHOOK_LOG_PATH_MAX];
+        memcpy(path, C.log_path, sizeof path);
+        path[sizeof path - 1] = 0;
+        if (!path[0] || (g_log_fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC)) < 0) {
+            C.log_dropped++;
+            return;
+        }
+        /* Blocking from now on: a record is never lost because tdebug was
+         * busy for a moment. */
+        fcntl(g_log_fd, F_SETFL, fcntl(g_log_fd, F_GETFL) & ~O_NONBLOCK);
+    }
+    char head[24];
+    int hl = snprintf(head, sizeof head, "%d\t", (int)id);
+    size_t total = (size_t)hl + (size_t)len + 1;
+    char *rec = PyMem_RawMalloc(total);
+    if (!rec) {
+        C.log_dropped++;
+        return;
+    }
+    memcpy(rec, head, (size_t)hl);
+    for (Py_ssize_t i = 0; i < len; i++)
+        rec[hl + i] = text[i] ? text[i] : ' ';
+    rec[total - 1] = 0;
+    size_t done = 0;
+    while (done < total) {
+        ssize_t w = write(g_log_fd, rec + done, total - done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            C.log_dropped++;
+            break;
+        }
+        done += (size_t)w;
+    }
+    PyMem_RawFree(rec);
+}
+
+static void log_emit(int32_t id, PyObject *parts, PyObject *globals, PyObject *locals)
+{
+    PyObject *pieces = PyList_New(0);
+    if (!pieces)
+        goto cleanup;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(parts); i++) {
+        PyObject *p = PyTuple_GET_ITEM(parts, i), *v;
+        if (PyUnicode_Check(p)) {
+            v = p;
+            Py_INCREF(v);
+        } else {
+            PyObject *r = eval_in_frame(p, globals, locals);
+            v = r ? PyObject_Str(r) : NULL;
+            Py_XDECREF(r);
+            if (!v) {
+                char msg[TDB_PYHOOK_EXPR_MAX];
+                set_message_from_exception(msg, sizeof msg, "");
+                v = PyUnicode_FromFormat("<%s>", msg);
+            }
+        }
+        if (!v || PyList_Append(pieces, v) < 0) {
+            Py_XDECREF(v);
+            goto cleanup;
+        }
+        Py_DECREF(v);
+    }
+    PyObject *empty = PyUnicode_FromString(""), *line = empty ? PyUnicode_Join(empty, pieces) : NULL;
+    Py_XDECREF(empty);
+    if (line) {
+        Py_ssize_t n;
+        const char *text = PyUnicode_AsUTF8AndSize(line, &n);
+        if (text)
+            log_write(id, text, n);
+        Py_DECREF(line);
+    }
+cleanup:
+    Py_XDECREF(pieces);
+    PyErr_Clear();
+}
+
+int bp_should_stop(int slot)
+{
+    tdb_pyhook_breakpoint *bp = &C.bp[slot];
+    g_stop_message[0] = 0;
+    if (LIKELY(!bp->condition[0] && !bp->log_message[0] && !bp->hit_op && !bp->ignore)) {
+        bp->hit_count++;
+        return 1;
+    }
+    PyObject *et, *ev, *tb, *globals = NULL, *locals = NULL;
+    PyErr_Fetch(&et, &ev, &tb);
+    g_busy++;
+    int go = 0;
+    struct bp_compiled *c = compiled(slot, g_stop_message, sizeof g_stop_message);
+    if (g_stop_message[0]) {
+        go = 1; /* say why at a stop */
+        goto cleanup;
+    }
+    if ((c->cond || c->log) && frame_namespaces(&globals, &locals) < 0) {
+        set_message_from_exception(g_stop_message, sizeof g_stop_message, "the frame");
+        go = 1;
+        goto cleanup;
+    }
+    if (c->cond) {
+        PyObject *r = eval_in_frame(c->cond, globals, locals);
+        int truth = r ? PyObject_IsTrue(r) : -1;
+        Py_XDECREF(r);
+        if (truth < 0) {
+            set_message_from_exception(g_stop_message, sizeof g_stop_message,
+                                       "the condition raised");
+            go = 1;
+            goto cleanup;
+        }
+        if (!truth)
+            goto cleanup;
+    }
+    bp->hit_count++;
+    if (bp->ignore > 0) {
+        bp->ignore--;
+        goto cleanup;
+    }
+    if (!tdb_pyhook_hit_passes(bp->hit_op, bp->hit_count, bp->hit_value))
+        goto cleanup;
+    if (c->log) {
+        log_emit(bp->id, c->log, globals, locals);
+        goto cleanup;
+    }
+    go = 1;
+cleanup:
+    Py_XDECREF(globals);
+    Py_XDECREF(locals);
+    g_busy--;
+    PyErr_Clear();
+    PyErr_Restore(et, ev, tb);
+    return go;
+}
+
+/* ------------------------------------------------------------------ */
+/* Evaluating Python at a stop                                         */
+
+/* The frame object of the thread's frame at FRAME (0: the innermost);
+ * borrowed, or NULL. */
+static PyFrameObject *frame_object_at(uint64_t frame)
+{
+    PyFrameObject *f = PyEval_GetFrame();
+    if (!frame || !f)
+        return f;
+    for (int n = 0; f && n < MAX_WALK; n++) {
+#if PY311
+        if ((uint64_t)(uintptr_t)f->f_frame == frame)
+#else
+        if ((uint64_t)(uintptr_t)f == frame)
+#endif
+            return f;
+#if PY_VERSION_HEX >= 0x03090000
+        PyFrameObject *back = PyFrame_GetBack(f); /* new reference */
+        Py_XDECREF(back); /* kept alive by the frame it is the back of */
+        f = back;
+#else
+        f = f->f_back;
+#endif
+    }
+    return NULL;
+}
+
+EXPORT int tdebug_pyhook_eval(void)
+{
+    PyGILState_STATE gil = PyGILState_Ensure();
+    PyObject *et, *ev, *tb;
+    PyErr_Fetch(&et, &ev, &tb);
+    g_busy++;
+    int rc = -1;
+    PyObject *globals = NULL, *locals = NULL, *co = NULL, *r = NULL, *repr = NULL;
+    char text[TDB_PYHOOK_EXPR_MAX];
+    memcpy(text, C.eval_text, sizeof text);
+    text[sizeof text - 1] = 0;
+    C.eval_type[0] = 0;
+    PyFrameObject *f = frame_object_at(C.eval_frame);
+    if (!f) {
+        copy_str(C.eval_result, sizeof C.eval_result, "no such Python frame in this thread");
+        goto cleanup;
+    }
+#if PY311
+    globals = PyFrame_GetGlobals(f);
+    locals = PyFrame_GetLocals(f);
+#else
+    if (PyFrame_FastToLocalsWithError(f) == 0) {
+        globals = f->f_globals;
+        locals = f->f_locals ? f->f_locals : f->f_globals;
+        Py_INCREF(globals);
+        Py_INCREF(locals);
+    }
+#endif
+    int statements = C.eval_mode == TDB_PYHOOK_EVAL_STATEMENTS;
+    if (globals && locals)
+        co = Py_CompileString(text, "<tdebug>", statements ? Py_file_input : Py_eval_input);
+    if (co)
+        r = PyEval_EvalCode(co, globals, locals);
+    if (!r) {
+        set_message_from_exception(C.eval_result, sizeof C.eval_result, "");
+        goto cleanup;
+    }
+#if !PY313
+    /* 3.13's f_locals writes through; before, a changed local is copied
+     * back into the frame. */
+    if (statements)
+        PyFrame_LocalsToFast(f, 0);
+#endif
+    repr = PyObject_Repr(r);
+    copy_str(C.eval_result, sizeof C.eval_result, repr ? utf8(repr) : "<no repr>");
+    copy_str(C.eval_type, sizeof C.eval_type, Py_TYPE(r)->tp_name);
+    rc = 0;
+cleanup:
+    Py_XDECREF(repr);
+    Py_XDECREF(r);
+    Py_XDECREF(co);
+    Py_XDECREF(globals);
+    Py_XDECREF(locals);
+    PyErr_Clear();
+    g_busy--;
+    PyErr_Restore(et, ev, tb);
+    PyGILState_Release(gil);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
 /* Steps and stops                                                     */
 
 static void step_end(void)
@@ -392,6 +781,12 @@ static void do_uninstall(void)
     C.step.armed = 0;
     mech_uninstall();
     unwatch();
+    for (int i = 0; i < TDB_PYHOOK_MAX_BREAKPOINTS; i++)
+        compiled_clear(&g_compiled[i]);
+    if (g_log_fd >= 0) {
+        close(g_log_fd);
+        g_log_fd = -1;
+    }
     g_installed = 0;
     g_active = 0;
     C.installed = 0;
@@ -466,6 +861,8 @@ void stop(int reason, int slot, PyThreadState *ts, iframe *fr, void *ctx, int li
     r->tid = ts == PyThreadState_Get() ? (int64_t)syscall(SYS_gettid) : 0;
 #endif
     r->native_addr = (uint64_t)(uintptr_t)native;
+    memcpy(r->message, g_stop_message, sizeof r->message);
+    g_stop_message[0] = 0;
     copy_str(r->native_what, sizeof r->native_what, what);
     copy_str(r->file, sizeof r->file, co ? utf8(co->co_filename) : NULL);
 #if PY311

@@ -224,6 +224,13 @@ static inline int stepping(PyThreadState *ts)
 /* A line event in frame FR of the stepping thread: does it end the step? */
 int step_stops_at_line(iframe *fr);
 
+/* A hit of the breakpoint in slot SLOT at the current line of the
+ * thread's current frame (the GIL held): its condition, ignore count,
+ * hit condition and log message (tdebug_pyhook.h) decide.  1: report a
+ * stop (with report.message when the condition failed); 0: go on (a log
+ * point's line was written). */
+int bp_should_stop(int slot);
+
 int any_enabled(void);
 void copy_str(char *dst, size_t n, const char *src);
 const char *utf8(PyObject *s);

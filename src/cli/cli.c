@@ -68,8 +68,11 @@ void tdb_event_print(tdb_output output, const json_t *e)
     const char *event = json_string_value(json_object_get(e, "event"));
     const char *msg = json_string_value(json_object_get(e, "message"));
     int warning = event && strcmp(event, "warning") == 0;
-    fprintf(warning ? stderr : stdout, "tdebug: %s%s\n", warning ? "warning: " : "",
-            msg ? msg : "");
+    if (event && strcmp(event, "log") == 0) /* a log point's line, as gdb's dprintf */
+        fprintf(stdout, "%s\n", msg ? msg : "");
+    else
+        fprintf(warning ? stderr : stdout, "tdebug: %s%s\n", warning ? "warning: " : "",
+                msg ? msg : "");
     fflush(stdout);
 }
 

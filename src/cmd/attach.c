@@ -62,7 +62,7 @@ const char cmd_attach_usage[] =
     "  --stop-at-load MODULE    stop when the process maps MODULE's file\n"
     "  -b, --break LOCATION     a breakpoint, as with 'tdebug run': gdb's FUNCTION,\n"
     "                           FILE:LINE, *ADDRESS, or Python's FILE.py:LINE,\n"
-    "                           FILE.py:FUNCTION\n"
+    "                           FILE.py:FUNCTION; 'LOCATION if COND' too\n"
     "  --catch-throw[=TYPE]     stop where C++ throws (a TYPE or a class derived\n"
     "                           from it), showing the exception's message\n"
     "  --step-into WHERE        where 'step' from Python stops: mine, operator or\n"

@@ -1,8 +1,9 @@
 /*
  * commands/breakpoints.c: the commands about breakpoints (see
- * commands/commands.h): 'break', 'tbreak', 'catch throw', 'info
- * breakpoints', 'delete', 'enable', 'disable', over the core's breakpoints
- * as data (session/session.h, "breakpoints").
+ * commands/commands.h): 'break' (with 'if COND'), 'tbreak', 'catch
+ * throw', 'info breakpoints', 'delete', 'enable', 'disable', 'condition',
+ * 'ignore', 'log', 'dprintf', over the core's breakpoints as data
+ * (session/session.h, "breakpoints").
  */
 #include "commands/internal.h"
 
@@ -47,6 +48,8 @@ static int add(tdb_session *s, const char *location, int temporary, tdb_reply *r
         if (json_is_integer(moved))
             tdb_buf_addf(&note, " (line %lld holds no code: moved to %lld)",
                          (long long)json_integer_value(moved), (long long)json_integer_value(line));
+        if (jstr(bp, "condition"))
+            tdb_buf_addf(&note, " if %s", jstr(bp, "condition"));
         if (json_integer_value(line) > 0)
             tdb_buf_addf(&r->text, "%s %d: %s:%lld%s%s\n", prefix, id, jstr(bp, "file"),
                          (long long)json_integer_value(line), tdb_buf_str(&note),
@@ -213,3 +216,166 @@ static int do_disable(tdb_session *s, int id, tdb_reply *r)
 BP_CMD(tdb_command_delete, "delete", do_delete)
 BP_CMD(tdb_command_enable, "enable", do_enable)
 BP_CMD(tdb_command_disable, "disable", do_disable)
+
+/* ---- what decides whether a hit stops ---- */
+
+/* The breakpoint number at the start of ARGS (*REST: what follows, its
+ * blanks skipped), or 0 after saying what CMD needs. */
+static int bp_number(const char *args, const char *cmd, const char *usage, const char **rest,
+                     tdb_reply *r)
+{
+    char *end = NULL;
+    long id = strtol(args, &end, 10);
+    if (end == args || id < 1 || id > (1L << 30) || (*end && !isspace((unsigned char)*end))) {
+        tdb_command_fail(r, cmd, "usage: %s", usage);
+        return 0;
+    }
+    while (isspace((unsigned char)*end))
+        end++;
+    *rest = end;
+    return (int)id;
+}
+
+static int done(tdb_reply *r, const char *cmd, int id, tdb_error *local)
+{
+    if (local->set)
+        return tdb_command_fail(r, cmd, "%s", local->msg);
+    r->event = json_pack("{s:s, s:s, s:i}", "event", "done", "command", cmd, "number", id);
+    return 0;
+}
+
+int tdb_command_condition(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err)
+{
+    (void)err;
+    const char *cond;
+    tdb_error local = {0};
+    int id = bp_number(args, "condition", "condition N [EXPRESSION] (none: no condition)", &cond,
+                       r);
+    if (!id)
+        return 0;
+    if (tdb_session_breakpoint_set_condition(s, id, cond, &local) == 0)
+        tdb_buf_addf(&r->text, *cond ? "Breakpoint %d stops only if %s\n"
+                                     : "Breakpoint %d now unconditional\n", id, cond);
+    return done(r, "condition", id, &local);
+}
+
+int tdb_command_ignore(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err)
+{
+    (void)err;
+    const char *rest;
+    long count;
+    tdb_error local = {0};
+    int id = bp_number(args, "ignore", "ignore N COUNT", &rest, r);
+    if (!id)
+        return 0;
+    if (tdb_parse_long(rest, 0, 1L << 30, &count) < 0)
+        return tdb_command_fail(r, "ignore", "usage: ignore N COUNT (COUNT: hits to let go)");
+    if (tdb_session_breakpoint_set_ignore(s, id, (int)count, &local) == 0)
+        tdb_buf_addf(&r->text, "Will ignore next %ld crossings of breakpoint %d.\n", count, id);
+    return done(r, "ignore", id, &local);
+}
+
+/* 'log LOCATION MESSAGE': a log point, MESSAGE's {expression} parts
+ * evaluated at each hit; 'dprintf LOCATION,"FORMAT",ARGS...' is gdb's own
+ * for native code, and for a Python location the same log point with
+ * FORMAT's %-conversions taking ARGS in turn. */
+static int log_point(tdb_session *s, const char *cmd, char *location, const char *message,
+                     tdb_reply *r, tdb_error *err)
+{
+    tdb_reply added = {0};
+    if (add(s, location, 0, &added, err) < 0)
+        return -1;
+    int id = (int)json_integer_value(json_object_get(added.event, "number"));
+    tdb_error local = {0};
+    if (added.error || !id) {
+        tdb_buf_add(&r->text, added.text.s ? added.text.s : "", added.text.len);
+        r->error = 1;
+        r->event = json_incref(added.event);
+    } else if (tdb_session_breakpoint_set_log(s, id, message, &local) < 0) {
+        tdb_session_breakpoint_delete(s, id);
+        tdb_command_fail(r, cmd, "%s", local.msg);
+    } else {
+        tdb_buf_addf(&r->text, "Log point %d: %s: \"%s\"\n", id, location, message);
+        r->event = json_pack("{s:s, s:i, s:s, s:s}", "event", "breakpoint", "number", id,
+                             "location", location, "log_message", message);
+    }
+    tdb_reply_clear(&added);
+    return 0;
+}
+
+int tdb_command_log(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err)
+{
+    const char *sp = args + strcspn(args, " \t");
+    const char *msg = sp;
+    while (isspace((unsigned char)*msg))
+        msg++;
+    if (!*args || !*msg)
+        return tdb_command_fail(r, "log", "usage: log LOCATION MESSAGE (MESSAGE's {expression} "
+                                          "parts are evaluated at each hit)");
+    char *location = tdb_xstrndup(args, (size_t)(sp - args));
+    int rc = log_point(s, "log", location, msg, r, err);
+    free(location);
+    return rc;
+}
+
+int tdb_command_dprintf(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err)
+{
+    const char *comma = strchr(args, ',');
+    char *location = comma ? tdb_xstrndup(args, (size_t)(comma - args)) : NULL;
+    if (location)
+        location[strcspn(location, " \t")] = 0;
+    if (!location || tdb_break_location_kind(location) != TDB_BREAK_PYTHON_FILE) {
+        /* gdb's dprintf, as it is, for native code. */
+        free(location);
+        tdb_buf cmd = TDB_BUF_INIT;
+        tdb_buf_addf(&cmd, "dprintf %s", args);
+        int rc = tdb_command_gdb(s, tdb_buf_str(&cmd), r, err);
+        tdb_buf_free(&cmd);
+        return rc;
+    }
+    /* "FORMAT", ARG, ...: each %-conversion becomes {ARG}. */
+    const char *p = comma + 1;
+    while (isspace((unsigned char)*p))
+        p++;
+    tdb_buf fmt = TDB_BUF_INIT, msg = TDB_BUF_INIT;
+    int rc = 0;
+    if (*p != '"') {
+        rc = tdb_command_fail(r, "dprintf", "usage: dprintf LOCATION,\"FORMAT\",ARG...");
+        goto cleanup;
+    }
+    for (p++; *p && *p != '"'; p++) {
+        if (*p == '\\' && p[1])
+            p++;
+        tdb_buf_addc(&fmt, *p == 'n' && p[-1] == '\\' ? '\n' : *p);
+    }
+    const char *args_at = *p ? p + 1 : p;
+    const char *f = tdb_buf_str(&fmt);
+    for (; *f; f++) {
+        if (*f == '{' || *f == '}') {
+            tdb_buf_addf(&msg, "%c%c", *f, *f);
+        } else if (*f == '%' && f[1] == '%') {
+            tdb_buf_addc(&msg, '%');
+            f++;
+        } else if (*f == '%') {
+            while (f[1] && !isalpha((unsigned char)f[1]))
+                f++; /* flags, width: Python's str() decides */
+            if (f[1])
+                f++;
+            while (isspace((unsigned char)*args_at) || *args_at == ',')
+                args_at++;
+            size_t n = strcspn(args_at, ","); /* an argument with a comma inside needs log */
+            tdb_buf_addc(&msg, '{');
+            tdb_buf_add(&msg, args_at, n);
+            tdb_buf_addc(&msg, '}');
+            args_at += n;
+        } else if (*f != '\n' || f[1]) {
+            tdb_buf_addc(&msg, *f); /* the final newline: a log line is a line */
+        }
+    }
+    rc = log_point(s, "dprintf", location, tdb_buf_str(&msg), r, err);
+cleanup:
+    tdb_buf_free(&fmt);
+    tdb_buf_free(&msg);
+    free(location);
+    return rc;
+}

@@ -59,11 +59,17 @@ int tdb_command_info_breakpoints(tdb_session *s, const char *args, tdb_reply *r,
 int tdb_command_delete(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err);
 int tdb_command_enable(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err);
 int tdb_command_disable(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err);
+int tdb_command_condition(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err);
+int tdb_command_ignore(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err);
+int tdb_command_log(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err);
+int tdb_command_dprintf(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err);
 
 /* commands/values.c */
 int tdb_command_args(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err);
 int tdb_command_tensor(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err);
 int tdb_command_py_locals(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err);
 int tdb_command_py_print(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err);
+int tdb_command_py_eval(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err);
+int tdb_command_py_exec(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err);
 
 #endif

@@ -108,6 +108,8 @@ static void describe_stop(const tdb_stop_info *st, const char *where, tdb_buf *b
     case TDB_STOP_PYTHON_BREAKPOINT:
         tdb_buf_addf(b, "stopped at Python breakpoint %d (%s)", st->bp_number,
                      st->bp_location ? st->bp_location : "?");
+        if (st->condition_error)
+            tdb_buf_addf(b, ": %s", st->condition_error);
         return;
     case TDB_STOP_THROW:
         describe_throw(st, b);
@@ -258,4 +260,14 @@ void tdb_render_breakpoint(const json_t *bp, tdb_buf *out)
         tdb_buf_addf(out, "%s: %s", location, where);
     else
         tdb_buf_adds(out, location);
+    /* What decides whether a hit stops, in gdb's words. */
+    if (jstr(bp, "condition"))
+        tdb_buf_addf(out, " if %s", jstr(bp, "condition"));
+    if (json_integer_value(json_object_get(bp, "ignore")) > 0)
+        tdb_buf_addf(out, " (ignore next %lld hits)",
+                     (long long)json_integer_value(json_object_get(bp, "ignore")));
+    if (jstr(bp, "hit_condition"))
+        tdb_buf_addf(out, " (hit count %s)", jstr(bp, "hit_condition"));
+    if (jstr(bp, "log_message"))
+        tdb_buf_addf(out, " log \"%s\"", jstr(bp, "log_message"));
 }

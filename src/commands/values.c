@@ -152,3 +152,34 @@ int tdb_command_py_print(tdb_session *s, const char *name, tdb_reply *r, tdb_err
     r->event = v;
     return 0;
 }
+
+/* 'py-eval EXPR' and 'py-exec STATEMENTS': Python run in the selected
+ * Python frame, where the core may run it (a Python breakpoint or step). */
+static int py_run(tdb_session *s, const char *cmd, const char *text, int statements,
+                  tdb_reply *r, tdb_error *err)
+{
+    if (!tdb_command_need_stop(s, r, cmd))
+        return 0;
+    if (!*text)
+        return tdb_command_fail(r, cmd, "usage: %s %s", cmd,
+                                statements ? "STATEMENTS" : "EXPRESSION");
+    tdb_error local = {0};
+    json_t *v = tdb_session_py_eval(s, 0, python_frame(s), text, statements, &local);
+    if (!v)
+        return tdb_command_failed(s, r, cmd, &local, err);
+    if (!statements)
+        tdb_buf_addf(&r->text, "%s\n", jstr(v, "value"));
+    json_object_set_new(v, "event", json_string(cmd));
+    r->event = v;
+    return 0;
+}
+
+int tdb_command_py_eval(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err)
+{
+    return py_run(s, "py-eval", args, 0, r, err);
+}
+
+int tdb_command_py_exec(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err)
+{
+    return py_run(s, "py-exec", args, 1, r, err);
+}

@@ -35,6 +35,39 @@ static json_t *add_bp(tdb_dap *d, const char *location, int *id)
     return told_new(d, bp, &err, id);
 }
 
+/* The client's condition, hitCondition and logMessage of WANTED on
+ * breakpoint ID (absent: none); NULL, or why one was refused (new
+ * string). */
+static char *set_options(tdb_dap *d, int id, const json_t *wanted)
+{
+    tdb_error err = {0};
+    const char *cond = json_string_value(json_object_get(wanted, "condition"));
+    const char *hit = json_string_value(json_object_get(wanted, "hitCondition"));
+    const char *log = json_string_value(json_object_get(wanted, "logMessage"));
+    if (!cond && !hit && !log) {
+        /* None asked: whatever the breakpoint had goes (a kind that takes
+         * none, an instruction's or a watchpoint, has nothing to clear). */
+        tdb_session_breakpoint_set_condition(d->s, id, NULL, &err);
+        tdb_session_breakpoint_set_hit_condition(d->s, id, NULL, &err);
+        tdb_session_breakpoint_set_log(d->s, id, NULL, &err);
+        return NULL;
+    }
+    if (tdb_session_breakpoint_set_condition(d->s, id, cond, &err) < 0 ||
+        tdb_session_breakpoint_set_hit_condition(d->s, id, hit, &err) < 0 ||
+        tdb_session_breakpoint_set_log(d->s, id, log, &err) < 0)
+        return tdb_xstrdup(err.msg);
+    return NULL;
+}
+
+/* OUT (a DAP Breakpoint) says WHY its options were refused (freed). */
+static void refused(json_t *out, char *why)
+{
+    if (!why)
+        return;
+    json_object_set_new(out, "message", json_string(why));
+    free(why);
+}
+
 /* The told state of breakpoint ID, or a fresh look. */
 static json_t *bp_now(tdb_dap *d, int id)
 {
@@ -93,13 +126,22 @@ void tdb_dap_set_breakpoints(tdb_dap *d, int seq, const json_t *args)
                 json_array_remove(had, k);
                 break;
             }
+        char *refusal = NULL;
         if (id) {
+            refusal = set_options(d, id, b);
             json_array_append_new(out, bp_now(d, id));
         } else {
             char *loc = tdb_xasprintf("%s:%d", path, n);
-            json_array_append_new(out, add_bp(d, loc, &id));
+            json_t *o = add_bp(d, loc, &id);
             free(loc);
+            if (id) {
+                refusal = set_options(d, id, b);
+                json_decref(o);
+                o = bp_now(d, id);
+            }
+            json_array_append_new(out, o);
         }
+        refused(json_array_get(out, json_array_size(out) - 1), refusal);
         if (id)
             json_array_append_new(now, json_pack("{s:i, s:i}", "line", n, "id", id));
     }
@@ -141,12 +183,21 @@ static void set_located(tdb_dap *d, int seq, const char *cmd, const json_t *args
         }
         json_t *old = json_object_get(*map, name);
         int id = (int)json_integer_value(old);
+        char *refusal = NULL;
         if (id) {
+            refusal = set_options(d, id, b);
             json_array_append_new(out, bp_now(d, id));
             json_object_del(*map, name);
         } else {
-            json_array_append_new(out, add(d, name, &id));
+            json_t *o = add(d, name, &id);
+            if (id) {
+                refusal = set_options(d, id, b);
+                json_decref(o);
+                o = bp_now(d, id);
+            }
+            json_array_append_new(out, o);
         }
+        refused(json_array_get(out, json_array_size(out) - 1), refusal);
         if (id)
             json_object_set_new(keep, name, json_integer(id));
         free(name);

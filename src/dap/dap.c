@@ -159,7 +159,13 @@ static void on_event(void *data, const json_t *e)
     tdb_dap *d = data;
     const char *event = json_string_value(json_object_get(e, "event"));
     const char *msg = json_string_value(json_object_get(e, "message"));
-    if (!msg || !*msg)
+    if (!msg)
+        return;
+    if (event && strcmp(event, "log") == 0) { /* a log point's line, as it is */
+        tdb_dap_output(d, "console", "%s\n", msg);
+        return;
+    }
+    if (!*msg)
         return;
     const char *layout = json_string_value(json_object_get(e, "layout"));
     if (layout && !strcmp(layout, "cache")) {

@@ -41,6 +41,7 @@ typedef struct tdb_dap {
     int sigfd;
     /* what the client said in initialize */
     int line_base;        /* 0 when its lines start at 1, else -1 */
+    int column_base;      /* 1 when its columns start at 1 (the default), else 0 */
     int run_in_terminal;  /* it can run a command in a terminal (runInTerminal) */
     int initialized;
     /* the session */
@@ -164,6 +165,10 @@ TDB_DAP_HANDLER(stack_trace);
 TDB_DAP_HANDLER(scopes);
 TDB_DAP_HANDLER(variables);
 TDB_DAP_HANDLER(evaluate);
+TDB_DAP_HANDLER(set_variable);
+TDB_DAP_HANDLER(set_expression);
+TDB_DAP_HANDLER(completions);
+TDB_DAP_HANDLER(exception_info);
 /* dap/running.c */
 TDB_DAP_HANDLER(continue);
 TDB_DAP_HANDLER(next);

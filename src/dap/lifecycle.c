@@ -164,6 +164,7 @@ void tdb_dap_initialize(tdb_dap *d, int seq, const json_t *args)
 {
     json_t *lines = json_object_get(args, "linesStartAt1");
     d->line_base = json_is_false(lines) ? -1 : 0;
+    d->column_base = json_is_false(json_object_get(args, "columnsStartAt1")) ? 0 : 1;
     d->run_in_terminal = json_is_true(json_object_get(args, "supportsRunInTerminalRequest"));
     d->initialized = 1;
     json_t *filters = json_pack(
@@ -178,6 +179,18 @@ void tdb_dap_initialize(tdb_dap *d, int seq, const json_t *args)
                              1, "supportsFunctionBreakpoints", 1, "supportsEvaluateForHovers", 1,
                              "supportsTerminateRequest", 1, "supportsDelayedStackTraceLoading", 1,
                              "exceptionBreakpointFilters", filters);
+    static const char *const both[] = {
+        /* both languages: Python's in the process, C/C++'s by gdb */
+        "supportsConditionalBreakpoints", "supportsHitConditionalBreakpoints", "supportsLogPoints",
+        /* Python's by the hook at a Python stop, C/C++'s by gdb */
+        "supportsSetVariable", "supportsSetExpression",
+        /* Python names of the frame; gdb's in a native one */
+        "supportsCompletionsRequest",
+        /* C++ throws (the filters above); Python's not yet */
+        "supportsExceptionInfoRequest",
+    };
+    for (size_t i = 0; i < sizeof(both) / sizeof(both[0]); i++)
+        json_object_set_new(caps, both[i], json_true());
     tdb_dap_native_capabilities(caps);
     tdb_dap_ok(d, seq, "initialize", caps);
 }

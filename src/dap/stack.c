@@ -268,3 +268,114 @@ void tdb_dap_evaluate(tdb_dap *d, int seq, const json_t *args)
     tdb_dap_ok(d, seq, "evaluate", variable(v, "result"));
     json_decref(v);
 }
+
+/* The body of a setVariable/setExpression response, from V (stolen). */
+static void set_done(tdb_dap *d, int seq, const char *cmd, json_t *v, const tdb_error *err)
+{
+    if (!v) {
+        tdb_dap_fail(d, seq, cmd, "%s", err->msg);
+        return;
+    }
+    json_t *body = json_pack("{s:O}", "value", json_object_get(v, "value"));
+    if (json_is_string(json_object_get(v, "type")))
+        json_object_set(body, "type", json_object_get(v, "type"));
+    json_decref(v);
+    tdb_dap_ok(d, seq, cmd, body);
+}
+
+void tdb_dap_set_variable(tdb_dap *d, int seq, const json_t *args)
+{
+    const char *name = json_string_value(json_object_get(args, "name"));
+    const char *value = json_string_value(json_object_get(args, "value"));
+    json_t *ref = json_object_get(args, "variablesReference");
+    if (!name || !value || !json_is_integer(ref) || json_integer_value(ref) > INT_MAX) {
+        tdb_dap_fail(d, seq, "setVariable", "setVariable takes 'variablesReference', 'name' and "
+                                            "'value'");
+        return;
+    }
+    tdb_error err = {0};
+    set_done(d, seq, "setVariable",
+             tdb_values_set(d->vals, (int)json_integer_value(ref), name, value, &err), &err);
+}
+
+void tdb_dap_set_expression(tdb_dap *d, int seq, const json_t *args)
+{
+    const char *expr = json_string_value(json_object_get(args, "expression"));
+    const char *value = json_string_value(json_object_get(args, "value"));
+    int thread, index;
+    if (!expr || !value) {
+        tdb_dap_fail(d, seq, "setExpression", "setExpression takes 'expression' and 'value'");
+        return;
+    }
+    if (tdb_dap_frame_arg(d, seq, "setExpression", args, &thread, &index) < 0)
+        return;
+    tdb_error err = {0};
+    set_done(d, seq, "setExpression",
+             tdb_values_assign(d->vals, thread, index, expr, value, &err), &err);
+}
+
+void tdb_dap_completions(tdb_dap *d, int seq, const json_t *args)
+{
+    const char *text = json_string_value(json_object_get(args, "text"));
+    json_t *col = json_object_get(args, "column");
+    int thread, index;
+    if (!text || !json_is_integer(col) || strlen(text) != json_string_length(
+                                               json_object_get(args, "text"))) {
+        tdb_dap_fail(d, seq, "completions", "completions takes 'text' and 'column'");
+        return;
+    }
+    if (tdb_dap_frame_arg(d, seq, "completions", args, &thread, &index) < 0)
+        return;
+    /* The text before the cursor (UTF-16 columns: ASCII assumed). */
+    long c = (long)json_integer_value(col) - d->column_base;
+    size_t upto = c < 0 ? 0 : (size_t)c > strlen(text) ? strlen(text) : (size_t)c;
+    char *head = tdb_xstrndup(text, upto);
+    size_t start = 0;
+    tdb_error err = {0};
+    json_t *words = tdb_values_complete(d->vals, thread, index, head, &start, &err);
+    if (!words) {
+        free(head);
+        tdb_dap_fail(d, seq, "completions", "%s", err.msg);
+        return;
+    }
+    json_t *targets = json_array(), *w;
+    size_t i;
+    json_array_foreach(words, i, w)
+        json_array_append_new(targets,
+                              json_pack("{s:O, s:i, s:i}", "label", w, "start",
+                                        (int)start + d->column_base, "length",
+                                        (int)(upto - start)));
+    json_decref(words);
+    free(head);
+    tdb_dap_ok(d, seq, "completions", json_pack("{s:o}", "targets", targets));
+}
+
+/* The C++ exception of a throw stop (Python's exceptions are not stops
+ * yet): its type, its message and the stack from the throw site. */
+void tdb_dap_exception_info(tdb_dap *d, int seq, const json_t *args)
+{
+    (void)args;
+    const tdb_stop_info *st = tdb_session_stop(d->s);
+    const json_t *exc = st ? st->exception : NULL;
+    if (!exc || st->reason != TDB_STOP_THROW) {
+        tdb_dap_fail(d, seq, "exceptionInfo", "this stop is not at an exception (only C++ "
+                                              "throws are, so far)");
+        return;
+    }
+    const char *type = json_string_value(json_object_get(exc, "type"));
+    const char *msg = json_string_value(json_object_get(exc, "message"));
+    const char *note = json_string_value(json_object_get(exc, "note"));
+    tdb_buf stack = TDB_BUF_INIT;
+    if (st->view)
+        tdb_stackview_render(&stack, st->view, tdb_session_stack_flags(d->s));
+    json_t *details = json_pack("{s:s, s:s, s:o}", "typeName", type ? type : "?",
+                                "fullTypeName", type ? type : "?", "stackTrace",
+                                tdb_dap_string(tdb_buf_str(&stack), stack.len));
+    if (msg)
+        json_object_set_new(details, "message", json_string(msg));
+    tdb_buf_free(&stack);
+    tdb_dap_ok(d, seq, "exceptionInfo",
+               json_pack("{s:s, s:s, s:s, s:o}", "exceptionId", type ? type : "?", "description",
+                         msg ? msg : note ? note : "", "breakMode", "always", "details",
+                         details));
+}

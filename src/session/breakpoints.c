@@ -7,9 +7,11 @@
 #include "session/internal.h"
 
 #include "native/elf.h"
+#include "tdebug_pyhook.h"
 
 #include <ctype.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,6 +64,9 @@ static void free_locs(bp_info *b)
 
 void tdb_session_bp_free(bp_info *b)
 {
+    free(b->condition);
+    free(b->hit_condition);
+    free(b->log_message);
     free(b->py_file);
     free(b->py_function);
     free(b->location);
@@ -273,8 +278,8 @@ int tdb_session_defines_pending(tdb_session *s, const char *path)
  * after reading the symbols of the mapped libraries that define it when it
  * names a function: 0 with *RES gdb's answer, 1 when gdb rejects it
  * (REJECTED says why), -1 with ERR set (gdb died). */
-static int insert_break(tdb_session *s, const char *location, int temporary, json_t **res,
-                        tdb_error *rejected, tdb_error *err)
+static int insert_break(tdb_session *s, const char *location, int temporary,
+                        const char *condition, json_t **res, tdb_error *rejected, tdb_error *err)
 {
     char **libs = NULL;
     size_t n_libs = 0;
@@ -290,6 +295,11 @@ static int insert_break(tdb_session *s, const char *location, int temporary, jso
                 goto cleanup;
     }
     tdb_buf_addf(&cmd, "-break-insert -f%s ", temporary ? " -t" : "");
+    if (condition) {
+        tdb_buf_adds(&cmd, "-c ");
+        tdb_mi_quote(&cmd, condition);
+        tdb_buf_addc(&cmd, ' ');
+    }
     tdb_mi_quote(&cmd, location);
     if (tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, res, rejected, "%s", tdb_buf_str(&cmd)) < 0) {
         if (!tdb_gdb_alive(s->gdb)) {
@@ -310,7 +320,7 @@ int tdb_session_bind_held(tdb_session *s, bp_info *b, tdb_error *err)
 {
     json_t *res = NULL;
     tdb_error local = {0};
-    int inserted = insert_break(s, b->location, b->temporary, &res, &local, err);
+    int inserted = insert_break(s, b->location, b->temporary, b->condition, &res, &local, err);
     if (inserted > 0)
         say(s, "warning", "gdb rejects breakpoint '%s': %s", b->location, local.msg);
     const char *num = inserted == 0 ? tdb_mi_str(json_object_get(res, "bkpt"), "number") : NULL;
@@ -379,6 +389,14 @@ json_t *tdb_session_bp_json(tdb_session *s, const bp_info *b, const json_t *bkpt
         if (b->py_moved_from > 0)
             json_object_set_new(o, "moved_from", json_integer(b->py_moved_from));
     }
+    if (b->condition)
+        json_object_set_new(o, "condition", json_string(b->condition));
+    if (b->hit_condition)
+        json_object_set_new(o, "hit_condition", json_string(b->hit_condition));
+    if (b->ignore)
+        json_object_set_new(o, "ignore", json_integer(b->ignore));
+    if (b->log_message)
+        json_object_set_new(o, "log_message", json_string(b->log_message));
     if (python && !verified)
         json_object_set_new(o, "message",
                             json_string(s->hook.failed ? s->hook.failed
@@ -424,8 +442,32 @@ json_t *tdb_session_breakpoints(tdb_session *s)
     return list;
 }
 
-json_t *tdb_session_breakpoint_add(tdb_session *s, const char *location, int temporary,
+static json_t *add_location(tdb_session *s, const char *location, int temporary,
+                            tdb_error *err);
+
+json_t *tdb_session_breakpoint_add(tdb_session *s, const char *spec, int temporary,
                                    tdb_error *err)
+{
+    const char *cond;
+    char *location = tdb_break_split(spec, &cond);
+    json_t *out = add_location(s, cond ? location : spec, temporary, err);
+    int id = (int)json_integer_value(json_object_get(out, "id"));
+    tdb_error local = {0};
+    if (id && cond && tdb_session_breakpoint_set_condition(s, id, cond, &local) < 0) {
+        /* A condition gdb rejects: no breakpoint, as 'break' does. */
+        tdb_session_breakpoint_delete(s, id);
+        json_decref(out);
+        out = tdb_session_bp_refused(spec, "gdb", local.msg);
+    } else if (id && cond) {
+        json_decref(out);
+        out = tdb_session_breakpoint(s, id);
+    }
+    free(location);
+    return out;
+}
+
+static json_t *add_location(tdb_session *s, const char *location, int temporary,
+                            tdb_error *err)
 {
     json_t *res = NULL, *out = NULL;
     tdb_buf why = TDB_BUF_INIT;
@@ -440,7 +482,7 @@ json_t *tdb_session_breakpoint_add(tdb_session *s, const char *location, int tem
     if (tdb_break_location_kind(location) == TDB_BREAK_PYTHON_FILE)
         return tdb_session_python_break(s, location, temporary, err);
     tdb_error local = {0};
-    int inserted = insert_break(s, location, temporary, &res, &local, err);
+    int inserted = insert_break(s, location, temporary, NULL, &res, &local, err);
     if (inserted < 0)
         goto cleanup;
     if (inserted > 0) {
@@ -658,4 +700,202 @@ int tdb_session_breakpoint_gdb_number(tdb_session *s, int id)
     if (!b)
         return -1;
     return b->kind == BP_PYTHON ? 0 : b->number;
+}
+
+/* ---- what decides whether a hit stops ---- */
+
+/* B can take a condition, hit condition or log message: 0, or -1 with
+ * ERR saying why not. */
+static bp_info *configurable(tdb_session *s, int id, tdb_error *err)
+{
+    bp_info *b = tdb_session_find_bp_id(s, id);
+    if (!b || (b->kind != BP_NATIVE && b->kind != BP_PYTHON)) {
+        tdb_error_set(err, ENOENT, b ? "breakpoint %d is a catchpoint: it takes no condition"
+                                     : "no breakpoint %d ('info breakpoints' lists them)", id);
+        return NULL;
+    }
+    return b;
+}
+
+static void set_str(char **field, const char *v)
+{
+    free(*field);
+    *field = v && *v ? tdb_xstrdup(v) : NULL;
+}
+
+int tdb_session_breakpoint_set_condition(tdb_session *s, int id, const char *condition,
+                                         tdb_error *err)
+{
+    bp_info *b = configurable(s, id, err);
+    if (!b)
+        return -1;
+    if (condition && strpbrk(condition, "\n\r")) {
+        tdb_error_set(err, EINVAL, "a condition is one line");
+        return -1;
+    }
+    if (b->kind == BP_NATIVE && b->number > 0 && b->pending) {
+        /* gdb 13 disables a pending breakpoint given a condition by
+         * 'condition' when it binds; one inserted with it binds enabled.
+         * So it is made again, under a new gdb number. */
+        json_t *res = NULL;
+        tdb_error local = {0};
+        int inserted = insert_break(s, b->location, b->temporary,
+                                    condition && *condition ? condition : NULL, &res, &local, err);
+        const char *num = inserted == 0 ? tdb_mi_str(json_object_get(res, "bkpt"), "number") : NULL;
+        if (inserted > 0)
+            tdb_error_set(err, EINVAL, "%s", local.msg);
+        if (num) {
+            tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, NULL, "-break-delete %d", b->number);
+            b->number = atoi(num);
+            tdb_session_update_bp(s, json_object_get(res, "bkpt"));
+            if (!b->enabled)
+                tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, NULL, "-break-disable %d", b->number);
+            if (b->ignore)
+                tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, NULL, "-break-after %d %d", b->number,
+                            b->ignore);
+        }
+        json_decref(res);
+        if (!num)
+            return -1;
+    } else if (b->kind == BP_NATIVE && b->number > 0) {
+        /* gdb evaluates a native breakpoint's condition itself. */
+        tdb_buf cmd = TDB_BUF_INIT;
+        tdb_buf_addf(&cmd, "-break-condition %d", b->number);
+        if (condition && *condition) {
+            tdb_buf_addc(&cmd, ' ');
+            tdb_buf_adds(&cmd, condition);
+        }
+        int rc = tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, err, "%s", tdb_buf_str(&cmd));
+        tdb_buf_free(&cmd);
+        if (rc < 0)
+            return -1;
+    }
+    set_str(&b->condition, condition);
+    if (b->kind == BP_PYTHON)
+        tdb_session_python_bp_changed(s, b, 0);
+    return 0;
+}
+
+int tdb_session_parse_hit_condition(const char *text, int *op, int *value, tdb_error *err)
+{
+    static const struct {
+        const char *prefix;
+        int op;
+    } ops[] = {{">=", TDB_PYHOOK_HIT_GE}, {"<=", TDB_PYHOOK_HIT_LE}, {"==", TDB_PYHOOK_HIT_EQ},
+               {">", TDB_PYHOOK_HIT_GT},  {"<", TDB_PYHOOK_HIT_LT},  {"%", TDB_PYHOOK_HIT_MOD},
+               {"", TDB_PYHOOK_HIT_EQ}};
+    const char *p = text ? text : "";
+    while (*p == ' ')
+        p++;
+    if (!*p) {
+        *op = TDB_PYHOOK_HIT_ANY;
+        *value = 0;
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+        if (strncmp(p, ops[i].prefix, strlen(ops[i].prefix)) == 0) {
+            long v;
+            const char *num = p + strlen(ops[i].prefix);
+            while (*num == ' ')
+                num++;
+            if (tdb_parse_long(num, 0, INT32_MAX, &v) < 0 ||
+                (ops[i].op == TDB_PYHOOK_HIT_MOD && v == 0))
+                break;
+            *op = ops[i].op;
+            *value = (int)v;
+            return 0;
+        }
+    tdb_error_set(err, EINVAL, "'%s' is not a hit condition: N (the Nth hit), >=N, >N, <=N, <N "
+                  "or %%N (every Nth)", text);
+    return -1;
+}
+
+int tdb_session_breakpoint_set_hit_condition(tdb_session *s, int id, const char *hit,
+                                             tdb_error *err)
+{
+    bp_info *b = configurable(s, id, err);
+    int op, value;
+    if (!b || tdb_session_parse_hit_condition(hit, &op, &value, err) < 0)
+        return -1;
+    b->hit_op = op;
+    b->hit_value = value;
+    set_str(&b->hit_condition, op ? hit : NULL);
+    b->cond_hits = 0;
+    if (b->kind == BP_PYTHON)
+        tdb_session_python_bp_changed(s, b, 0);
+    return 0;
+}
+
+int tdb_session_breakpoint_set_ignore(tdb_session *s, int id, int count, tdb_error *err)
+{
+    bp_info *b = configurable(s, id, err);
+    if (!b)
+        return -1;
+    if (count < 0)
+        count = 0;
+    if (b->kind == BP_NATIVE && b->number > 0 &&
+        tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, err, "-break-after %d %d", b->number, count) < 0)
+        return -1;
+    b->ignore = count;
+    if (b->kind == BP_PYTHON)
+        tdb_session_python_bp_changed(s, b, 0);
+    return 0;
+}
+
+int tdb_session_breakpoint_set_log(tdb_session *s, int id, const char *message, tdb_error *err)
+{
+    bp_info *b = configurable(s, id, err);
+    if (!b)
+        return -1;
+    if (message && strlen(message) >= TDB_PYHOOK_EXPR_MAX) {
+        tdb_error_set(err, E2BIG, "a log message is at most %d bytes", TDB_PYHOOK_EXPR_MAX - 1);
+        return -1;
+    }
+    set_str(&b->log_message, message);
+    if (b->kind == BP_PYTHON)
+        tdb_session_python_bp_changed(s, b, 0);
+    return 0;
+}
+
+/* A native breakpoint B was hit and gdb's condition held: does the hit
+ * stop (1), or go on (0: a hit condition not met, or a log point, whose
+ * line was emitted)? */
+int tdb_session_native_hit_stops(tdb_session *s, bp_info *b)
+{
+    if (!b->hit_op && !b->log_message)
+        return 1;
+    b->cond_hits++;
+    if (!tdb_pyhook_hit_passes(b->hit_op, (uint64_t)b->cond_hits, b->hit_value))
+        return 0;
+    if (!b->log_message)
+        return 1;
+    /* {expression} parts as gdb evaluates them in the stopped frame. */
+    tdb_buf line = TDB_BUF_INIT;
+    for (const char *p = b->log_message; *p;) {
+        const char *end = *p == '{' && p[1] != '{' ? strchr(p, '}') : NULL;
+        if ((p[0] == '{' && p[1] == '{') || (p[0] == '}' && p[1] == '}')) {
+            tdb_buf_addc(&line, *p);
+            p += 2;
+        } else if (!end) {
+            tdb_buf_addc(&line, *p++);
+        } else {
+            char *expr = tdb_xstrndup(p + 1, (size_t)(end - p - 1));
+            tdb_buf q = TDB_BUF_INIT;
+            json_t *res = NULL;
+            tdb_error e = {0};
+            tdb_mi_quote(&q, expr);
+            if (tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, &res, &e, "-data-evaluate-expression %s",
+                            tdb_buf_str(&q)) == 0)
+                tdb_buf_adds(&line, tdb_mi_str(res, "value") ?: "");
+            else
+                tdb_buf_addf(&line, "<%s>", e.msg);
+            json_decref(res);
+            tdb_buf_free(&q);
+            free(expr);
+            p = end + 1;
+        }
+    }
+    tdb_session_emit(s, "log", json_pack("{s:i}", "breakpoint", b->id), "%s", tdb_buf_str(&line));
+    tdb_buf_free(&line);
+    return 0;
 }

@@ -104,13 +104,21 @@ static int frame_at(tdb_session *s, int thread, int index, tdb_frame_kind *kind,
     return rc;
 }
 
+/* Frame INDEX of *THREAD (0: the stop's thread, written back): its kind
+ * and gdb level, 0; or -1 with ERR set. */
+static int stop_frame(tdb_session *s, int *thread, int index, tdb_frame_kind *kind, int *level,
+                      tdb_error *err)
+{
+    if (*thread <= 0 && tdb_session_need_stop(s, err) == 0)
+        *thread = tdb_session_stop_thread(s);
+    return frame_at(s, *thread, index, kind, level, err);
+}
+
 json_t *tdb_values_scopes(tdb_values *v, int thread, int index, tdb_error *err)
 {
     tdb_frame_kind kind;
     int level;
-    if (thread <= 0 && tdb_session_need_stop(v->s, err) == 0)
-        thread = tdb_session_stop_thread(v->s);
-    if (frame_at(v->s, thread, index, &kind, &level, err) < 0)
+    if (stop_frame(v->s, &thread, index, &kind, &level, err) < 0)
         return NULL;
     if (kind == TDB_FRAME_PYTHON)
         return json_pack("[{s:s, s:s, s:i}]", "name", "Locals", "kind", "python-locals", "handle",
@@ -369,13 +377,22 @@ json_t *tdb_values_evaluate(tdb_values *v, int thread, int index, const char *ex
         tdb_error_set(err, EINVAL, "an expression is one line");
         return NULL;
     }
-    if (thread <= 0 && tdb_session_need_stop(s, err) == 0)
-        thread = tdb_session_stop_thread(s);
-    if (frame_at(s, thread, index, &kind, &level, err) < 0)
+    if (stop_frame(s, &thread, index, &kind, &level, err) < 0)
         return NULL;
     if (kind == TDB_FRAME_PYTHON) {
         /* A Python name of this frame, read by the core. */
-        json_t *one = tdb_session_py_value(s, thread, index, expr, err), *out = NULL;
+        /* A Python name of this frame, read by the core; anything else
+         * (or a name it cannot read) run by the hook where it may run. */
+        tdb_error by_name = {0};
+        json_t *one = tdb_session_py_value(s, thread, index, expr, &by_name), *out = NULL;
+        if (!one) {
+            tdb_error ran = {0};
+            one = tdb_session_py_eval(s, thread, index, expr, 0, &ran);
+            if (!one && ran.code == EPERM)
+                tdb_error_set(err, by_name.code, "%s (%s)", by_name.msg, ran.msg);
+            else if (!one)
+                tdb_error_set(err, ran.code, "%s", ran.msg);
+        }
         json_t *value = json_object_get(one, "value"), *t = json_object_get(one, "tensor");
         if (one && !json_is_string(value))
             tdb_error_set(err, EINVAL, "the core gave no value");
@@ -425,4 +442,153 @@ int tdb_values_native_scope(tdb_values *v, int h, int *thread, int *index)
     *thread = r->thread;
     *index = r->index;
     return 0;
+}
+
+json_t *tdb_values_assign(tdb_values *v, int thread, int index, const char *target,
+                          const char *value, tdb_error *err)
+{
+    tdb_session *s = v->s;
+    tdb_frame_kind kind;
+    int level;
+    if (!*target || !*value || strpbrk(target, "\n\r") || strpbrk(value, "\n\r")) {
+        tdb_error_set(err, EINVAL, "an assignment is one line: a target and a value");
+        return NULL;
+    }
+    if (stop_frame(s, &thread, index, &kind, &level, err) < 0)
+        return NULL;
+    if (kind == TDB_FRAME_PYTHON) {
+        /* Python's own assignment, in the frame: the hook writes a local
+         * back into it. */
+        char *stmt = tdb_xasprintf("%s = (%s)", target, value);
+        json_t *done = tdb_session_py_eval(s, thread, index, stmt, 1, err);
+        free(stmt);
+        json_decref(done);
+        return done ? tdb_session_py_eval(s, thread, index, target, 0, err) : NULL;
+    }
+    tdb_buf cmd = TDB_BUF_INIT, expr = TDB_BUF_INIT;
+    json_t *res = NULL, *out = NULL;
+    tdb_buf_addf(&expr, "%s = %s", target, value);
+    tdb_buf_addf(&cmd, "-data-evaluate-expression --thread %d --frame %d ", thread, level);
+    tdb_mi_quote(&cmd, tdb_buf_str(&expr));
+    if (tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, &res, err, "%s", tdb_buf_str(&cmd)) == 0)
+        out = json_pack("{s:s, s:n}", "value", tdb_mi_str(res, "value") ?: "", "type");
+    json_decref(res);
+    tdb_buf_free(&cmd);
+    tdb_buf_free(&expr);
+    return out;
+}
+
+json_t *tdb_values_set(tdb_values *v, int h, const char *name, const char *value, tdb_error *err)
+{
+    if (h < 1 || (size_t)h > v->n || (v->refs[h - 1].kind != REF_PY_LOCALS &&
+                                      v->refs[h - 1].kind != REF_LOCALS &&
+                                      v->refs[h - 1].kind != REF_ARGS)) {
+        tdb_error_set(err, EINVAL, "only a frame's own variables (its Locals or Arguments scope) "
+                                   "can be set; for a part of a value, set it as an expression");
+        return NULL;
+    }
+    value_ref ref = v->refs[h - 1];
+    return tdb_values_assign(v, ref.thread, ref.index, name, value, err);
+}
+
+/* Is C a character of a Python identifier (or C's)? */
+static int ident_char(char c)
+{
+    return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           (unsigned char)c >= 0x80;
+}
+
+/* Python names for PREFIX after BASE ("" : the frame's names) by the
+ * hook; a JSON array of strings, or NULL. */
+static json_t *py_complete_run(tdb_session *s, int thread, int index, const char *base,
+                               const char *prefix, tdb_error *err)
+{
+    tdb_buf e = TDB_BUF_INIT;
+    tdb_buf_adds(&e, "' '.join(sorted(set(filter(lambda n: n.startswith(");
+    tdb_buf_addf(&e, "'%s'), ", prefix); /* identifier characters only */
+    if (*base)
+        tdb_buf_addf(&e, "dir(%s)", base);
+    else
+        tdb_buf_adds(&e, "[*locals(), *globals(), *dir(__import__('builtins'))]");
+    tdb_buf_adds(&e, "))))");
+    json_t *r = tdb_session_py_eval(s, thread, index, tdb_buf_str(&e), 0, err), *out = NULL;
+    tdb_buf_free(&e);
+    const char *repr = json_string_value(json_object_get(r, "value"));
+    if (repr && strlen(repr) >= 2) {
+        /* 'a b c': names hold no quote, blank or backslash */
+        char *names = tdb_xstrndup(repr + 1, strlen(repr) - 2), *save = NULL;
+        out = json_array();
+        for (char *w = strtok_r(names, " ", &save); w; w = strtok_r(NULL, " ", &save))
+            json_array_append_new(out, json_string(w));
+        free(names);
+    }
+    json_decref(r);
+    return out;
+}
+
+json_t *tdb_values_complete(tdb_values *v, int thread, int index, const char *text,
+                            size_t *out_start, tdb_error *err)
+{
+    tdb_session *s = v->s;
+    tdb_frame_kind kind;
+    int level;
+    size_t n = strlen(text), start = n;
+    while (start > 0 && ident_char(text[start - 1]))
+        start--;
+    const char *prefix = text + start;
+    if (strpbrk(text, "\n\r") || stop_frame(s, &thread, index, &kind, &level, err) < 0)
+        return NULL;
+    json_t *out = NULL;
+    if (kind == TDB_FRAME_PYTHON) {
+        /* After a dot: the attributes of what comes before (a dotted name). */
+        size_t b = start;
+        if (b > 0 && text[b - 1] == '.')
+            while (b > 0 && (ident_char(text[b - 1]) || text[b - 1] == '.'))
+                b--;
+        char *base = start > 0 && text[start - 1] == '.' ? tdb_xstrndup(text + b, start - 1 - b)
+                                                         : tdb_xstrdup("");
+        tdb_error ran = {0};
+        out = py_complete_run(s, thread, index, base, prefix, &ran);
+        if (!out && !*base) {
+            /* No code may run here: the frame's names, read from memory. */
+            json_t *loc = tdb_session_py_locals(s, thread, index, err);
+            size_t i;
+            json_t *one;
+            out = loc ? json_array() : NULL;
+            json_array_foreach(json_object_get(loc, "locals"), i, one)
+            {
+                const char *name = json_string_value(json_object_get(one, "name"));
+                if (name && strncmp(name, prefix, strlen(prefix)) == 0)
+                    json_array_append_new(out, json_string(name));
+            }
+            json_decref(loc);
+        } else if (!out) {
+            tdb_error_set(err, ran.code, "%s", ran.msg);
+        }
+        free(base);
+    } else {
+        /* gdb's own completion of an expression. */
+        tdb_buf cmd = TDB_BUF_INIT, what = TDB_BUF_INIT;
+        json_t *res = NULL;
+        tdb_buf_addf(&what, "print %s", text);
+        tdb_buf_adds(&cmd, "-complete ");
+        tdb_mi_quote(&cmd, tdb_buf_str(&what));
+        if (tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, &res, err, "%s", tdb_buf_str(&cmd)) == 0) {
+            size_t i;
+            json_t *m;
+            out = json_array();
+            json_array_foreach(json_object_get(res, "matches"), i, m)
+            {
+                const char *word = json_string_value(m);
+                if (word && strlen(word) >= what.len - strlen(prefix))
+                    json_array_append_new(out, json_string(word + what.len - strlen(prefix)));
+            }
+        }
+        json_decref(res);
+        tdb_buf_free(&cmd);
+        tdb_buf_free(&what);
+    }
+    if (out)
+        *out_start = start;
+    return out;
 }

@@ -94,6 +94,16 @@ typedef struct bp_info {
     int by_address;  /* placed by tdebug at an address it found itself (a
                       * light session's): gdb knows no name for it, so its
                       * description (locs, where) is tdebug's own */
+    /* What decides whether a hit stops (session/breakpoints.c): for a
+     * Python breakpoint the hook decides (lib/tdebug_pyhook.h); for a
+     * native one gdb evaluates the condition and counts the ignores, the
+     * core the rest. */
+    char *condition;   /* NULL: none */
+    char *hit_condition; /* as given ("5", ">=5", "%5"), NULL: none */
+    int hit_op, hit_value; /* TDB_PYHOOK_HIT_* and its N */
+    int ignore;        /* hits to let go first */
+    char *log_message; /* a log point: {expression} parts; NULL: stops */
+    int cond_hits;     /* native: hits whose condition held (gdb's) */
 } bp_info;
 
 /* Python breakpoints and stepping: the library tdebug loads into the
@@ -115,7 +125,10 @@ typedef struct pyhook_state {
     char native_what[128]; /* what the native function implements */
     int retries;         /* installs refused: not a safe point yet */
     char *failed;        /* why Python breakpoints cannot work here */
-    unsigned char report[1024]; /* the last tdb_pyhook_report read */
+    unsigned char report[2048]; /* the last tdb_pyhook_report read */
+    int log_fd;          /* the log points' FIFO, read end; -1: none */
+    char *log_path;      /* its path (in its own temporary folder) */
+    tdb_buf log_tail;    /* a record not read whole yet */
 } pyhook_state;
 
 enum { PYHOOK_NONE, PYHOOK_ARMING, PYHOOK_READY, PYHOOK_FAILED };
@@ -375,6 +388,11 @@ int tdb_session_gdb_attach(tdb_session *s, pid_t pid, tdb_error *err);
 /* Before gdb detaches: a paused process is never left waiting on tdebug. */
 void tdb_session_release_before_detach(tdb_session *s);
 
+/* A native breakpoint B was hit (gdb's condition held): 1 it stops; 0 it
+ * goes on (its hit condition is not met, or it is a log point, whose
+ * "log" event was emitted). */
+int tdb_session_native_hit_stops(tdb_session *s, bp_info *b);
+
 /* session/python.c */
 /* A breakpoint on FILE.py:LINE or FILE.py:FUNCTION: as
  * tdb_session_breakpoint_add(). */
@@ -406,6 +424,21 @@ void tdb_session_python_forget(tdb_session *s);
 void tdb_session_python_step_done(tdb_session *s);
 /* Before the process goes on without tdebug: no hook left. */
 void tdb_session_python_end(tdb_session *s);
+/* Run TEXT (an expression, or with STATEMENTS statements) in the Python
+ * frame at FRAME (its address; 0: the innermost) of THREAD, by the hook:
+ * only at a hook stop, on its thread.  New reference {"value": repr,
+ * "type"}, or NULL with ERR saying why (the exception it raised, or why
+ * no code can run here). */
+json_t *tdb_session_python_eval(tdb_session *s, int thread, uint64_t frame, const char *text,
+                                int statements, tdb_error *err);
+/* The session is freed: the log points' FIFO goes (what it still holds
+ * is emitted first). */
+void tdb_session_python_free(tdb_session *s);
+/* The log points' FIFO (read end), -1 before the hook is loaded. */
+int tdb_session_python_log_fd(const tdb_session *s);
+/* Emit every whole log record the FIFO holds: a "log" event each,
+ * {"event": "log", "message": TEXT, "breakpoint": ID}. */
+void tdb_session_python_drain_log(tdb_session *s);
 /* Frames of the hook library at the top of a hook stop's stack: how many
  * leading frames of MI_STACK to leave out. */
 size_t tdb_session_python_hidden_frames(tdb_session *s, int thread, const json_t *mi_stack);

@@ -78,7 +78,47 @@ tdb_break_kind tdb_break_location_kind(const char *loc)
     }
 }
 
-int tdb_break_refusal(const char *loc, tdb_buf *why)
+static int location_refusal(const char *loc, tdb_buf *why);
+
+char *tdb_break_split(const char *spec, const char **condition)
+{
+    /* gdb's own rule: the first " if " (a location has no spaces but in a
+     * C++ signature, whose parentheses come first). */
+    const char *at = NULL;
+    int depth = 0;
+    for (const char *p = spec; *p && !at; p++) {
+        depth += *p == '(' ? 1 : *p == ')' ? -1 : 0;
+        if (!depth && (*p == ' ' || *p == '\t') && strncmp(p + 1, "if", 2) == 0 &&
+            (p[3] == ' ' || p[3] == '\t' || p[3] == '('))
+            at = p;
+    }
+    *condition = NULL;
+    if (!at)
+        return tdb_xstrdup(spec);
+    const char *c = at + 3;
+    while (*c == ' ' || *c == '\t')
+        c++;
+    *condition = c;
+    return tdb_xstrndup(spec, (size_t)(at - spec));
+}
+
+int tdb_break_refusal(const char *spec, tdb_buf *why)
+{
+    const char *cond;
+    char *loc = tdb_break_split(spec, &cond);
+    int rc = 0;
+    if (cond && !*cond) {
+        if (why)
+            tdb_buf_addf(why, "'%s' has 'if' but no condition after it", spec);
+        rc = 1;
+    } else {
+        rc = location_refusal(loc, why);
+    }
+    free(loc);
+    return rc;
+}
+
+static int location_refusal(const char *loc, tdb_buf *why)
 {
     tdb_break_kind kind = tdb_break_location_kind(loc);
     const char *colon = strrchr(loc, ':');

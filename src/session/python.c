@@ -23,10 +23,15 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+_Static_assert(sizeof(tdb_pyhook_report) <= sizeof(((pyhook_state *)0)->report),
+               "pyhook_state.report holds a tdb_pyhook_report");
 
 #define HOOK_TIMEOUT_MS 30000
 /* A step from the user's code goes through at most this many lines of the
@@ -204,6 +209,12 @@ static int write_slot(tdb_session *s, bp_info *b, int clear, tdb_error *err)
         bp.line = b->py_line;
         snprintf(bp.file, sizeof(bp.file), "%s", b->py_file ? b->py_file : "");
         snprintf(bp.function, sizeof(bp.function), "%s", b->py_function ? b->py_function : "");
+        snprintf(bp.condition, sizeof(bp.condition), "%s", b->condition ? b->condition : "");
+        snprintf(bp.log_message, sizeof(bp.log_message), "%s",
+                 b->log_message ? b->log_message : "");
+        bp.hit_op = b->hit_op;
+        bp.hit_value = b->hit_value;
+        bp.ignore = b->ignore;
     }
     /* id last: a slot is live when its id is. */
     int32_t id = clear ? 0 : b->id;
@@ -221,6 +232,90 @@ static int write_slot(tdb_session *s, bp_info *b, int clear, tdb_error *err)
     if (write_u64(s, CONTROL(s, generation), ++h->generation, err) < 0)
         return -1;
     return h->state == PYHOOK_READY ? sync_soon(s, err) : 0;
+}
+
+/* ---- log points ---- */
+
+/* The FIFO the hook writes log points' lines to (lib/tdebug_pyhook.h):
+ * made and opened for reading (so the hook's open for writing finds a
+ * reader) before its path is written in the control block.  Read and
+ * write: with a writer of its own it never reads as ended (an ended FIFO
+ * is always readable) when the program closes it. */
+static int open_log(tdb_session *s, tdb_error *err)
+{
+    pyhook_state *h = &s->hook;
+    if (h->log_path)
+        return 0;
+    const char *tmp = getenv("TMPDIR");
+    char *dir = tdb_xasprintf("%s/tdebug-log.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(dir)) {
+        tdb_error_errno(err, "cannot make a folder for log points: mkdtemp '%s'", dir);
+        free(dir);
+        return -1;
+    }
+    char *path = tdb_xasprintf("%s/log", dir);
+    free(dir);
+    if (strlen(path) >= TDB_PYHOOK_LOG_PATH_MAX || mkfifo(path, 0600) < 0 ||
+        (h->log_fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC)) < 0) {
+        tdb_error_errno(err, "cannot make the log points' FIFO: mkfifo '%s'", path);
+        free(path);
+        return -1;
+    }
+    h->log_path = path;
+    char field[TDB_PYHOOK_LOG_PATH_MAX] = "";
+    snprintf(field, sizeof(field), "%s", path);
+    return write_mem(s, CONTROL(s, log_path), field, sizeof(field), err);
+}
+
+int tdb_session_python_log_fd(const tdb_session *s)
+{
+    return s->hook.log_fd > 0 ? s->hook.log_fd : -1;
+}
+
+void tdb_session_python_drain_log(tdb_session *s)
+{
+    pyhook_state *h = &s->hook;
+    if (h->log_fd <= 0)
+        return;
+    char buf[65536];
+    ssize_t n;
+    while ((n = read(h->log_fd, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
+        if (n > 0)
+            tdb_buf_add(&h->log_tail, buf, (size_t)n);
+    size_t at = 0;
+    while (at < h->log_tail.len) {
+        const char *rec = h->log_tail.s + at, *end = memchr(rec, 0, h->log_tail.len - at);
+        if (!end)
+            break;
+        char *tab = strchr(rec, '\t');
+        int id = atoi(rec);
+        tdb_session_emit(s, "log", json_pack("{s:i}", "breakpoint", id), "%s", tab ? tab + 1 : rec);
+        at = (size_t)(end - h->log_tail.s) + 1;
+    }
+    if (at) {
+        memmove(h->log_tail.s, h->log_tail.s + at, h->log_tail.len - at);
+        h->log_tail.len -= at;
+        h->log_tail.s[h->log_tail.len] = '\0';
+    }
+}
+
+static void close_log(tdb_session *s)
+{
+    pyhook_state *h = &s->hook;
+    if (h->log_fd > 0) {
+        tdb_session_python_drain_log(s);
+        close(h->log_fd);
+    }
+    h->log_fd = -1;
+    if (h->log_path) {
+        unlink(h->log_path);
+        char *slash = strrchr(h->log_path, '/');
+        *slash = 0;
+        rmdir(h->log_path);
+        free(h->log_path);
+        h->log_path = NULL;
+    }
+    tdb_buf_free(&h->log_tail);
 }
 
 /* ---- loading the library ---- */
@@ -375,6 +470,8 @@ static int load_and_install(tdb_session *s, tdb_error *err)
     }
 loaded:
     h->state = PYHOOK_READY;
+    if (open_log(s, &local) < 0)
+        goto write_failed;
     uint64_t gen = 0;
     read_mem(s, CONTROL(s, generation), &gen, sizeof(gen), NULL);
     h->generation = gen;
@@ -494,6 +591,53 @@ void tdb_session_python_bp_changed(tdb_session *s, bp_info *b, int deleted)
         write_slot(s, b, deleted, NULL);
 }
 
+/* ---- evaluating Python at a stop ---- */
+
+json_t *tdb_session_python_eval(tdb_session *s, int thread, uint64_t frame, const char *text,
+                                int statements, tdb_error *err)
+{
+    pyhook_state *h = &s->hook;
+    if (h->state != PYHOOK_READY || !h->stop_is_hook || s->state != STOPPED) {
+        tdb_error_set(err, EPERM, "tdebug runs Python code only at a Python breakpoint or step "
+                                  "(a thread holding the GIL where CPython can be re-entered); "
+                                  "here it reads values from memory only: a variable's name "
+                                  "works, an expression does not");
+        return NULL;
+    }
+    if (thread != tdb_session_stop_thread(s)) {
+        tdb_error_set(err, EPERM, "only the thread stopped at the Python line holds the GIL: "
+                                  "tdebug runs Python code there, and reads the other threads' "
+                                  "variables from memory only");
+        return NULL;
+    }
+    if (strlen(text) >= TDB_PYHOOK_EXPR_MAX) {
+        tdb_error_set(err, E2BIG, "an expression of at most %d bytes", TDB_PYHOOK_EXPR_MAX - 1);
+        return NULL;
+    }
+    char buf[TDB_PYHOOK_EXPR_MAX] = "";
+    snprintf(buf, sizeof(buf), "%s", text);
+    uint64_t v = 0;
+    int32_t mode = statements ? TDB_PYHOOK_EVAL_STATEMENTS : TDB_PYHOOK_EVAL_EXPRESSION;
+    if (write_u64(s, CONTROL(s, eval_frame), frame, err) < 0 ||
+        write_i32(s, CONTROL(s, eval_mode), mode, err) < 0 ||
+        write_mem(s, CONTROL(s, eval_text), buf, sizeof(buf), err) < 0 ||
+        tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, err, "-thread-select %d", thread) < 0 ||
+        eval_u64(s, "(int) tdebug_pyhook_eval()", &v, err) < 0)
+        return NULL;
+    char result[sizeof(((tdb_pyhook_control *)0)->eval_result)];
+    char type[TDB_PYHOOK_NAME_MAX];
+    if (read_mem(s, CONTROL(s, eval_result), result, sizeof(result), err) < 0 ||
+        read_mem(s, CONTROL(s, eval_type), type, sizeof(type), err) < 0)
+        return NULL;
+    result[sizeof(result) - 1] = 0;
+    type[sizeof(type) - 1] = 0;
+    if ((int)v != 0) {
+        tdb_error_set(err, EINVAL, "%s", result);
+        return NULL;
+    }
+    return json_pack("{s:s, s:s}", "value", result, "type", type);
+}
+
 /* ---- stops ---- */
 
 static const tdb_pyhook_report *report_of(tdb_session *s)
@@ -585,6 +729,7 @@ int tdb_session_python_stopped(tdb_session *s, int bkptno, const json_t *res, td
         st->reason = TDB_STOP_PYTHON_BREAKPOINT;
         st->bp_number = rep->breakpoint_id;
         st->bp_location = b ? b->location : NULL;
+        st->condition_error = rep->message[0] ? rep->message : NULL;
         if (b) {
             b->hits++;
             b->pending = 0;
@@ -808,6 +953,11 @@ void tdb_session_python_step_done(tdb_session *s)
     s->hook.step_pending = 0;
     s->step.deep = 0;
     write_i32(s, CONTROL(s, step.mode), TDB_PYHOOK_STEP_NONE, NULL);
+}
+
+void tdb_session_python_free(tdb_session *s)
+{
+    close_log(s);
 }
 
 void tdb_session_python_end(tdb_session *s)

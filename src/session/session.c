@@ -231,7 +231,7 @@ static int report_missed(tdb_session *s)
                 say(s, "note", "catchpoint %d (%s) caught nothing", b->id, b->location);
             continue;
         }
-        if (b->kind == BP_IMPORT || b->hits)
+        if (b->kind == BP_IMPORT || b->hits || b->log_message)
             continue;
         if (!b->enabled) {
             /* Disabled by the user: whether the program ran its place is
@@ -241,6 +241,11 @@ static int report_missed(tdb_session *s)
                                        b->location, "disabled", 1),
                              "breakpoint %d '%s' was disabled and never hit while it was "
                              "enabled", b->id, b->location);
+            continue;
+        }
+        if (b->condition || b->hit_op || b->ignore) {
+            say(s, "note", "breakpoint '%s' never stopped: its condition or hit count never "
+                           "held, or the program never got there", b->location);
             continue;
         }
         if (b->kind == BP_PYTHON) {
@@ -476,6 +481,7 @@ void tdb_session_free(tdb_session *s)
     tdb_strv_free(s->light.ln_real);
     tdb_strv_free(s->light.ln_name);
     tdb_mem_close(&s->light.mem);
+    tdb_session_python_free(s);
     free(s->hook.lib);
     free(s->hook.failed);
     tdb_gdb_close(s->gdb, 5000);

@@ -170,6 +170,10 @@ typedef struct tdb_stop_info {
     const char *fault_address; /* SIGSEGV/SIGBUS/...: the address, "0x10" */
     int bp_number;       /* breakpoint: tdebug's number and the location given */
     const char *bp_location;
+    const char *condition_error; /* python breakpoint: why its condition (or
+                                  * log message) could not be evaluated, so it
+                                  * stopped ("the condition raised: NameError:
+                                  * ..."), else NULL */
     int thread;          /* gdb's thread id, 0 if unknown */
     pid_t pid;           /* the process */
     int paused;          /* loaded: where the preloaded library paused it,
@@ -254,6 +258,11 @@ tdb_break_kind tdb_break_location_kind(const char *location);
  * ("'torch.add' is a Python name, not a place: ..."); 0 when it is a
  * location. */
 int tdb_break_refusal(const char *location, tdb_buf *why);
+/* A breakpoint spec "LOCATION if CONDITION" (as gdb's 'break' takes it;
+ * the condition in the location's language): the location (new string)
+ * and *CONDITION pointing into SPEC after "if", or NULL when there is
+ * none. */
+char *tdb_break_split(const char *spec, const char **condition);
 
 /* Is TYPE something 'catch throw TYPE' / --catch-throw=TYPE cannot take?
  * TYPE is a C++ class name as the demangler spells it ("c10::Error",
@@ -557,8 +566,41 @@ int tdb_session_breakpoint_enable(tdb_session *s, int id, int on);
  * ('condition', 'ignore'): > 0; 0 when ID is tdebug's but not gdb's (a
  * Python breakpoint, or one not bound yet); -1 when there is no ID. */
 int tdb_session_breakpoint_gdb_number(tdb_session *s, int id);
+/* What decides whether a hit of breakpoint ID stops; each 0, or -1 with
+ * ERR set (no such breakpoint, a catchpoint, gdb refused the condition).
+ * A Python breakpoint's are evaluated by the hook in the process
+ * (lib/tdebug_pyhook.h); a native one's condition and ignore count by gdb,
+ * its hit condition and log message by the core.  In the JSON of a
+ * breakpoint: "condition", "hit_condition", "ignore", "log_message".
+ *   condition: an expression in the breakpoint's language (Python's in
+ *     a Python frame, C/C++ as gdb evaluates it); NULL or "": none.
+ *   hit condition: "N" (the Nth hit whose condition held), ">=N", ">N",
+ *     "<=N", "<N", "%N" (every Nth); NULL or "": none.
+ *   ignore: let the next COUNT hits go.
+ *   log: not a stop but a "log" event {"event": "log", "message": TEXT,
+ *     "breakpoint": ID}, TEXT the message with its {expression} parts
+ *     evaluated ({{ and }} are braces); NULL or "": it stops again. */
+int tdb_session_breakpoint_set_condition(tdb_session *s, int id, const char *condition,
+                                         tdb_error *err);
+int tdb_session_breakpoint_set_hit_condition(tdb_session *s, int id, const char *hit,
+                                             tdb_error *err);
+int tdb_session_breakpoint_set_ignore(tdb_session *s, int id, int count, tdb_error *err);
+int tdb_session_breakpoint_set_log(tdb_session *s, int id, const char *message, tdb_error *err);
+/* Parse hit condition TEXT into *OP (0: none, else TDB_PYHOOK_HIT_*) and
+ * *VALUE: 0, or -1 with ERR saying what it takes. */
+int tdb_session_parse_hit_condition(const char *text, int *op, int *value, tdb_error *err);
 
 /* ---- values ---- */
+
+/* Run Python TEXT in the Python frame INDEX of THREAD (0: the stop's), in
+ * the process: an expression (its repr) or, with STATEMENTS, statements
+ * (an assignment to a local changes the frame).  Only at a Python
+ * breakpoint or step, on its thread (which holds the GIL where CPython may
+ * be re-entered); elsewhere ERR says why tdebug reads memory only.  New
+ * reference {"value": repr, "type": type name}, or NULL with ERR set (the
+ * exception it raised: "NameError: name 'x' is not defined"). */
+json_t *tdb_session_py_eval(tdb_session *s, int thread, int index, const char *text,
+                            int statements, tdb_error *err);
 
 /* The arguments of native frame INDEX of THREAD (0: the stop's thread):
  * gdb's with debug info, else from the function's demangled signature and
@@ -629,9 +671,28 @@ json_t *tdb_values_list(tdb_values *v, int h, const char **note, tdb_error *err)
  * frame's THREAD and INDEX; else -1. */
 int tdb_values_native_scope(tdb_values *v, int h, int *thread, int *index);
 /* EXPR evaluated in frame INDEX of THREAD: a gdb expression in a native
- * frame, a Python name in a Python frame.  {"value", "type", "handle"}
+ * frame; in a Python frame a name read from memory, else a Python
+ * expression run in the frame where tdb_session_py_eval() may run.  {"value", "type", "handle"}
  * (new reference), or NULL with ERR set to why (gdb's or Python's words). */
 json_t *tdb_values_evaluate(tdb_values *v, int thread, int index, const char *expr,
                             tdb_error *err);
+/* TARGET = VALUE in frame INDEX of THREAD: Python's assignment in a
+ * Python frame (run by the hook: only where tdb_session_py_eval() runs),
+ * gdb's in a native one.  The new value {"value", "type"} (new
+ * reference), or NULL with ERR saying why. */
+json_t *tdb_values_assign(tdb_values *v, int thread, int index, const char *target,
+                          const char *value, tdb_error *err);
+/* Completions of the last word of TEXT (a Debug Console line) in frame
+ * INDEX of THREAD: in a Python frame the frame's names (or after a dot
+ * the attributes of what precedes it), run by the hook where it may run,
+ * else the frame's variables read from memory; in a native frame gdb's
+ * completion of an expression.  A JSON array of words (new reference) to
+ * put at byte *OUT_START of TEXT, or NULL with ERR set. */
+json_t *tdb_values_complete(tdb_values *v, int thread, int index, const char *text,
+                            size_t *out_start, tdb_error *err);
+/* Variable NAME of scope handle H (from tdb_values_scopes()) = VALUE: as
+ * tdb_values_assign(). */
+json_t *tdb_values_set(tdb_values *v, int h, const char *name, const char *value,
+                       tdb_error *err);
 
 #endif

@@ -10,9 +10,12 @@
 #include "session/internal.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
 
 const tdb_stop_words tdb_stop_reasons[TDB_STOP_N_REASONS] = {
     [TDB_STOP_IMPORT] = {"import", "entry"},
@@ -235,6 +238,7 @@ int tdb_session_record_stop(tdb_session *s, const tdb_stop_info *st, const json_
     out->fault_address = stop_keep(s, st->fault_address);
     out->bp_number = st->bp_number;
     out->bp_location = stop_keep(s, st->bp_location);
+    out->condition_error = stop_keep(s, st->condition_error);
     out->thread = st->thread;
     out->pid = s->pid;
     out->paused = st->reason == TDB_STOP_LOADED && s->paused_load && st->module &&
@@ -367,6 +371,8 @@ static int breakpoint_stop(tdb_session *s, int bkptno, const json_t *frame, tdb_
     for (size_t k = 0; b && k < b->n_locs; k++)
         if (b->locs[k].addr == pc)
             b->locs[k].hits++;
+    if (b && b->kind == BP_NATIVE && !tdb_session_native_hit_stops(s, b))
+        return go_on(s, st, err);
     st->reason = b && b->kind == BP_CATCH ? TDB_STOP_THROW : TDB_STOP_BREAKPOINT;
     st->bp_number = b ? b->id : bkptno;
     st->bp_location = b ? b->location : NULL;
@@ -450,6 +456,7 @@ int tdb_session_handle_stopped(tdb_session *s, const tdb_mi_record *r, tdb_error
     }
     s->state = STOPPED;
     s->last_resume = -1;
+    tdb_session_python_drain_log(s); /* what log points wrote comes first */
     if (!reason) {
         /* A stop with no reason ends a step gdb started for a console
          * command, or an interrupt: name it by what was asked. */
@@ -602,9 +609,13 @@ int tdb_session_poll_gdb(tdb_session *s, tdb_error *err)
     }
 }
 
-int tdb_session_wait(tdb_session *s, int timeout_ms, int fd, tdb_error *err)
+/* tdb_session_wait() without the log points' FIFO. */
+enum { WAIT_AGAIN = -100 }; /* wait_records(): the log FIFO appeared */
+
+static int wait_records(tdb_session *s, int timeout_ms, int fd, tdb_error *err)
 {
     int64_t deadline = timeout_ms >= 0 ? tdb_now_ms() + timeout_ms : -1;
+    int had_log = tdb_session_python_log_fd(s) >= 0;
     for (;;) {
         if (s->state == EXITED)
             return TDB_WAIT_EXITED;
@@ -665,7 +676,50 @@ int tdb_session_wait(tdb_session *s, int timeout_ms, int fd, tdb_error *err)
         tdb_mi_record_free(r);
         if (rc < 0)
             return -1;
+        if (!had_log && tdb_session_python_log_fd(s) >= 0 && s->state == RUNNING)
+            return WAIT_AGAIN; /* the hook was loaded: watch its log too */
     }
+}
+
+int tdb_session_wait(tdb_session *s, int timeout_ms, int fd, tdb_error *err)
+{
+    int logfd = tdb_session_python_log_fd(s);
+    if (logfd < 0) {
+        int rc = wait_records(s, timeout_ms, fd, err);
+        return rc == WAIT_AGAIN ? tdb_session_wait(s, timeout_ms, fd, err) : rc;
+    }
+    /* Log points write while the program runs: their FIFO and the
+     * caller's FD in one set, which cancels gdb's wait. */
+    int64_t deadline = timeout_ms >= 0 ? tdb_now_ms() + timeout_ms : -1;
+    int ep = epoll_create1(EPOLL_CLOEXEC), rc;
+    struct epoll_event ev = {.events = EPOLLIN, .data.fd = logfd};
+    if (ep < 0)
+        return wait_records(s, timeout_ms, fd, err);
+    epoll_ctl(ep, EPOLL_CTL_ADD, logfd, &ev);
+    ev.data.fd = fd;
+    if (fd >= 0)
+        epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
+    for (;;) {
+        int left = -1;
+        if (deadline >= 0) {
+            int64_t l = deadline - tdb_now_ms();
+            left = l > 0 ? (int)l : 0;
+        }
+        rc = wait_records(s, left, ep, err);
+        if (rc != TDB_WAIT_FD)
+            break;
+        tdb_session_python_drain_log(s);
+        struct pollfd p = {fd, POLLIN, 0};
+        if (fd >= 0 && poll(&p, 1, 0) == 1)
+            break;
+        if (deadline >= 0 && tdb_now_ms() >= deadline) {
+            rc = TDB_WAIT_TIMEOUT;
+            break;
+        }
+    }
+    tdb_gdb_set_cancel_fd(s->gdb, s->cancel_fd);
+    close(ep);
+    return rc;
 }
 
 const tdb_stop_info *tdb_session_stop(const tdb_session *s)

@@ -587,6 +587,23 @@ static int py_start(tdb_session *s, int thread, int index, tdb_stackview *tmp, i
     return 0;
 }
 
+json_t *tdb_session_py_eval(tdb_session *s, int thread, int index, const char *text,
+                            int statements, tdb_error *err)
+{
+    tdb_stackview tmp;
+    tdb_view_frame f;
+    tdb_py_value_opts o;
+    int own = 0;
+    if (thread <= 0 && tdb_session_need_stop(s, err) == 0)
+        thread = tdb_session_stop_thread(s);
+    if (py_start(s, thread, index, &tmp, &own, &f, &o, err) < 0)
+        return NULL;
+    uint64_t frame = f.py->addr;
+    if (own)
+        tdb_stackview_clear(&tmp);
+    return tdb_session_python_eval(s, thread, frame, text, statements, err);
+}
+
 static json_t *frame_json(const tdb_view_frame *f, int index)
 {
     return json_pack("{s:i, s:s, s:s, s:i}", "index", index, "function", f->py->qualname, "file",

@@ -71,7 +71,162 @@ const TORCH_PROGRAM = 'import torch\n' +
     'x = a + 1  # line 3\n' +
     'print("x =", x)\n';
 
+// A loop of pure Python: line 3 runs ten times.
+const LOOP_PROGRAM = 'total = 0\n' +
+    'for i in range(10):\n' +
+    '    total += i  # line 3\n' +
+    'print("total", total)\n';
+
+// The local NAME of the frame FRAME, as the Variables view shows it.
+async function local(dc, frame, name) {
+    const scopes = (await dc.scopesRequest({ frameId: frame.id })).body.scopes;
+    const vars = (await dc.variablesRequest({
+        variablesReference: scopes[0].variablesReference })).body.variables;
+    const v = vars.find(v => v.name === name);
+    assert.ok(v, 'no local ' + name + ' in ' + JSON.stringify(vars));
+    return v.value;
+}
+
+// Launch LOOP_PROGRAM with BP (a SourceBreakpoint) on its line 3; the
+// values of i at each stop until the program ends, and its output.
+async function loopStops(name, bp) {
+    const dc = client();
+    const prog = script(name, LOOP_PROGRAM);
+    const output = [];
+    dc.on('output', ev => output.push(ev.body));
+    const seen = [];
+    const ended = dc.waitForEvent('terminated');
+    let stopped = dc.waitForEvent('stopped');
+    await launch(dc, { program: prog }, async dc => {
+        const r = await dc.setBreakpointsRequest({ source: { path: prog },
+                                                   breakpoints: [Object.assign({ line: 3 }, bp)] });
+        assert.ok(r.body.breakpoints[0].verified, JSON.stringify(r.body));
+    });
+    for (;;) {
+        const ev = await Promise.race([stopped, ended]);
+        if (ev.event === 'terminated') break;
+        assert.strictEqual(ev.body.reason, 'breakpoint', JSON.stringify(ev.body));
+        const st = await dc.stackTraceRequest({ threadId: ev.body.threadId });
+        const top = st.body.stackFrames[0];
+        assert.strictEqual(top.line, 3, JSON.stringify(top));
+        seen.push({ i: await local(dc, top, 'i'), description: ev.body.description });
+        stopped = dc.waitForEvent('stopped');
+        await dc.continueRequest({ threadId: ev.body.threadId });
+    }
+    await dc.stop();
+    return { seen, output };
+}
+
 const scenarios = {
+    // A condition in Python, evaluated in the frame: one stop, i == 7.
+    async python_condition() {
+        const { seen } = await loopStops('pc.py', { condition: 'i == 7 and total > 20' });
+        assert.deepStrictEqual(seen.map(s => s.i), ['7'], JSON.stringify(seen));
+    },
+
+    // hitCondition %4: the 4th and the 8th hit (i 3 and 7); with a
+    // condition, only the hits whose condition holds count.
+    async python_hit_condition() {
+        let { seen } = await loopStops('ph.py', { hitCondition: '%4' });
+        assert.deepStrictEqual(seen.map(s => s.i), ['3', '7'], JSON.stringify(seen));
+        ({ seen } = await loopStops('ph2.py', { condition: 'i % 2 == 1', hitCondition: '>=4' }));
+        assert.deepStrictEqual(seen.map(s => s.i), ['7', '9'], JSON.stringify(seen));
+    },
+
+    // A log point: no stop, one output line a hit, its {expressions}
+    // evaluated in the frame; an expression that raises says so.
+    async python_logpoint() {
+        const { seen, output } = await loopStops('pl.py', {
+            logMessage: 'i={i} sq={i * i} {{braces}} {nosuch}', condition: 'i >= 8' });
+        assert.deepStrictEqual(seen, []);
+        const lines = output.filter(o => /^i=/.test(o.output)).map(o => o.output);
+        assert.ok(output.every(o => !/^i=/.test(o.output) || o.category === 'console'));
+        assert.deepStrictEqual(lines, [
+            "i=8 sq=64 {braces} <NameError: name 'nosuch' is not defined>\n",
+            "i=9 sq=81 {braces} <NameError: name 'nosuch' is not defined>\n",
+        ], JSON.stringify(output));
+        assert.ok(/total 45/.test(output.filter(o => o.category === 'stdout')
+                                        .map(o => o.output).join('')), JSON.stringify(output));
+    },
+
+    // At a Python breakpoint, the Debug Console and watches run Python in
+    // the frame (in the process, by the hook); a name that raises says so.
+    async python_evaluate() {
+        const dc = client();
+        const prog = script('pv.py', LOOP_PROGRAM);
+        const stopped = dc.waitForEvent('stopped');
+        await launch(dc, { program: prog }, dc => dc.setBreakpointsRequest({
+            source: { path: prog }, breakpoints: [{ line: 3, condition: 'i == 4' }] }));
+        const { frames } = await stoppedFrames(dc, 'breakpoint', stopped);
+        const ev = async (expression, context) => (await dc.evaluateRequest({
+            expression, frameId: frames[0].id, context: context || 'repl' })).body;
+        assert.strictEqual((await ev('i * 10 + total')).result, '46');
+        assert.strictEqual((await ev('[n for n in range(i)]', 'watch')).result, '[0, 1, 2, 3]');
+        assert.strictEqual((await ev('i', 'hover')).result, '4');
+        let failed = null;
+        try { await ev('nosuch + 1'); } catch (e) { failed = e; }
+        assert.ok(failed && /NameError: name 'nosuch' is not defined/.test(failed.message),
+                  String(failed));
+        // completions: the frame's names, and after a dot the attributes
+        const labels = async text => (await dc.customRequest('completions', {
+            text, column: text.length + 1, frameId: frames[0].id })).body.targets.map(t => t.label);
+        assert.deepStrictEqual(await labels('to'), ['total']);
+        assert.ok((await labels('x = tot')).includes('total'));
+        const attrs = await labels('total.bit_');
+        assert.ok(attrs.includes('bit_length'), JSON.stringify(attrs));
+                // setVariable in the Locals scope, setExpression: the program sees them
+        const scopes = (await dc.scopesRequest({ frameId: frames[0].id })).body.scopes;
+        const set = (await dc.customRequest('setVariable', {
+            variablesReference: scopes[0].variablesReference, name: 'total', value: '1000' })).body;
+        assert.strictEqual(set.value, '1000');
+        const setx = (await dc.customRequest('setExpression', {
+            expression: 'extra', value: 'total * 2', frameId: frames[0].id })).body;
+        assert.strictEqual(setx.value, '2000');
+        const output = [];
+        dc.on('output', ev => output.push(ev.body.output));
+        const ended = dc.waitForEvent('terminated');
+        await dc.setBreakpointsRequest({ source: { path: prog }, breakpoints: [] });
+        await dc.continueRequest({ threadId: 1 });
+        await ended;
+        assert.ok(/total 1039/.test(output.join('')), JSON.stringify(output));  // 1000 + 4+...+9
+        await dc.stop();
+    },
+
+    // A C++ function breakpoint with a hit condition (every 2nd call):
+    // tdebug counts the hits gdb reports.
+    async native_hit_condition() {
+        const dc = client();
+        const prog = script('nh.py', 'import torch\na = torch.ones(2)\nfor k in range(4):\n' +
+                            '    a = a + 1  # line 4\nprint("a", a.tolist())\n');
+        const output = [];
+        dc.on('output', ev => output.push(ev.body.output));
+        const ended = dc.waitForEvent('terminated');
+        let stopped = dc.waitForEvent('stopped');
+        await launch(dc, { program: prog }, dc => dc.setFunctionBreakpointsRequest({
+            breakpoints: [{ name: TORCH_ADD, hitCondition: '%2' }] }));
+        const ks = [];
+        for (;;) {
+            const ev = await Promise.race([stopped, ended]);
+            if (ev.event === 'terminated') break;
+            const st = await dc.stackTraceRequest({ threadId: ev.body.threadId });
+            const py = st.body.stackFrames.find(f => f.source && f.source.path === prog);
+            assert.strictEqual(py.line, 4);
+            ks.push(await local(dc, py, 'k'));
+            stopped = dc.waitForEvent('stopped');
+            await dc.continueRequest({ threadId: ev.body.threadId });
+        }
+        assert.deepStrictEqual(ks, ['1', '3']);
+        assert.ok(/a \[5\.0, 5\.0\]/.test(output.join('')), JSON.stringify(output));
+        await dc.stop();
+    },
+
+    // A condition that raises stops, and says why.
+    async python_condition_error() {
+        const { seen } = await loopStops('pe.py', { condition: 'i == nosuch', hitCondition: '2' });
+        assert.strictEqual(seen.length, 10, JSON.stringify(seen));
+        assert.ok(/NameError/.test(seen[0].description), seen[0].description);
+    },
+
     // A C++ function breakpoint in torch: pending, bound when torch loads, hit.
     async function_breakpoint() {
         const dc = client();
@@ -108,6 +263,13 @@ const scenarios = {
         assert.ok(frames.some(f => f.name.startsWith('c10::detail::torchCheckFail')));
         const py = frames.filter(f => f.source && f.source.path === prog);
         assert.strictEqual(py[0].line, 5);
+        // exceptionInfo: torch's type and message, and the stack from the throw site
+        const info = (await dc.customRequest('exceptionInfo', { threadId: ev.body.threadId })).body;
+        assert.strictEqual(info.exceptionId, 'c10::Error', JSON.stringify(info));
+        assert.ok(/size of tensor a \(2\) must match the size of tensor b \(3\)/.test(info.description),
+                  info.description);
+        assert.ok(/torchCheckFail/.test(info.details.stackTrace), info.details.stackTrace);
+        assert.ok(/shape\.py", line 5/.test(info.details.stackTrace), info.details.stackTrace);
         const out = dc.assertOutput('stdout', 'caught\n');
         await dc.continueRequest({ threadId: ev.body.threadId });
         await out;

@@ -57,6 +57,25 @@ def test_scenario(node_client, tdebug, tmp_path, torch_available, name):
     assert any(m.get("event") == "stopped" for m in msgs)
 
 
+@pytest.mark.parametrize("name", [
+    "python_condition",
+    "python_hit_condition",
+    "python_logpoint",
+    "python_condition_error",
+    "python_evaluate",
+])
+def test_breakpoint_options(node_client, tdebug, tmp_path, name):
+    msgs = run_scenario(node_client, tdebug, tmp_path, name)
+    init = next(m for m in msgs if m.get("command") == "initialize")
+    for cap in ("supportsConditionalBreakpoints", "supportsHitConditionalBreakpoints",
+                "supportsLogPoints"):
+        assert init["body"][cap] is True
+
+
+def test_native_hit_condition(node_client, tdebug, tmp_path, torch_available):
+    run_scenario(node_client, tdebug, tmp_path, "native_hit_condition")
+
+
 def test_attach_and_disconnect_leaves_the_process_running(node_client, tdebug, procs, tmp_path,
                                                           torch_available):
     p, count = start_target(procs, tmp_path)

@@ -13,8 +13,11 @@
 #include "base/common.h"
 #include "cmd/cmd.h"
 #include "cmd/options.h"
+#include "session/session.h"
+#include "tdebug_pyhook.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The usage errors tdb_session_option() prints, kept for the assertions
@@ -99,6 +102,71 @@ static void test_break_option(void **state)
     tdb_session_options_release(&o);
 }
 
+/* 'LOCATION if CONDITION', as gdb's break takes it, and hit conditions. */
+static void test_break_conditions(void **state)
+{
+    tdb_session_options o = {0};
+    const char *cond;
+    char *loc;
+
+    assert_int_equal(tdb_session_option("run", 'b', "train.py:42 if loss > 10", &o), 1);
+    assert_int_equal(tdb_session_option("run", 'b', "mycore.c:42 if n == 0", &o), 1);
+    last_usage[0] = '\0';
+    assert_int_equal(tdb_session_option("run", 'b', "train.py:42 if ", &o), -TDB_EXIT_USAGE);
+    assert_non_null(strstr(last_usage, "has 'if' but no condition after it"));
+    last_usage[0] = '\0';
+    assert_int_equal(tdb_session_option("run", 'b', "train.py if x", &o), -TDB_EXIT_USAGE);
+    assert_non_null(strstr(last_usage, "names a Python file but no place in it"));
+    assert_int_equal(o.n_breaks, 2);
+    tdb_session_options_release(&o);
+
+    loc = tdb_break_split("train.py:42 if loss > 10 if x", &cond);
+    assert_string_equal(loc, "train.py:42");
+    assert_string_equal(cond, "loss > 10 if x"); /* the first 'if' */
+    free(loc);
+    loc = tdb_break_split("f(int, char const*) if a == 1", &cond);
+    assert_string_equal(loc, "f(int, char const*)");
+    assert_string_equal(cond, "a == 1");
+    free(loc);
+    loc = tdb_break_split("at::native::add", &cond);
+    assert_string_equal(loc, "at::native::add");
+    assert_null(cond);
+    free(loc);
+    loc = tdb_break_split("verify_iffy.py:3", &cond); /* 'if' inside a word */
+    assert_null(cond);
+    free(loc);
+
+    static const struct {
+        const char *text;
+        int op, value;
+        unsigned long long stops[3]; /* hits 1..10 that stop: the first three */
+    } hits[] = {
+        {"5", TDB_PYHOOK_HIT_EQ, 5, {5, 0, 0}},     {"==5", TDB_PYHOOK_HIT_EQ, 5, {5, 0, 0}},
+        {">=8", TDB_PYHOOK_HIT_GE, 8, {8, 9, 10}},  {"> 8", TDB_PYHOOK_HIT_GT, 8, {9, 10, 0}},
+        {"<3", TDB_PYHOOK_HIT_LT, 3, {1, 2, 0}},    {"%4", TDB_PYHOOK_HIT_MOD, 4, {4, 8, 0}},
+        {"", TDB_PYHOOK_HIT_ANY, 0, {1, 2, 3}},
+    };
+    for (size_t i = 0; i < sizeof(hits) / sizeof(hits[0]); i++) {
+        int op = -1, value = -1;
+        assert_int_equal(tdb_session_parse_hit_condition(hits[i].text, &op, &value, NULL), 0);
+        assert_int_equal(op, hits[i].op);
+        assert_int_equal(value, hits[i].value);
+        size_t k = 0;
+        for (unsigned long long n = 1; n <= 10 && k < 3; n++)
+            if (tdb_pyhook_hit_passes(op, n, value))
+                assert_int_equal(n, hits[i].stops[k++]);
+        assert_true(k == 3 || hits[i].stops[k] == 0);
+    }
+    static const char *const bad[] = {"five", "%0", ">", "=5", "5x", "-1"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        int op, value;
+        tdb_error err = {0};
+        if (tdb_session_parse_hit_condition(bad[i], &op, &value, &err) == 0)
+            fail_msg("'%s' taken as a hit condition", bad[i]);
+        assert_non_null(strstr(err.msg, "is not a hit condition"));
+    }
+}
+
 static void test_catch_throw_option(void **state)
 {
     tdb_session_options o = {0};
@@ -158,6 +226,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kinds),
         cmocka_unit_test(test_break_option),
+        cmocka_unit_test(test_break_conditions),
         cmocka_unit_test(test_catch_throw_option),
         cmocka_unit_test(test_step_into_options),
     };

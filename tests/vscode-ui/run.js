@@ -53,7 +53,6 @@ print("total", w.sum().item())
 const BREAK_LINE = 5; // z = torch.add(x, y)
 // The C++ function the second breakpoint is on: line 6's 'z + 1' runs it.
 const CXX_FUNCTION = 'at::_ops::add_Tensor::call';
-const ISSUE_EVAL = 'issue #23: evaluating Python';
 
 const results = [];
 let shotNo = 0;
@@ -342,8 +341,8 @@ async function scenario(url, password) {
             document.activeElement && document.activeElement.closest('.repl-input-wrapper'));
         await evaluate('y', /^tensor\(\[\[2\., 2\., 2\.\],\s*\[2\., 2\., 2\.\]\]\)$/);
     });
-    await expectedFailure('the Debug Console runs a Python expression at a Python stop (x.shape)', ISSUE_EVAL,
-                          () => evaluate('x.shape', /^torch\.Size\(\[2, 3\]\)$/, 30e3));
+    // a Python expression, run in the frame at the Python stop (issue #23)
+    await step('debug-console-python', () => evaluate('x.shape', /^torch\.Size\(\[2, 3\]\)$/, 30e3));
     await step('no-cache-note-in-debug-console', async () => {
         const note = await page.evaluate(() => [...document.querySelectorAll('.repl .monaco-list-row')]
             .map(r => r.innerText.trim()).find(t => t.startsWith('tdebug: tensor layout')));

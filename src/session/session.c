@@ -438,6 +438,9 @@ void tdb_session_free(tdb_session *s)
     tdb_mem_close(&s->light.mem);
     free(s->hook.lib);
     free(s->hook.failed);
+    free(s->hook.free_slots);
+    free(s->hook.lines_file);
+    free(s->hook.lines_code);
     tdb_gdb_close(s->gdb, 5000);
     for (size_t i = 0; i < s->n_libs; i++)
         free(s->libs[i].path);

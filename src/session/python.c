@@ -239,8 +239,9 @@ static void slot_entry(const bp_info *b, tdb_pyhook_breakpoint *bp)
     snprintf(bp->function, sizeof(bp->function), "%s", b->py_function ? b->py_function : "");
 }
 
-/* A slot for B (a free one, else the next), the table grown for it. */
-static int take_slot(tdb_session *s, bp_info *b, tdb_error *err)
+/* A slot for B (a free one, else the next), the table grown for it;
+ * the library told how many slots are in use unless DEFER. */
+static int take_slot(tdb_session *s, bp_info *b, int defer, tdb_error *err)
 {
     pyhook_state *h = &s->hook;
     int slot = h->n_free ? h->free_slots[--h->n_free] : h->n_slots;
@@ -252,7 +253,7 @@ static int take_slot(tdb_session *s, bp_info *b, tdb_error *err)
     b->slot = slot;
     if (slot + 1 > h->n_slots) {
         h->n_slots = slot + 1;
-        if (write_i32(s, CONTROL(s, n_breakpoints), h->n_slots, err) < 0)
+        if (!defer && write_i32(s, CONTROL(s, n_breakpoints), h->n_slots, err) < 0)
             return -1;
     }
     return 0;
@@ -265,7 +266,7 @@ static int write_slot(tdb_session *s, bp_info *b, int clear, tdb_error *err)
     pyhook_state *h = &s->hook;
     if (b->slot < 0 && clear)
         return 0;
-    if (b->slot < 0 && take_slot(s, b, err) < 0)
+    if (b->slot < 0 && take_slot(s, b, 0, err) < 0)
         return -1;
     uint64_t at = h->table + (uint64_t)b->slot * sizeof(tdb_pyhook_breakpoint);
     if (clear) {
@@ -303,10 +304,12 @@ static int write_all_slots(tdb_session *s, tdb_error *err)
     if (table_reserve(s, h->n_slots + want, err) < 0)
         return -1;
     for (size_t i = 0; i < s->n_bps; i++)
-        if (s->bps[i].kind == BP_PYTHON && s->bps[i].slot < 0 && take_slot(s, &s->bps[i], err) < 0)
+        if (s->bps[i].kind == BP_PYTHON && s->bps[i].slot < 0 && take_slot(s, &s->bps[i], 1, err) < 0)
             return -1;
     if (h->n_slots == 0)
         return 0;
+    if (write_i32(s, CONTROL(s, n_breakpoints), h->n_slots, err) < 0)
+        return -1;
     image = tdb_xcalloc((size_t)h->n_slots, sizeof(*image));
     for (size_t i = 0; i < s->n_bps; i++)
         if (s->bps[i].kind == BP_PYTHON && s->bps[i].slot >= 0)

@@ -200,6 +200,26 @@ def test_break_tbreak_delete_disable_at_the_prompt(tdebug, tmp_path):
     assert "tdebug: program exited with status 0" in out
 
 
+def test_a_python_break_reads_no_torch_symbols(tdebug, tmp_path, torch_script):
+    # gdb's commands, as tdebug sends them, through a wrapper that logs them
+    log = tmp_path / "mi.log"
+    wrapper = tmp_path / "gdb"
+    wrapper.write_text(f'#!/bin/sh\ntee -a {log} | exec gdb "$@"\n')
+    wrapper.chmod(0o755)
+    env = dict(os.environ, TDEBUG_GDB=str(wrapper))
+    r, evs = session(tdebug, tmp_path, ["continue"], "-b", f"{torch_script}:4", "--", PYTHON,
+                     str(torch_script), env=env)
+    assert r.returncode == 0, r.stderr
+    assert [s["reason"] for s in stops(evs)] == ["python-breakpoint"]
+    sent = log.read_text()
+    # libpython's loads are watched (the hook needs it), torch's are not
+    # and none of its libraries' symbols are read
+    watch = [line for line in sent.splitlines() if "catch load" in line]
+    assert not any("torch" in line or "c10" in line for line in watch), watch
+    assert not [line for line in sent.splitlines()
+                if "sharedlibrary" in line and ("torch" in line or "c10" in line)]
+
+
 def many_functions(path, n):
     """A module of N one-line functions fK (body on line 2K+2) and a main
     that calls f700 then f701: the line of each body."""

@@ -10,7 +10,9 @@ debugpy is driven as VS Code's attach does: 'python -m debugpy --listen
 setBreakpoints with the N lines, then configurationDone (a debugpy that
 does not answer it within BENCH_ARM_TIMEOUT seconds is said so, and its
 later rounds at that N are skipped).
-Target: 10,000 breakpoints within 1.1x of one (tdebug's loop)."""
+Target: 10,000 breakpoints within 1.1x of one (tdebug's loop).
+BENCH_RUNS, BENCH_BPS (1,64,1000,10000), BENCH_FIB (25), BENCH_TOOLS
+(tdebug,pdb,debugpy) and BENCH_ARM_TIMEOUT (300 s) change the run."""
 import os
 import signal
 import statistics
@@ -135,6 +137,10 @@ def run_debugpy(d, n, out):
 
 CANDIDATES = [("plain", run_plain), ("tdebug", run_tdebug), ("pdb", run_pdb),
               ("debugpy", run_debugpy)]
+# BENCH_TOOLS=tdebug,pdb: only those (and plain, always first)
+TOOLS = os.environ.get("BENCH_TOOLS")
+if TOOLS:
+    CANDIDATES = [c for c in CANDIDATES if c[0] == "plain" or c[0] in TOOLS.split(",")]
 
 
 def main():

@@ -557,6 +557,10 @@ int tdb_session_python_launch(tdb_session *s, tdb_error *err)
         return 0;
     if (tdb_session_add_interest(s, "/libpython3[^/]*\\.so[^/]*$", err) < 0)
         return -1;
+    /* tdb_session_arm() placed no load catchpoint when nothing else was
+     * watched (Python breakpoints only): a shared libpython's load must be. */
+    if (s->catch_load_bp <= 0 && !s->opts.all_symbols && tdb_session_place_load_catchpoint(s, err) < 0)
+        return -1;
     return arm_safe_point(s, 0, err);
 }
 

@@ -29,7 +29,7 @@
  *   2. `call (void *) dlopen("/path/libtdebug-pyhook-cpython-3X.so", 2)`
  *      (RTLD_NOW); NULL means it failed (`call (char *) dlerror()`).
  *   3. Check tdebug_pyhook_control.magic, .abi and .size, write the
- *      breakpoint table (below), bump .generation, then `call (int)
+ *      breakpoint table (below, .table), bump .generation, then `call (int)
  *      tdebug_pyhook_install()`: 0 installed, -1 refused (.error says why).
  *   4. `break tdebug_pyhook_stop` and continue.
  *
@@ -83,7 +83,8 @@
 #define TDB_PYHOOK_MAGIC 0x6b6f6f6879706474ULL /* "tdpyhook" */
 #define TDB_PYHOOK_ABI 2
 
-#define TDB_PYHOOK_MAX_BREAKPOINTS 64
+/* Slots of the table the library starts with (see .table). */
+#define TDB_PYHOOK_FIRST_CAPACITY 64
 #define TDB_PYHOOK_FILE_MAX 512   /* bytes, with the terminating NUL */
 #define TDB_PYHOOK_NAME_MAX 128
 #define TDB_PYHOOK_EXPR_MAX 512   /* a condition or log message, with the NUL */
@@ -124,8 +125,10 @@ static inline int tdb_pyhook_hit_passes(int32_t op, uint64_t n, int32_t value)
 }
 
 /*
- * One Python breakpoint.  A slot with id 0 is free.  tdebug writes every
- * field but `hits` and `bound`, then bumps tdebug_pyhook_control.generation.
+ * One Python breakpoint, a slot of the table (tdebug_pyhook_control.table).
+ * A slot with id 0 is free.  tdebug writes every field but `hits` and
+ * `bound` (the strings up to their NUL), then bumps
+ * tdebug_pyhook_control.generation.
  *
  * file: an absolute path, compared with co_filename exactly (or, when
  *   co_filename is relative, as its tail at a '/' boundary); or a relative
@@ -281,7 +284,7 @@ typedef struct tdb_pyhook_control {
                                    * with sync_slot written, see "Edits")
                                    * and sets installed to 0 */
     int32_t mechanism;            /* TDB_PYHOOK_MECH_* in use */
-    uint64_t generation;          /* tdebug bumps it after editing bp[] */
+    uint64_t generation;          /* tdebug bumps it after editing the table */
     uint64_t applied_generation;  /* the library: the generation in force */
     /* 3.12+, while installed: after an edit made outside a hook stop,
      * tdebug writes the 8 bytes of sync_eval_frame at the address
@@ -294,7 +297,7 @@ typedef struct tdb_pyhook_control {
                                    * there (3.8-3.11; always 0 on 3.12+,
                                    * where those are other sys.monitoring
                                    * tools) */
-    int32_t n_breakpoints;        /* slots tdebug uses: bp[0..n-1] */
+    int32_t n_breakpoints;        /* slots tdebug uses: table[0..n-1] */
     int32_t traced_threads;       /* threads whose trace function is the
                                    * library's (3.12+: every thread of the
                                    * interpreter, whose events are the
@@ -330,7 +333,19 @@ typedef struct tdb_pyhook_control {
     char eval_text[TDB_PYHOOK_EXPR_MAX];
     char eval_result[4096];
     char eval_type[TDB_PYHOOK_NAME_MAX];
-    tdb_pyhook_breakpoint bp[TDB_PYHOOK_MAX_BREAKPOINTS]; /* tdebug writes */
+    /* The breakpoint table: capacity slots of tdb_pyhook_breakpoint at
+     * address table.  The library starts with TDB_PYHOOK_FIRST_CAPACITY
+     * slots of its own; for more, tdebug maps a larger zeroed region in the
+     * process (`call (void *) mmap(0, SIZE, 3, 0x22, -1, 0)`: a system
+     * call, no lock taken, so any stop will do), copies the slots in use
+     * into it and writes table, then capacity, then bumps the generation.
+     * The library never frees a table (a thread of it may have been
+     * stopped while reading the old one).  No limit but memory: the
+     * library indexes the table by file name at each generation, so the
+     * cost of a line run does not grow with the number of breakpoints. */
+    uint64_t table;               /* tdb_pyhook_breakpoint[capacity]; tdebug writes */
+    int32_t capacity;             /* tdebug writes (after table) */
+    int32_t pad2;
 } tdb_pyhook_control;
 
 /* tdb_pyhook_control.mechanism */

@@ -429,12 +429,12 @@ static void on_line(PyThreadState *ts, PyFrameObject *f)
                 stop(TDB_PYHOOK_STOP_FUNCTION, ci->fn_slot, ts, fr, f, line, NULL, NULL);
             return;
         }
-        for (int i = 0; i < ci->n; i++)
-            if (ci->v[i].line == line) {
-                if (bp_should_stop(ci->v[i].slot))
-                    stop(TDB_PYHOOK_STOP_BREAKPOINT, ci->v[i].slot, ts, fr, f, line, NULL, NULL);
-                return;
-            }
+        int slot = code_info_slot_at(ci, line);
+        if (slot >= 0) {
+            if (bp_should_stop(slot))
+                stop(TDB_PYHOOK_STOP_BREAKPOINT, slot, ts, fr, f, line, NULL, NULL);
+            return;
+        }
     }
     if (stepping(ts) && step_stops_at_line(fr))
         stop(g_step.mode == TDB_PYHOOK_STEP_FINISH ? TDB_PYHOOK_STOP_FINISH : TDB_PYHOOK_STOP_STEP,

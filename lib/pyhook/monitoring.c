@@ -546,12 +546,12 @@ static PyObject *cb_line(PyObject *self, PyObject *const *args, Py_ssize_t nargs
                 stop(TDB_PYHOOK_STOP_FUNCTION, ci->fn_slot, ts, fr, &a, line, NULL, NULL);
             Py_RETURN_NONE;
         }
-        for (int i = 0; i < ci->n; i++)
-            if (ci->v[i].line == line) {
-                if (bp_should_stop(ci->v[i].slot))
-                    stop(TDB_PYHOOK_STOP_BREAKPOINT, ci->v[i].slot, ts, fr, &a, line, NULL, NULL);
-                Py_RETURN_NONE;
-            }
+        int slot = code_info_slot_at(ci, line);
+        if (slot >= 0) {
+            if (bp_should_stop(slot))
+                stop(TDB_PYHOOK_STOP_BREAKPOINT, slot, ts, fr, &a, line, NULL, NULL);
+            Py_RETURN_NONE;
+        }
     }
     if (stepping(ts) && step_stops_at_line(fr))
         stop_step(ts, fr, &a, line);

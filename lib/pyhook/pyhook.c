@@ -91,12 +91,30 @@ void copy_str(char *dst, size_t n, const char *src)
     dst[l] = 0;
 }
 
+/* The table tdebug writes (lib/tdebug_pyhook.h: .table, .capacity) and
+ * the slots of it in use. */
+static tdb_pyhook_breakpoint g_first_table[TDB_PYHOOK_FIRST_CAPACITY];
+
+__attribute__((constructor)) static void table_init(void)
+{
+    C.table = (uint64_t)(uintptr_t)g_first_table;
+    C.capacity = TDB_PYHOOK_FIRST_CAPACITY;
+}
+
+static tdb_pyhook_breakpoint *table_slots(int *n)
+{
+    *n = C.n_breakpoints < C.capacity ? C.n_breakpoints : C.capacity;
+    if (*n < 0)
+        *n = 0;
+    return (tdb_pyhook_breakpoint *)(uintptr_t)C.table;
+}
+
+/* Enabled breakpoints in the generation applied (the index's count). */
+static int g_n_enabled;
+
 int any_enabled(void)
 {
-    for (int i = 0; i < C.n_breakpoints && i < TDB_PYHOOK_MAX_BREAKPOINTS; i++)
-        if (C.bp[i].id > 0 && C.bp[i].enabled)
-            return 1;
-    return 0;
+    return g_n_enabled > 0;
 }
 
 void for_each_thread(void (*fn)(PyThreadState *))
@@ -165,36 +183,48 @@ static int file_matches(const char *bp, const char *co)
     return ll == ls || longer[ll - ls - 1] == '/';
 }
 
-/* Does CO have an instruction on LINE (its own, not a nested function's)? */
-static int code_has_line(PyCodeObject *co, int line)
+static int cmp_int(const void *a, const void *b)
 {
-    if (line < co->co_firstlineno)
-        return 0;
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+/* The lines CO has instructions on (its own, not a nested function's),
+ * sorted, each once: *OUT (PyMem_RawFree it), their number returned, 0
+ * when none or on failure. */
+static int code_lines(PyCodeObject *co, int **out)
+{
+    int n = 0, cap = 0, *v = NULL;
+    *out = NULL;
+#define ADD_LINE(l)                                                                  \
+    do {                                                                             \
+        if (n == cap) {                                                              \
+            int *nv = PyMem_RawRealloc(v, (size_t)(cap = cap ? 2 * cap : 64) * sizeof *v); \
+            if (!nv)                                                                 \
+                goto fail;                                                           \
+            v = nv;                                                                  \
+        }                                                                            \
+        v[n++] = (l);                                                                \
+    } while (0)
 #if PY310
-    int found = 0;
     PyObject *it = PyObject_CallMethod((PyObject *)co, "co_lines", NULL);
-    PyObject *item;
-    if (!it) {
-        PyErr_Clear();
-        return 0;
-    }
-    PyObject *iter = PyObject_GetIter(it);
-    Py_DECREF(it);
+    PyObject *iter = it ? PyObject_GetIter(it) : NULL, *item;
+    Py_XDECREF(it);
     if (!iter) {
         PyErr_Clear();
         return 0;
     }
-    while (!found && (item = PyIter_Next(iter))) {
-        if (PyTuple_Check(item) && PyTuple_GET_SIZE(item) == 3) {
-            PyObject *l = PyTuple_GET_ITEM(item, 2);
-            if (PyLong_Check(l) && PyLong_AsLong(l) == line)
-                found = 1;
-        }
+    while ((item = PyIter_Next(iter))) {
+        long l = -1;
+        if (PyTuple_Check(item) && PyTuple_GET_SIZE(item) == 3 &&
+            PyLong_Check(PyTuple_GET_ITEM(item, 2)))
+            l = PyLong_AsLong(PyTuple_GET_ITEM(item, 2));
         Py_DECREF(item);
+        if (l >= co->co_firstlineno && l <= INT32_MAX)
+            ADD_LINE((int)l);
     }
     Py_DECREF(iter);
     PyErr_Clear();
-    return found;
 #else
     /* co_lnotab: (bytecode increment, signed line increment) pairs; a line
      * is present when some bytecode starts on it (dis.findlinestarts). */
@@ -202,24 +232,34 @@ static int code_has_line(PyCodeObject *co, int line)
     if (!tab || !PyBytes_Check(tab))
         return 0;
     const unsigned char *p = (const unsigned char *)PyBytes_AS_STRING(tab);
-    Py_ssize_t n = PyBytes_GET_SIZE(tab), len = PyBytes_GET_SIZE(co->co_code);
-    int lineno = co->co_firstlineno, last = -1;
+    Py_ssize_t nt = PyBytes_GET_SIZE(tab), len = PyBytes_GET_SIZE(co->co_code);
+    int lineno = co->co_firstlineno, last = -1, ended = 0;
     Py_ssize_t addr = 0;
-    for (Py_ssize_t i = 0; i + 1 < n; i += 2) {
+    for (Py_ssize_t i = 0; i + 1 < nt && !ended; i += 2) {
         if (p[i]) {
             if (lineno != last) {
-                if (lineno == line)
-                    return 1;
+                ADD_LINE(lineno);
                 last = lineno;
             }
             addr += p[i];
-            if (addr >= len)
-                return 0;
+            ended = addr >= len;
         }
         lineno += (signed char)p[i + 1];
     }
-    return lineno != last && addr < len && lineno == line;
+    if (!ended && lineno != last && addr < len)
+        ADD_LINE(lineno);
 #endif
+#undef ADD_LINE
+    qsort(v, (size_t)n, sizeof *v, cmp_int);
+    int u = 0;
+    for (int i = 0; i < n; i++)
+        if (!u || v[u - 1] != v[i])
+            v[u++] = v[i];
+    *out = v;
+    return u;
+fail:
+    PyMem_RawFree(v);
+    return 0;
 }
 
 static int name_matches(const char *want, PyCodeObject *co)
@@ -240,51 +280,163 @@ static int name_matches(const char *want, PyCodeObject *co)
     return 0;
 }
 
+/* The index of the table, rebuilt at each generation: the enabled slots
+ * by the hash of their file's last component (a breakpoint's file and the
+ * co_filename it matches share it: one is the other, or its tail at a '/'
+ * boundary), sorted by (hash, slot); and the function breakpoints for any
+ * file.  A code object seen for the first time looks at the slots of its
+ * file's name only, so neither that nor a line run grows with the table. */
+typedef struct idx_entry {
+    uint64_t hash;
+    int slot;
+} idx_entry;
+static idx_entry *g_idx;
+static int g_idx_n;
+static int *g_anyfile;
+static int g_anyfile_n;
+
+static uint64_t name_hash(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+    for (const unsigned char *p = (const unsigned char *)(base ? base + 1 : path); *p; p++)
+        h = (h ^ *p) * 1099511628211ULL;
+    return h;
+}
+
+static int cmp_idx(const void *a, const void *b)
+{
+    const idx_entry *x = a, *y = b;
+    if (x->hash != y->hash)
+        return x->hash < y->hash ? -1 : 1;
+    return (x->slot > y->slot) - (x->slot < y->slot);
+}
+
+static void index_build(void)
+{
+    int n;
+    tdb_pyhook_breakpoint *t = table_slots(&n);
+    PyMem_RawFree(g_idx);
+    PyMem_RawFree(g_anyfile);
+    g_idx = NULL;
+    g_anyfile = NULL;
+    g_idx_n = g_anyfile_n = g_n_enabled = 0;
+    if (n == 0)
+        return;
+    g_idx = PyMem_RawMalloc((size_t)n * sizeof *g_idx);
+    g_anyfile = PyMem_RawMalloc((size_t)n * sizeof *g_anyfile);
+    if (!g_idx || !g_anyfile) {
+        copy_str(C.error, sizeof C.error, "sync: out of memory for the breakpoint index");
+        return;
+    }
+    for (int i = 0; i < n; i++) {
+        tdb_pyhook_breakpoint *bp = &t[i];
+        bp->bound = 0;
+        if (bp->id <= 0 || !bp->enabled)
+            continue;
+        g_n_enabled++;
+        bp->file[sizeof bp->file - 1] = 0;
+        bp->function[sizeof bp->function - 1] = 0;
+        if (bp->file[0])
+            g_idx[g_idx_n++] = (idx_entry){name_hash(bp->file), i};
+        else if (bp->kind == TDB_PYHOOK_BP_FUNCTION)
+            g_anyfile[g_anyfile_n++] = i;
+    }
+    qsort(g_idx, (size_t)g_idx_n, sizeof *g_idx, cmp_idx);
+}
+
+typedef struct line_slot {
+    int line, slot;
+} line_slot;
+
+static int cmp_line_slot(const void *a, const void *b)
+{
+    const line_slot *x = a, *y = b;
+    if (x->line != y->line)
+        return (x->line > y->line) - (x->line < y->line);
+    return (x->slot > y->slot) - (x->slot < y->slot);
+}
+
+int code_info_slot_at(const code_info *ci, int line)
+{
+    int lo = 0, hi = ci->n;
+    while (lo < hi) { /* the first entry with v.line >= line */
+        int mid = lo + (hi - lo) / 2;
+        if (ci->v[mid].line < line)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < ci->n && ci->v[lo].line == line ? ci->v[lo].slot : -1;
+}
+
+/* Candidate slot SLOT for CO (of FILE): a function breakpoint lowers
+ * *FN_SLOT, a line breakpoint on a line CO has joins LS. */
+static void consider(PyCodeObject *co, const char *file, int slot, int *fn_slot, line_slot **ls,
+                     int *n, int *cap, int **lines, int *nlines)
+{
+    int count;
+    tdb_pyhook_breakpoint *bp = &table_slots(&count)[slot];
+    if (bp->kind == TDB_PYHOOK_BP_LINE) {
+        if (!bp->file[0] || bp->line < co->co_firstlineno || !file_matches(bp->file, file))
+            return;
+        if (*nlines < 0)
+            *nlines = code_lines(co, lines);
+        if (!*nlines || !bsearch(&bp->line, *lines, (size_t)*nlines, sizeof **lines, cmp_int))
+            return;
+        if (*n == *cap) {
+            line_slot *nv = PyMem_RawRealloc(*ls, (size_t)(*cap = *cap ? 2 * *cap : 8) * sizeof **ls);
+            if (!nv)
+                return;
+            *ls = nv;
+        }
+        (*ls)[(*n)++] = (line_slot){bp->line, slot};
+        bp->bound++;
+    } else if (bp->kind == TDB_PYHOOK_BP_FUNCTION) {
+        if (bp->function[0] && (*fn_slot < 0 || slot < *fn_slot) && file_matches(bp->file, file) &&
+            name_matches(bp->function, co)) {
+            *fn_slot = slot;
+            bp->bound++;
+        }
+    }
+}
+
 code_info *code_compute(PyCodeObject *co)
 {
     code_info *ci = NULL;
     const char *file = utf8(co->co_filename);
-    int nslots = C.n_breakpoints;
-    if (nslots > TDB_PYHOOK_MAX_BREAKPOINTS)
-        nslots = TDB_PYHOOK_MAX_BREAKPOINTS;
-    int fn_slot = -1, n = 0;
-    int lines[TDB_PYHOOK_MAX_BREAKPOINTS][2];
-    for (int i = 0; i < nslots; i++) {
-        tdb_pyhook_breakpoint *bp = &C.bp[i];
-        if (bp->id <= 0 || !bp->enabled)
-            continue;
-        char bfile[TDB_PYHOOK_FILE_MAX];
-        memcpy(bfile, bp->file, sizeof bfile);
-        bfile[sizeof bfile - 1] = 0;
-        if (bp->kind == TDB_PYHOOK_BP_LINE) {
-            if (bfile[0] && file_matches(bfile, file) && code_has_line(co, bp->line)) {
-                lines[n][0] = bp->line;
-                lines[n][1] = i;
-                n++;
-                bp->bound++;
-            }
-        } else if (bp->kind == TDB_PYHOOK_BP_FUNCTION) {
-            char fn[TDB_PYHOOK_NAME_MAX];
-            memcpy(fn, bp->function, sizeof fn);
-            fn[sizeof fn - 1] = 0;
-            if (fn[0] && fn_slot < 0 && file_matches(bfile, file) && name_matches(fn, co)) {
-                fn_slot = i;
-                bp->bound++;
-            }
+    line_slot *ls = NULL;
+    int fn_slot = -1, n = 0, cap = 0, *lines = NULL, nlines = -1;
+    if (file && g_idx_n) {
+        idx_entry key = {name_hash(file), -1};
+        int lo = 0, hi = g_idx_n;
+        while (lo < hi) { /* the first entry >= key */
+            int mid = lo + (hi - lo) / 2;
+            if (cmp_idx(&g_idx[mid], &key) < 0)
+                lo = mid + 1;
+            else
+                hi = mid;
         }
+        for (int i = lo; i < g_idx_n && g_idx[i].hash == key.hash; i++)
+            consider(co, file, g_idx[i].slot, &fn_slot, &ls, &n, &cap, &lines, &nlines);
     }
+    for (int i = 0; i < g_anyfile_n; i++)
+        consider(co, file, g_anyfile[i], &fn_slot, &ls, &n, &cap, &lines, &nlines);
+    PyMem_RawFree(lines);
     if (fn_slot >= 0 || n > 0) {
         ci = PyMem_RawMalloc(sizeof *ci + (size_t)n * sizeof ci->v[0]);
         if (ci) {
             ci->gen = g_gen;
             ci->fn_slot = fn_slot;
             ci->n = n;
+            qsort(ls, (size_t)n, sizeof *ls, cmp_line_slot);
             for (int i = 0; i < n; i++) {
-                ci->v[i].line = lines[i][0];
-                ci->v[i].slot = lines[i][1];
+                ci->v[i].line = ls[i].line;
+                ci->v[i].slot = ls[i].slot;
             }
         }
     }
+    PyMem_RawFree(ls);
     /* _PyCode_SetExtra frees the value it replaces (code_info_free). */
     if (_PyCode_SetExtra((PyObject *)co, g_extra_index, ci ? (void *)ci : TAG(g_gen)) < 0) {
         PyErr_Clear();
@@ -308,7 +460,8 @@ static struct bp_compiled {
     int id;
     PyObject *cond;
     PyObject *log;
-} g_compiled[TDB_PYHOOK_MAX_BREAKPOINTS];
+} *g_compiled; /* g_compiled_n of them, grown with the table */
+static int g_compiled_n;
 
 /* Why the condition of the stop being reported failed, else "". */
 static char g_stop_message[TDB_PYHOOK_EXPR_MAX];
@@ -406,8 +559,20 @@ static void compiled_clear(struct bp_compiled *c)
  * does not compile leaves its member NULL and says why in MSG. */
 static struct bp_compiled *compiled(int slot, char *msg, size_t n)
 {
+    if (slot >= g_compiled_n) {
+        int want = C.capacity > slot ? C.capacity : slot + 1;
+        struct bp_compiled *v = PyMem_RawRealloc(g_compiled, (size_t)want * sizeof *v);
+        if (!v) {
+            snprintf(msg, n, "out of memory for the breakpoint's condition");
+            return NULL;
+        }
+        memset(v + g_compiled_n, 0, (size_t)(want - g_compiled_n) * sizeof *v);
+        g_compiled = v;
+        g_compiled_n = want;
+    }
     struct bp_compiled *c = &g_compiled[slot];
-    tdb_pyhook_breakpoint *bp = &C.bp[slot];
+    int count;
+    tdb_pyhook_breakpoint *bp = &table_slots(&count)[slot];
     if (c->gen == g_gen + 1 && c->id == bp->id)
         return c;
     compiled_clear(c);
@@ -541,7 +706,8 @@ cleanup:
 
 int bp_should_stop(int slot)
 {
-    tdb_pyhook_breakpoint *bp = &C.bp[slot];
+    int count;
+    tdb_pyhook_breakpoint *bp = &table_slots(&count)[slot];
     g_stop_message[0] = 0;
     if (LIKELY(!bp->condition[0] && !bp->log_message[0] && !bp->hit_op && !bp->ignore)) {
         bp->hit_count++;
@@ -781,7 +947,7 @@ static void do_uninstall(void)
     C.step.armed = 0;
     mech_uninstall();
     unwatch();
-    for (int i = 0; i < TDB_PYHOOK_MAX_BREAKPOINTS; i++)
+    for (int i = 0; i < g_compiled_n; i++)
         compiled_clear(&g_compiled[i]);
     if (g_log_fd >= 0) {
         close(g_log_fd);
@@ -799,10 +965,7 @@ static void do_sync(void)
     g_epoch++;
     g_gen = C.generation;
     g_tag = TAG(g_gen);
-    int nslots = C.n_breakpoints > TDB_PYHOOK_MAX_BREAKPOINTS ? TDB_PYHOOK_MAX_BREAKPOINTS
-                                                               : C.n_breakpoints;
-    for (int i = 0; i < nslots; i++)
-        C.bp[i].bound = 0;
+    index_build();
     g_active = any_enabled() || g_step.mode;
     mech_sync();
     C.applied_generation = g_gen;
@@ -845,9 +1008,11 @@ void stop(int reason, int slot, PyThreadState *ts, iframe *fr, void *ctx, int li
     r->serial++;
     r->reason = reason;
     r->breakpoint_id = 0;
-    if (slot >= 0) {
-        C.bp[slot].hits++;
-        r->breakpoint_id = C.bp[slot].id;
+    int nslots;
+    tdb_pyhook_breakpoint *t = table_slots(&nslots);
+    if (slot >= 0 && slot < nslots) {
+        t[slot].hits++;
+        r->breakpoint_id = t[slot].id;
     }
     r->frame = (uint64_t)(uintptr_t)fr;
     PyCodeObject *co = fr ? frame_code(fr) : NULL;

@@ -166,8 +166,11 @@ typedef struct code_info {
     int n;       /* line breakpoints */
     struct {
         int line, slot;
-    } v[];
+    } v[];       /* sorted by line (then slot) */
 } code_info;
+
+/* The slot of the (first) line breakpoint of CI on LINE, else -1. */
+int code_info_slot_at(const code_info *ci, int line);
 
 #define TAG(gen) ((void *)(uintptr_t)(((gen) << 1) | 1))
 

@@ -117,6 +117,15 @@ typedef struct pyhook_state {
     uint64_t control;    /* &tdebug_pyhook_control in the process */
     uint64_t generation;
     int n_slots;         /* slots of the table in use */
+    uint64_t table;      /* the library's breakpoint table in the process */
+    int capacity;        /* and its slots */
+    int *free_slots;     /* slots below n_slots that no breakpoint holds */
+    size_t n_free, cap_free;
+    char *lines_file;    /* the file whose lines were last read for a breakpoint */
+    unsigned char *lines_code; /* its lines: 1 holds code */
+    int lines_n;
+    off_t lines_size;    /* and its size and time when read */
+    struct timespec lines_mtime;
     int stop_is_hook;    /* the current stop is in tdebug_pyhook_stop */
     int step_pending;    /* a Python step the hook runs */
     char *lib;           /* the library's path in the process */

@@ -52,24 +52,40 @@ static int is_code_line(const char *text)
 
 /* For a line breakpoint in a file tdebug can read: the first line at or
  * after LINE holding code, or -1 when there is none (*NLINES: the file's
- * length). */
-static int code_line_from(const char *file, int line, int *nlines)
+ * length).  The file's lines are read once for a run of breakpoints in it
+ * (a thousand breakpoints in one file read it once, not a thousand times). */
+static int code_line_from(tdb_session *s, const char *file, int line, int *nlines)
 {
-    FILE *f = fopen(file, "re");
-    char *text = NULL;
-    size_t cap = 0;
-    int n = 0, found = -1;
-    if (!f)
+    pyhook_state *h = &s->hook;
+    struct stat st;
+    if (stat(file, &st) < 0)
         return line;
-    while (getline(&text, &cap, f) >= 0) {
-        n++;
-        if (found < 0 && n >= line && is_code_line(text))
-            found = n;
+    if (!h->lines_file || strcmp(h->lines_file, file) != 0 || st.st_size != h->lines_size ||
+        st.st_mtim.tv_sec != h->lines_mtime.tv_sec || st.st_mtim.tv_nsec != h->lines_mtime.tv_nsec) {
+        FILE *f = fopen(file, "re");
+        char *text = NULL;
+        size_t cap = 0, n = 0, ncap = 0;
+        if (!f)
+            return line;
+        free(h->lines_file);
+        free(h->lines_code);
+        h->lines_code = NULL;
+        while (getline(&text, &cap, f) >= 0) {
+            TDB_GROW(h->lines_code, n, ncap);
+            h->lines_code[n++] = (unsigned char)is_code_line(text);
+        }
+        free(text);
+        fclose(f);
+        h->lines_file = tdb_xstrdup(file);
+        h->lines_n = (int)n;
+        h->lines_size = st.st_size;
+        h->lines_mtime = st.st_mtim;
     }
-    free(text);
-    fclose(f);
-    *nlines = n;
-    return found;
+    *nlines = h->lines_n;
+    for (int n = line; n <= h->lines_n; n++)
+        if (n >= 1 && h->lines_code[n - 1])
+            return n;
+    return -1;
 }
 
 /* ---- the control block, through gdb ---- */
@@ -178,57 +194,180 @@ static int eval_u64(tdb_session *s, const char *expr, uint64_t *out, tdb_error *
     return rc;
 }
 
+/* A table of at least WANT slots in the process: a larger zeroed region
+ * mapped there, the slots in use copied in (lib/tdebug_pyhook.h, .table).
+ * mmap and memcpy take no lock: any stop will do. */
+static int table_reserve(tdb_session *s, int want, tdb_error *err)
+{
+    pyhook_state *h = &s->hook;
+    if (want <= h->capacity)
+        return 0;
+    int cap = h->capacity > 0 ? h->capacity : TDB_PYHOOK_FIRST_CAPACITY;
+    while (cap < want)
+        cap *= 2;
+    size_t bytes = (size_t)cap * sizeof(tdb_pyhook_breakpoint);
+    uint64_t at = 0, done = 0;
+    char *expr = tdb_xasprintf("(void *) mmap((void *) 0, (unsigned long) %zu, 3, 0x22, -1, (long) 0)",
+                               bytes);
+    int rc = eval_u64(s, expr, &at, err);
+    free(expr);
+    if (rc < 0)
+        return -1;
+    if (!at || at == (uint64_t)-1) {
+        tdb_error_set(err, ENOMEM, "cannot map %zu bytes in the process for %d Python breakpoints",
+                      bytes, want);
+        return -1;
+    }
+    if (h->n_slots > 0) {
+        expr = tdb_xasprintf("(void *) memcpy((void *) 0x%llx, (void *) 0x%llx, (unsigned long) %zu)",
+                             (unsigned long long)at, (unsigned long long)h->table,
+                             (size_t)h->n_slots * sizeof(tdb_pyhook_breakpoint));
+        rc = eval_u64(s, expr, &done, err);
+        free(expr);
+        if (rc < 0)
+            return -1;
+    }
+    if (write_u64(s, CONTROL(s, table), at, err) < 0 || write_i32(s, CONTROL(s, capacity), cap, err) < 0)
+        return -1;
+    h->table = at;
+    h->capacity = cap;
+    return 0;
+}
+
+/* Slot B's entry of the table as tdebug writes it. */
+static void slot_entry(const bp_info *b, tdb_pyhook_breakpoint *bp)
+{
+    memset(bp, 0, sizeof(*bp));
+    bp->id = b->id;
+    bp->enabled = b->enabled;
+    bp->kind = b->py_line > 0 ? TDB_PYHOOK_BP_LINE : TDB_PYHOOK_BP_FUNCTION;
+    bp->line = b->py_line;
+    snprintf(bp->file, sizeof(bp->file), "%s", b->py_file ? b->py_file : "");
+    snprintf(bp->function, sizeof(bp->function), "%s", b->py_function ? b->py_function : "");
+    snprintf(bp->condition, sizeof(bp->condition), "%s", b->condition ? b->condition : "");
+    snprintf(bp->log_message, sizeof(bp->log_message), "%s", b->log_message ? b->log_message : "");
+    bp->hit_op = b->hit_op;
+    bp->hit_value = b->hit_value;
+    bp->ignore = b->ignore;
+}
+
+/* A slot for B (a free one, else the next), the table grown for it;
+ * the library told how many slots are in use unless DEFER. */
+static int take_slot(tdb_session *s, bp_info *b, int defer, tdb_error *err)
+{
+    pyhook_state *h = &s->hook;
+    int slot = h->n_free ? h->free_slots[--h->n_free] : h->n_slots;
+    if (slot >= h->capacity && table_reserve(s, slot + 1, err) < 0) {
+        if (slot < h->n_slots)
+            h->free_slots[h->n_free++] = slot;
+        return -1;
+    }
+    b->slot = slot;
+    if (slot + 1 > h->n_slots) {
+        h->n_slots = slot + 1;
+        if (!defer && write_i32(s, CONTROL(s, n_breakpoints), h->n_slots, err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 /* Write breakpoint B into its slot (a new one if it has none), or clear
- * the slot, then bump the generation so the library applies it. */
+ * the slot.  The library sees it at the next generation (table_changed). */
 static int write_slot(tdb_session *s, bp_info *b, int clear, tdb_error *err)
 {
     pyhook_state *h = &s->hook;
     if (b->slot < 0 && clear)
         return 0;
-    if (b->slot < 0) {
-        /* The first free slot: one no live breakpoint holds. */
-        for (int k = 0; k < TDB_PYHOOK_MAX_BREAKPOINTS && b->slot < 0; k++) {
-            int used = 0;
-            for (size_t i = 0; i < s->n_bps; i++)
-                used |= s->bps[i].kind == BP_PYTHON && s->bps[i].slot == k;
-            if (!used)
-                b->slot = k;
-        }
-        if (b->slot < 0) {
-            tdb_error_set(err, ENOSPC, "more than %d Python breakpoints: delete some first",
-                          TDB_PYHOOK_MAX_BREAKPOINTS);
-            return -1;
-        }
-    }
-    uint64_t at = CONTROL(s, bp) + (uint64_t)b->slot * sizeof(tdb_pyhook_breakpoint);
-    tdb_pyhook_breakpoint bp;
-    memset(&bp, 0, sizeof(bp));
-    if (!clear) {
-        bp.enabled = b->enabled;
-        bp.kind = b->py_line > 0 ? TDB_PYHOOK_BP_LINE : TDB_PYHOOK_BP_FUNCTION;
-        bp.line = b->py_line;
-        snprintf(bp.file, sizeof(bp.file), "%s", b->py_file ? b->py_file : "");
-        snprintf(bp.function, sizeof(bp.function), "%s", b->py_function ? b->py_function : "");
-        snprintf(bp.condition, sizeof(bp.condition), "%s", b->condition ? b->condition : "");
-        snprintf(bp.log_message, sizeof(bp.log_message), "%s",
-                 b->log_message ? b->log_message : "");
-        bp.hit_op = b->hit_op;
-        bp.hit_value = b->hit_value;
-        bp.ignore = b->ignore;
-    }
-    /* id last: a slot is live when its id is. */
-    int32_t id = clear ? 0 : b->id;
-    bp.id = 0;
-    if (write_mem(s, at, &bp, sizeof(bp), err) < 0 ||
-        write_i32(s, at + offsetof(tdb_pyhook_breakpoint, id), id, err) < 0)
+    if (b->slot < 0 && take_slot(s, b, 0, err) < 0)
         return -1;
-    if (clear)
+    uint64_t at = h->table + (uint64_t)b->slot * sizeof(tdb_pyhook_breakpoint);
+    if (clear) {
+        TDB_GROW(h->free_slots, h->n_free, h->cap_free);
+        h->free_slots[h->n_free++] = b->slot;
         b->slot = -1;
-    else if (b->slot + 1 > h->n_slots) {
-        h->n_slots = b->slot + 1;
-        if (write_i32(s, CONTROL(s, n_breakpoints), h->n_slots, err) < 0)
-            return -1;
+        return write_i32(s, at + offsetof(tdb_pyhook_breakpoint, id), 0, err);
     }
+    tdb_pyhook_breakpoint bp;
+    slot_entry(b, &bp);
+    int32_t id = bp.id;
+    bp.id = 0;
+    /* The strings up to their NUL, in one write while the process is
+     * stopped (the library reads the table only when it runs); the id
+     * last all the same, so a slot is live only when complete. */
+    size_t len = bp.function[0] ? offsetof(tdb_pyhook_breakpoint, function) + strlen(bp.function) + 1
+                                : offsetof(tdb_pyhook_breakpoint, file) + strlen(bp.file) + 1;
+    /* What decides whether a hit stops: up to the condition's NUL, and the
+     * log message's (a reused slot may hold another's). */
+    size_t opts = offsetof(tdb_pyhook_breakpoint, hit_op);
+    size_t opts_len = offsetof(tdb_pyhook_breakpoint, condition) + strlen(bp.condition) + 1 - opts;
+    size_t log = offsetof(tdb_pyhook_breakpoint, log_message);
+    return write_mem(s, at, &bp, len, err) < 0 ||
+                   write_mem(s, at + opts, (const char *)&bp + opts, opts_len, err) < 0 ||
+                   write_mem(s, at + log, (const char *)&bp + log, strlen(bp.log_message) + 1,
+                             err) < 0 ||
+                   write_i32(s, at + offsetof(tdb_pyhook_breakpoint, id), id, err) < 0
+               ? -1
+               : 0;
+}
+
+/* Every Python breakpoint into the table at once (the hook just loaded):
+ * slots taken first, then the whole table written in large pieces, so a
+ * thousand breakpoints cost a few gdb commands, not thousands. */
+static int write_all_slots(tdb_session *s, tdb_error *err)
+{
+    pyhook_state *h = &s->hook;
+    int want = 0, rc = -1;
+    tdb_pyhook_breakpoint *image = NULL;
+    char *path = NULL;
+    for (size_t i = 0; i < s->n_bps; i++)
+        want += s->bps[i].kind == BP_PYTHON && s->bps[i].slot < 0;
+    if (table_reserve(s, h->n_slots + want, err) < 0)
+        return -1;
+    for (size_t i = 0; i < s->n_bps; i++)
+        if (s->bps[i].kind == BP_PYTHON && s->bps[i].slot < 0 && take_slot(s, &s->bps[i], 1, err) < 0)
+            return -1;
+    if (h->n_slots == 0)
+        return 0;
+    if (write_i32(s, CONTROL(s, n_breakpoints), h->n_slots, err) < 0)
+        return -1;
+    image = tdb_xcalloc((size_t)h->n_slots, sizeof(*image));
+    for (size_t i = 0; i < s->n_bps; i++)
+        if (s->bps[i].kind == BP_PYTHON && s->bps[i].slot >= 0)
+            slot_entry(&s->bps[i], &image[s->bps[i].slot]);
+    /* gdb reads its commands a byte at a time: a large table goes through
+     * a file that gdb's 'restore' copies into the process, one command. */
+    const char *tmp = getenv("TMPDIR");
+    path = tdb_xasprintf("%s/tdebug-pyhook-XXXXXX", tmp && *tmp && !strpbrk(tmp, " \t\n\"'\\") ? tmp : "/tmp");
+    int fd = mkstemp(path);
+    size_t bytes = (size_t)h->n_slots * sizeof(*image);
+    if (fd < 0 || write(fd, image, bytes) != (ssize_t)bytes) {
+        tdb_error_errno(err, "cannot write '%s'", path);
+        if (fd >= 0)
+            close(fd);
+        goto cleanup;
+    }
+    close(fd);
+    char *cli = tdb_xasprintf("restore %s binary 0x%llx", path, (unsigned long long)h->table);
+    char *out = tdb_gdb_console(s->gdb, CMD_TIMEOUT_MS, err, cli);
+    free(cli);
+    if (!out)
+        goto cleanup;
+    free(out);
+    rc = 0;
+cleanup:
+    if (path) {
+        unlink(path);
+        free(path);
+    }
+    free(image);
+    return rc;
+}
+
+/* After slots were written: a new generation, which the library applies
+ * at its next safe point (brought about soon, see sync_soon). */
+static int table_changed(tdb_session *s, tdb_error *err)
+{
+    pyhook_state *h = &s->hook;
     if (write_u64(s, CONTROL(s, generation), ++h->generation, err) < 0)
         return -1;
     return h->state == PYHOOK_READY ? sync_soon(s, err) : 0;
@@ -475,9 +614,11 @@ loaded:
     uint64_t gen = 0;
     read_mem(s, CONTROL(s, generation), &gen, sizeof(gen), NULL);
     h->generation = gen;
-    for (size_t i = 0; i < s->n_bps; i++)
-        if (s->bps[i].kind == BP_PYTHON && write_slot(s, &s->bps[i], 0, &local) < 0)
-            goto write_failed;
+    if (read_mem(s, CONTROL(s, table), &h->table, sizeof(h->table), &local) < 0 ||
+        read_mem(s, CONTROL(s, capacity), &h->capacity, sizeof(h->capacity), &local) < 0)
+        goto write_failed;
+    if (write_all_slots(s, &local) < 0 || table_changed(s, &local) < 0)
+        goto write_failed;
     if (eval_u64(s, "(int) tdebug_pyhook_install()", &v, &local) < 0 || (int)v != 0) {
         char why[256] = "";
         read_mem(s, CONTROL(s, error), why, sizeof(why) - 1, NULL);
@@ -522,6 +663,10 @@ int tdb_session_python_launch(tdb_session *s, tdb_error *err)
         return 0;
     if (tdb_session_add_interest(s, LIBPYTHON_RE, err) < 0)
         return -1;
+    /* tdb_session_arm() placed no load catchpoint when nothing else was
+     * watched (Python breakpoints only): a shared libpython's load must be. */
+    if (s->catch_load_bp <= 0 && !s->opts.all_symbols && tdb_session_place_load_catchpoint(s, err) < 0)
+        return -1;
     return arm_safe_point(s, 0, err);
 }
 
@@ -551,7 +696,7 @@ json_t *tdb_session_python_break(tdb_session *s, const char *location, int tempo
      * tail of the files the process loads. */
     resolved = realpath(file, NULL);
     if (resolved && line > 0) {
-        int nlines = 0, at = code_line_from(resolved, (int)line, &nlines);
+        int nlines = 0, at = code_line_from(s, resolved, (int)line, &nlines);
         if (at < 0) {
             char *msg = tdb_xasprintf("'%s' has %d lines and none at or after line %ld holds code",
                                       resolved, nlines, line);
@@ -572,7 +717,7 @@ json_t *tdb_session_python_break(tdb_session *s, const char *location, int tempo
     func = NULL;
     b->slot = -1;
     b->pending = 1;
-    if (s->hook.state == PYHOOK_READY && write_slot(s, b, 0, err) < 0)
+    if (s->hook.state == PYHOOK_READY && (write_slot(s, b, 0, err) < 0 || table_changed(s, err) < 0))
         goto cleanup;
     if (s->hook.state == PYHOOK_NONE && s->state != NOT_STARTED &&
         arm_safe_point(s, s->state == STOPPED, err) < 0)
@@ -587,8 +732,9 @@ cleanup:
 
 void tdb_session_python_bp_changed(tdb_session *s, bp_info *b, int deleted)
 {
-    if (s->hook.state == PYHOOK_READY && s->gdb && tdb_gdb_alive(s->gdb))
-        write_slot(s, b, deleted, NULL);
+    if (s->hook.state == PYHOOK_READY && s->gdb && tdb_gdb_alive(s->gdb) &&
+        write_slot(s, b, deleted, NULL) == 0)
+        table_changed(s, NULL);
 }
 
 /* ---- evaluating Python at a stop ---- */

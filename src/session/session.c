@@ -484,6 +484,9 @@ void tdb_session_free(tdb_session *s)
     tdb_session_python_free(s);
     free(s->hook.lib);
     free(s->hook.failed);
+    free(s->hook.free_slots);
+    free(s->hook.lines_file);
+    free(s->hook.lines_code);
     tdb_gdb_close(s->gdb, 5000);
     tdb_session_light_reap(s);
     for (size_t i = 0; i < s->n_libs; i++) {

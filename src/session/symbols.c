@@ -339,12 +339,16 @@ int tdb_session_prepare_interest(tdb_session *s, const char *script_dir, tdb_err
     tdb_session_step_dirs(s, script_dir);
     /* Breakpoints and catch throw placed before the program started (a
      * front-end's, tdb_session_breakpoint_add()) need the same symbols as
-     * --break. */
-    int user_bps = 0;
+     * a native --break.  A Python --break (FILE.py:LINE) needs none of
+     * them: only libpython's (tdb_session_python_launch()), so torch's
+     * libraries load unwatched and gdb reads none of their symbols. */
+    int native_bps = 0;
     for (size_t i = 0; i < s->n_bps; i++)
-        user_bps |= s->bps[i].kind == BP_NATIVE;
+        native_bps |= s->bps[i].kind == BP_NATIVE;
+    for (size_t i = 0; i < s->opts.n_breaks; i++)
+        native_bps |= !tdb_session_location_is_python(s->opts.breaks[i]);
     if (!s->opts.all_symbols &&
-        tdb_session_set_interest(s, interest_regex(s, script_dir, s->opts.n_breaks > 0 || user_bps), err) < 0)
+        tdb_session_set_interest(s, interest_regex(s, script_dir, native_bps), err) < 0)
         return -1;
     if (s->stdcxx_interest && !s->opts.all_symbols &&
         tdb_session_set_interest(s, tdb_xasprintf("%s%s%s", s->interest ? s->interest : "",

@@ -258,14 +258,26 @@ class Pyhook:
     def poke_int(self, member, value, size=4):
         self.poke(self.addr(member), int(value).to_bytes(size, "little", signed=True))
 
+    def bp_addr(self, slot, field):
+        """The address of FIELD of slot SLOT of the breakpoint table."""
+        return self.g.num(f"(long) &((tdb_pyhook_breakpoint *) "
+                          f"tdebug_pyhook_control.table)[{slot}].{field}")
+
+    def bp_num(self, slot, field):
+        return self.g.num(f"((tdb_pyhook_breakpoint *) "
+                          f"tdebug_pyhook_control.table)[{slot}].{field}")
+
     def write_bp(self, slot, id, kind=BP_LINE, file="", line=0, function="", enabled=1):
-        self.poke_int(f"bp[{slot}].id", 0)
-        self.poke_int(f"bp[{slot}].kind", kind)
-        self.poke_int(f"bp[{slot}].line", line)
-        self.poke_int(f"bp[{slot}].enabled", enabled)
-        self.poke(self.addr(f"bp[{slot}].file"), file.encode() + b"\0")
-        self.poke(self.addr(f"bp[{slot}].function"), function.encode() + b"\0")
-        self.poke_int(f"bp[{slot}].id", id)
+        assert slot < self.g.num("tdebug_pyhook_control.capacity")
+        def put(field, value):
+            self.poke(self.bp_addr(slot, field), int(value).to_bytes(4, "little", signed=True))
+        put("id", 0)
+        put("kind", kind)
+        put("line", line)
+        put("enabled", enabled)
+        self.poke(self.bp_addr(slot, "file"), file.encode() + b"\0")
+        self.poke(self.bp_addr(slot, "function"), function.encode() + b"\0")
+        put("id", id)
         n = self.g.num("tdebug_pyhook_control.n_breakpoints")
         if slot >= n:
             self.poke_int("n_breakpoints", slot + 1)

@@ -124,8 +124,8 @@ def test_line_breakpoint_in_a_loop_already_running(attach, python):
         assert (r["reason"], r["breakpoint_id"], r["line"]) == (STOP_BREAKPOINT, 7, line)
         assert r["file"] == str(a.path) and r["function"] == "main"
         assert r["tid"] in (0, a.proc.pid)
-    assert a.g.num("tdebug_pyhook_control.bp[0].hits") == 2
-    assert a.g.num("tdebug_pyhook_control.bp[0].bound") >= 1
+    assert a.h.bp_num(0, "hits") == 2
+    assert a.h.bp_num(0, "bound") >= 1
     # disabled by a table edit: the next stop is the other breakpoint
     a.h.write_bp(0, id=7, file="prog.py", line=line, enabled=0)
     a.h.write_bp(1, id=8, file=str(a.path), line=a.line("# AFTER"))
@@ -171,7 +171,7 @@ def test_breakpoint_in_a_module_imported_later(attach, python, tmp_path):
     a = attach(python, LATER, lib, args=(str(tmp_path),))
     line = marker_line(mod, "# LATER_LINE")
     a.h.attach_and_install([dict(id=1, file="latermod.py", line=line)])
-    assert a.g.num("tdebug_pyhook_control.bp[0].bound") == 0
+    assert a.h.bp_num(0, "bound") == 0
     (tmp_path / "go").write_text("")
     r = a.h.cont_to_hook()
     assert (r["reason"], r["breakpoint_id"], r["line"]) == (STOP_BREAKPOINT, 1, line)

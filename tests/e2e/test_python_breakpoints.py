@@ -246,6 +246,64 @@ def test_a_stop_inside_the_garbage_collector_says_so(tdebug, tmp_path):
     assert [x["gc"] for x in stops(evs)] == [False]
 
 
+def test_a_python_break_reads_no_torch_symbols(tdebug, tmp_path, torch_script):
+    # gdb's commands, as tdebug sends them, through a wrapper that logs them
+    log = tmp_path / "mi.log"
+    wrapper = tmp_path / "gdb"
+    wrapper.write_text(f'#!/bin/sh\ntee -a {log} | exec gdb "$@"\n')
+    wrapper.chmod(0o755)
+    env = dict(os.environ, TDEBUG_GDB=str(wrapper))
+    r, evs = session(tdebug, tmp_path, ["continue"], "-b", f"{torch_script}:4", "--", PYTHON,
+                     str(torch_script), env=env)
+    assert r.returncode == 0, r.stderr
+    assert [s["reason"] for s in stops(evs)] == ["python-breakpoint"]
+    sent = log.read_text()
+    # libpython's loads are watched (the hook needs it), torch's are not
+    # and none of its libraries' symbols are read
+    watch = [line for line in sent.splitlines() if "catch load" in line]
+    assert not any("torch" in line or "c10" in line for line in watch), watch
+    assert not [line for line in sent.splitlines()
+                if "sharedlibrary" in line and ("torch" in line or "c10" in line)]
+
+
+def many_functions(path, n):
+    """A module of N one-line functions fK (body on line 2K+2) and a main
+    that calls f700 then f701: the line of each body."""
+    body = "".join(f"def f{k}():\n    return {k}\n" for k in range(n))
+    path.write_text(body + "print(f700() + f701())\n")
+    return [2 * k + 2 for k in range(n)]
+
+
+def test_a_thousand_breakpoints_arm_and_the_right_one_hits(tdebug, tmp_path):
+    # more than the library's first table (64 slots): tdebug maps a larger one
+    script = tmp_path / "many.py"
+    lines = many_functions(script, 1200)
+    args = [a for line in lines for a in ("-b", f"{script}:{line}")]
+    r, evs = session(tdebug, tmp_path, ["continue", "continue"], *args, "--", PYTHON,
+                     str(script))
+    # 1: breakpoints that never hit, each said
+    assert r.returncode == 1, r.stderr
+    assert [e["status"] for e in evs if e["event"] == "exited"] == [0]
+    assert sum("was never hit" in e.get("message", "") for e in evs) == 1198
+    s = stops(evs)
+    assert [(x["breakpoint"]["number"], top(x)["function"], top(x)["line"]) for x in s] == \
+        [(701, "f700", lines[700]), (702, "f701", lines[701])]
+
+
+def test_breakpoints_added_at_a_stop_grow_the_table(tdebug, tmp_path):
+    script = tmp_path / "many.py"
+    lines = many_functions(script, 1000)
+    # the first stop is in f700; 100 more at the prompt, past the 64 slots
+    r, out = session(tdebug, tmp_path, [f"break many.py:{line}" for line in lines[600:700]] +
+                     [f"break many.py:{lines[701]}", "continue", "continue"],
+                     "-b", f"{script}:{lines[700]}", "--", PYTHON, str(script), json_out=False)
+    assert r.returncode == 1, r.stderr  # breakpoints never hit
+    assert "tdebug: stopped at Python breakpoint 1 (%s:%d)" % (script, lines[700]) in out
+    assert "tdebug: stopped at Python breakpoint 102 (many.py:%d)" % lines[701] in out
+    assert "more than" not in out + r.stderr
+    assert "tdebug: program exited with status 0" in out
+
+
 # ---- attach ----
 
 def test_attach_breaks_in_a_running_loop_then_detach_leaves_no_hook(tdebug, procs, tmp_path,

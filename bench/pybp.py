@@ -1,0 +1,186 @@
+"""Python breakpoints by the number armed (issue 27): a call-heavy loop
+(recursive fib) that never hits any of them, with 1, 64, 1,000 and 10,000
+breakpoints armed in a module it imports (on functions it never calls),
+under tdebug, pdb and debugpy, against the plain program, in one run
+(interleaved: plain, tdebug, pdb, debugpy, plain, ...).  The program times
+its own loop (what a user's code pays, start-up left out) and writes it to
+a file; the whole command is timed too (arming N breakpoints included).
+debugpy is driven as VS Code's attach does: 'python -m debugpy --listen
+--wait-for-client', a small DAP client (tests/e2e/dap_util.py) sends
+setBreakpoints with the N lines, then configurationDone (a debugpy that
+does not answer it within BENCH_ARM_TIMEOUT seconds is said so, and its
+later rounds at that N are skipped).
+Target: 10,000 breakpoints within 1.1x of one (tdebug's loop).
+BENCH_RUNS, BENCH_BPS (1,64,1000,10000), BENCH_FIB (25), BENCH_TOOLS
+(tdebug,pdb,debugpy) and BENCH_ARM_TIMEOUT (300 s) change the run."""
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+from benchlib import PYTHON, ROOT, TDEBUG
+
+sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
+from conftest import free_port  # noqa: E402
+from dap_util import DapClient, DapError  # noqa: E402
+from debugpy_util import find_pids, kill_if, tcp_listening  # noqa: E402
+
+RUNS = int(os.environ.get("BENCH_RUNS", "3"))
+COUNTS = [int(n) for n in os.environ.get("BENCH_BPS", "1,64,1000,10000").split(",")]
+FIB = int(os.environ.get("BENCH_FIB", "25"))
+MAX_BPS = max(COUNTS)
+# debugpy answers setBreakpoints with 10,000 lines slowly: past this, its
+# cell says so and the run goes on
+ARM_TIMEOUT = int(os.environ.get("BENCH_ARM_TIMEOUT", "300"))
+
+LOOP = r'''
+import sys, time
+import never
+def fib(n):
+    return n if n < 2 else fib(n - 1) + fib(n - 2)
+t = time.perf_counter()
+fib(%d)
+with open(sys.argv[1], "w") as f:
+    f.write(str(time.perf_counter() - t))
+''' % FIB
+
+
+def never_module(n):
+    """N functions never called: the body of fK is on line 2K+2."""
+    return "".join(f"def f{k}():\n    return {k}\n" for k in range(n))
+
+
+def body_lines(n):
+    return [2 * k + 2 for k in range(n)]
+
+
+def timed(cmd, out, **kw):
+    t = time.perf_counter()
+    r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, **kw)
+    total = time.perf_counter() - t
+    try:
+        with open(out) as f:
+            work = float(f.read())
+    except (OSError, ValueError):
+        sys.exit(f"bench: {' '.join(cmd[:6])} ... failed ({r.returncode}): {r.stderr[-500:]}")
+    os.unlink(out)
+    return work, total
+
+
+def run_plain(d, n, out):
+    return timed([PYTHON, os.path.join(d, "loop.py"), out], out)
+
+
+def run_tdebug(d, n, out):
+    never = os.path.join(d, "never.py")
+    args = [a for line in body_lines(n) for a in ("-b", f"{never}:{line}")]
+    return timed([TDEBUG, "run", "--batch"] + args + ["--", PYTHON, os.path.join(d, "loop.py"),
+                                                       out], out)
+
+
+def run_pdb(d, n, out):
+    # .pdbrc in the working directory: the breakpoints, then continue
+    with open(os.path.join(d, ".pdbrc"), "w") as f:
+        f.write("".join(f"break never.py:{line}\n" for line in body_lines(n)) + "continue\n")
+    try:
+        return timed([PYTHON, "-m", "pdb", "loop.py", out], out, cwd=d,
+                     stdin=subprocess.DEVNULL)
+    finally:
+        os.unlink(os.path.join(d, ".pdbrc"))
+
+
+def run_debugpy(d, n, out):
+    port = free_port()
+    t = time.perf_counter()
+    server = subprocess.Popen([PYTHON, "-m", "debugpy", "--listen", f"127.0.0.1:{port}",
+                               "--wait-for-client", os.path.join(d, "loop.py"), out],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              start_new_session=True,
+                              env=dict(os.environ, PYDEVD_DISABLE_FILE_VALIDATION="1"))
+    client = None
+    try:
+        deadline = time.monotonic() + 120
+        while not tcp_listening(port):
+            if server.poll() is not None or time.monotonic() > deadline:
+                sys.exit("bench: debugpy did not listen")
+            time.sleep(0.01)
+        client = DapClient.connect("127.0.0.1", port)
+        client.initialize()
+        attach = client.attach(justMyCode=False)
+        client.wait_event("initialized")
+        try:
+            client.request("setBreakpoints", {
+                "source": {"path": os.path.join(d, "never.py")},
+                "breakpoints": [{"line": line} for line in body_lines(n)]}, timeout=ARM_TIMEOUT)
+        except DapError:
+            return None, None
+        client.configuration_done()
+        client.wait_response(attach)
+        server.wait(600)
+        total = time.perf_counter() - t
+    finally:
+        if client:
+            client.close()
+        if server.poll() is None:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait()
+        for pid in find_pids(lambda a: "--for-server" in a and str(port) in a):
+            kill_if(pid, str(port))
+    with open(out) as f:
+        work = float(f.read())
+    os.unlink(out)
+    return work, total
+
+
+CANDIDATES = [("plain", run_plain), ("tdebug", run_tdebug), ("pdb", run_pdb),
+              ("debugpy", run_debugpy)]
+# BENCH_TOOLS=tdebug,pdb: only those (and plain, always first)
+TOOLS = os.environ.get("BENCH_TOOLS")
+if TOOLS:
+    CANDIDATES = [c for c in CANDIDATES if c[0] == "plain" or c[0] in TOOLS.split(",")]
+
+
+def main():
+    d = tempfile.mkdtemp(prefix="tdebug-bench-pybp-")
+    with open(os.path.join(d, "loop.py"), "w") as f:
+        f.write(LOOP)
+    with open(os.path.join(d, "never.py"), "w") as f:
+        f.write(never_module(MAX_BPS))
+    out = os.path.join(d, "work")
+    work = {(c, n): [] for c, _ in CANDIDATES for n in COUNTS}
+    total = {(c, n): [] for c, _ in CANDIDATES for n in COUNTS}
+    gave_up = set()
+    for _ in range(RUNS):
+        for n in COUNTS:
+            for name, fn in CANDIDATES:
+                if (name, n) in gave_up:
+                    continue
+                w, t = fn(d, n, out)
+                if w is None:
+                    gave_up.add((name, n))
+                if w is not None:
+                    work[(name, n)].append(w)
+                    total[(name, n)].append(t)
+    print(f"== fib({FIB}) with N Python breakpoints armed that never hit "
+          f"(median of {RUNS} interleaved runs; loop time, ratio to plain; whole command)")
+    print(f"  {'N':>6}  " + "  ".join(f"{c:>24}" for c, _ in CANDIDATES))
+    for n in COUNTS:
+        base = statistics.median(work[("plain", n)])
+        cells = []
+        for c, _ in CANDIDATES:
+            if not work[(c, n)]:
+                cells.append(f"not armed in {ARM_TIMEOUT} s")
+                continue
+            w, t = statistics.median(work[(c, n)]), statistics.median(total[(c, n)])
+            cells.append(f"{w:6.3f}s {w / base:5.2f}x {t:6.2f}s")
+        print(f"  {n:>6}  " + "  ".join(f"{x:>24}" for x in cells))
+    one = statistics.median(work[("tdebug", COUNTS[0])])
+    most = statistics.median(work[("tdebug", COUNTS[-1])])
+    print(f"  tdebug: {COUNTS[-1]} breakpoints / {COUNTS[0]}: {most / one:.2f}x "
+          f"(target <= 1.1x)")
+
+
+main()

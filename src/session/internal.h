@@ -12,6 +12,8 @@
  *   session/breakpoints.c  breakpoints, catchpoints, and as data
  *   session/symbols.c      which symbols gdb reads; the libraries
  *   session/python.c       Python breakpoints and steps (the hook library)
+ *   session/pytable.c      the hook's control block and breakpoint table,
+ *                          through gdb's memory commands
  *   session/stack.c        the stack at a stop: readers, merged views,
  *                          selecting a frame
  *   session/threads.c      the threads (gdb's -thread-info, read once)
@@ -401,6 +403,26 @@ void tdb_session_release_before_detach(tdb_session *s);
  * goes on (its hit condition is not met, or it is a log point, whose
  * "log" event was emitted). */
 int tdb_session_native_hit_stops(tdb_session *s, bp_info *b);
+
+/* session/pytable.c: the hook's control block (at s->hook.control) and
+ * breakpoint table, through gdb.  Each 0, or -1 with ERR set. */
+#define HOOK_TIMEOUT_MS 30000
+#define CONTROL(s, field) ((s)->hook.control + offsetof(tdb_pyhook_control, field))
+int tdb_hook_read_mem(tdb_session *s, uint64_t addr, void *buf, size_t len, tdb_error *err);
+int tdb_hook_write_mem(tdb_session *s, uint64_t addr, const void *buf, size_t len, tdb_error *err);
+int tdb_hook_write_i32(tdb_session *s, uint64_t addr, int32_t v, tdb_error *err);
+int tdb_hook_write_u64(tdb_session *s, uint64_t addr, uint64_t v, tdb_error *err);
+/* The library is to apply the new generation at its next safe point. */
+int tdb_hook_sync_soon(tdb_session *s, tdb_error *err);
+/* EXPR's value (a number) in *OUT; it may call a function in the process,
+ * with the session's breakpoints off meanwhile. */
+int tdb_hook_eval_u64(tdb_session *s, const char *expr, uint64_t *out, tdb_error *err);
+/* Breakpoint B into its slot (one taken if it has none), or the slot
+ * cleared (CLEAR); every Python breakpoint at once, the hook just loaded;
+ * then a new generation for the library. */
+int tdb_hook_write_slot(tdb_session *s, bp_info *b, int clear, tdb_error *err);
+int tdb_hook_write_all_slots(tdb_session *s, tdb_error *err);
+int tdb_hook_table_changed(tdb_session *s, tdb_error *err);
 
 /* session/python.c */
 /* A breakpoint on FILE.py:LINE or FILE.py:FUNCTION: as

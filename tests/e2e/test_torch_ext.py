@@ -70,7 +70,10 @@ def test_tensors_in_print_locals_finish_and_the_stop_line(tdebug, torch_availabl
     in 'bt' and whole in 'bt full'."""
     out_line = marked(myop, "TOUR: out")
     cmds = ["print a", "tbreak myop.cpp:%d" % out_line, "continue", "print scaled", "info locals", "print a.sizes()",
-            "print alpha", "finish", "bt", "bt full", "q"]
+            "print alpha", "set step-into binding", "finish", "bt", "bt full", "q"]
+    # 'set step-into binding': gdb's own finish of scaled_add, into the
+    # binding, with its "Value returned" (by default finish goes on through
+    # the glue to the Python line: test_step_into.py)
     r = run([tdebug, "run", "-b", "scaled_add", "--", PYTHON, "run.py"], cwd=myop,
             env=clean_env(PYTHONPATH=str(myop)), input="\n".join(cmds) + "\n")
     out = r.stdout

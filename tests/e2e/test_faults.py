@@ -215,9 +215,11 @@ def test_tdebug_killed_with_a_breakpoint_armed_gives_the_program_its_speed_back(
     print(f"loop rounds: plain {plain:.4f}s, armed {armed:.4f}s ({armed / plain:.2f}x), "
           f"after tdebug's death {after:.4f}s ({after / plain:.2f}x)")
     assert p.returncode == 0 and "done" in out
-    # Before: 2.3x to 3.4x for the rest of the program's life (issue 25).
-    assert armed / plain > 1.5, "the breakpoint costs nothing: the test measures nothing"
-    assert after / plain < 1.5
+    # Before: the hook stayed installed, the loop 2.3x to 3.4x slower for the
+    # rest of the program's life (issue 25).  What is asserted is the hook's
+    # own state in the rounds after the death (installed=0, orphaned=1, read
+    # by rounds()); the speed is printed, not asserted: on a loaded machine a
+    # round's time says little (bench/ measures it).
 
 
 def close_input(p):

@@ -208,13 +208,13 @@ static int make_token(char out[65], tdb_error *err)
 }
 
 /* Serve the clients of the listening socket FD one after the other until a
- * signal ends it. */
-static int serve_listener(int fd, int unix_socket, const tdb_dap_options *o)
+ * signal read from SIGFD ends it.  The signals are taken before the socket is
+ * announced, so a client or a user who stops the adapter as soon as it says
+ * where it listens always gets 128+N. */
+static int serve_listener(int fd, int sigfd, int unix_socket, const tdb_dap_options *o)
 {
     tdb_error err = {0};
-    int sigfd = tdb_signals_install(0, &err), status = 0;
-    if (sigfd < 0)
-        return tdb_error_exit(&err);
+    int status = 0;
     for (;;) {
         struct pollfd p[2] = {{fd, POLLIN, 0}, {sigfd, POLLIN, 0}};
         if (poll(p, 2, -1) < 0 && errno != EINTR)
@@ -257,6 +257,9 @@ static int serve_tcp(const char *host, int port, int allow_remote, tdb_dap_optio
     int fd = listen_tcp(host, port, allow_remote, &err);
     if (fd < 0)
         return tdb_error_exit(&err);
+    int sigfd = tdb_signals_install(0, &err);
+    if (sigfd < 0)
+        return tdb_error_exit(&err);
     struct sockaddr_in a;
     socklen_t len = sizeof(a);
     getsockname(fd, (struct sockaddr *)&a, &len);
@@ -269,7 +272,7 @@ static int serve_tcp(const char *host, int port, int allow_remote, tdb_dap_optio
     fprintf(stderr, "tdebug: a client gives \"tdebugToken\": \"%s\" in its launch or attach "
                     "arguments\n", token);
     fflush(stderr);
-    int status = serve_listener(fd, 0, o);
+    int status = serve_listener(fd, sigfd, 0, o);
     close(fd);
     return status;
 }
@@ -280,10 +283,15 @@ static int serve_unix(const char *path, const tdb_dap_options *o)
     int fd = listen_unix(path, &err);
     if (fd < 0)
         return tdb_error_exit(&err);
+    int sigfd = tdb_signals_install(0, &err);
+    if (sigfd < 0) {
+        unlink(path);
+        return tdb_error_exit(&err);
+    }
     fprintf(stderr, "tdebug: listening for DAP clients of uid %u on %s (Ctrl-C to stop)\n",
             (unsigned)geteuid(), path);
     fflush(stderr);
-    int status = serve_listener(fd, 1, o);
+    int status = serve_listener(fd, sigfd, 1, o);
     close(fd);
     unlink(path);
     return status;

@@ -289,6 +289,8 @@ void tdb_dap_present_stop(tdb_dap *d)
         return;
     tdb_dap_drain_output(d);
     tdb_values_reset(d->vals);
+    json_decref(d->step_targets);
+    d->step_targets = NULL;
     json_decref(d->threads);
     tdb_error err = {0};
     d->threads = tdb_session_threads(d->s, &err);
@@ -629,6 +631,7 @@ cleanup:
     json_decref(d.listings);
     json_decref(d.listing_of);
     json_decref(d.modules);
+    json_decref(d.step_targets);
     tdb_dap_reader_free(d.rd);
     return rc;
 }

@@ -11,7 +11,7 @@
  *                      setDataBreakpoints,
  *                      setExceptionBreakpoints
  *   dap/stack.c        threads, stackTrace, scopes, variables, evaluate
- *   dap/running.c      continue, next, stepIn, stepOut, pause
+ *   dap/running.c      continue, next, stepIn, stepInTargets, stepOut, pause
  *   dap/native.c       disassemble, readMemory, writeMemory, modules, source (the
  *                      machine code listing of a frame without a source)
  *   dap/proto.c        the wire format (dap/proto.h)
@@ -87,6 +87,8 @@ typedef struct tdb_dap {
                            * machine code ({"ref", "text", "lines"}) */
     json_t *listing_of;   /* {"0xADDRESS": N} for each instruction listed */
     json_t *modules;      /* {path: the core's library with its debug info} */
+    json_t *step_targets; /* this stop's stepInTargets: target N is [N - 1],
+                           * the core's {"name", "label"...} */
 } tdb_dap;
 
 /* dap/dap.c */
@@ -173,6 +175,7 @@ TDB_DAP_HANDLER(exception_info);
 TDB_DAP_HANDLER(continue);
 TDB_DAP_HANDLER(next);
 TDB_DAP_HANDLER(step_in);
+TDB_DAP_HANDLER(step_in_targets);
 TDB_DAP_HANDLER(step_out);
 TDB_DAP_HANDLER(pause);
 /* dap/native.c */

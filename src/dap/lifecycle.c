@@ -191,6 +191,8 @@ void tdb_dap_initialize(tdb_dap *d, int seq, const json_t *args)
     };
     for (size_t i = 0; i < sizeof(both) / sizeof(both[0]); i++)
         json_object_set_new(caps, both[i], json_true());
+    /* Python only: the calls of a Python line (doc/vscode.md) */
+    json_object_set_new(caps, "supportsStepInTargetsRequest", json_true());
     tdb_dap_native_capabilities(caps);
     tdb_dap_ok(d, seq, "initialize", caps);
 }

@@ -49,6 +49,7 @@ static const struct request {
     {"continue", tdb_dap_continue, NEED_SESSION, QUEUED},
     {"next", tdb_dap_next, NEED_SESSION, QUEUED},
     {"stepIn", tdb_dap_step_in, NEED_SESSION, QUEUED},
+    {"stepInTargets", tdb_dap_step_in_targets, NEED_STOP, QUEUED},
     {"stepOut", tdb_dap_step_out, NEED_SESSION, QUEUED},
     {"pause", tdb_dap_pause, NEED_SESSION, ANYTIME},
     {"disassemble", tdb_dap_disassemble, NEED_STOP, QUEUED},

@@ -181,6 +181,13 @@ typedef struct step_state {
     int deep_lines;      /* lines of the Python of others it went through */
     int native_from_mine; /* the native call the hook reported is made from
                            * the user's Python code */
+    /* a step into one call of the line (session/steptargets.c) */
+    char *want_target;   /* asked for the next resume, which takes it */
+    int want_skip;
+    char *target;        /* the step under way stops only in a call of this name */
+    int target_skip;     /* calls of that name to let go first */
+    uint64_t target_frame; /* the Python frame it started in, and its line */
+    int target_line;
 } step_state;
 
 typedef struct module_watch {
@@ -460,6 +467,11 @@ void tdb_session_python_end(tdb_session *s);
  * only at a hook stop, on its thread.  New reference {"value": repr,
  * "type"}, or NULL with ERR saying why (the exception it raised, or why
  * no code can run here). */
+/* session/steptargets.c: does WHAT (the hook's name of a native call, or
+ * a Python function's qualified name when PYTHON) name the call the step
+ * under way is for?  1 when it does (and no earlier call of that name is
+ * still to be let go). */
+int tdb_session_step_target_matches(tdb_session *s, const char *what, int python);
 json_t *tdb_session_python_eval(tdb_session *s, int thread, uint64_t frame, const char *text,
                                 int statements, tdb_error *err);
 /* The session is freed: the log points' FIFO goes (what it still holds

@@ -511,6 +511,36 @@ static bp_info *python_bp(tdb_session *s, int id)
     return b && b->kind == BP_PYTHON ? b : NULL;
 }
 
+/* A step into one call of the line (session/steptargets.c) reached a
+ * Python line: a function of another name the line called is finished and
+ * the step goes on in the line (TDB_HOOK_GO_ON); the function asked for,
+ * or the next line, is the stop (TDB_HOOK_STOP; the next line says the
+ * call never came).  -1 with ERR. */
+static int step_target_stop(tdb_session *s, const tdb_pyhook_report *rep, tdb_error *err)
+{
+    int callee = rep->frame != s->step.target_frame;
+    int mode = 0;
+    if (rep->reason == TDB_PYHOOK_STOP_STEP && callee &&
+        !tdb_session_step_target_matches(s, rep->function, 1))
+        mode = TDB_PYHOOK_STEP_FINISH;
+    else if (rep->reason == TDB_PYHOOK_STOP_FINISH && !callee && rep->line == s->step.target_line)
+        mode = TDB_PYHOOK_STEP_STEP;
+    if (mode) {
+        tdb_pyhook_step on = {.mode = mode, .tstate = rep->tstate, .tid = rep->tid,
+                              .frame = rep->frame,
+                              .line = mode == TDB_PYHOOK_STEP_STEP ? s->step.target_line : rep->line};
+        if (tdb_hook_write_mem(s, CONTROL(s, step), &on, sizeof(on), err) < 0)
+            return -1;
+        return TDB_HOOK_GO_ON;
+    }
+    if (!callee || rep->reason != TDB_PYHOOK_STOP_STEP)
+        say(s, "warning", "step: line %d made no call to '%s' that tdebug saw; stopped at the "
+                          "line it went on to", s->step.target_line, s->step.target);
+    free(s->step.target);
+    s->step.target = NULL;
+    return TDB_HOOK_STOP;
+}
+
 int tdb_session_python_stopped(tdb_session *s, int bkptno, const json_t *res, tdb_stop_info *st,
                                tdb_error *err)
 {
@@ -598,6 +628,19 @@ int tdb_session_python_stopped(tdb_session *s, int bkptno, const json_t *res, td
         break;
     }
     case TDB_PYHOOK_STOP_NATIVE: {
+        if (s->step.target && !tdb_session_step_target_matches(s, rep->native_what, 0)) {
+            /* A step into another call of the line: this one runs, the
+             * hook steps on in the line. */
+            tdb_pyhook_step on = {.mode = TDB_PYHOOK_STEP_STEP, .tstate = rep->tstate,
+                                  .tid = rep->tid, .frame = rep->frame,
+                                  .line = s->step.target_line};
+            if (tdb_hook_write_mem(s, CONTROL(s, step), &on, sizeof(on), err) < 0)
+                return -1;
+            h->step_pending = 1;
+            return TDB_HOOK_GO_ON;
+        }
+        free(s->step.target);
+        s->step.target = NULL;
         /* The line calls native code first: stop where it starts (on this
          * thread), and let the hook stop at the next line if the call
          * never gets there. */
@@ -620,6 +663,11 @@ int tdb_session_python_stopped(tdb_session *s, int bkptno, const json_t *res, td
     case TDB_PYHOOK_STOP_FINISH:
         if (!h->step_pending)
             return TDB_HOOK_GO_ON; /* the end of a step tdebug no longer wants (it ended in native code) */
+        if (s->step.target) {
+            int go = step_target_stop(s, rep, err);
+            if (go != TDB_HOOK_STOP)
+                return go;
+        }
         if (s->step.deep && rep->reason == TDB_PYHOOK_STOP_STEP && !tdb_session_is_mine(s, rep->file) &&
             tdb_session_step_policy(s) != TDB_STEP_INTO_BINDING &&
             ++s->step.deep_lines <= DEEP_LINES_MAX) {
@@ -764,6 +812,12 @@ int tdb_session_python_resume(tdb_session *s, tdb_resume how, tdb_error *err)
     s->step.landed = 0;
     s->step.deep_lines = 0;
     s->step.deep = how == TDB_RESUME_STEP && f.py->filename && tdb_session_is_mine(s, f.py->filename);
+    if (s->step.target) {
+        /* A step into one call: that call, not the user's code beyond it. */
+        s->step.deep = 0;
+        s->step.target_frame = f.py->addr;
+        s->step.target_line = f.py->line;
+    }
     tdb_pyhook_step req = {.mode = 0,
                            .tstate = from_hook ? report_of(s)->tstate : 0,
                            .tid = from_hook ? report_of(s)->tid

@@ -71,6 +71,13 @@ int tdb_session_resume(tdb_session *s, tdb_resume how, tdb_error *err)
         return -1;
     }
     s->hook.native_what[0] = '\0'; /* a step into native code says what it implements */
+    /* A step into one call is this resume's only (tdb_session_step_target()). */
+    free(s->step.target);
+    s->step.target = how == TDB_RESUME_STEP ? s->step.want_target : NULL;
+    s->step.target_skip = s->step.want_skip;
+    if (s->step.target != s->step.want_target)
+        free(s->step.want_target);
+    s->step.want_target = NULL;
     int py = tdb_session_python_resume(s, how, err);
     if (py < 0)
         return -1;

@@ -411,6 +411,22 @@ int tdb_session_gdb_alive(const tdb_session *s);
  * gdb's whole view (commands typed at a stop) calls it first. */
 int tdb_session_upgrade(tdb_session *s, tdb_error *err);
 
+/* The calls the Python line of frame INDEX of THREAD (0: the stop's) is
+ * still to make, in the order they run, read by the hook in the process
+ * (only at a Python breakpoint or step, for the line it stopped at): new
+ * reference [{"name": what the call loads ("add" for torch.add), "label":
+ * the source of what it calls ("torch.add"; the name alone before 3.11),
+ * "column", "end_column": the call's columns, from 1 (3.11+)}], or NULL
+ * with ERR saying why. */
+json_t *tdb_session_step_targets(tdb_session *s, int thread, int index, tdb_error *err);
+/* Step from the Python stop into the call named NAME of its line (as
+ * tdb_session_step_targets() names it), letting SKIP earlier calls of that
+ * name go: the step stops at the first line of that Python function, or
+ * goes into that native call as any step does (torch's operator); the
+ * line's other calls run.  When the line makes no such call the step stops
+ * at the next line and says so.  0, or -1 with ERR (not a Python stop). */
+int tdb_session_step_target(tdb_session *s, const char *name, int skip, tdb_error *err);
+
 /* Where the next steps from Python stop ('set step-into'): MODE. */
 void tdb_session_set_step_into(tdb_session *s, tdb_step_into mode);
 tdb_step_into tdb_session_step_into(const tdb_session *s);

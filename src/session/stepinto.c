@@ -401,6 +401,8 @@ void tdb_session_step_free(tdb_session *s)
     free(s->step.op_addrs);
     tdb_strv_free(s->step.op_names);
     free(s->step.op_values);
+    free(s->step.target);
+    free(s->step.want_target);
 }
 
 static int is_landing_bp(const tdb_session *s, int bkptno, int *is_op)

@@ -37,7 +37,7 @@
 const char cmd_vscode_usage[] =
     "usage: tdebug vscode [--workspace DIR] (--program SCRIPT | --module M)\n"
     "                     [options] [--args ARG...]\n"
-    "       tdebug vscode [--workspace DIR] (--attach PID | --wait) [options]\n"
+    "       tdebug vscode [--workspace DIR] (--attach PID|pick | --wait) [options]\n"
     "       tdebug vscode --install-extension [--extensions-dir DIR]\n"
     "\n"
     "Write .vscode/launch.json in the workspace so that one F5 in VS Code debugs\n"
@@ -80,7 +80,10 @@ const char cmd_vscode_usage[] =
     "                    attach', a debugpy adapter or launcher stands for the\n"
     "                    program it runs, and what cannot be attached to is\n"
     "                    refused with the reason; the process is detached,\n"
-    "                    never killed, when the session ends\n"
+    "                    never killed, when the session ends.  '--attach pick':\n"
+    "                    \"tdebug: attach to a picked process (Python + C++)\",\n"
+    "                    which asks for the process from a list ('tdebug ps')\n"
+    "                    when it starts (\"${command:pickProcess}\")\n"
     "  --wait            instead, attach to the first program that pauses as it\n"
     "                    loads torch._C, started from a shell where 'eval\n"
     "                    \"$(tdebug env)\"' was run (as 'tdebug attach --wait'):\n"
@@ -154,7 +157,7 @@ typedef struct options {
     const char *python;
     const char *torch_src;
     long port;
-    long attach;
+    long attach;     /* -1: 'pick' (the process asked for when it starts) */
     int wait;
     int compound;
     int install;
@@ -387,6 +390,9 @@ static int check_form(const options *o)
         return tdb_usage_error("vscode", "--torch-src goes with --compound (the \"tdebug\" "
                                          "configuration has no source map for PyTorch's sources "
                                          "yet)");
+    if (o->attach < 0 && o->compound)
+        return tdb_usage_error("vscode", "--attach pick goes with the \"tdebug\" configuration "
+                                         "(the compound attaches to one process id: --attach PID)");
     if ((o->attach || o->wait) && o->n_envs)
         return tdb_usage_error("vscode", "--env does not go with %s (the process already runs)",
                                o->wait ? "--wait" : "--attach");
@@ -501,7 +507,9 @@ static int parse_options(int argc, char **argv, options *o)
                 return tdb_usage_error("vscode", "bad --port '%s' (expected 1 to 65535)", optarg);
             break;
         case 'a':
-            if (tdb_parse_long(optarg, 1, INT_MAX, &o->attach) < 0)
+            if (!strcmp(optarg, "pick"))
+                o->attach = -1;
+            else if (tdb_parse_long(optarg, 1, INT_MAX, &o->attach) < 0)
                 return tdb_usage_error("vscode", "bad --attach '%s' (expected a process id)", optarg);
             break;
         case 'h': return -TDB_EXIT_OK - 1;
@@ -647,7 +655,7 @@ int cmd_vscode(int argc, char **argv)
     }
     tdebug[n] = '\0';
 
-    if (o.attach) {
+    if (o.attach > 0) {
         if (cmd_vscode_resolve_attach((pid_t)o.attach, gdb, &procs, &target, &plan, &yama_scope, &by_ptracer,
                            &signal_ok, &as_user, &err) != 0) {
             rc = tdb_error_exit(&err);
@@ -704,7 +712,7 @@ int cmd_vscode(int argc, char **argv)
                      "pkexec; start \"%s\" before the process takes that back",
                      (int)attach_pid, o.compound ? "tdebug: attach (C++, gdb)"
                                                  : "tdebug: attach (Python + C++)");
-    } else if (!o.wait) {
+    } else if (!o.wait && !o.attach) {
         if (resolve_program("python", tdb_target_python(o.python), &python, &err) < 0) {
             rc = tdb_error_exit(&err);
             goto cleanup;
@@ -797,6 +805,7 @@ int cmd_vscode(int argc, char **argv)
     spec.python_version = py.version;
     spec.attach_pid = attach_pid;
     spec.wait = o.wait;
+    spec.pick = o.attach < 0;
     if (o.compound) {
         spec.runner = runner;
         spec.attach_direct = attach_pid && plan == TDB_VSCODE_ATTACH_DIRECT;
@@ -854,7 +863,7 @@ int cmd_vscode(int argc, char **argv)
     pick = tdb_vscode_pick_name(&spec);
     printf("In VS Code: %sRun and Debug, pick \"%s\", press F5%s.\n",
            installed ? "reload the window, then " : "", pick,
-           o.wait ? ", then start the program from a shell where 'eval \"$(tdebug env)\"' was run: "
+           o.attach < 0 ? ", then pick the process in the list" : o.wait ? ", then start the program from a shell where 'eval \"$(tdebug env)\"' was run: "
                     "it pauses as it loads torch._C, and VS Code attaches"
                   : "");
     if (o.compound)
@@ -862,7 +871,7 @@ int cmd_vscode(int argc, char **argv)
                "extension module as they load; for another library, add --lib NAME and run this "
                "again (or type '-exec sharedlibrary NAME' in the Debug Console).\n",
                !strcmp(o.workspace, ".") ? "this folder" : o.workspace);
-    else if (!attach_pid && !o.wait)
+    else if (!attach_pid && !o.wait && !o.attach)
         printf("Breakpoints bind in torch, c10 and the shared objects under %s%s as they load; for "
                "another library, add --symbols REGEX and run this again (or type '-exec "
                "sharedlibrary REGEX' in the Debug Console).\n",

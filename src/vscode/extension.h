@@ -1,6 +1,7 @@
 /*
  * vscode/extension.h: installing tdebug's VS Code extension (vscode/extension/: a
- * declarative package.json contributing the "tdebug" debug type, whose
+ * package.json contributing the "tdebug" debug type and a process picker
+ * (extension.js, pick.js), whose
  * adapter is 'tdebug dap') into a user's extensions folder, the way VS
  * Code's own installer leaves it:
  *

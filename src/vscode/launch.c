@@ -423,7 +423,8 @@ tdb_vscode_attach_plan tdb_vscode_plan_attach(int yama_scope, int is_root, int u
 /* What an entry is for: "attach", "attach when torch loads", or the label. */
 static const char *subject(const tdb_vscode_spec *spec)
 {
-    return spec->wait ? "attach when torch loads" : spec->attach_pid ? "attach" : spec->label;
+    return spec->wait ? "attach when torch loads" : spec->pick ? "attach to a picked process"
+           : spec->attach_pid ? "attach" : spec->label;
 }
 
 static char *entry_name(const tdb_vscode_spec *spec, const char *what)
@@ -575,12 +576,16 @@ static char *program_path(const char *script, const char *workspace)
 static json_t *tdebug_entry(const tdb_vscode_spec *spec)
 {
     char *name = tdb_vscode_pick_name(spec);
-    int attach = spec->attach_pid || spec->wait;
+    int attach = spec->attach_pid || spec->wait || spec->pick;
     json_t *conf = json_pack("{s:s, s:s, s:s}", "name", name, "type", "tdebug", "request",
                              attach ? "attach" : "launch");
     free(name);
     if (spec->wait) {
         json_object_set_new(conf, "wait", json_true());
+    } else if (spec->pick) {
+        /* The extension's command (the debugger's "variables"), run by
+         * VS Code when the session starts: the pid picked, as a string. */
+        json_object_set_new(conf, "processId", json_string("${command:pickProcess}"));
     } else if (spec->attach_pid) {
         json_object_set_new(conf, "processId", json_integer(spec->attach_pid));
     } else {
@@ -710,7 +715,7 @@ void tdb_vscode_stale_names(const tdb_vscode_spec *spec, tdb_vscode_stale *out)
     out->configurations = tdb_xcalloc(1, sizeof(char *)); /* empty lists, not NULL */
     out->compounds = tdb_xcalloc(1, sizeof(char *));
     out->tasks = tdb_xcalloc(1, sizeof(char *));
-    if (spec->wait)
+    if (spec->wait || spec->pick)
         return; /* a name of its own: nothing else was ever written for it */
     if (!spec->compound) {
         /* The compound of the same program (or attach) and what it used. */

@@ -17,6 +17,9 @@
  *                                    its arguments, interpreter and the
  *                                    workspace as cwd
  *   "tdebug: attach (Python + C++)"  (--attach PID) an attach by processId
+ *   "tdebug: attach to a picked process (Python + C++)"  (--attach pick)
+ *                                    an attach whose processId is
+ *                                    "${command:pickProcess}"
  *   "tdebug: attach when torch loads (Python + C++)"  (--wait) an attach
  *                                    with "wait": true
  * with only the attributes of the extension's configurationAttributes.
@@ -203,6 +206,8 @@ typedef struct tdb_vscode_spec {
     /* The "tdebug" configuration only (the caller refused what VS Code
      * would substitute): */
     int wait;                  /* attach to the first process 'tdebug env' paused */
+    int pick;                  /* attach to the process the user picks when it starts
+                                * ("${command:pickProcess}": the extension's list) */
     int stop_on_entry;         /* "stopOnEntry": true */
     char *const *stop_at_import; /* "stopAtImport": module names */
     int n_stop_at_import;

@@ -800,3 +800,50 @@ int tdb_py_lookup_name(tdb_py_process *p, const tdb_py_frame *fr, const char *na
     *out = named(&f, name, "scope", scope, value);
     return 0;
 }
+
+/* ---- the modules loaded ---- */
+
+typedef struct module_ctx {
+    json_t *out;
+    size_t max;
+} module_ctx;
+
+static int module_file_cb(tdb_py_process *p, uint64_t key, uint64_t value, void *arg)
+{
+    module_ctx *c = arg;
+    uint64_t dict = 0;
+    char *name = NULL, *file = NULL;
+    if (json_array_size(c->out) >= c->max)
+        return 1;
+    if (tdb_py_ptr(p, value, TDB_PYO_module_dict, &dict) < 0 || !dict)
+        return 0; /* not a module object (a placeholder some packages put there) */
+    uint64_t f = tdb_py_dict_get(p, dict, "__file__");
+    if (f && (file = tdb_py_str(p, f, 4096, 1, NULL, NULL)) && (name = tdb_py_str(p, key, 1024, 1, NULL, NULL))) {
+        size_t n = strlen(file);
+        if (n > 3 && !strcmp(file + n - 3, ".py"))
+            json_array_append_new(c->out, json_pack("{s:s, s:s}", "name", name, "file", file));
+    }
+    free(name);
+    free(file);
+    return 0;
+}
+
+int tdb_py_module_files(tdb_py_process *p, size_t max, json_t **out, tdb_error *err)
+{
+    uint64_t interp = 0, modules = 0;
+    int field = TDB_PY_HAS(p, runtime_interpreters_main) ? TDB_PYO_runtime_interpreters_main
+                                                         : TDB_PYO_runtime_interpreters_head;
+    if (tdb_py_ptr(p, p->runtime, field, &interp) < 0 || !interp ||
+        tdb_py_ptr(p, interp, TDB_PYO_interp_modules, &modules) < 0 || !modules) {
+        tdb_error_set(err, EIO, "cannot read sys.modules of pid %d", (int)p->pid);
+        return -1;
+    }
+    module_ctx c = {json_array(), max};
+    if (tdb_py_dict_walk(p, modules, (size_t)-1, module_file_cb, &c) < 0) {
+        json_decref(c.out);
+        tdb_error_set(err, EIO, "cannot read sys.modules of pid %d (not a dict)", (int)p->pid);
+        return -1;
+    }
+    *out = c.out;
+    return 0;
+}

@@ -79,4 +79,11 @@ int tdb_py_frame_locals(tdb_py_process *p, const tdb_py_frame *f, const tdb_py_v
 int tdb_py_lookup_name(tdb_py_process *p, const tdb_py_frame *f, const char *name,
                        const tdb_py_value_opts *o, json_t **out, tdb_error *err);
 
+/* The source files of the modules loaded (sys.modules of the main
+ * interpreter, read from memory): a new array (*OUT) of {"name": the
+ * module's, "file": its __file__} for the modules whose __file__ is a
+ * Python source (".py"), in sys.modules' order, at most MAX.  Returns 0,
+ * or -1 with ERR set when sys.modules cannot be read. */
+int tdb_py_module_files(tdb_py_process *p, size_t max, json_t **out, tdb_error *err);
+
 #endif

@@ -12,7 +12,8 @@
  *                      setExceptionBreakpoints
  *   dap/stack.c        threads, stackTrace, scopes, variables, evaluate
  *   dap/running.c      continue, next, stepIn, stepInTargets, stepOut, pause
- *   dap/native.c       disassemble, readMemory, writeMemory, modules, source (the
+ *   dap/native.c       disassemble, readMemory, writeMemory, modules,
+ *                      loadedSources, source (the
  *                      machine code listing of a frame without a source)
  *   dap/proto.c        the wire format (dap/proto.h)
  */
@@ -184,6 +185,7 @@ TDB_DAP_HANDLER(read_memory);
 TDB_DAP_HANDLER(write_memory);
 TDB_DAP_HANDLER(source);
 TDB_DAP_HANDLER(modules);
+TDB_DAP_HANDLER(loaded_sources);
 /* Add to CAPS (initialize's answer) what dap/native.c answers. */
 void tdb_dap_native_capabilities(json_t *caps);
 /* A Source (new reference) for the frame at ADDRESS (named NAME) that has

@@ -1,6 +1,7 @@
 /*
  * dap/native.c: the requests about the machine under the program (see
- * dap/dap.h): disassemble, readMemory, writeMemory, modules, and 'source' for the
+ * dap/dap.h): disassemble, readMemory, writeMemory, modules, loadedSources,
+ * and 'source' for the
  * listing of a native frame that has no source file (its function's
  * instructions, which VS Code opens and focuses as it does a file: a
  * frame without an available source is never focused, so a stop in
@@ -23,6 +24,8 @@ void tdb_dap_native_capabilities(json_t *caps)
     /* next and stepIn by one instruction (stepOut has no such thing) */
     json_object_set_new(caps, "supportsSteppingGranularity", json_true());
     json_object_set_new(caps, "supportsModulesRequest", json_true());
+    /* Python's (sys.modules) and C/C++'s (the debug info gdb read) */
+    json_object_set_new(caps, "supportsLoadedSourcesRequest", json_true());
     json_object_set_new(caps, "supportsInstructionBreakpoints", json_true());
     /* C/C++ lvalues only (gdb's watchpoints); a Python variable is refused
      * in dataBreakpointInfo's answer */
@@ -335,4 +338,47 @@ void tdb_dap_modules(tdb_dap *d, int seq, const json_t *args)
         json_array_append(page, json_array_get(all, k));
     json_decref(all);
     tdb_dap_ok(d, seq, "modules", json_pack("{s:o, s:i}", "modules", page, "totalModules", (int)n));
+}
+
+void tdb_dap_loaded_sources(tdb_dap *d, int seq, const json_t *args)
+{
+    (void)args;
+    int held = 0;
+    if (tdb_dap_hold(d, &held) < 0) {
+        tdb_dap_fail(d, seq, "loadedSources", "the program ended");
+        return;
+    }
+    tdb_error err = {0};
+    json_t *all = tdb_session_loaded_sources(d->s, &err);
+    tdb_dap_release(d, held);
+    if (!all) {
+        tdb_dap_fail(d, seq, "loadedSources", "%s", err.msg);
+        return;
+    }
+    json_t *out = json_array();
+    size_t i;
+    json_t *f;
+    json_array_foreach(json_object_get(all, "python"), i, f)
+    {
+        const char *file = json_string_value(json_object_get(f, "file"));
+        const char *name = json_string_value(json_object_get(f, "name"));
+        char *origin = tdb_xasprintf("Python module %s", name);
+        json_array_append_new(out, json_pack("{s:o, s:o, s:o}", "name",
+                                             tdb_dap_string(tdb_base_name(file),
+                                                            strlen(tdb_base_name(file))),
+                                             "path", tdb_dap_string(file, strlen(file)), "origin",
+                                             tdb_dap_string(origin, strlen(origin))));
+        free(origin);
+    }
+    json_array_foreach(json_object_get(all, "native"), i, f)
+    {
+        const char *file = json_string_value(json_object_get(f, "file"));
+        json_array_append_new(out, json_pack("{s:o, s:o, s:s}", "name",
+                                             tdb_dap_string(tdb_base_name(file),
+                                                            strlen(tdb_base_name(file))),
+                                             "path", tdb_dap_string(file, strlen(file)), "origin",
+                                             "C/C++ debug info"));
+    }
+    json_decref(all);
+    tdb_dap_ok(d, seq, "loadedSources", json_pack("{s:o}", "sources", out));
 }

@@ -57,6 +57,7 @@ static const struct request {
     {"writeMemory", tdb_dap_write_memory, NEED_STOP, QUEUED},
     {"source", tdb_dap_source, NEED_NOTHING, ANYTIME},
     {"modules", tdb_dap_modules, NEED_SESSION, ANYTIME},
+    {"loadedSources", tdb_dap_loaded_sources, NEED_SESSION, QUEUED},
 };
 
 /* Equal strings, in a time that does not tell how much of A matched. */

@@ -7,6 +7,7 @@
 #include "session/internal.h"
 
 #include "native/elf.h"
+#include "cpython/values.h"
 
 #include <errno.h>
 #include <linux/hw_breakpoint.h>
@@ -243,6 +244,59 @@ json_t *tdb_session_libraries(tdb_session *s, int debug_files)
         json_array_append_new(out, o);
     }
     return out;
+}
+
+/* ---- sources ---- */
+
+/* At most this many of each kind: a torch process has about 1,500 Python
+ * modules; CPython's debug info alone names about 1,000 files. */
+#define MAX_SOURCES 20000
+
+json_t *tdb_session_loaded_sources(tdb_session *s, tdb_error *err)
+{
+    json_t *py = NULL, *native = json_array(), *r = NULL, *seen = json_object();
+    if (tdb_session_need_stop(s, err) < 0)
+        goto fail;
+    tdb_session_make_stop_readers(s);
+    if (s->py_state == 1 && tdb_py_module_files(s->py, MAX_SOURCES, &py, err) < 0)
+        goto fail;
+    if (!py)
+        py = json_array();
+    /* One entry a file: a module under two names (posixpath, os.path)
+     * once, by its first. */
+    size_t i;
+    json_t *f;
+    for (i = 0; i < json_array_size(py);) {
+        const char *file = json_string_value(json_object_get(json_array_get(py, i), "file"));
+        if (json_object_get(seen, file)) {
+            json_array_remove(py, i);
+            continue;
+        }
+        json_object_set_new(seen, file, json_true());
+        i++;
+    }
+    /* What gdb read of the libraries' debug info: their source files that
+     * are on this machine. */
+    if (tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, &r, err, "-file-list-exec-source-files") < 0)
+        goto fail;
+    json_array_foreach(json_object_get(r, "files"), i, f)
+    {
+        const char *full = tdb_mi_str(f, "fullname");
+        if (!full || *full != '/' || json_object_get(seen, full) || access(full, R_OK) < 0)
+            continue;
+        json_object_set_new(seen, full, json_true());
+        json_array_append_new(native, json_pack("{s:s}", "file", full));
+        if (json_array_size(native) >= MAX_SOURCES)
+            break;
+    }
+    json_decref(r);
+    json_decref(seen);
+    return json_pack("{s:o, s:o}", "python", py, "native", native);
+fail:
+    json_decref(py);
+    json_decref(native);
+    json_decref(seen);
+    return NULL;
 }
 
 /* ---- watchpoints ---- */

@@ -504,6 +504,11 @@ json_t *tdb_session_watchpoint_add(tdb_session *s, int thread, int index, const 
  * "debug file" or null, "debug_file": its path, "stripped"), which reads
  * each file (libbfd: milliseconds a library). */
 json_t *tdb_session_libraries(tdb_session *s, int debug_files);
+/* The source files of the program at this stop (new reference):
+ * {"python": [{"name": module, "file": its .py}] (sys.modules, read from
+ * memory; a file once), "native": [{"file"}] (the files of the debug info gdb read that
+ * are on this machine)}, or NULL with ERR. */
+json_t *tdb_session_loaded_sources(tdb_session *s, tdb_error *err);
 /* Make THREAD the stop's thread ('thread N'): its stack becomes the
  * stop's view, its frame 0 selected.  -1 with ERR set when gdb refuses
  * (no such thread) or failed. */

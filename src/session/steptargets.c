@@ -180,6 +180,8 @@ int tdb_session_step_target_matches(tdb_session *s, const char *what, int python
     const char *last = strrchr(what, '.');
     size_t n = strlen(name);
     int hit = !strcmp(last ? last + 1 : what, name);
+    if (!hit && python && !last && (!strcmp(what, "__init__") || !strcmp(what, "__new__")))
+        hit = 1; /* 3.8-3.10 name a method without its class: a class called */
     if (!hit && python && last && (!strcmp(last, ".__init__") || !strcmp(last, ".__new__") ||
                                    !strcmp(last, ".__call__"))) {
         const char *start = what;

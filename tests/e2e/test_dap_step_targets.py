@@ -6,6 +6,8 @@ schema-checked DAP client, on Debian's torch."""
 import pytest
 
 from conftest import PYTHON
+from pyhook_util import pyhook_lib
+from stacks_util import python_or_skip
 from tdap_util import Adapter
 
 PROGRAM = """\
@@ -122,4 +124,69 @@ def test_step_in_targets_refused_at_a_native_stop(tdebug, procs, tmp_path, progr
     frame = dap.frames(tid)[0]
     r = dap.request("stepInTargets", {"frameId": frame["id"]}, check=False)
     assert not r["success"] and "Python breakpoint or step" in r["message"]
+    dap.finish()
+
+
+PLAIN = """\
+def g(a):
+    return a + 1
+
+
+def h(a):
+    return a * 2
+
+
+class K:
+    def __init__(self, v):
+        self.v = v
+
+
+def main():
+    r = g(h(1)) + h(g(2)) + K(3).v
+    print(r)
+
+
+main()
+"""
+
+
+@pytest.mark.parametrize("version", ["3.8", "3.10", "3.12", "3.13"])
+def test_step_targets_on_each_hook(tdebug, procs, tmp_path, version):
+    """3.8-3.11's hook (PEP 523 and tracing) and 3.12+'s (sys.monitoring):
+    the calls by name (and columns from 3.11), a step past two calls into
+    the third, and into a class's __init__."""
+    python = python_or_skip(version)
+    if not pyhook_lib(python):
+        pytest.skip(f"the hook for {version} is not built ('make pyhook-all')")
+    prog = tmp_path / "plain.py"
+    prog.write_text(PLAIN)
+    line = [i + 1 for i, t in enumerate(PLAIN.splitlines()) if "r = g(h(1))" in t][0]
+    dap = Adapter.start(tdebug, procs, tmp_path)
+    dap.initialize()
+    dap.start_program("launch", {"program": str(prog), "python": python},
+                      lambda d: d.set_breakpoints(str(prog), [line]))
+    i, stop = dap.stopped()
+    tid = stop["threadId"]
+    frame, ts = targets(dap, tid)
+    assert [t["label"] for t in ts] == ["h", "g", "g", "h", "K"]
+    new = tuple(map(int, version.split("."))) >= (3, 11)
+    assert all(("column" in t) == new for t in ts)
+    # The second h: h(1) and g run first; h's argument is g(2) = 3.
+    dap.request("stepIn", {"threadId": tid, "targetId": ts[3]["id"]})
+    i, stop = dap.stopped(after=i + 1)
+    top = dap.frames(tid)[0]
+    assert top["name"] == "h", top
+    value = dap.request("evaluate", {"expression": "a", "frameId": top["id"],
+                                     "context": "repl"})["body"]["result"]
+    assert value == "3"
+    dap.request("stepOut", {"threadId": tid})
+    i, stop = dap.stopped(after=i + 1)
+    frame, ts = targets(dap, tid)
+    assert [t["label"] for t in ts] == ["K"]
+    dap.request("stepIn", {"threadId": tid, "targetId": ts[0]["id"]})
+    i, stop = dap.stopped(after=i + 1)
+    top = dap.frames(tid)[0]
+    assert top["name"].endswith("__init__"), top
+    dap.continue_(tid)
+    assert dap.wait_event("exited")["body"]["exitCode"] == 0
     dap.finish()

@@ -9,7 +9,9 @@
  * bytecode with 'dis': each call instruction of the line not run yet, and
  * the name that loads what it calls (the instruction left once its
  * arguments are taken off the stack, by dis.stack_effect); 3.11+ also
- * gives the call's columns (co_positions), 3.8-3.10 the name only.
+ * gives the call's columns (co_positions), 3.8-3.10 the name only.  The
+ * first 32 calls of a line, their names and labels cut at 60 characters:
+ * the hook's answer holds 4,096 bytes.
  *
  * The step itself is the hook's step (session/python.c) told the name: a
  * native call or a Python function of another name is let go (the hook
@@ -56,8 +58,8 @@ static const char helper[] =
     "        c=ins[j];q=getattr(c,'positions',None);lab=c.argval;col=end=0\n"
     "        if q and p and p.col_offset is not None and q.end_col_offset and p.lineno==q.end_lineno==ln:\n"
     "            lab=src[p.col_offset:q.end_col_offset].decode(errors='replace');col=w(src[:p.col_offset]);end=w(src[:p.end_col_offset])\n"
-    "        out.append([c.argval,lab,col,end])\n"
-    "    return J(json.dumps(out))\n";
+    "        out.append([c.argval[:60],lab[:60],col,end])\n"
+    "    return J(json.dumps(out[:32]))\n";
 
 /* Append S as a Python string literal. */
 static void py_literal(tdb_buf *b, const char *s, size_t n)

@@ -300,6 +300,27 @@ const scenarios = {
         await dc.stop();
     },
 
+    // Step Into Target: the calls of 'torch.add(a.relu(), 1)', and a step
+    // into torch.add's operator (relu runs on the way); the Loaded
+    // Scripts view's sources hold the script.
+    async step_in_targets() {
+        const dc = client();
+        const prog = script('sit.py', 'import torch\na = torch.ones(2)\n' +
+                            'x = torch.add(a.relu(), 1)  # line 3\nprint("x =", x)\n');
+        await dc.start();
+        await dc.hitBreakpoint({ program: prog, python: PYTHON }, { path: prog, line: 3 });
+        const top = (await dc.stackTraceRequest({ threadId: 1 })).body.stackFrames[0];
+        const targets = (await dc.customRequest('stepInTargets', { frameId: top.id })).body.targets;
+        assert.deepStrictEqual(targets.map(t => t.label), ['a.relu', 'torch.add']);
+        const sources = (await dc.customRequest('loadedSources')).body.sources;
+        assert.ok(sources.some(s => s.path === prog), 'no ' + prog + ' in loaded sources');
+        const stepped = dc.waitForEvent('stopped');
+        await dc.stepInRequest({ threadId: 1, targetId: targets[1].id });
+        const { frames } = await stoppedFrames(dc, 'step', stepped);
+        assert.ok(frames[0].name.startsWith(TORCH_ADD), 'not in torch.add: ' + frames[0].name);
+        await dc.stop();
+    },
+
     // stepIn from a Python line into torch's C++ (the binding the line
     // calls), then stepOut: back at the Python line that called it.
     async step_out_back() {

@@ -54,7 +54,8 @@ def test_initialize_says_only_true_capabilities(tdebug, procs, tmp_path):
     assert caps["supportsConfigurationDoneRequest"] and caps["supportsFunctionBreakpoints"]
     for name in ("supportsDisassembleRequest", "supportsReadMemoryRequest",
                  "supportsWriteMemoryRequest", "supportsSteppingGranularity",
-                 "supportsModulesRequest", "supportsInstructionBreakpoints"):
+                 "supportsModulesRequest", "supportsInstructionBreakpoints",
+                 "supportsStepInTargetsRequest", "supportsLoadedSourcesRequest"):
         assert caps[name] is True
     assert [f["filter"] for f in caps["exceptionBreakpointFilters"]] == ["cpp_throw", "c10_error"]
     dap.finish()

@@ -50,6 +50,7 @@ def run_scenario(node, tdebug, tmp_path, name, **env):
     "python_breakpoint",
     "step_in_to_cpp",
     "step_out_back",
+    "step_in_targets",
     "variables_with_tensors",
 ])
 def test_scenario(node_client, tdebug, tmp_path, torch_available, name):

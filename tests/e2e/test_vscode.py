@@ -620,7 +620,8 @@ def test_the_docs_name_what_is_written(tdebug, tmp_path, procs):
             ws.mkdir()
             (ws / "train.py").write_text("print('training')\n")
             for target in (["--program", "train.py", "--args", "--epochs", "1"],
-                           ["--attach", str(server.pid)], [] if form else ["--wait"]):
+                           ["--attach", str(server.pid)], [] if form else ["--wait"],
+                           [] if form else ["--attach", "pick"]):
                 if target:
                     r = vscode(tdebug, *form, *target, cwd=ws)
                     picked.add(re.search(r'pick "([^"]+)"', r.stdout).group(1))

@@ -13,9 +13,11 @@
 #include "base/signals.h"
 #include "commands/commands.h"
 #include "process/paused.h"
+#include "targets/proc.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -24,6 +26,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ---- sending ---- */
@@ -199,9 +202,53 @@ static void on_program_started(void *data, pid_t pid)
                                             "startMethod", "launch")));
 }
 
+/* The program forked child PID (gdb let it go): once it runs Python (it
+ * exec'd one, or it is a fork of the program's), offer it to the client
+ * as a child session to attach to, as debugpy's subProcess does.  A fork
+ * that execs something else within half a second is no Python child. */
+static void on_child_started(void *data, pid_t pid)
+{
+    tdb_dap *d = data;
+    char link[64], exe[PATH_MAX] = "", parent[PATH_MAX] = "";
+    if (!d->sub_process)
+        return;
+    snprintf(link, sizeof(link), "/proc/%d/exe", (int)tdb_session_pid(d->s));
+    ssize_t n = readlink(link, parent, sizeof(parent) - 1);
+    parent[n > 0 ? n : 0] = '\0';
+    snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+    for (int waited = 0; waited <= 500; waited += 5) {
+        n = readlink(link, exe, sizeof(exe) - 1);
+        if (n <= 0)
+            return; /* gone already */
+        exe[n] = '\0';
+        if (strcmp(exe, parent) != 0)
+            break; /* it exec'd */
+        struct timespec ts = {0, 5 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    if (!tdb_is_python_name(tdb_base_name(exe)))
+        return;
+    static const char *const inherited[] = {"symbols",  "allSymbols", "cpythonSymbols",
+                                            "stepInto", "myCode",     "raw",
+                                            "catchThrow", "stopAtImport", "subProcess"};
+    char *name = tdb_xasprintf("tdebug: child process %d (Python + C++)", (int)pid);
+    json_t *conf = json_pack("{s:s, s:s, s:s, s:i}", "type", "tdebug", "request", "attach", "name",
+                             name, "processId", (int)pid);
+    free(name);
+    for (size_t i = 0; i < sizeof(inherited) / sizeof(inherited[0]); i++) {
+        json_t *v = json_object_get(d->start_args, inherited[i]);
+        if (v)
+            json_object_set(conf, inherited[i], v);
+    }
+    tdb_dap_send(d, json_pack("{s:s, s:s, s:{s:s, s:o}}", "type", "request", "command",
+                              "startDebugging", "arguments", "request", "attach", "configuration",
+                              conf));
+}
+
 void tdb_dap_frontend(tdb_dap *d, tdb_frontend *fe)
 {
     memset(fe, 0, sizeof(*fe));
+    fe->child_started = on_child_started;
     fe->event = on_event;
     fe->program_started = on_program_started;
     fe->breakpoint_changed = on_breakpoint_changed;

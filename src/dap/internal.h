@@ -59,6 +59,8 @@ typedef struct tdb_dap {
     char *program;        /* for the 'process' event */
     char *python;         /* argv[0] */
     int stop_on_entry;
+    int sub_process;      /* offer the program's Python children as child
+                           * sessions (startDebugging); "subProcess" */
     int entry_bp;         /* stopOnEntry's breakpoint */
     int configured;       /* configurationDone came */
     int ended;            /* exited/terminated sent */

@@ -108,11 +108,13 @@ static int common_options(tdb_dap *d, int seq, const char *cmd, const json_t *ar
     }
     int all = get_bool(args, "allSymbols", 0), cpy = get_bool(args, "cpythonSymbols", 0);
     int raw = get_bool(args, "raw", 0), entry = get_bool(args, "stopOnEntry", 0);
-    if (all < 0 || cpy < 0 || raw < 0 || entry < 0) {
-        tdb_dap_fail(d, seq, cmd, "'allSymbols', 'cpythonSymbols', 'raw' and 'stopOnEntry' are "
-                                  "true or false");
+    int sub = get_bool(args, "subProcess", 1);
+    if (all < 0 || cpy < 0 || raw < 0 || entry < 0 || sub < 0) {
+        tdb_dap_fail(d, seq, cmd, "'allSymbols', 'cpythonSymbols', 'raw', 'stopOnEntry' and "
+                                  "'subProcess' are true or false");
         return -1;
     }
+    d->sub_process = sub;
     o->all_symbols = all;
     o->cpython_symbols = cpy;
     o->raw = raw;

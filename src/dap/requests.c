@@ -120,6 +120,17 @@ void tdb_dap_handle(tdb_dap *d, const json_t *msg)
             }
             return;
         }
+        const char *cmd = json_string_value(json_object_get(msg, "command"));
+        if (cmd && !strcmp(cmd, "startDebugging")) {
+            /* The client's answer to a child session offered: a refusal
+             * is said, the program goes on either way. */
+            if (!json_is_true(json_object_get(msg, "success"))) {
+                const char *why = json_string_value(json_object_get(msg, "message"));
+                tdb_dap_output(d, "console", "tdebug: the client started no session for a child "
+                                             "process (%s)\n", why ? why : "no reason given");
+            }
+            return;
+        }
     }
     if (tdb_dap_request_parts(msg, &seq, &command, &args, &err) < 0) {
         if (seq >= 0)

@@ -233,6 +233,9 @@ typedef struct tdb_frontend {
     void (*program_started)(void *data, pid_t pid);
     void (*breakpoint_changed)(void *data, const json_t *bp);
     void (*gdb_output)(void *data, const char *text, size_t len);
+    /* The program forked: process PID, its child, runs untraced (gdb
+     * detached it); may be NULL. */
+    void (*child_started)(void *data, pid_t pid);
     void *data;
 } tdb_frontend;
 

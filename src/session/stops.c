@@ -609,6 +609,25 @@ int tdb_session_poll_gdb(tdb_session *s, tdb_error *err)
     }
 }
 
+/* gdb says each fork of the program it detaches from ('print
+ * inferior-events', on by default): "[Detaching after fork from child
+ * process N]" (vfork the same); the front-end hears of child N. */
+static void child_started(tdb_session *s, const char *text)
+{
+    static const char *const forms[] = {"[Detaching after fork from child process ",
+                                        "[Detaching after vfork from child process "};
+    for (size_t i = 0; text && s->fe.child_started && i < 2; i++) {
+        size_t n = strlen(forms[i]);
+        long pid;
+        char *end;
+        if (strncmp(text, forms[i], n) != 0)
+            continue;
+        pid = strtol(text + n, &end, 10);
+        if (pid > 0 && *end == ']')
+            s->fe.child_started(s->fe.data, (pid_t)pid);
+    }
+}
+
 /* tdb_session_wait() without the log points' FIFO. */
 enum { WAIT_AGAIN = -100 }; /* wait_records(): the log FIFO appeared */
 
@@ -657,6 +676,8 @@ static int wait_records(tdb_session *s, int timeout_ms, int fd, tdb_error *err)
             tdb_session_handle_notify(s, r);
             break;
         case TDB_MI_CONSOLE:
+            child_started(s, r->text);
+            /* fall through */
         case TDB_MI_LOG:
         case TDB_MI_TARGET:
             if (s->opts.verbose && s->fe.gdb_output)

@@ -8,7 +8,8 @@
  * in src/dap/requests.c's table, in a file by topic: lifecycle.c,
  * breakpoints.c, stack.c, running.c) and each of the core's events onto
  * DAP events
- * (stopped, exited, terminated, output, breakpoint, process); the wire
+ * (stopped, exited, terminated, output, breakpoint, process; a Python
+ * child process forked: the startDebugging reverse request); the wire
  * format is src/dap/proto.h.  The program's stdout and stderr become
  * 'output' events: the client's channel never carries anything else.
  *

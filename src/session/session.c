@@ -453,7 +453,7 @@ int tdb_session_stops_pending(const tdb_session *s)
 
 int tdb_session_has_stops(const tdb_session *s)
 {
-    return s->n_mods || s->opts.n_breaks || s->opts.n_catch_throw;
+    return s->n_mods || s->opts.n_breaks || s->opts.n_catch_throw || s->opts.n_catch_raise;
 }
 
 unsigned tdb_session_stack_flags(const tdb_session *s)

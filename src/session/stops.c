@@ -24,6 +24,7 @@ const tdb_stop_words tdb_stop_reasons[TDB_STOP_N_REASONS] = {
     [TDB_STOP_BREAKPOINT] = {"breakpoint", "breakpoint"},
     [TDB_STOP_PYTHON_BREAKPOINT] = {"python-breakpoint", "breakpoint"},
     [TDB_STOP_THROW] = {"throw", "exception"},
+    [TDB_STOP_PYTHON_EXCEPTION] = {"python-exception", "exception"},
     [TDB_STOP_SIGNAL] = {"signal", "exception"},
     [TDB_STOP_INTERRUPT] = {"interrupt", "pause"},
     [TDB_STOP_STEP] = {"step", "step"},

@@ -7,10 +7,12 @@
  * event of sys.monitoring, which CPython gives in each frame the exception
  * reaches; 3.8-3.11: the trace function's PyTrace_EXCEPTION, with every
  * frame traced while an exception slot is enabled).  Whether the frame and
- * its caller handle it is read from the code: the exception table (3.11+)
- * covering the frame's current instruction, or (3.8-3.10) a SETUP_FINALLY
- * block on its block stack.  A `with` or a `finally` counts as handling
- * (it re-raises): the rule errs towards no stop.
+ * its caller handle it is read from the code: the handler covering the
+ * frame's current instruction (3.11+: the exception table; 3.8-3.10: the
+ * SETUP_FINALLY blocks of its block stack), whose 'except' clauses are
+ * matched against the exception as CPython would (handler_catches()).  A
+ * 'finally' or a 'with' lets it go on (a context manager that swallows
+ * exceptions, such as contextlib.suppress, is not seen).
  */
 #include <patchlevel.h>
 #include "pyhook.h"
@@ -18,6 +20,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 int g_exc_n;
 static int *g_exc_slots;
@@ -41,11 +44,19 @@ void exc_index_add(int slot)
     g_exc_slots[g_exc_n++] = slot;
 }
 
-/* Is FILE under one of control.my_code's directories? */
+/* Is FILE under one of control.my_code's directories?  (A relative
+ * co_filename, as 3.8 gives a script's, is the working directory's.) */
 static int is_mine(const char *file)
 {
-    if (!file || file[0] != '/')
+    char abs[TDB_PYHOOK_FILE_MAX];
+    if (!file || file[0] == '<' || !file[0])
         return 0;
+    if (file[0] != '/') {
+        char cwd[TDB_PYHOOK_FILE_MAX];
+        if (!getcwd(cwd, sizeof cwd) || snprintf(abs, sizeof abs, "%s/%s", cwd, file) >= (int)sizeof abs)
+            return 0;
+        file = abs;
+    }
     const char *d = C.my_code, *end = C.my_code + sizeof C.my_code;
     while (d < end && *d) {
         size_t n = strnlen(d, (size_t)(end - d));
@@ -86,28 +97,219 @@ int read_varint(const unsigned char **pp, const unsigned char *end, int *out)
 #endif
 
 
-/* Does a handler of FR cover its current instruction? */
-static int frame_handles(iframe *fr)
+/* ---- Does a frame handle an exception? ---- */
+
+/* The instruction at byte OFF of BYTECODE (co_code as CPython gives it to
+ * Python: no specialization, no instrumentation): opcode, oparg with its
+ * EXTENDED_ARG prefixes, and where the next one starts. */
+static int decode_at(PyObject *bytecode, int off, int *op, int *arg, int *next)
 {
+    const unsigned char *b = (const unsigned char *)PyBytes_AS_STRING(bytecode);
+    Py_ssize_t n = PyBytes_GET_SIZE(bytecode);
+    if (off < 0 || off + 1 >= n)
+        return -1;
+    *op = b[off];
+    int a = b[off + 1], shift = 8;
+    for (int p = off - 2; p >= 0 && b[p] == EXTENDED_ARG && shift < 32; p -= 2, shift += 8)
+        a |= b[p + 1] << shift;
+    *arg = a;
 #if PY311
-    PyCodeObject *co = frame_code(fr);
-    if (!PyCode_Check(co))
-        return 0;
+    *next = off + 2 * (1 + _PyOpcode_Caches[*op]);
+#else
+    *next = off + 2;
+#endif
+    return 0;
+}
+
+#if PY311
+/* The handler (a byte offset) of the exception table entry of CO covering
+ * code unit LASTI, or -1. */
+static int table_handler(PyCodeObject *co, int lasti)
+{
     PyObject *t = co->co_exceptiontable;
     if (!t || !PyBytes_Check(t))
-        return 0;
-    int lasti = _PyInterpreterFrame_LASTI(fr);
+        return -1;
     const unsigned char *p = (const unsigned char *)PyBytes_AS_STRING(t);
     const unsigned char *end = p + PyBytes_GET_SIZE(t);
     int start, len, target, dl;
     while (read_varint(&p, end, &start) == 0 && read_varint(&p, end, &len) == 0 &&
            read_varint(&p, end, &target) == 0 && read_varint(&p, end, &dl) == 0)
         if (lasti >= start && lasti < start + len)
-            return 1;
-    return 0;
+            return 2 * target;
+    return -1;
+}
+#endif
+
+static PyObject *global_named(PyObject *globals, PyObject *builtins, PyObject *name)
+{
+    PyObject *v = globals && PyDict_Check(globals) ? PyDict_GetItemWithError(globals, name) : NULL;
+    if (!v && builtins && PyDict_Check(builtins))
+        v = PyDict_GetItemWithError(builtins, name);
+    PyErr_Clear();
+    return v; /* borrowed */
+}
+
+#define HSTACK 16
+
+/* Does the handler code at byte PC of FR (code CO) catch EXC?  What the
+ * compiler emits for 'except A:', 'except (A, m.B) as e:' and a bare
+ * 'except:' is read: the classes loaded (globals, builtins, attributes)
+ * and matched as CPython would; the next clause when they do not match.
+ * 1 it catches (or what it matches against cannot be read: no stop), 0
+ * it lets the exception go on (a 'finally', a 'with', no clause
+ * matched). */
+static int handler_catches(iframe *fr, PyCodeObject *co, PyObject *bytecode, int pc, PyObject *exc)
+{
+    PyObject *stack[HSTACK];
+    int depth = 0, result = 1;
+    PyObject *globals = fr->f_globals, *builtins = fr->f_builtins;
+    for (int steps = 0; steps < 256; steps++) {
+        int op, arg, next;
+        if (decode_at(bytecode, pc, &op, &arg, &next) < 0)
+            goto done;
+        PyObject *v = NULL;
+        switch (op) {
+        case EXTENDED_ARG:
+        case NOP:
+#if PY311
+        case PUSH_EXC_INFO:
 #else
-    for (int i = 0; i < fr->f_iblock; i++)
-        if (fr->f_blockstack[i].b_type == SETUP_FINALLY)
+        case DUP_TOP:
+#endif
+            break;
+        case POP_TOP: /* a bare 'except:' */
+            goto done;
+        case LOAD_GLOBAL:
+#if PY311
+            arg >>= 1;
+#endif
+            /* fall through */
+        case LOAD_NAME:
+            if (arg >= PyTuple_GET_SIZE(co->co_names) || depth == HSTACK)
+                goto done;
+            v = global_named(globals, builtins, PyTuple_GET_ITEM(co->co_names, arg));
+            if (!v)
+                goto done;
+            Py_INCREF(v);
+            stack[depth++] = v;
+            break;
+        case LOAD_ATTR:
+#if PY312
+            arg >>= 1;
+#endif
+            if (!depth || arg >= PyTuple_GET_SIZE(co->co_names))
+                goto done;
+            v = PyObject_GetAttr(stack[depth - 1], PyTuple_GET_ITEM(co->co_names, arg));
+            PyErr_Clear();
+            if (!v)
+                goto done;
+            Py_DECREF(stack[depth - 1]);
+            stack[depth - 1] = v;
+            break;
+        case BUILD_TUPLE:
+            if (arg > depth)
+                goto done;
+            v = PyTuple_New(arg);
+            if (!v)
+                goto done;
+            for (int i = 0; i < arg; i++)
+                PyTuple_SET_ITEM(v, i, stack[depth - arg + i]);
+            depth -= arg;
+            stack[depth++] = v;
+            break;
+#if PY311
+        case CHECK_EXC_MATCH: {
+#elif PY_VERSION_HEX >= 0x03090000
+        case JUMP_IF_NOT_EXC_MATCH: {
+#else
+        case COMPARE_OP: {
+            if (arg != PyCmp_EXC_MATCH)
+                goto done;
+#endif
+            if (!depth)
+                goto done;
+            int match = PyErr_GivenExceptionMatches(exc, stack[depth - 1]);
+            while (depth)
+                Py_DECREF(stack[--depth]);
+            if (match)
+                goto done;
+#if PY_VERSION_HEX >= 0x03090000 && !PY311
+            /* an absolute jump: bytes (3.9), code units (3.10) */
+            next = PY310 ? 2 * arg : arg;
+#else
+            /* then the jump to the next clause */
+            int jop, jarg, after;
+            if (decode_at(bytecode, next, &jop, &jarg, &after) < 0)
+                goto done;
+#if PY312
+            if (jop != POP_JUMP_IF_FALSE)
+                goto done;
+            next = after + 2 * jarg;
+#elif PY311
+            if (jop != POP_JUMP_FORWARD_IF_FALSE)
+                goto done;
+            next = after + 2 * jarg;
+#else
+            if (jop != POP_JUMP_IF_FALSE)
+                goto done;
+            next = jarg;
+#endif
+#endif
+            break;
+        }
+#if PY311
+        case COPY:
+        case POP_EXCEPT:
+        case SWAP:
+            break; /* the cleanup of an except clause, before its RERAISE */
+        case RERAISE: {
+            /* out of this handler: to the one covering it, if any */
+            int h = table_handler(co, pc / 2);
+            if (h < 0) {
+                result = 0;
+                goto done;
+            }
+            next = h;
+            break;
+        }
+#endif
+        default: /* a 'finally' body, a 'with' exit, a re-raise */
+            result = 0;
+            goto done;
+        }
+        pc = next;
+    }
+done:
+    while (depth)
+        Py_DECREF(stack[--depth]);
+    PyErr_Clear();
+    return result;
+}
+
+/* Does FR handle EXC at its current instruction (tdebug_pyhook.h)? */
+static int frame_handles(iframe *fr, PyObject *exc)
+{
+    PyCodeObject *co = frame_code(fr);
+    if (!PyCode_Check(co))
+        return 0;
+#if PY311
+    int h = table_handler(co, _PyInterpreterFrame_LASTI(fr));
+    if (h < 0)
+        return 0;
+    PyObject *bytecode = PyCode_GetCode(co);
+    if (!bytecode) {
+        PyErr_Clear();
+        return 1;
+    }
+    int r = handler_catches(fr, co, bytecode, h, exc);
+    Py_DECREF(bytecode);
+    return r;
+#else
+    for (int i = fr->f_iblock - 1; i >= 0; i--)
+        if (fr->f_blockstack[i].b_type == SETUP_FINALLY &&
+            handler_catches(fr, co, co->co_code,
+                            PY310 ? 2 * fr->f_blockstack[i].b_handler
+                                  : fr->f_blockstack[i].b_handler, exc))
             return 1;
     return 0;
 #endif
@@ -264,11 +466,11 @@ void exc_event(PyThreadState *ts, iframe *fr, PyObject *exc, PyObject *tb, void 
         else if (bp->exc_when & (TDB_PYHOOK_EXC_UNCAUGHT | TDB_PYHOOK_EXC_USER)) {
             if (!known) {
                 known = 1;
-                handled = frame_handles(fr);
+                handled = frame_handles(fr, exc);
                 caller = python_caller(fr);
                 if (caller && PyCode_Check(frame_code(caller))) {
                     caller_mine = is_mine(utf8(frame_code(caller)->co_filename));
-                    caller_handles = frame_handles(caller);
+                    caller_handles = frame_handles(caller, exc);
                 }
             }
             if (handled)

@@ -226,8 +226,11 @@ static int report_missed(tdb_session *s)
                 say(s, "note", "watchpoint %d (%s) never triggered", b->id, b->location);
             continue;
         }
-        if (b->kind == BP_CATCH) {
-            if (b->hits <= b->passed)
+        if (b->kind == BP_CATCH || (b->kind == BP_PYTHON && b->py_exc)) {
+            if (b->kind == BP_PYTHON && s->hook.failed && !b->hits)
+                say(s, "warning", "catchpoint %d (%s) could not work in this process (see the "
+                                  "warning above)", b->id, b->location);
+            else if (b->hits <= b->passed)
                 say(s, "note", "catchpoint %d (%s) caught nothing", b->id, b->location);
             continue;
         }

@@ -99,10 +99,7 @@ int read_varint(const unsigned char **pp, const unsigned char *end, int *out)
 
 /* ---- Does a frame handle an exception? ---- */
 
-/* The instruction at byte OFF of BYTECODE (co_code as CPython gives it to
- * Python: no specialization, no instrumentation): opcode, oparg with its
- * EXTENDED_ARG prefixes, and where the next one starts. */
-static int decode_at(PyObject *bytecode, int off, int *op, int *arg, int *next)
+int decode_instruction(PyObject *bytecode, int off, int *op, int *arg, int *next)
 {
     const unsigned char *b = (const unsigned char *)PyBytes_AS_STRING(bytecode);
     Py_ssize_t n = PyBytes_GET_SIZE(bytecode);
@@ -165,7 +162,7 @@ static int handler_catches(iframe *fr, PyCodeObject *co, PyObject *bytecode, int
     PyObject *globals = fr->f_globals, *builtins = fr->f_builtins;
     for (int steps = 0; steps < 256; steps++) {
         int op, arg, next;
-        if (decode_at(bytecode, pc, &op, &arg, &next) < 0)
+        if (decode_instruction(bytecode, pc, &op, &arg, &next) < 0)
             goto done;
         PyObject *v = NULL;
         switch (op) {
@@ -239,7 +236,7 @@ static int handler_catches(iframe *fr, PyCodeObject *co, PyObject *bytecode, int
 #else
             /* then the jump to the next clause */
             int jop, jarg, after;
-            if (decode_at(bytecode, next, &jop, &jarg, &after) < 0)
+            if (decode_instruction(bytecode, next, &jop, &jarg, &after) < 0)
                 goto done;
 #if PY312
             if (jop != POP_JUMP_IF_FALSE)

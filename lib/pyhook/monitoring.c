@@ -231,24 +231,6 @@ void mech_sync(void)
 /* ------------------------------------------------------------------ */
 /* The value stack of the start frame (see the header comment)         */
 
-/* The instruction at byte OFF of BYTECODE (co_code: no specialization, no
- * instrumentation, caches zeroed): opcode, oparg with its EXTENDED_ARG
- * prefixes, and where the next instruction starts. */
-static int decode(PyObject *bytecode, int off, int *op, int *arg, int *next)
-{
-    const unsigned char *b = (const unsigned char *)PyBytes_AS_STRING(bytecode);
-    Py_ssize_t n = PyBytes_GET_SIZE(bytecode);
-    if (off < 0 || off + 1 >= n)
-        return -1;
-    *op = b[off];
-    int a = b[off + 1], shift = 8;
-    for (int p = off - 2; p >= 0 && b[p] == EXTENDED_ARG && shift < 32; p -= 2, shift += 8)
-        a |= b[p + 1] << shift;
-    *arg = a;
-    *next = off + 2 * (1 + _PyOpcode_Caches[*op]);
-    return 0;
-}
-
 /* The stack depth where an exception handler of CO starting at byte OFF
  * begins, or -1 when none starts there (co_exceptiontable: entries of
  * start, length, target, depth<<1|lasti, in code units, each a varint of
@@ -297,7 +279,7 @@ static int track_depth(PyCodeObject *co, int off)
             d = g_step.depth;
     } else if (g_step.last_off >= 0 && g_step.depth >= 0) {
         int op, arg, next;
-        if (decode(g_step.bytecode, g_step.last_off, &op, &arg, &next) == 0) {
+        if (decode_instruction(g_step.bytecode, g_step.last_off, &op, &arg, &next) == 0) {
             const char *b = PyBytes_AS_STRING(g_step.bytecode);
             int after = next; /* past EXTENDED_ARG prefixes of the next one */
             while (after + 1 < PyBytes_GET_SIZE(g_step.bytecode) &&
@@ -341,7 +323,7 @@ static int track_depth(PyCodeObject *co, int off)
 static int resolve_instruction(resolved *r, iframe *fr, PyCodeObject *co, int off, int depth)
 {
     int op, arg, next;
-    if (decode(g_step.bytecode, off, &op, &arg, &next) < 0)
+    if (decode_instruction(g_step.bytecode, off, &op, &arg, &next) < 0)
         return 0;
     PyObject **sp = fr->localsplus + co->co_nlocalsplus + depth;
 #define PEEK(n) ((n) <= depth ? sp[-(n)] : NULL)

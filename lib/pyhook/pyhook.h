@@ -280,6 +280,12 @@ void exc_event(PyThreadState *ts, iframe *fr, PyObject *exc, PyObject *tb, void 
 int read_varint(const unsigned char **pp, const unsigned char *end, int *out);
 #endif
 
+/* The instruction at byte OFF of BYTECODE (co_code as CPython gives it to
+ * Python: no specialization, no instrumentation, caches zeroed): opcode,
+ * oparg with its EXTENDED_ARG prefixes, and where the next one starts.
+ * 0, or -1 past the end. */
+int decode_instruction(PyObject *bytecode, int off, int *op, int *arg, int *next);
+
 /* Fill R's exc_* for the stop being reported (empty when it is not an
  * exception's). */
 void exc_report(tdb_pyhook_report *r);

@@ -117,8 +117,10 @@ enum {
                                   * GeneratorExit nor in <frozen ...> code
                                   * unless the slot names the class */
     TDB_PYHOOK_EXC_UNCAUGHT = 2, /* about to leave the outermost Python
-                                  * frame of its thread (no handler there):
-                                  * once, before the thread's end */
+                                  * frame of its thread (no handler there;
+                                  * not <frozen ...> code, which the
+                                  * interpreter's start calls from C): once,
+                                  * before the thread's end */
     TDB_PYHOOK_EXC_USER = 4      /* about to leave a frame of the user's
                                   * code, which does not handle it, into a
                                   * Python caller outside it that does not

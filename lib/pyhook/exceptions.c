@@ -472,7 +472,10 @@ void exc_event(PyThreadState *ts, iframe *fr, PyObject *exc, PyObject *tb, void 
             }
             if (handled)
                 continue;
-            if ((bp->exc_when & TDB_PYHOOK_EXC_UNCAUGHT) && !caller)
+            /* The interpreter's own start calls the path hooks (frozen
+             * zipimport) from C, which clears what they raise. */
+            if ((bp->exc_when & TDB_PYHOOK_EXC_UNCAUGHT) && !caller &&
+                !(file && strncmp(file, "<frozen ", 8) == 0))
                 when = TDB_PYHOOK_EXC_UNCAUGHT;
             else if ((bp->exc_when & TDB_PYHOOK_EXC_USER) && caller && is_mine(file) &&
                      !caller_mine && !caller_handles)

@@ -121,6 +121,10 @@ static void describe_stop(const tdb_stop_info *st, const char *where, tdb_buf *b
                                                                 : event ? event : "raised",
                      st->bp_number, jstr(st->exception, "type") ?: "?",
                      msg && *msg ? ": " : "", msg ? msg : "");
+        const char *site = jstr(json_object_get(st->exception, "cxx_throw"), "site");
+        if (site)
+            tdb_buf_addf(b, " (thrown in C++ as %s in %s)",
+                         jstr(json_object_get(st->exception, "cxx_throw"), "type") ?: "?", site);
         if (st->condition_error)
             tdb_buf_addf(b, " (%s)", st->condition_error);
         return;

@@ -363,6 +363,23 @@ static void python_exception_info(tdb_dap *d, int seq, const json_t *exc)
                                 short_name ? short_name + 1 : type ? type : "?", "fullTypeName",
                                 type ? type : "?", "message", msg, "stackTrace",
                                 tdb_dap_string(tb ? tb : "", tb ? strlen(tb) : 0));
+    const json_t *cxx = json_object_get(exc, "cxx_throw");
+    if (cxx) {
+        /* torch's C++ error it came from: where it was thrown */
+        tdb_buf where = TDB_BUF_INIT;
+        size_t i;
+        json_t *f;
+        json_array_foreach(json_object_get(cxx, "frames"), i, f)
+            tdb_buf_addf(&where, "#%zu  %s\n", i, json_string_value(f));
+        const char *ctype = json_string_value(json_object_get(cxx, "type"));
+        json_object_set_new(details, "innerException",
+                            json_pack("[{s:s, s:s, s:s?, s:o}]", "typeName", ctype ? ctype : "?",
+                                      "fullTypeName", ctype ? ctype : "?", "message",
+                                      json_string_value(json_object_get(cxx, "message")),
+                                      "stackTrace",
+                                      tdb_dap_string(tdb_buf_str(&where), where.len)));
+        tdb_buf_free(&where);
+    }
     tdb_dap_ok(d, seq, "exceptionInfo",
                json_pack("{s:s, s:s, s:s, s:o}", "exceptionId", type ? type : "?", "description",
                          msg ? msg : "", "breakMode",

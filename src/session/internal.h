@@ -95,6 +95,8 @@ typedef struct bp_info {
     int slot;        /* its slot in the hook's table, -1 before it has one */
     int passed;      /* BP_CATCH with a TYPE: throws of other classes let go
                       * (gdb counts them among its hits) */
+    int silent;      /* BP_CATCH, internal (id 0): a throw is recorded
+                      * (s->last_c10_throw), never a stop */
     int by_address;  /* placed by tdebug at an address it found itself (a
                       * light session's): gdb knows no name for it, so its
                       * description (locs, where) is tdebug's own */
@@ -247,6 +249,9 @@ struct tdb_session {
     size_t n_bps, cap_bps;
     int next_bp_id;
     int stdcxx_interest; /* libstdc++'s symbols are read when it loads */
+    json_t *last_c10_throw; /* the last c10::Error thrown, as the silent
+                             * catchpoint of session/pyexc.c saw it:
+                             * {type, message, frames}; NULL when none */
     int catch_load_bp;   /* gdb's number of the load catchpoint, 0 none */
     pyhook_state hook;
     step_state step;
@@ -492,6 +497,9 @@ int tdb_hook_write_my_code(tdb_session *s, tdb_error *err);
 struct tdb_pyhook_report;
 void tdb_session_python_exc_stop(tdb_session *s, const struct tdb_pyhook_report *rep,
                                  tdb_stop_info *st);
+/* A throw the silent catchpoint saw (EXC: its exception, stolen): kept,
+ * with its first native frames, for the Python exception it becomes. */
+void tdb_session_c10_throw_seen(tdb_session *s, json_t *exc);
 
 /* session/stepinto.c */
 /* The user's directories: the program's (SCRIPT_DIR, may be NULL), the

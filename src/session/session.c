@@ -226,6 +226,8 @@ static int report_missed(tdb_session *s)
                 say(s, "note", "watchpoint %d (%s) never triggered", b->id, b->location);
             continue;
         }
+        if (b->silent)
+            continue;
         if (b->kind == BP_CATCH || (b->kind == BP_PYTHON && b->py_exc)) {
             if (b->kind == BP_PYTHON && s->hook.failed && !b->hits)
                 say(s, "warning", "catchpoint %d (%s) could not work in this process (see the "
@@ -485,6 +487,7 @@ void tdb_session_free(tdb_session *s)
     tdb_strv_free(s->light.ln_name);
     tdb_mem_close(&s->light.mem);
     tdb_session_python_free(s);
+    json_decref(s->last_c10_throw);
     free(s->hook.lib);
     free(s->hook.failed);
     free(s->hook.free_slots);

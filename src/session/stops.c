@@ -381,6 +381,11 @@ static int breakpoint_stop(tdb_session *s, int bkptno, const json_t *frame, tdb_
         return 1;
     /* The exception; a class the catchpoint does not want goes on. */
     int keep = tdb_session_throw_stop(s, b, &st->exception, err);
+    if (keep == 1 && b->silent) {
+        tdb_session_c10_throw_seen(s, st->exception);
+        st->exception = NULL;
+        return go_on(s, st, err);
+    }
     if (keep != 0)
         return keep;
     b->passed++;

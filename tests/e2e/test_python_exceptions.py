@@ -224,3 +224,54 @@ def test_dap_filters_and_exception_info(tdebug, procs, tmp_path, layout):
                     ("ValueError", "unhandled", "prog.py", 28)], seen
     assert dap.wait_event("exited")["body"]["exitCode"] == 1
     dap.finish()
+
+
+SHAPE = textwrap.dedent("""\
+    import torch
+    a = torch.ones(2)
+    b = torch.ones(3)
+    try:
+        a + b
+    except RuntimeError as e:
+        print("caught:", str(e).splitlines()[0])
+    a + b
+""")
+
+
+def test_a_c10_error_says_where_cxx_threw_it(tdebug, tmp_path, torch_available):
+    prog = tmp_path / "shape.py"
+    prog.write_text(SHAPE)
+    r = run([tdebug, "run", "--batch", "--json", "--catch-raise=RuntimeError", "--", PYTHON,
+             str(prog)], cwd=str(tmp_path))
+    s = [e for e in stops([json.loads(ln) for ln in r.stdout.splitlines() if ln.strip()])
+         if e["exception"]["traceback"].find(str(prog)) >= 0]
+    assert len(s) == 2, r.stdout[-3000:]  # the caught one and the uncaught one, at line 5, 8
+    assert [top(x)[2] for x in s] == [5, 8]
+    cxx = s[0]["exception"]["cxx_throw"]
+    assert cxx["type"] == "c10::Error"
+    assert cxx["message"].startswith("The size of tensor a (2) must match")
+    assert cxx["site"].startswith("at::infer_size"), cxx
+    assert "thrown in C++ as c10::Error in at::infer_size" in s[0]["message"]
+    assert "caught: The size of tensor a (2)" in r.stderr + r.stdout
+
+
+def test_dap_exception_info_of_a_c10_error_has_the_cxx_throw(tdebug, procs, tmp_path,
+                                                            torch_available):
+    prog = tmp_path / "shape.py"
+    prog.write_text(SHAPE)
+    dap = Adapter.start(tdebug, procs, tmp_path, cwd=str(tmp_path))
+    dap.initialize()
+    dap.start_program("launch", {"program": str(prog), "python": PYTHON},
+                      lambda d: d.request("setExceptionBreakpoints", {"filters": ["uncaught"]}))
+    i, stop = dap.stopped()
+    assert stop["reason"] == "exception"
+    info = dap.request("exceptionInfo", {"threadId": stop["threadId"]})["body"]
+    assert info["exceptionId"] == "RuntimeError" and info["breakMode"] == "unhandled"
+    assert info["description"].startswith("The size of tensor a (2) must match")
+    inner = info["details"]["innerException"][0]
+    assert inner["typeName"] == "c10::Error"
+    assert "at::infer_size" in inner["stackTrace"], inner
+    assert dap.frames(stop["threadId"])[0]["line"] == 8
+    dap.continue_(stop["threadId"])
+    assert dap.wait_event("exited")["body"]["exitCode"] == 1
+    dap.finish()

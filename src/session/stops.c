@@ -374,6 +374,15 @@ static int breakpoint_stop(tdb_session *s, int bkptno, const json_t *frame, tdb_
             b->locs[k].hits++;
     if (b && b->kind == BP_NATIVE && !tdb_session_native_hit_stops(s, b))
         return go_on(s, st, err);
+    if (b && b->silent) {
+        /* gdb names one catchpoint of those on __cxa_throw: the user's
+         * own, when there is one, decides (session/pyexc.c) */
+        for (size_t k = 0; k < s->n_bps; k++)
+            if (s->bps[k].kind == BP_CATCH && !s->bps[k].silent && s->bps[k].enabled) {
+                b = &s->bps[k];
+                break;
+            }
+    }
     st->reason = b && b->kind == BP_CATCH ? TDB_STOP_THROW : TDB_STOP_BREAKPOINT;
     st->bp_number = b ? b->id : bkptno;
     st->bp_location = b ? b->location : NULL;

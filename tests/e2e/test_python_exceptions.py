@@ -275,3 +275,4 @@ def test_dap_exception_info_of_a_c10_error_has_the_cxx_throw(tdebug, procs, tmp_
     dap.continue_(stop["threadId"])
     assert dap.wait_event("exited")["body"]["exitCode"] == 1
     dap.finish()
+

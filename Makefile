@@ -158,7 +158,7 @@ PYPKG    := $(patsubst python/%,$(B)/python/%,$(PYPKG_SRC))
 # version, built against that version's internal headers, linked against no
 # libpython (its Py* symbols resolve in the process).
 PYHOOK   := $(B)/pyhook/libtdebug-pyhook-cpython-$(subst .,,$(PY_VERSION)).so
-PYHOOK_SRC := lib/pyhook/pyhook.c lib/pyhook/evaltrace.c lib/pyhook/monitoring.c lib/untraced_trap.c
+PYHOOK_SRC := lib/pyhook/pyhook.c lib/pyhook/exceptions.c lib/pyhook/evaltrace.c lib/pyhook/monitoring.c lib/untraced_trap.c
 PYHOOK_DEPS := $(PYHOOK_SRC) lib/pyhook/pyhook.h lib/tdebug_pyhook.h lib/untraced_trap.h
 PYHOOK_CFLAGS = -std=gnu11 $(WARN) -Wno-missing-prototypes -D_GNU_SOURCE -Ilib -O2 -g \
             -fPIC -fvisibility=hidden -fno-strict-aliasing

@@ -81,7 +81,7 @@
 #include <stdint.h>
 
 #define TDB_PYHOOK_MAGIC 0x6b6f6f6879706474ULL /* "tdpyhook" */
-#define TDB_PYHOOK_ABI 2
+#define TDB_PYHOOK_ABI 3
 
 /* Slots of the table the library starts with (see .table). */
 #define TDB_PYHOOK_FIRST_CAPACITY 64
@@ -89,11 +89,42 @@
 #define TDB_PYHOOK_NAME_MAX 128
 #define TDB_PYHOOK_EXPR_MAX 512   /* a condition or log message, with the NUL */
 #define TDB_PYHOOK_LOG_PATH_MAX 256
+#define TDB_PYHOOK_TRACEBACK_MAX 4096 /* report.exc_traceback, with the NUL */
+#define TDB_PYHOOK_MY_CODE_MAX 2048   /* control.my_code, with its NULs */
 
 /* tdb_pyhook_breakpoint.kind */
 enum {
     TDB_PYHOOK_BP_LINE = 1,     /* file + line */
-    TDB_PYHOOK_BP_FUNCTION = 2  /* function (+ file when not empty) */
+    TDB_PYHOOK_BP_FUNCTION = 2, /* function (+ file when not empty) */
+    TDB_PYHOOK_BP_EXCEPTION = 3 /* a Python exception (ABI 3): exc_when says
+                                 * which events stop; function, when not
+                                 * empty, the exception's class (its
+                                 * __qualname__, __name__ or
+                                 * "module.qualname"), which also takes the
+                                 * classes derived from it */
+};
+
+/* tdb_pyhook_breakpoint.exc_when, tdb_pyhook_report.exc_when: the events of
+ * an exception a TDB_PYHOOK_BP_EXCEPTION slot stops at (bits).  A frame
+ * "handles" an exception when an exception handler (try/except, finally,
+ * with) covers its current instruction (3.11+: co_exceptiontable; 3.8-3.10:
+ * the frame's block stack).  A file is the user's when it is under one of
+ * control.my_code's directories. */
+enum {
+    TDB_PYHOOK_EXC_RAISED = 1,   /* raised in this frame (not propagated
+                                  * from a callee), at its line; not
+                                  * StopIteration, StopAsyncIteration,
+                                  * GeneratorExit nor in <frozen ...> code
+                                  * unless the slot names the class */
+    TDB_PYHOOK_EXC_UNCAUGHT = 2, /* about to leave the outermost Python
+                                  * frame of its thread (no handler there;
+                                  * not <frozen ...> code, which the
+                                  * interpreter's start calls from C): once,
+                                  * before the thread's end */
+    TDB_PYHOOK_EXC_USER = 4      /* about to leave a frame of the user's
+                                  * code, which does not handle it, into a
+                                  * Python caller outside it that does not
+                                  * handle it either */
 };
 
 /* tdb_pyhook_breakpoint.hit_op: when a hit whose condition holds stops
@@ -164,7 +195,7 @@ typedef struct tdb_pyhook_breakpoint {
     int32_t hit_op;       /* TDB_PYHOOK_HIT_* */
     int32_t hit_value;
     int32_t ignore;       /* tdebug writes, the library counts down */
-    int32_t pad;
+    int32_t exc_when;     /* TDB_PYHOOK_BP_EXCEPTION: TDB_PYHOOK_EXC_* bits */
     uint64_t hit_count;   /* written by the library */
     char condition[TDB_PYHOOK_EXPR_MAX];
     char log_message[TDB_PYHOOK_EXPR_MAX];
@@ -227,7 +258,7 @@ enum {
                                      * frame and line are the caller's */
     TDB_PYHOOK_STOP_FINISH = 5,     /* finish: the caller, right after the
                                      * call returned, at its current line */
-    TDB_PYHOOK_STOP_FOREIGN = 6     /* 3.8-3.11: a frame of code with a
+    TDB_PYHOOK_STOP_FOREIGN = 6,    /* 3.8-3.11: a frame of code with a
                                      * breakpoint starts on a thread whose
                                      * trace function is another's
                                      * (sys.settrace: coverage, pdb,
@@ -235,6 +266,11 @@ enum {
                                      * there.  Once a thread; frame, code
                                      * and line (the first) are that
                                      * frame's.  tdebug says so and goes on */
+    TDB_PYHOOK_STOP_EXCEPTION = 7   /* an exception a TDB_PYHOOK_BP_EXCEPTION
+                                     * slot wants (breakpoint_id), in the
+                                     * frame and at the line it is raised in
+                                     * or leaving: exc_* say which event and
+                                     * what exception */
 };
 
 /*
@@ -265,6 +301,16 @@ typedef struct tdb_pyhook_report {
                                             * condition could not be
                                             * evaluated ("NameError: ..."),
                                             * else empty */
+    /* EXCEPTION (else empty): */
+    int32_t exc_when;                      /* the TDB_PYHOOK_EXC_* event */
+    int32_t exc_pad;
+    char exc_type[TDB_PYHOOK_NAME_MAX];    /* "ValueError", "json.decoder.JSONDecodeError" */
+    char exc_message[TDB_PYHOOK_EXPR_MAX]; /* str() of the exception */
+    char exc_traceback[TDB_PYHOOK_TRACEBACK_MAX]; /* as Python prints it:
+                                            * "Traceback (most recent call
+                                            * last):\n  File ..." and the last
+                                            * line "TYPE: message"; the
+                                            * frames it went through so far */
 } tdb_pyhook_report;
 
 /*
@@ -346,6 +392,10 @@ typedef struct tdb_pyhook_control {
     uint64_t table;               /* tdb_pyhook_breakpoint[capacity]; tdebug writes */
     int32_t capacity;             /* tdebug writes (after table) */
     int32_t pad2;
+    /* The user's code, for TDB_PYHOOK_EXC_USER (tdebug writes, then bumps
+     * the generation): absolute directories, each ending with a NUL, the
+     * list with an empty one. */
+    char my_code[TDB_PYHOOK_MY_CODE_MAX];
 } tdb_pyhook_control;
 
 /* tdb_pyhook_control.mechanism */

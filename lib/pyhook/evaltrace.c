@@ -19,6 +19,8 @@
  * Inner segments that were started before the hook existed return to their
  * caller without passing through it, copying their flag outward, so they
  * are kept traced too (the `keep` set).
+ *   While an exception slot is enabled every frame is traced (its
+ * PyTrace_EXCEPTION events: exceptions.c), as a settrace debugger does.
  *   A thread whose trace function belongs to someone else (sys.settrace:
  * pdb, debugpy, coverage) is left alone and counted in
  * control.foreign_tracers.
@@ -212,9 +214,9 @@ static void retrace(PyThreadState *ts)
     }
 #if PY310
     for (int i = 0; i < nseg; i++)
-        set_tracing(ts, cfs[i], step || i <= outer);
+        set_tracing(ts, cfs[i], step || g_exc_n || i <= outer);
 #else
-    set_tracing(ts, NULL, step || outer >= 0);
+    set_tracing(ts, NULL, step || g_exc_n || outer >= 0);
 #endif
     (void)cfs;
 }
@@ -507,6 +509,14 @@ static int trace_func(PyObject *obj, PyFrameObject *f, int what, PyObject *arg)
     case PyTrace_RETURN:
         on_return(ts, f);
         break;
+    case PyTrace_EXCEPTION:
+        /* ARG: (type, value, traceback), the value normalized; the
+         * traceback is the one so far (the value's __traceback__ is set
+         * only once caught) */
+        if (g_exc_n && arg && PyTuple_Check(arg) && PyTuple_GET_SIZE(arg) == 3)
+            exc_event(ts, IFRAME_OF(f), PyTuple_GET_ITEM(arg, 1), PyTuple_GET_ITEM(arg, 2), f,
+                      PyFrame_GetLineNumber(f));
+        break;
     default:
         break;
     }
@@ -523,7 +533,7 @@ static void recompute_caller(PyThreadState *ts)
 {
     if (g_installed && owns_tracing(ts)) {
         iframe *caller = thread_frame(ts);
-        int cw = stepping(ts) || (caller && segment_wants(caller));
+        int cw = stepping(ts) || g_exc_n || (caller && segment_wants(caller));
         set_tracing(ts, current_cframe(ts), cw);
     }
 }
@@ -572,7 +582,7 @@ static __attribute__((noinline)) PyObject *eval_traced(PyThreadState *ts, iframe
 {
     code_info *ci = code_lookup(frame_code(fr));
     int step = stepping(ts);
-    int want = ci != NULL || (step && (g_step.mode == TDB_PYHOOK_STEP_STEP || fr == g_step.frame));
+    int want = ci != NULL || g_exc_n || (step && (g_step.mode == TDB_PYHOOK_STEP_STEP || fr == g_step.frame));
     if (ci && ci->fn_slot >= 0 && frame_is_fresh(fr, throwflag)) {
         tls_fn_frame = fr;
         tls_fn_slot = ci->fn_slot;
@@ -627,7 +637,7 @@ static PyObject *hook_eval(EVAL_ARGS)
         return CALL_PREV(ts, fr, throwflag);
     if (UNLIKELY(!owns_tracing(ts)))
         return eval_foreign(ts, fr, throwflag);
-    if (LIKELY(code_clean(frame_code(fr)) && !g_step.mode && !caller_traced(ts)))
+    if (LIKELY(code_clean(frame_code(fr)) && !g_step.mode && !g_exc_n && !caller_traced(ts)))
         return CALL_PREV(ts, fr, throwflag);
     return eval_traced(ts, fr, throwflag);
 }

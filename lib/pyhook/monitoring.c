@@ -40,6 +40,9 @@
  *   line, and an operator there is not resolved: the step then stops at
  *   the next line, or in the Python code it calls.
  *
+ *   Exceptions: while an exception slot is enabled, RAISE for the whole
+ * interpreter (exceptions.c decides): a program pays only per exception.
+ *
  *   Edits while no callback runs (the usual case: code without breakpoints
  *   has no events) are applied through control.sync_slot: tdebug writes
  *   the address of sync_eval_frame into the interpreter's PEP 523
@@ -134,6 +137,8 @@ static void set_global(uint32_t ev)
 static uint32_t global_wanted(int with_step)
 {
     uint32_t ev = any_enabled() ? EV(PY_START) | EV(PY_RESUME) : 0;
+    if (g_exc_n)
+        ev |= EV(RAISE); /* exceptions.c */
     if (with_step && g_step.mode) {
         ev |= EV(PY_UNWIND);
         if (g_step.mode == TDB_PYHOOK_STEP_STEP)
@@ -226,42 +231,6 @@ void mech_sync(void)
 /* ------------------------------------------------------------------ */
 /* The value stack of the start frame (see the header comment)         */
 
-/* The instruction at byte OFF of BYTECODE (co_code: no specialization, no
- * instrumentation, caches zeroed): opcode, oparg with its EXTENDED_ARG
- * prefixes, and where the next instruction starts. */
-static int decode(PyObject *bytecode, int off, int *op, int *arg, int *next)
-{
-    const unsigned char *b = (const unsigned char *)PyBytes_AS_STRING(bytecode);
-    Py_ssize_t n = PyBytes_GET_SIZE(bytecode);
-    if (off < 0 || off + 1 >= n)
-        return -1;
-    *op = b[off];
-    int a = b[off + 1], shift = 8;
-    for (int p = off - 2; p >= 0 && b[p] == EXTENDED_ARG && shift < 32; p -= 2, shift += 8)
-        a |= b[p + 1] << shift;
-    *arg = a;
-    *next = off + 2 * (1 + _PyOpcode_Caches[*op]);
-    return 0;
-}
-
-static int read_varint(const unsigned char **pp, const unsigned char *end, int *out)
-{
-    const unsigned char *p = *pp;
-    if (p >= end)
-        return -1;
-    unsigned b = *p++;
-    int v = b & 63;
-    while (b & 64) {
-        if (p >= end || v > (1 << 24))
-            return -1;
-        b = *p++;
-        v = (v << 6) | (b & 63);
-    }
-    *pp = p;
-    *out = v;
-    return 0;
-}
-
 /* The stack depth where an exception handler of CO starting at byte OFF
  * begins, or -1 when none starts there (co_exceptiontable: entries of
  * start, length, target, depth<<1|lasti, in code units, each a varint of
@@ -310,7 +279,7 @@ static int track_depth(PyCodeObject *co, int off)
             d = g_step.depth;
     } else if (g_step.last_off >= 0 && g_step.depth >= 0) {
         int op, arg, next;
-        if (decode(g_step.bytecode, g_step.last_off, &op, &arg, &next) == 0) {
+        if (decode_instruction(g_step.bytecode, g_step.last_off, &op, &arg, &next) == 0) {
             const char *b = PyBytes_AS_STRING(g_step.bytecode);
             int after = next; /* past EXTENDED_ARG prefixes of the next one */
             while (after + 1 < PyBytes_GET_SIZE(g_step.bytecode) &&
@@ -354,7 +323,7 @@ static int track_depth(PyCodeObject *co, int off)
 static int resolve_instruction(resolved *r, iframe *fr, PyCodeObject *co, int off, int depth)
 {
     int op, arg, next;
-    if (decode(g_step.bytecode, off, &op, &arg, &next) < 0)
+    if (decode_instruction(g_step.bytecode, off, &op, &arg, &next) < 0)
         return 0;
     PyObject **sp = fr->localsplus + co->co_nlocalsplus + depth;
 #define PEEK(n) ((n) <= depth ? sp[-(n)] : NULL)
@@ -636,6 +605,23 @@ static PyObject *cb_leave(PyObject *self, PyObject *const *args, Py_ssize_t narg
     Py_RETURN_NONE;
 }
 
+/* RAISE: (code, offset, exception), in each frame the exception reaches
+ * (the raising one first), before its handler runs or it unwinds. */
+static PyObject *cb_raise(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyCodeObject *co = CODE_ARG(args, nargs);
+    if (ignore() || !co || nargs < 3 || !g_exc_n)
+        Py_RETURN_NONE;
+    PyThreadState *ts = PyThreadState_Get();
+    iframe *fr = thread_frame(ts);
+    if (!fr || frame_code(fr) != co)
+        Py_RETURN_NONE;
+    int line = PyCode_Addr2Line(co, (int)PyLong_AsLong(args[1]));
+    PyErr_Clear();
+    exc_event(ts, fr, args[2], NULL, NULL, line);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef cb_defs[] = {
     {"tdebug_py_start", (PyCFunction)(void (*)(void))cb_start, METH_FASTCALL, NULL},
     {"tdebug_py_resume", (PyCFunction)(void (*)(void))cb_resume, METH_FASTCALL, NULL},
@@ -643,8 +629,9 @@ static PyMethodDef cb_defs[] = {
     {"tdebug_instruction", (PyCFunction)(void (*)(void))cb_instruction, METH_FASTCALL, NULL},
     {"tdebug_call", (PyCFunction)(void (*)(void))cb_call, METH_FASTCALL, NULL},
     {"tdebug_leave", (PyCFunction)(void (*)(void))cb_leave, METH_FASTCALL, NULL},
+    {"tdebug_raise", (PyCFunction)(void (*)(void))cb_raise, METH_FASTCALL, NULL},
 };
-enum { CB_START, CB_RESUME, CB_LINE, CB_INSTRUCTION, CB_CALL, CB_LEAVE, N_CB };
+enum { CB_START, CB_RESUME, CB_LINE, CB_INSTRUCTION, CB_CALL, CB_LEAVE, CB_RAISE, N_CB };
 
 /* Which callback each event has.  The callback objects live as long as
  * the library: CPython calls them through a borrowed reference. */
@@ -655,6 +642,7 @@ static const struct {
     {PY_MONITORING_EVENT_LINE, CB_LINE},           {PY_MONITORING_EVENT_INSTRUCTION, CB_INSTRUCTION},
     {PY_MONITORING_EVENT_CALL, CB_CALL},           {PY_MONITORING_EVENT_PY_RETURN, CB_LEAVE},
     {PY_MONITORING_EVENT_PY_YIELD, CB_LEAVE},      {PY_MONITORING_EVENT_PY_UNWIND, CB_LEAVE},
+    {PY_MONITORING_EVENT_RAISE, CB_RAISE},
 };
 static PyObject *g_cb[N_CB];
 

@@ -321,6 +321,7 @@ static void index_build(void)
     g_idx = NULL;
     g_anyfile = NULL;
     g_idx_n = g_anyfile_n = g_n_enabled = 0;
+    exc_index_reset();
     if (n == 0)
         return;
     g_idx = PyMem_RawMalloc((size_t)n * sizeof *g_idx);
@@ -334,6 +335,12 @@ static void index_build(void)
         bp->bound = 0;
         if (bp->id <= 0 || !bp->enabled)
             continue;
+        if (bp->kind == TDB_PYHOOK_BP_EXCEPTION) {
+            bp->function[sizeof bp->function - 1] = 0;
+            exc_index_add(i);
+            bp->bound = 1;
+            continue;
+        }
         g_n_enabled++;
         bp->file[sizeof bp->file - 1] = 0;
         bp->function[sizeof bp->function - 1] = 0;
@@ -860,7 +867,7 @@ static void step_end(void)
     memset(&g_step, 0, sizeof g_step);
     C.step.mode = TDB_PYHOOK_STEP_NONE;
     C.step.armed = 0;
-    g_active = any_enabled();
+    g_active = any_enabled() || g_exc_n;
 }
 
 void step_cancelled(void)
@@ -929,7 +936,7 @@ static int step_take(void *ctx)
     if (mech_step_take(ctx) < 0) {
         memset(&g_step, 0, sizeof g_step);
         C.step.mode = TDB_PYHOOK_STEP_NONE;
-        g_active = any_enabled();
+        g_active = any_enabled() || g_exc_n;
         return -1;
     }
     C.step.armed = 1;
@@ -966,7 +973,7 @@ static void do_sync(void)
     g_gen = C.generation;
     g_tag = TAG(g_gen);
     index_build();
-    g_active = any_enabled() || g_step.mode;
+    g_active = any_enabled() || g_exc_n || g_step.mode;
     mech_sync();
     C.applied_generation = g_gen;
 }
@@ -1035,6 +1042,7 @@ void stop(int reason, int slot, PyThreadState *ts, iframe *fr, void *ctx, int li
 #else
     copy_str(r->function, sizeof r->function, co ? utf8(co->co_name) : NULL);
 #endif
+    exc_report(r);
     PyErr_Clear();
     if (g_step.mode)
         step_end();

@@ -261,6 +261,36 @@ static inline void watch_tick(void)
 }
 
 /* ------------------------------------------------------------------ */
+/* Exceptions (exceptions.c)                                           */
+
+/* Enabled TDB_PYHOOK_BP_EXCEPTION slots in the generation applied: while
+ * there are any, 3.8-3.11 trace every frame and 3.12+ take RAISE events. */
+extern int g_exc_n __attribute__((visibility("hidden")));
+void exc_index_reset(void);
+void exc_index_add(int slot);
+
+/* EXC (TB: its traceback so far, or NULL: its __traceback__) is raised in
+ * or propagates into FR, the running frame of TS, at LINE: stop when a
+ * slot wants it (CTX goes to stop()). */
+void exc_event(PyThreadState *ts, iframe *fr, PyObject *exc, PyObject *tb, void *ctx, int line);
+
+#if PY311
+/* A varint of co_exceptiontable (6-bit groups, bit 6: more) at *PP (moved
+ * past it), or -1 at END. */
+int read_varint(const unsigned char **pp, const unsigned char *end, int *out);
+#endif
+
+/* The instruction at byte OFF of BYTECODE (co_code as CPython gives it to
+ * Python: no specialization, no instrumentation, caches zeroed): opcode,
+ * oparg with its EXTENDED_ARG prefixes, and where the next one starts.
+ * 0, or -1 past the end. */
+int decode_instruction(PyObject *bytecode, int off, int *op, int *arg, int *next);
+
+/* Fill R's exc_* for the stop being reported (empty when it is not an
+ * exception's). */
+void exc_report(tdb_pyhook_report *r);
+
+/* ------------------------------------------------------------------ */
 /* Where a step goes native                                            */
 
 enum { R_NONE, R_PYTHON, R_NATIVE };

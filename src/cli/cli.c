@@ -836,6 +836,7 @@ int tdb_cli_attach_paused(tdb_cli_options *opts, const json_t *announcement, tdb
     /* No stop asked for: where it waits is the stop (a string of the
      * announcement, borrowed until the session ends). */
     if (!so->n_stop_at_import && !so->n_stop_at_load && !so->n_breaks && !so->n_catch_throw &&
+        !so->n_catch_raise &&
         module && tdb_valid_module_name(module))
         tdb_ptrs_push(&so->stop_at_import, &so->n_stop_at_import, (char *)module);
     c = tdb_cli_new(opts, err);

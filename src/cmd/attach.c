@@ -65,6 +65,8 @@ const char cmd_attach_usage[] =
     "                           FILE.py:FUNCTION; 'LOCATION if COND' too\n"
     "  --catch-throw[=TYPE]     stop where C++ throws (a TYPE or a class derived\n"
     "                           from it), showing the exception's message\n"
+    "  --catch-raise[=TYPE]     stop where Python raises an exception (a TYPE or a\n"
+    "                           class derived from it), showing its message\n"
     "  --step-into WHERE        where 'step' from Python stops: mine, operator or\n"
     "                           binding, as with 'tdebug run'\n"
     "  --my-code DIR            your own code is also under DIR (repeatable)\n"

@@ -24,6 +24,9 @@ int tdb_session_option(const char *cmd, int c, char *arg, tdb_session_options *o
     case TDB_OPT_CATCH_THROW:
         list = TDB_OPTS_CATCH_THROW, name = NULL; /* "--catch-throw=TYPE: " */
         break;
+    case TDB_OPT_CATCH_RAISE:
+        list = TDB_OPTS_CATCH_RAISE, name = "--catch-raise=";
+        break;
     case TDB_OPT_SYMBOLS:
         list = TDB_OPTS_SYMBOLS, name = "--symbols ";
         break;
@@ -59,7 +62,7 @@ int tdb_session_option(const char *cmd, int c, char *arg, tdb_session_options *o
     if (tdb_session_options_add(opts, list, arg, &err) == 0)
         return 1;
     if (name)
-        tdb_usage_error(cmd, "%s%s", name, err.msg);
+        tdb_usage_error(cmd, "%s%s", name, err.msg); /* the reason names the value */
     else
         tdb_usage_error(cmd, "--catch-throw=%s: %s", arg, err.msg);
     return -TDB_EXIT_USAGE;

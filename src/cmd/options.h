@@ -25,6 +25,7 @@ enum {
     TDB_OPT_RAW,
     TDB_OPT_CPYTHON_SYMBOLS,
     TDB_OPT_CATCH_THROW,
+    TDB_OPT_CATCH_RAISE,
     TDB_OPT_STEP_INTO,
     TDB_OPT_MY_CODE,
     TDB_OPT_FIRST_FREE /* commands number their own options from here */
@@ -36,6 +37,7 @@ enum {
     {"stop-at-load", required_argument, NULL, TDB_OPT_STOP_LOAD},         \
     {"break", required_argument, NULL, 'b'},                              \
     {"catch-throw", optional_argument, NULL, TDB_OPT_CATCH_THROW},        \
+    {"catch-raise", optional_argument, NULL, TDB_OPT_CATCH_RAISE},        \
     {"symbols", required_argument, NULL, TDB_OPT_SYMBOLS},                \
     {"all-symbols", no_argument, NULL, TDB_OPT_ALL_SYMBOLS},              \
     {"batch", no_argument, NULL, TDB_OPT_BATCH},                          \

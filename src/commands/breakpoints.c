@@ -92,8 +92,51 @@ int tdb_command_tbreak(tdb_session *s, const char *args, tdb_reply *r, tdb_error
     return add(s, args, 1, r, err);
 }
 
+/* 'catch python-raise [TYPE]', python-uncaught, python-user-unhandled. */
+static int catch_python(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err)
+{
+    static const struct {
+        const char *word;
+        int when;
+    } events[] = {{"python-raise", TDB_CATCH_PY_RAISED},
+                  {"python-uncaught", TDB_CATCH_PY_UNCAUGHT},
+                  {"python-user-unhandled", TDB_CATCH_PY_USER}};
+    size_t n = strcspn(args, " \t");
+    int when = 0;
+    for (size_t i = 0; i < sizeof events / sizeof events[0]; i++)
+        if (strlen(events[i].word) == n && !strncmp(args, events[i].word, n))
+            when = events[i].when;
+    if (!when)
+        return tdb_command_fail(r, "catch", "catch python-raise [TYPE], python-uncaught [TYPE] "
+                                            "or python-user-unhandled [TYPE]");
+    const char *type = args + n;
+    while (isspace((unsigned char)*type))
+        type++;
+    json_t *bp = tdb_session_python_catch(s, when, type, err);
+    if (!bp)
+        return -1;
+    int id = (int)json_integer_value(json_object_get(bp, "id"));
+    if (!id) {
+        refused(bp, "catch", type, r);
+    } else {
+        tdb_buf where = TDB_BUF_INIT;
+        tdb_render_breakpoint(bp, &where);
+        tdb_buf_addf(&r->text, "Catchpoint %d (%s%s)%s\n", id, tdb_buf_str(&where),
+                     *type ? " and classes derived from it" : "",
+                     json_is_true(json_object_get(bp, "verified")) ? ""
+                                                                   : " (cannot stop: see the warning)");
+        tdb_buf_free(&where);
+        r->event = json_pack("{s:s, s:i, s:s, s:s, s:s}", "event", "breakpoint", "number", id,
+                             "location", jstr(bp, "location"), "type", type, "kind", "python");
+    }
+    json_decref(bp);
+    return 0;
+}
+
 int tdb_command_catch(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err)
 {
+    if (!strncmp(args, "python-", 7))
+        return catch_python(s, args, r, err);
     if (strncmp(args, "throw", 5) != 0 || (args[5] && !isspace((unsigned char)args[5]))) {
         tdb_buf cmd = TDB_BUF_INIT;
         tdb_buf_addf(&cmd, "catch %s", args);
@@ -136,6 +179,7 @@ int tdb_command_info_breakpoints(tdb_session *s, const char *args, tdb_reply *r,
         int temporary = json_is_true(json_object_get(bp, "temporary"));
         int enabled = json_is_true(json_object_get(bp, "enabled"));
         const char *type = !strcmp(kind, "catch") ? "catchpoint"
+                           : !strcmp(kind, "python") && jstr(bp, "exception") ? "pycatch"
                            : !strcmp(kind, "python") ? (temporary ? "tpython" : "python")
                            : temporary ? "tbreakpoint" : "breakpoint";
         int id = (int)json_integer_value(json_object_get(bp, "id"));

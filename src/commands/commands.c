@@ -367,7 +367,7 @@ static const command commands[] = {
     {"log", NULL, tdb_command_log, "LOC MESSAGE: a log point: print MESSAGE, {expr} parts evaluated, no stop"},
     {"dprintf", NULL, tdb_command_dprintf, "LOC,\"FMT\",ARGS: gdb's dprintf (a log point at FILE.py:LINE)"},
     {"tbreak", NULL, tdb_command_tbreak, "LOCATION: a breakpoint that stops once"},
-    {"catch", NULL, tdb_command_catch, "throw [TYPE]: stop where C++ throws (a TYPE or a subclass)"},
+    {"catch", NULL, tdb_command_catch, "throw [TYPE]: stop where C++ throws (a TYPE or a subclass); python-raise [TYPE]: where Python raises; python-uncaught, python-user-unhandled [TYPE]"},
     {"info breakpoints", "i b", tdb_command_info_breakpoints, "the breakpoints, with hit counts"},
     {"delete", "d", tdb_command_delete, "[N...]: delete breakpoints (all without N)"},
     {"disable", NULL, tdb_command_disable, "[N...]: disable breakpoints"},

@@ -114,6 +114,21 @@ static void describe_stop(const tdb_stop_info *st, const char *where, tdb_buf *b
     case TDB_STOP_THROW:
         describe_throw(st, b);
         return;
+    case TDB_STOP_PYTHON_EXCEPTION: {
+        const char *event = jstr(st->exception, "event"), *msg = jstr(st->exception, "message");
+        tdb_buf_addf(b, "Python exception %s (catchpoint %d): %s%s%s",
+                     event && !strcmp(event, "user-unhandled") ? "leaving your code"
+                                                                : event ? event : "raised",
+                     st->bp_number, jstr(st->exception, "type") ?: "?",
+                     msg && *msg ? ": " : "", msg ? msg : "");
+        const char *site = jstr(json_object_get(st->exception, "cxx_throw"), "site");
+        if (site)
+            tdb_buf_addf(b, " (thrown in C++ as %s in %s)",
+                         jstr(json_object_get(st->exception, "cxx_throw"), "type") ?: "?", site);
+        if (st->condition_error)
+            tdb_buf_addf(b, " (%s)", st->condition_error);
+        return;
+    }
     case TDB_STOP_SIGNAL:
         tdb_buf_addf(b, "program received %s (%s)", st->signal_name ? st->signal_name : "a signal",
                      st->signal_meaning ? st->signal_meaning : "?");
@@ -247,7 +262,10 @@ void tdb_render_breakpoint(const json_t *bp, tdb_buf *out)
     size_t n = location ? strlen(location) : 0;
     if (!location)
         location = "?";
-    if (kind && !strcmp(kind, "python") && json_integer_value(line) > 0)
+    if (kind && !strcmp(kind, "python") && jstr(bp, "exception"))
+        tdb_buf_addf(out, "Python exception %s: %s", jstr(bp, "exception"),
+                     jstr(bp, "type") && *jstr(bp, "type") ? jstr(bp, "type") : "any class");
+    else if (kind && !strcmp(kind, "python") && json_integer_value(line) > 0)
         tdb_buf_addf(out, "%s:%lld", file ? file : "?", (long long)json_integer_value(line));
     else if (kind && !strcmp(kind, "python"))
         tdb_buf_addf(out, "%s in %s", jstr(bp, "function") ? jstr(bp, "function") : "?",

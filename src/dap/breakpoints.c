@@ -1,7 +1,7 @@
 /*
  * dap/breakpoints.c: the breakpoint requests (see dap/dap.h):
  * setBreakpoints (source lines, Python's too), setFunctionBreakpoints,
- * setInstructionBreakpoints (C/C++: an address), setExceptionBreakpoints (C++ throws), each a diff against what the
+ * setInstructionBreakpoints (C/C++: an address), setExceptionBreakpoints (C++ throws, Python exceptions), each a diff against what the
  * client set before, over the core's breakpoints as data.  What the client
  * was told is remembered, so a breakpoint that binds later is a
  * 'breakpoint' event (dap/dap.c).
@@ -310,13 +310,26 @@ void tdb_dap_set_data_breakpoints(tdb_dap *d, int seq, const json_t *args)
     set_located(d, seq, "setDataBreakpoints", args, &d->data_bps, data_location, add_watch);
 }
 
-/* The exception filters: catch throw of every C++ exception, or of c10's. */
-static const char *filter_type(const char *filter)
+/* The exception filters (tdb_dap_initialize() offers them): catch throw
+ * of every C++ exception or of c10's (and the classes derived from it);
+ * Python's exceptions raised, uncaught, or leaving the user's code. */
+static const struct exc_filter {
+    const char *name;
+    const char *cxx_type; /* C++: the class, "" every throw */
+    int py_when;          /* Python: TDB_CATCH_PY_* */
+} exc_filters[] = {
+    {"cpp_throw", "", 0},
+    {"c10_error", "c10::Error", 0},
+    {"raised", NULL, TDB_CATCH_PY_RAISED},
+    {"uncaught", NULL, TDB_CATCH_PY_UNCAUGHT},
+    {"userUnhandled", NULL, TDB_CATCH_PY_USER},
+};
+
+static const struct exc_filter *filter_named(const char *name)
 {
-    if (!strcmp(filter, "cpp_throw"))
-        return "";
-    if (!strcmp(filter, "c10_error"))
-        return "c10::Error"; /* and every class derived from it */
+    for (size_t i = 0; i < sizeof exc_filters / sizeof exc_filters[0]; i++)
+        if (!strcmp(name, exc_filters[i].name))
+            return &exc_filters[i];
     return NULL;
 }
 
@@ -340,8 +353,9 @@ void tdb_dap_set_exception_breakpoints(tdb_dap *d, int seq, const json_t *args)
     json_t *f;
     json_array_foreach(filters, i, f)
     {
-        const char *name = json_string_value(f), *type = name ? filter_type(name) : NULL;
-        if (!type) {
+        const char *name = json_string_value(f);
+        const struct exc_filter *filter = name ? filter_named(name) : NULL;
+        if (!filter) {
             json_array_append_new(out, json_pack("{s:b, s:s}", "verified", 0, "message",
                                                  "tdebug has no such exception filter"));
             continue;
@@ -354,7 +368,8 @@ void tdb_dap_set_exception_breakpoints(tdb_dap *d, int seq, const json_t *args)
             continue;
         }
         tdb_error err = {0};
-        json_t *bp = tdb_session_catchpoint_add(d->s, type, &err);
+        json_t *bp = filter->py_when ? tdb_session_python_catch(d->s, filter->py_when, NULL, &err)
+                                     : tdb_session_catchpoint_add(d->s, filter->cxx_type, &err);
         if (!bp)
             bp = json_pack("{s:i, s:b, s:s}", "id", 0, "verified", 0, "message", err.msg);
         json_t *dap = tdb_dap_breakpoint(d, bp);

@@ -379,7 +379,7 @@ void tdb_dap_present_stop(tdb_dap *d)
         json_object_set_new(body, "hitBreakpointIds", json_pack("[i]", st->bp_number));
     const char *what = json_string_value(json_object_get(st->exception, "message"));
     const char *type = json_string_value(json_object_get(st->exception, "type"));
-    if (st->reason == TDB_STOP_THROW && what) {
+    if ((st->reason == TDB_STOP_THROW || st->reason == TDB_STOP_PYTHON_EXCEPTION) && what) {
         /* What the exception says (a c10::Error's what(): torch's
          * message), which VS Code's exception widget shows; not the frame
          * line of __cxa_throw. */

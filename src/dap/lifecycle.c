@@ -170,12 +170,24 @@ void tdb_dap_initialize(tdb_dap *d, int seq, const json_t *args)
     d->run_in_terminal = json_is_true(json_object_get(args, "supportsRunInTerminalRequest"));
     d->initialized = 1;
     json_t *filters = json_pack(
-        "[{s:s, s:s, s:s, s:b}, {s:s, s:s, s:s, s:b}]", "filter", "cpp_throw", "label",
-        "C++: every throw", "description",
+        "[{s:s, s:s, s:s, s:b}, {s:s, s:s, s:s, s:b}, {s:s, s:s, s:s, s:b}, {s:s, s:s, s:s, "
+        "s:b}, {s:s, s:s, s:s, s:b}]",
+        "filter", "cpp_throw", "label", "C++: every throw", "description",
         "Stop where any C++ exception is thrown (gdb's 'catch throw')", "default", 0, "filter",
         "c10_error", "label", "C++: c10 errors (torch's checks)", "description",
         "Stop where torch throws a c10 exception (a failed TORCH_CHECK: a shape mismatch, a "
         "bad argument) before Python sees it",
+        "default", 0, "filter", "raised", "label", "Python: raised exceptions", "description",
+        "Stop where Python raises an exception, at the raising line (in your code or a "
+        "library's)", "default", 0, "filter", "uncaught", "label",
+        "Python: uncaught exceptions", "description",
+        "Stop where an exception no handler catches leaves the thread's outermost Python "
+        "frame, before the program dies (CPython before 3.12 then runs every frame traced)",
+        "default", 0, "filter", "userUnhandled", "label", "Python: user uncaught exceptions",
+        "description",
+        "Stop where an exception your code does not handle is about to return into a "
+        "library's code that does not handle it either (your code: the program's folder, the "
+        "working directory, --my-code)",
         "default", 0);
     json_t *caps = json_pack("{s:b, s:b, s:b, s:b, s:b, s:o}", "supportsConfigurationDoneRequest",
                              1, "supportsFunctionBreakpoints", 1, "supportsEvaluateForHovers", 1,

@@ -350,16 +350,59 @@ void tdb_dap_completions(tdb_dap *d, int seq, const json_t *args)
     tdb_dap_ok(d, seq, "completions", json_pack("{s:o}", "targets", targets));
 }
 
-/* The C++ exception of a throw stop (Python's exceptions are not stops
- * yet): its type, its message and the stack from the throw site. */
+/* The Python exception of a catchpoint's stop: its class, str() and the
+ * traceback as Python prints it. */
+static void python_exception_info(tdb_dap *d, int seq, const json_t *exc)
+{
+    const char *type = json_string_value(json_object_get(exc, "type"));
+    const char *msg = json_string_value(json_object_get(exc, "message"));
+    const char *tb = json_string_value(json_object_get(exc, "traceback"));
+    const char *event = json_string_value(json_object_get(exc, "event"));
+    const char *short_name = type ? strrchr(type, '.') : NULL;
+    json_t *details = json_pack("{s:s, s:s, s:s?, s:o}", "typeName",
+                                short_name ? short_name + 1 : type ? type : "?", "fullTypeName",
+                                type ? type : "?", "message", msg, "stackTrace",
+                                tdb_dap_string(tb ? tb : "", tb ? strlen(tb) : 0));
+    const json_t *cxx = json_object_get(exc, "cxx_throw");
+    if (cxx) {
+        /* torch's C++ error it came from: where it was thrown */
+        tdb_buf where = TDB_BUF_INIT;
+        size_t i;
+        json_t *f;
+        json_array_foreach(json_object_get(cxx, "frames"), i, f)
+            tdb_buf_addf(&where, "#%zu  %s\n", i, json_string_value(f));
+        const char *ctype = json_string_value(json_object_get(cxx, "type"));
+        json_object_set_new(details, "innerException",
+                            json_pack("[{s:s, s:s, s:s?, s:o}]", "typeName", ctype ? ctype : "?",
+                                      "fullTypeName", ctype ? ctype : "?", "message",
+                                      json_string_value(json_object_get(cxx, "message")),
+                                      "stackTrace",
+                                      tdb_dap_string(tdb_buf_str(&where), where.len)));
+        tdb_buf_free(&where);
+    }
+    tdb_dap_ok(d, seq, "exceptionInfo",
+               json_pack("{s:s, s:s, s:s, s:o}", "exceptionId", type ? type : "?", "description",
+                         msg ? msg : "", "breakMode",
+                         event && !strcmp(event, "uncaught")         ? "unhandled"
+                         : event && !strcmp(event, "user-unhandled") ? "userUnhandled"
+                                                                     : "always",
+                         "details", details));
+}
+
+/* The exception of a throw stop (its type, its message and the stack
+ * from the throw site) or of a Python exception's. */
 void tdb_dap_exception_info(tdb_dap *d, int seq, const json_t *args)
 {
     (void)args;
     const tdb_stop_info *st = tdb_session_stop(d->s);
     const json_t *exc = st ? st->exception : NULL;
+    if (exc && st->reason == TDB_STOP_PYTHON_EXCEPTION) {
+        python_exception_info(d, seq, exc);
+        return;
+    }
     if (!exc || st->reason != TDB_STOP_THROW) {
-        tdb_dap_fail(d, seq, "exceptionInfo", "this stop is not at an exception (only C++ "
-                                              "throws are, so far)");
+        tdb_dap_fail(d, seq, "exceptionInfo", "this stop is not at an exception (a C++ throw "
+                                              "or a Python exception a filter caught)");
         return;
     }
     const char *type = json_string_value(json_object_get(exc, "type"));

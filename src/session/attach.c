@@ -274,7 +274,7 @@ int tdb_session_gdb_attach(tdb_session *s, pid_t pid, tdb_error *err)
 int tdb_session_attach(tdb_session *s, pid_t pid, const json_t *announcement,
                        tdb_attach_start *out, tdb_error *err)
 {
-    int have_stops = s->n_mods || s->opts.n_breaks || s->opts.n_catch_throw;
+    int have_stops = s->n_mods || s->opts.n_breaks || s->opts.n_catch_throw || s->opts.n_catch_raise;
     size_t already = 0;
 
     if (s->light.wanted) {
@@ -338,7 +338,8 @@ int tdb_session_attach(tdb_session *s, pid_t pid, const json_t *announcement,
     if (s->paused && release_paused(s, err) < 0)
         return -1;
 
-    if (have_stops && already == s->n_mods && s->opts.n_breaks == 0 && s->opts.n_catch_throw == 0)
+    if (have_stops && already == s->n_mods && s->opts.n_breaks == 0 && s->opts.n_catch_throw == 0 &&
+        s->opts.n_catch_raise == 0)
         *out = TDB_ATTACH_NOTHING;
     else if (s->paused_load) {
         /* Where it waits is the --stop-at-load stop itself. */

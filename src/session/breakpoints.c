@@ -381,7 +381,12 @@ json_t *tdb_session_bp_json(tdb_session *s, const bp_info *b, const json_t *bkpt
             type++;
         json_object_set_new(o, "type", json_string(type));
     }
-    if (python) {
+    if (python && b->py_exc) {
+        json_object_set_new(o, "exception", json_string(b->py_exc == TDB_CATCH_PY_RAISED ? "raised"
+                                                        : b->py_exc == TDB_CATCH_PY_UNCAUGHT
+                                                            ? "uncaught" : "user-unhandled"));
+        json_object_set_new(o, "type", json_string(b->py_function ? b->py_function : ""));
+    } else if (python) {
         tdb_json_set_str(o, "file", b->py_file);
         json_object_set_new(o, "line", b->py_line > 0 ? json_integer(b->py_line) : json_null());
         json_object_set_new(o, "function", b->py_function ? json_string(b->py_function)

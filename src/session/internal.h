@@ -89,10 +89,14 @@ typedef struct bp_info {
     char *py_file;   /* absolute path, or a tail ("pkg/mod.py") */
     int py_line;     /* > 0: a line breakpoint */
     int py_moved_from; /* the line given, when it held no code; else 0 */
-    char *py_function; /* else: a function name */
+    char *py_function; /* else: a function name; py_exc: the class, or NULL */
+    int py_exc;      /* a Python exception catchpoint (session/pyexc.c):
+                      * the TDB_CATCH_PY_* event it stops at; else 0 */
     int slot;        /* its slot in the hook's table, -1 before it has one */
     int passed;      /* BP_CATCH with a TYPE: throws of other classes let go
                       * (gdb counts them among its hits) */
+    int silent;      /* BP_CATCH, internal (id 0): a throw is recorded
+                      * (s->last_c10_throw), never a stop */
     int by_address;  /* placed by tdebug at an address it found itself (a
                       * light session's): gdb knows no name for it, so its
                       * description (locs, where) is tdebug's own */
@@ -136,7 +140,7 @@ typedef struct pyhook_state {
     char native_what[128]; /* what the native function implements */
     int retries;         /* installs refused: not a safe point yet */
     char *failed;        /* why Python breakpoints cannot work here */
-    unsigned char report[2048]; /* the last tdb_pyhook_report read */
+    unsigned char report[8192]; /* the last tdb_pyhook_report read */
     int log_fd;          /* the log points' FIFO, read end; -1: none */
     char *log_path;      /* its path (in its own temporary folder) */
     tdb_buf log_tail;    /* a record not read whole yet */
@@ -252,6 +256,9 @@ struct tdb_session {
     size_t n_bps, cap_bps;
     int next_bp_id;
     int stdcxx_interest; /* libstdc++'s symbols are read when it loads */
+    json_t *last_c10_throw; /* the last c10::Error thrown, as the silent
+                             * catchpoint of session/pyexc.c saw it:
+                             * {type, message, frames}; NULL when none */
     int catch_load_bp;   /* gdb's number of the load catchpoint, 0 none */
     pyhook_state hook;
     step_state step;
@@ -488,6 +495,23 @@ size_t tdb_session_python_hidden_frames(tdb_session *s, int thread, const json_t
 /* The hook's frames in V (its evaluation function, deeper in a stack)
  * are plumbing. */
 void tdb_session_python_fold(tdb_session *s, tdb_stackview *v);
+
+/* Python breakpoint B was just added: its slot written (the hook loaded)
+ * or the hook's safe point armed.  Its JSON (new reference), or NULL with
+ * ERR set. */
+json_t *tdb_session_python_bp_placed(tdb_session *s, bp_info *b, tdb_error *err);
+
+/* session/pyexc.c */
+/* The user's directories into the hook's control block (my_code). */
+int tdb_hook_write_my_code(tdb_session *s, tdb_error *err);
+/* The hook reported TDB_PYHOOK_STOP_EXCEPTION (REP): fill ST (its
+ * exception a new reference). */
+struct tdb_pyhook_report;
+void tdb_session_python_exc_stop(tdb_session *s, const struct tdb_pyhook_report *rep,
+                                 tdb_stop_info *st);
+/* A throw the silent catchpoint saw (EXC: its exception, stolen): kept,
+ * with its first native frames, for the Python exception it becomes. */
+void tdb_session_c10_throw_seen(tdb_session *s, json_t *exc);
 
 /* session/stepinto.c */
 /* The user's directories: the program's (SCRIPT_DIR, may be NULL), the

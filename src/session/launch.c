@@ -53,6 +53,19 @@ int tdb_session_arm(tdb_session *s, const char *script_dir, tdb_error *err)
         }
         json_decref(bp);
     }
+    for (size_t i = 0; i < s->opts.n_catch_raise; i++) {
+        json_t *bp = tdb_session_python_catch(s, TDB_CATCH_PY_RAISED, s->opts.catch_raise[i], err);
+        if (!bp)
+            return -1;
+        const char *msg = json_string_value(json_object_get(bp, "message"));
+        int placed = json_integer_value(json_object_get(bp, "id")) != 0;
+        if (!placed)
+            tdb_error_set_exit(err, TDB_EXIT_USAGE, 0, "cannot catch Python exceptions: %s",
+                               msg ? msg : "?");
+        json_decref(bp);
+        if (!placed)
+            return -1;
+    }
     return 0;
 }
 

@@ -91,7 +91,7 @@ int tdb_session_light_applies(tdb_session *s)
         say(s, "warning", "TDEBUG_LIGHT='%s' is neither 0 nor 1: a light session where the "
                           "stops allow one (set TDEBUG_LIGHT=0 to turn them off)", env);
     if (o->all_symbols || o->n_symbols || o->cpython_symbols || o->n_stop_at_load ||
-        o->n_catch_throw)
+        o->n_catch_throw || o->n_catch_raise)
         return 0;
     if (!o->n_stop_at_import && !o->n_breaks)
         return 0; /* nothing to stop at: the ordinary session costs as little */

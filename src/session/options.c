@@ -197,6 +197,14 @@ int tdb_session_options_add(tdb_session_options *o, tdb_option_list list, char *
         }
         tdb_ptrs_push(&o->catch_throw, &o->n_catch_throw, value ? value : "");
         return 0;
+    case TDB_OPTS_CATCH_RAISE:
+        if (value && tdb_python_exc_type_refusal(value, &why)) {
+            tdb_error_set(err, EINVAL, "%s", tdb_buf_str(&why));
+            tdb_buf_free(&why);
+            return -1;
+        }
+        tdb_ptrs_push(&o->catch_raise, &o->n_catch_raise, value ? value : "");
+        return 0;
     case TDB_OPTS_SYMBOLS:
         if (!*value || strchr(value, '\n') || regcomp(&re, value, REG_NOSUB) != 0) {
             tdb_error_set(err, EINVAL, "'%s' is not a basic regex", value);
@@ -224,6 +232,9 @@ void tdb_session_options_release(tdb_session_options *o)
     free(o->breaks);
     free(o->symbols);
     free(o->catch_throw);
+    free(o->catch_raise);
+    o->catch_raise = NULL;
+    o->n_catch_raise = 0;
     free(o->my_code);
     o->my_code = NULL;
     o->n_my_code = 0;

@@ -166,7 +166,9 @@ static void slot_entry(const bp_info *b, tdb_pyhook_breakpoint *bp)
     memset(bp, 0, sizeof(*bp));
     bp->id = b->id;
     bp->enabled = b->enabled;
-    bp->kind = b->py_line > 0 ? TDB_PYHOOK_BP_LINE : TDB_PYHOOK_BP_FUNCTION;
+    bp->kind = b->py_exc ? TDB_PYHOOK_BP_EXCEPTION
+               : b->py_line > 0 ? TDB_PYHOOK_BP_LINE : TDB_PYHOOK_BP_FUNCTION;
+    bp->exc_when = b->py_exc;
     bp->line = b->py_line;
     snprintf(bp->file, sizeof(bp->file), "%s", b->py_file ? b->py_file : "");
     snprintf(bp->function, sizeof(bp->function), "%s", b->py_function ? b->py_function : "");

@@ -331,7 +331,8 @@ loaded:
     if (tdb_hook_read_mem(s, CONTROL(s, table), &h->table, sizeof(h->table), &local) < 0 ||
         tdb_hook_read_mem(s, CONTROL(s, capacity), &h->capacity, sizeof(h->capacity), &local) < 0)
         goto write_failed;
-    if (tdb_hook_write_all_slots(s, &local) < 0 || tdb_hook_table_changed(s, &local) < 0)
+    if (tdb_hook_write_my_code(s, &local) < 0 || tdb_hook_write_all_slots(s, &local) < 0 ||
+        tdb_hook_table_changed(s, &local) < 0)
         goto write_failed;
     if (tdb_hook_eval_u64(s, "(int) tdebug_pyhook_install()", &v, &local) < 0 || (int)v != 0) {
         char why[256] = "";
@@ -431,17 +432,23 @@ json_t *tdb_session_python_break(tdb_session *s, const char *location, int tempo
     func = NULL;
     b->slot = -1;
     b->pending = 1;
-    if (s->hook.state == PYHOOK_READY && (tdb_hook_write_slot(s, b, 0, err) < 0 || tdb_hook_table_changed(s, err) < 0))
-        goto cleanup;
-    if (s->hook.state == PYHOOK_NONE && s->state != NOT_STARTED &&
-        arm_safe_point(s, s->state == STOPPED, err) < 0)
-        goto cleanup;
-    out = tdb_session_bp_json(s, b, NULL, 0);
+    out = tdb_session_python_bp_placed(s, b, err);
 cleanup:
     free(resolved);
     free(file);
     free(func);
     return out;
+}
+
+json_t *tdb_session_python_bp_placed(tdb_session *s, bp_info *b, tdb_error *err)
+{
+    if (s->hook.state == PYHOOK_READY &&
+        (tdb_hook_write_slot(s, b, 0, err) < 0 || tdb_hook_table_changed(s, err) < 0))
+        return NULL;
+    if (s->hook.state == PYHOOK_NONE && s->state != NOT_STARTED &&
+        arm_safe_point(s, s->state == STOPPED, err) < 0)
+        return NULL;
+    return tdb_session_bp_json(s, b, NULL, 0);
 }
 
 void tdb_session_python_bp_changed(tdb_session *s, bp_info *b, int deleted)
@@ -694,6 +701,10 @@ int tdb_session_python_stopped(tdb_session *s, int bkptno, const json_t *res, td
         st->reason = rep->reason == TDB_PYHOOK_STOP_FINISH ? TDB_STOP_FINISH
                      : rep->step_mode == TDB_PYHOOK_STEP_NEXT ? TDB_STOP_NEXT : TDB_STOP_STEP;
         st->compact = 1;
+        break;
+    case TDB_PYHOOK_STOP_EXCEPTION:
+        tdb_session_python_exc_stop(s, rep, st);
+        h->step_pending = 0;
         break;
     case TDB_PYHOOK_STOP_FOREIGN:
         say(s, "warning", "Python breakpoints cannot stop in thread %lld of pid %d (%s, in "

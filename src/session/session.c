@@ -226,8 +226,13 @@ static int report_missed(tdb_session *s)
                 say(s, "note", "watchpoint %d (%s) never triggered", b->id, b->location);
             continue;
         }
-        if (b->kind == BP_CATCH) {
-            if (b->hits <= b->passed)
+        if (b->silent)
+            continue;
+        if (b->kind == BP_CATCH || (b->kind == BP_PYTHON && b->py_exc)) {
+            if (b->kind == BP_PYTHON && s->hook.failed && !b->hits)
+                say(s, "warning", "catchpoint %d (%s) could not work in this process (see the "
+                                  "warning above)", b->id, b->location);
+            else if (b->hits <= b->passed)
                 say(s, "note", "catchpoint %d (%s) caught nothing", b->id, b->location);
             continue;
         }
@@ -453,7 +458,7 @@ int tdb_session_stops_pending(const tdb_session *s)
 
 int tdb_session_has_stops(const tdb_session *s)
 {
-    return s->n_mods || s->opts.n_breaks || s->opts.n_catch_throw;
+    return s->n_mods || s->opts.n_breaks || s->opts.n_catch_throw || s->opts.n_catch_raise;
 }
 
 unsigned tdb_session_stack_flags(const tdb_session *s)
@@ -482,6 +487,7 @@ void tdb_session_free(tdb_session *s)
     tdb_strv_free(s->light.ln_name);
     tdb_mem_close(&s->light.mem);
     tdb_session_python_free(s);
+    json_decref(s->last_c10_throw);
     free(s->hook.lib);
     free(s->hook.failed);
     free(s->hook.free_slots);

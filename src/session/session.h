@@ -59,6 +59,10 @@ typedef struct tdb_session_options {
     char **catch_throw;    /* --catch-throw[=TYPE]: "" for every C++ throw, or a
                             * class name (that class and those derived from it) */
     size_t n_catch_throw;
+    char **catch_raise;    /* --catch-raise[=TYPE]: "" for every Python
+                            * exception raised, or a class name (that class
+                            * and those derived from it) */
+    size_t n_catch_raise;
     char **symbols;        /* basic regexes of more libraries to load */
     size_t n_symbols;
     char **my_code;        /* --my-code DIR: directories of the user's own
@@ -96,6 +100,7 @@ typedef enum tdb_option_list {
     TDB_OPTS_STOP_AT_LOAD,   /* the same */
     TDB_OPTS_BREAK,          /* a location --break takes (tdb_break_refusal()) */
     TDB_OPTS_CATCH_THROW,    /* a C++ class name, or NULL for every throw */
+    TDB_OPTS_CATCH_RAISE,    /* a Python class name, or NULL for every exception */
     TDB_OPTS_SYMBOLS,        /* a basic regex of library paths */
     TDB_OPTS_MY_CODE         /* a directory of the user's own code */
 } tdb_option_list;
@@ -133,6 +138,8 @@ typedef enum tdb_stop_reason {
     TDB_STOP_BREAKPOINT,        /* a native breakpoint */
     TDB_STOP_PYTHON_BREAKPOINT, /* a breakpoint in Python code (the hook's) */
     TDB_STOP_THROW,             /* a C++ throw a catchpoint wants */
+    TDB_STOP_PYTHON_EXCEPTION,  /* a Python exception a catchpoint wants
+                                 * (tdb_session_python_catch()) */
     TDB_STOP_SIGNAL,            /* the program got a signal */
     TDB_STOP_INTERRUPT,         /* the front-end interrupted it (Ctrl-C, pause) */
     TDB_STOP_STEP,              /* the end of a step, next, finish... */
@@ -198,7 +205,12 @@ typedef struct tdb_stop_info {
     const tdb_stackview *view; /* the same stack, for text rendering */
     json_t *exception;   /* throw: the C++ exception, {type, message} and
                           * "note" when the message cannot be read
-                          * (native/cxxexc.h); NULL otherwise (borrowed) */
+                          * (native/cxxexc.h); python exception:
+                          * {language: "python", event: "raised" |
+                          * "uncaught" | "user-unhandled", type
+                          * ("json.decoder.JSONDecodeError"), message
+                          * (str()), traceback (as Python prints it)};
+                          * NULL otherwise (borrowed) */
     json_t *args;        /* breakpoint: the arguments of the function it
                           * stopped in, {function, at_entry, ..., args:
                           * [{name, type, value}]} (torch/cxxargs.h; tensors
@@ -579,6 +591,28 @@ json_t *tdb_session_breakpoint_add(tdb_session *s, const char *location, int tem
  * tdb_session_breakpoint_add() (refused: "location", a TYPE that is not a
  * class name; "gdb"). */
 json_t *tdb_session_catchpoint_add(tdb_session *s, const char *type, tdb_error *err);
+
+/* A catchpoint on Python exceptions (session/pyexc.c) of class TYPE or a
+ * class derived from it (NULL or "": every class; a name as __qualname__,
+ * __name__ or "module.qualname" say it), at the event WHEN:
+ *   TDB_CATCH_PY_RAISED   where it is raised (not StopIteration,
+ *                         StopAsyncIteration, GeneratorExit nor inside
+ *                         <frozen ...> unless TYPE names them);
+ *   TDB_CATCH_PY_UNCAUGHT in the outermost Python frame of its thread,
+ *                         which does not handle it: once, before the end;
+ *   TDB_CATCH_PY_USER     in a frame of the user's code (as a step's rule,
+ *                         session/stepinto.c) that does not handle it,
+ *                         about to return into a Python caller outside the
+ *                         user's code that does not handle it either.
+ * A Python breakpoint ("kind": "python", "location": "python-raise TYPE",
+ * "python-uncaught", "python-user-unhandled"): enable, disable, delete,
+ * condition and ignore work on it.  As tdb_session_catchpoint_add()
+ * returns. */
+enum { TDB_CATCH_PY_RAISED = 1, TDB_CATCH_PY_UNCAUGHT = 2, TDB_CATCH_PY_USER = 4 };
+json_t *tdb_session_python_catch(tdb_session *s, int when, const char *type, tdb_error *err);
+/* Is TYPE something tdb_session_python_catch() cannot take?  1 and WHY
+ * (may be NULL) says why. */
+int tdb_python_exc_type_refusal(const char *type, tdb_buf *why);
 /* Can LOCATION stop here at all: one line, and for a place in Python, a
  * process where the hook works?  0, or -1 with ERR saying why not. */
 int tdb_session_breakpoint_check(tdb_session *s, const char *location, tdb_error *err);

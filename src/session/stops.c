@@ -24,6 +24,7 @@ const tdb_stop_words tdb_stop_reasons[TDB_STOP_N_REASONS] = {
     [TDB_STOP_BREAKPOINT] = {"breakpoint", "breakpoint"},
     [TDB_STOP_PYTHON_BREAKPOINT] = {"python-breakpoint", "breakpoint"},
     [TDB_STOP_THROW] = {"throw", "exception"},
+    [TDB_STOP_PYTHON_EXCEPTION] = {"python-exception", "exception"},
     [TDB_STOP_SIGNAL] = {"signal", "exception"},
     [TDB_STOP_INTERRUPT] = {"interrupt", "pause"},
     [TDB_STOP_STEP] = {"step", "step"},
@@ -373,6 +374,15 @@ static int breakpoint_stop(tdb_session *s, int bkptno, const json_t *frame, tdb_
             b->locs[k].hits++;
     if (b && b->kind == BP_NATIVE && !tdb_session_native_hit_stops(s, b))
         return go_on(s, st, err);
+    if (b && b->silent) {
+        /* gdb names one catchpoint of those on __cxa_throw: the user's
+         * own, when there is one, decides (session/pyexc.c) */
+        for (size_t k = 0; k < s->n_bps; k++)
+            if (s->bps[k].kind == BP_CATCH && !s->bps[k].silent && s->bps[k].enabled) {
+                b = &s->bps[k];
+                break;
+            }
+    }
     st->reason = b && b->kind == BP_CATCH ? TDB_STOP_THROW : TDB_STOP_BREAKPOINT;
     st->bp_number = b ? b->id : bkptno;
     st->bp_location = b ? b->location : NULL;
@@ -380,6 +390,11 @@ static int breakpoint_stop(tdb_session *s, int bkptno, const json_t *frame, tdb_
         return 1;
     /* The exception; a class the catchpoint does not want goes on. */
     int keep = tdb_session_throw_stop(s, b, &st->exception, err);
+    if (keep == 1 && b->silent) {
+        tdb_session_c10_throw_seen(s, st->exception);
+        st->exception = NULL;
+        return go_on(s, st, err);
+    }
     if (keep != 0)
         return keep;
     b->passed++;

@@ -222,7 +222,7 @@ class Pyhook:
         assert handle != 0, g.eval("(char *) dlerror()")
         g.cli("sharedlibrary libtdebug-pyhook")
         assert g.num("tdebug_pyhook_control.magic") == MAGIC
-        assert g.num("tdebug_pyhook_control.abi") == 2
+        assert g.num("tdebug_pyhook_control.abi") == 3
         self.control = g.num("(long) &tdebug_pyhook_control")
 
     def install(self):

@@ -57,7 +57,8 @@ def test_initialize_says_only_true_capabilities(tdebug, procs, tmp_path):
                  "supportsModulesRequest", "supportsInstructionBreakpoints",
                  "supportsStepInTargetsRequest", "supportsLoadedSourcesRequest"):
         assert caps[name] is True
-    assert [f["filter"] for f in caps["exceptionBreakpointFilters"]] == ["cpp_throw", "c10_error"]
+    assert [f["filter"] for f in caps["exceptionBreakpointFilters"]] == [
+        "cpp_throw", "c10_error", "raised", "uncaught", "userUnhandled"]
     dap.finish()
 
 

@@ -654,6 +654,35 @@ def test_a_client_that_runs_no_terminal_gets_output_events(tdebug, procs, tmp_pa
 # ---------------------------------------------------------------------------
 # Data breakpoints: gdb's watchpoints on C/C++ lvalues
 
+def test_completions_in_a_c_frame(tdebug, procs, tmp_path):
+    # gdb's own completion of an expression: a local, a struct's member
+    prog = tt_program(tmp_path)
+    dap = Adapter.start(tdebug, procs, tmp_path)
+    caps = dap.initialize()
+    assert caps["supportsCompletionsRequest"] is True
+    src = str(TT_SRC / "csrc" / "core" / "tt_ops.c")
+    line = marked_line("csrc/core/tt_ops.c", "add dispatch")
+    dap.start_program("launch", {"program": prog, "python": PYTHON, "symbols": "libtt_",
+                                 "env": {"PYTHONPATH": str(TT_OUT)}},
+                      lambda d: d.set_breakpoints(src, [line]))
+    i, stop = dap.stopped()
+    tid = stop["threadId"]
+    top = dap.frames(tid)[0]
+    assert top["name"] == "tt_ops_add_call"
+
+    def targets(text):
+        return dap.request("completions", {"text": text, "column": len(text) + 1,
+                                           "frameId": top["id"]})["body"]["targets"]
+    local = [t for t in targets("1 + kern") if t["label"] == "kernel"]
+    assert local and local[0]["start"] == 5 and local[0]["length"] == 4, targets("1 + kern")
+    member = [t for t in targets("self->nd") if t["label"] == "ndim"]
+    assert member and member[0]["start"] == 7 and member[0]["length"] == 2, targets("self->nd")
+    assert targets("self->no_such_member_") == []
+    dap.continue_(tid)
+    assert dap.wait_event("exited")["body"]["exitCode"] == 0
+    dap.finish()
+
+
 def test_data_breakpoint_on_a_c_local(tdebug, procs, tmp_path):
     prog = tt_program(tmp_path)
     dap = Adapter.start(tdebug, procs, tmp_path)

@@ -135,12 +135,6 @@ function callStackRows() {
     }));
 }
 
-// The rows of the Variables view.
-function variableRows() {
-    return [...document.querySelectorAll('.debug-variables .monaco-list-row')].map(r =>
-        r.innerText.replace(/\s+/g, ' ').trim());
-}
-
 async function main() {
     const puppeteer = createRequire(path.join(NPM, 'package.json'))('puppeteer-core');
     fs.rmSync(OUT, { recursive: true, force: true });

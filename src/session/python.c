@@ -559,18 +559,7 @@ int tdb_session_python_stopped(tdb_session *s, int bkptno, const json_t *res, td
         if (land > 0)
             return TDB_HOOK_RUNNING;
         tdb_session_python_step_done(s);
-        if (has_line) {
-            /* With debug info, past the prologue to the first line of the
-             * body (where gdb's 'break FUNCTION' stops), arguments set. */
-            h->native_prologue = 1;
-            if (tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, err, "-exec-step") < 0)
-                return -1;
-            tdb_session_note_running(s);
-            return TDB_HOOK_RUNNING;
-        }
-        st->reason = TDB_STOP_STEP;
-        st->compact = 1;
-        return TDB_HOOK_STOP;
+        return tdb_session_step_arrived(s, has_line, st, err);
     }
     if (h->state != PYHOOK_READY || bkptno != h->stop_bp)
         return TDB_HOOK_NOT_OURS;

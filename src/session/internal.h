@@ -104,6 +104,8 @@ typedef struct bp_info {
     char *hit_condition; /* as given ("5", ">=5", "%5"), NULL: none */
     int hit_op, hit_value; /* TDB_PYHOOK_HIT_* and its N */
     int ignore;        /* hits to let go first */
+    int ignore_new;    /* Python: 'ignore' given since the slot was last
+                        * written (the hook counts it down in the slot) */
     char *log_message; /* a log point: {expression} parts; NULL: stops */
     int cond_hits;     /* native: hits whose condition held (gdb's) */
 } bp_info;

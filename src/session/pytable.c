@@ -140,7 +140,8 @@ static int table_reserve(tdb_session *s, int want, tdb_error *err)
     if (rc < 0)
         return -1;
     if (!at || at == (uint64_t)-1) {
-        tdb_error_set(err, ENOMEM, "cannot map %zu bytes in the process for %d Python breakpoints",
+        tdb_error_set(err, ENOMEM, "cannot map %zu bytes in the process for %d Python breakpoints "
+                      "(it is out of memory or address space: delete some to make room)",
                       bytes, want);
         return -1;
     }

@@ -431,8 +431,20 @@ json_t *tdb_session_python_break(tdb_session *s, const char *location, int tempo
     func = NULL;
     b->slot = -1;
     b->pending = 1;
-    if (s->hook.state == PYHOOK_READY && (tdb_hook_write_slot(s, b, 0, err) < 0 || tdb_hook_table_changed(s, err) < 0))
-        goto cleanup;
+    if (s->hook.state == PYHOOK_READY) {
+        tdb_error why = {0};
+        if (tdb_hook_write_slot(s, b, 0, &why) < 0 || tdb_hook_table_changed(s, &why) < 0) {
+            /* No room in the process for a larger table: this breakpoint
+             * is refused and the session goes on (gdb gone ends it). */
+            if (!tdb_gdb_alive(s->gdb)) {
+                tdb_error_set(err, why.code, "%s", why.msg);
+                goto cleanup;
+            }
+            tdb_session_bp_delete(s, b);
+            out = tdb_session_bp_refused(location, "location", why.msg);
+            goto cleanup;
+        }
+    }
     if (s->hook.state == PYHOOK_NONE && s->state != NOT_STARTED &&
         arm_safe_point(s, s->state == STOPPED, err) < 0)
         goto cleanup;

@@ -481,7 +481,7 @@ async function unfoldCallStack() {
     }));
 }
 
-// What an expected-failure check waits for the right state before it says
+// What a check of the Call Stack waits for the right state before it says
 // what it sees instead: the stop and its stack are shown already, so VS Code
 // has only its own rendering left to do.
 const CHECK_DEADLINE = 10e3;

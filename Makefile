@@ -11,6 +11,7 @@
 #                    in headless chromium, tests/vscode-ui/): installs them into
 #                    VSCODE_UI_CACHE once, keeps screenshots in build/test-vscode
 #   make unit        C unit tests only (cmocka);  make e2e  pytest only
+#   make e2e-loaded  pytest with stress-ng keeping both cores busy (races show)
 #   make demo        the guided tour of 'import torch' (tdebug tour --batch)
 #   make bench       benchmarks against plain python/gdb, printing ratios
 #   make install     PREFIX=/usr/local (DESTDIR for staging)

@@ -491,6 +491,19 @@ static void set_message_from_exception(char *dst, size_t n, const char *what)
     PyErr_Clear();
 }
 
+/* The literal text LIT[0..*N), if any, appended to PARTS as a str; *N is
+ * then 0.  -1 with an exception set. */
+static int append_text(PyObject *parts, const char *lit, size_t *n)
+{
+    if (!*n)
+        return 0;
+    PyObject *t = PyUnicode_DecodeUTF8(lit, (Py_ssize_t)*n, "replace");
+    int rc = t ? PyList_Append(parts, t) : -1;
+    Py_XDECREF(t);
+    *n = 0;
+    return rc;
+}
+
 /* The log message TEXT as a tuple of str and code objects, NULL with an
  * exception set when an {expression} does not compile. */
 static PyObject *compile_log(const char *text)
@@ -515,15 +528,8 @@ static PyObject *compile_log(const char *text)
             lit[nlit++] = *p++;
             continue;
         }
-        if (nlit) {
-            PyObject *t = PyUnicode_DecodeUTF8(lit, (Py_ssize_t)nlit, "replace");
-            if (!t || PyList_Append(parts, t) < 0) {
-                Py_XDECREF(t);
-                goto cleanup;
-            }
-            Py_DECREF(t);
-            nlit = 0;
-        }
+        if (append_text(parts, lit, &nlit) < 0)
+            goto cleanup;
         size_t n = (size_t)(end - p - 1);
         char *expr = PyMem_RawMalloc(n + 1);
         if (!expr)
@@ -539,14 +545,8 @@ static PyObject *compile_log(const char *text)
         Py_DECREF(co);
         p = end + 1;
     }
-    if (nlit) {
-        PyObject *t = PyUnicode_DecodeUTF8(lit, (Py_ssize_t)nlit, "replace");
-        if (!t || PyList_Append(parts, t) < 0) {
-            Py_XDECREF(t);
-            goto cleanup;
-        }
-        Py_DECREF(t);
-    }
+    if (append_text(parts, lit, &nlit) < 0)
+        goto cleanup;
     out = PyList_AsTuple(parts);
 cleanup:
     Py_XDECREF(parts);

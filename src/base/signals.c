@@ -37,11 +37,6 @@ int tdb_signals_install(int with_sigchld, tdb_error *err)
     return sig_pipe[0];
 }
 
-int tdb_signals_fd(void)
-{
-    return sig_pipe[0];
-}
-
 int tdb_signals_take(void)
 {
     unsigned char c;

@@ -13,8 +13,6 @@
  * children, when WITH_SIGCHLD) to the pipe; may be called again.  Returns
  * the pipe's read end (non-blocking), or -1 with ERR set. */
 int tdb_signals_install(int with_sigchld, tdb_error *err);
-/* The pipe's read end, or -1 before tdb_signals_install(). */
-int tdb_signals_fd(void);
 /* The next signal that arrived, or 0 when none is pending. */
 int tdb_signals_take(void);
 /* Give SIGCHLD its default disposition back. */

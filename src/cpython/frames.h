@@ -129,10 +129,8 @@ struct tdb_core;
 int tdb_py_open_core(struct tdb_core *core, tdb_py_process **out, tdb_error *err);
 void tdb_py_close(tdb_py_process *p); /* accepts NULL */
 
-/* The target's version ("3.11.2") and the path of the file holding the
- * interpreter (/usr/bin/python3.11, .../libpython3.11.so.1.0).  Borrowed. */
+/* The target's version ("3.11.2").  Borrowed. */
 const char *tdb_py_version(const tdb_py_process *p);
-const char *tdb_py_module(const tdb_py_process *p);
 /* Where the struct layouts came from: "headers of CPython 3.12.1" or
  * "_Py_DebugOffsets of the process (3.13.0), headers of CPython 3.13.0 for
  * the rest".  Borrowed. */

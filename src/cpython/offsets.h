@@ -178,7 +178,5 @@ extern const size_t tdb_py_n_layouts;
 
 /* The table's entry for MAJOR.MINOR, or NULL. */
 const tdb_py_layout *tdb_py_layout_find(int major, int minor);
-/* The name of field I ("tstate_next"), for messages. */
-const char *tdb_py_layout_field_name(int i);
 
 #endif

@@ -30,16 +30,6 @@ const tdb_py_layout *tdb_py_layout_find(int major, int minor)
     return NULL;
 }
 
-const char *tdb_py_layout_field_name(int i)
-{
-    static const char *const names[] = {
-#define NAME(n) #n,
-        TDB_PYO_FIELDS(NAME)
-#undef NAME
-    };
-    return i >= 0 && i < TDB_PYO_COUNT ? names[i] : "?";
-}
-
 /* Each tdebug field the runtime publishes, and the member that gives it. */
 static const struct {
     int field, member;
@@ -630,11 +620,6 @@ void tdb_py_close(tdb_py_process *p)
 const char *tdb_py_version(const tdb_py_process *p)
 {
     return p->version;
-}
-
-const char *tdb_py_module(const tdb_py_process *p)
-{
-    return p->module;
 }
 
 const char *tdb_py_layout_source(const tdb_py_process *p)

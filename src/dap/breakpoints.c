@@ -59,15 +59,6 @@ static char *set_options(tdb_dap *d, int id, const json_t *wanted)
     return NULL;
 }
 
-/* OUT (a DAP Breakpoint) says WHY its options were refused (freed). */
-static void refused(json_t *out, char *why)
-{
-    if (!why)
-        return;
-    json_object_set_new(out, "message", json_string(why));
-    free(why);
-}
-
 /* The told state of breakpoint ID, or a fresh look. */
 static json_t *bp_now(tdb_dap *d, int id)
 {
@@ -75,6 +66,27 @@ static json_t *bp_now(tdb_dap *d, int id)
     json_t *out = bp ? tdb_dap_breakpoint(d, bp) : json_pack("{s:b}", "verified", 0);
     json_decref(bp);
     tdb_dap_told(d, out);
+    return out;
+}
+
+/* The client's breakpoint WANTED: the core's breakpoint *ID kept when not
+ * 0, else one added at LOCATION by ADD (*ID its id, 0 when refused), with
+ * WANTED's options set on it.  The DAP Breakpoint (new reference),
+ * remembered as told, its "message" saying why an option was refused. */
+static json_t *reuse_or_add(tdb_dap *d, int *id, const char *location, const json_t *wanted,
+                            json_t *(*add)(tdb_dap *d, const char *location, int *id))
+{
+    if (!*id) {
+        json_t *o = add(d, location, id);
+        if (!*id)
+            return o;
+        json_decref(o);
+    }
+    char *why = set_options(d, *id, wanted);
+    json_t *out = bp_now(d, *id);
+    if (why)
+        json_object_set_new(out, "message", json_string(why));
+    free(why);
     return out;
 }
 
@@ -126,22 +138,9 @@ void tdb_dap_set_breakpoints(tdb_dap *d, int seq, const json_t *args)
                 json_array_remove(had, k);
                 break;
             }
-        char *refusal = NULL;
-        if (id) {
-            refusal = set_options(d, id, b);
-            json_array_append_new(out, bp_now(d, id));
-        } else {
-            char *loc = tdb_xasprintf("%s:%d", path, n);
-            json_t *o = add_bp(d, loc, &id);
-            free(loc);
-            if (id) {
-                refusal = set_options(d, id, b);
-                json_decref(o);
-                o = bp_now(d, id);
-            }
-            json_array_append_new(out, o);
-        }
-        refused(json_array_get(out, json_array_size(out) - 1), refusal);
+        char *loc = id ? NULL : tdb_xasprintf("%s:%d", path, n);
+        json_array_append_new(out, reuse_or_add(d, &id, loc, b, add_bp));
+        free(loc);
         if (id)
             json_array_append_new(now, json_pack("{s:i, s:i}", "line", n, "id", id));
     }
@@ -183,21 +182,9 @@ static void set_located(tdb_dap *d, int seq, const char *cmd, const json_t *args
         }
         json_t *old = json_object_get(*map, name);
         int id = (int)json_integer_value(old);
-        char *refusal = NULL;
-        if (id) {
-            refusal = set_options(d, id, b);
-            json_array_append_new(out, bp_now(d, id));
+        if (id)
             json_object_del(*map, name);
-        } else {
-            json_t *o = add(d, name, &id);
-            if (id) {
-                refusal = set_options(d, id, b);
-                json_decref(o);
-                o = bp_now(d, id);
-            }
-            json_array_append_new(out, o);
-        }
-        refused(json_array_get(out, json_array_size(out) - 1), refusal);
+        json_array_append_new(out, reuse_or_add(d, &id, name, b, add));
         if (id)
             json_object_set_new(keep, name, json_integer(id));
         free(name);

@@ -406,11 +406,6 @@ tdb_mi_record *tdb_gdb_next_event(tdb_gdb *g, int timeout_ms, tdb_error *err)
     }
 }
 
-pid_t tdb_gdb_pid(const tdb_gdb *g)
-{
-    return g->pid;
-}
-
 int tdb_gdb_version(const tdb_gdb *g)
 {
     return g->version;

@@ -51,8 +51,7 @@ tdb_gdb *tdb_gdb_start(const tdb_gdb_options *opts, tdb_error *err);
 tdb_gdb *tdb_gdb_spawn(const tdb_gdb_options *opts, tdb_error *err);
 int tdb_gdb_handshake(tdb_gdb *g, tdb_error *err);
 
-/* gdb's pid, and its version as major*100+minor (1301 for 13.1). */
-pid_t tdb_gdb_pid(const tdb_gdb *g);
+/* gdb's version as major*100+minor (1301 for 13.1). */
 int tdb_gdb_version(const tdb_gdb *g);
 /* The fd to poll(): readable when gdb may have printed something. */
 int tdb_gdb_fd(const tdb_gdb *g);

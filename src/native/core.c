@@ -44,7 +44,7 @@ struct tdb_core {
     char *exe_override;
     pid_t pid;
     int signal;
-    char *cmdline, *comm, *exe;
+    char *cmdline, *exe;
     uint64_t entry;          /* AT_ENTRY */
     segment *segs;
     size_t nsegs;
@@ -172,9 +172,7 @@ static void parse_notes(tdb_core *c, const uint8_t *data, size_t size)
             struct elf_prpsinfo ps;
             memcpy(&ps, desc, sizeof(ps));
             c->pid = ps.pr_pid; /* the last NT_PRPSINFO, should a core have several */
-            free(c->comm);
             free(c->cmdline);
-            c->comm = tdb_xstrndup(ps.pr_fname, strnlen(ps.pr_fname, sizeof(ps.pr_fname)));
             size_t n = strnlen(ps.pr_psargs, sizeof(ps.pr_psargs));
             while (n && ps.pr_psargs[n - 1] == ' ')
                 n--;
@@ -526,7 +524,6 @@ void tdb_core_free(tdb_core *c)
     free(c->path);
     free(c->exe_override);
     free(c->cmdline);
-    free(c->comm);
     free(c->exe);
     tdb_strv_free(c->problems);
     free(c);
@@ -535,7 +532,6 @@ void tdb_core_free(tdb_core *c)
 const char *tdb_core_path(const tdb_core *c) { return c->path; }
 pid_t tdb_core_pid(const tdb_core *c) { return c->pid; }
 const char *tdb_core_cmdline(const tdb_core *c) { return c->cmdline; }
-const char *tdb_core_comm(const tdb_core *c) { return c->comm; }
 const char *tdb_core_exe(const tdb_core *c) { return c->exe; }
 int tdb_core_signal(const tdb_core *c) { return c->signal; }
 size_t tdb_core_n_threads(const tdb_core *c) { return c->nthreads; }

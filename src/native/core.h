@@ -38,9 +38,8 @@ void tdb_core_free(tdb_core *c); /* accepts NULL */
 const char *tdb_core_path(const tdb_core *c);
 pid_t tdb_core_pid(const tdb_core *c);
 /* The command line as the core has it (pr_psargs: at most 80 bytes), the
- * program's name (pr_fname), the executable's path as it was mapped. */
+ * executable's path as it was mapped. */
 const char *tdb_core_cmdline(const tdb_core *c);
-const char *tdb_core_comm(const tdb_core *c);
 const char *tdb_core_exe(const tdb_core *c);
 /* The signal that made the core (0 for gcore). */
 int tdb_core_signal(const tdb_core *c);

@@ -22,28 +22,40 @@ static int unit_names(const char *unit, const char *name)
     return lu == ln || unit[lu - ln - 1] == '/';
 }
 
-/* Call FN(unit name, its DW_AT_comp_dir, CTX) for each compilation unit
- * of ELF_PATH's debug info (either may be NULL), until FN returns nonzero.
- * The number of units seen, or -1 with ERR set when the file or its debug
- * info cannot be read. */
-static long walk_units(const char *elf_path, int (*fn)(const char *unit, const char *dir, void *ctx),
-                       void *ctx, tdb_error *err)
+/* ELF_PATH's debug info, its file open as *OUT_FD; NULL with ERR set
+ * (ERR->code an errno when the file itself cannot be opened). */
+static Dwarf *dwarf_open(const char *elf_path, int *out_fd, tdb_error *err)
 {
-    Dwarf *dbg = NULL;
-    long units = -1;
     int fd = open(elf_path, O_RDONLY | O_CLOEXEC);
-
     if (fd < 0) {
         tdb_error_errno(err, "cannot open '%s'", elf_path);
-        return -1;
+        return NULL;
     }
-    dbg = dwarf_begin(fd, DWARF_C_READ);
+    Dwarf *dbg = dwarf_begin(fd, DWARF_C_READ);
     if (!dbg) {
         tdb_error_set(err, 0, "cannot read debug info in '%s': %s (was it built with -g?)",
                       elf_path, dwarf_errmsg(-1));
-        goto cleanup;
+        close(fd);
+        return NULL;
     }
-    units = 0;
+    *out_fd = fd;
+    return dbg;
+}
+
+static void dwarf_close(Dwarf *dbg, int fd)
+{
+    dwarf_end(dbg);
+    close(fd);
+}
+
+/* Call FN(unit's DIE, its name, its DW_AT_comp_dir, CTX) for each
+ * compilation unit of DBG (name and dir may be NULL), until FN returns
+ * nonzero.  The number of units seen. */
+static long each_unit(Dwarf *dbg,
+                      int (*fn)(Dwarf_Die *cu, const char *unit, const char *dir, void *ctx),
+                      void *ctx)
+{
+    long units = 0;
     Dwarf_Off off = 0, next;
     size_t header;
     while (dwarf_nextcu(dbg, off, &next, &header, NULL, NULL, NULL) == 0) {
@@ -51,16 +63,27 @@ static long walk_units(const char *elf_path, int (*fn)(const char *unit, const c
         Dwarf_Attribute attr;
         if (dwarf_offdie(dbg, off + header, &die)) {
             units++;
-            if (fn(dwarf_diename(&die), dwarf_formstring(dwarf_attr(&die, DW_AT_comp_dir, &attr)),
-                   ctx))
+            if (fn(&die, dwarf_diename(&die),
+                   dwarf_formstring(dwarf_attr(&die, DW_AT_comp_dir, &attr)), ctx))
                 break;
         }
         off = next;
     }
-cleanup:
-    if (dbg)
-        dwarf_end(dbg);
-    close(fd);
+    return units;
+}
+
+/* each_unit() over ELF_PATH's debug info; -1 with ERR set when the file or
+ * its debug info cannot be read. */
+static long walk_units(const char *elf_path,
+                       int (*fn)(Dwarf_Die *cu, const char *unit, const char *dir, void *ctx),
+                       void *ctx, tdb_error *err)
+{
+    int fd;
+    Dwarf *dbg = dwarf_open(elf_path, &fd, err);
+    if (!dbg)
+        return -1;
+    long units = each_unit(dbg, fn, ctx);
+    dwarf_close(dbg, fd);
     return units;
 }
 
@@ -69,8 +92,9 @@ typedef struct find_unit {
     char *found;
 } find_unit;
 
-static int find_source(const char *unit, const char *dir, void *ctx)
+static int find_source(Dwarf_Die *cu, const char *unit, const char *dir, void *ctx)
 {
+    (void)cu;
     find_unit *f = ctx;
     if (!unit || !unit_names(unit, f->name))
         return 0;
@@ -87,8 +111,9 @@ char *tdb_dwarf_source_path(const char *elf_path, const char *name, tdb_error *e
     return f.found;
 }
 
-static int add_source_dir(const char *unit, const char *dir, void *ctx)
+static int add_source_dir(Dwarf_Die *cu, const char *unit, const char *dir, void *ctx)
 {
+    (void)cu;
     json_t *dirs = ctx;
     if (unit && unit[0] == '/') {
         const char *slash = strrchr(unit, '/');
@@ -174,30 +199,49 @@ static size_t frame_setup_len(const uint8_t *code)
     return k;
 }
 
+/* each_unit()'s search for the unit whose ranges hold ADDR. */
+typedef struct unit_at {
+    uint64_t addr;
+    Dwarf_Die cu;
+    bool found;
+} unit_at;
+
+static int unit_holding(Dwarf_Die *cu, const char *unit, const char *dir, void *ctx)
+{
+    (void)unit, (void)dir;
+    unit_at *u = ctx;
+    if (dwarf_haspc(cu, u->addr) != 1)
+        return 0;
+    u->cu = *cu;
+    u->found = true;
+    return 1;
+}
+
 int tdb_dwarf_after_prologue(const char *elf_path, uint64_t addr, uint64_t *out_addr,
                              tdb_error *err)
 {
-    Dwarf *dbg = NULL;
-    int fd = open(elf_path, O_RDONLY | O_CLOEXEC);
+    tdb_error why = {0};
+    int fd = -1;
+    Dwarf *dbg = dwarf_open(elf_path, &fd, &why);
     uint64_t at = addr;
-    if (fd < 0) {
-        tdb_error_errno(err, "cannot open '%s'", elf_path);
+    if (!dbg && why.code) {
+        tdb_error_set(err, why.code, "%s", why.msg);
         return -1;
     }
-    dbg = dwarf_begin(fd, DWARF_C_READ);
     Dwarf_Die cu, *found = NULL;
     Dwarf_Lines *lines = NULL;
     size_t n_lines = 0;
     if (!dbg)
         goto done; /* no DWARF: gdb has no line table either */
     found = dwarf_addrdie(dbg, addr, &cu);
-    /* No .debug_aranges: the units' own ranges. */
-    for (Dwarf_Off off = 0, next; !found; off = next) {
-        size_t header;
-        if (dwarf_nextcu(dbg, off, &next, &header, NULL, NULL, NULL) != 0)
-            break;
-        if (dwarf_offdie(dbg, off + header, &cu) && dwarf_haspc(&cu, addr) == 1)
+    if (!found) {
+        /* No .debug_aranges: the units' own ranges. */
+        unit_at u = {.addr = addr};
+        each_unit(dbg, unit_holding, &u);
+        if (u.found) {
+            cu = u.cu;
             found = &cu;
+        }
     }
     if (!found || dwarf_getsrclines(&cu, &lines, &n_lines) != 0)
         goto done;
@@ -253,8 +297,7 @@ int tdb_dwarf_after_prologue(const char *elf_path, uint64_t addr, uint64_t *out_
         at = next_row;
 done:
     if (dbg)
-        dwarf_end(dbg);
-    close(fd);
+        dwarf_close(dbg, fd);
     *out_addr = at;
     return 0;
 }
@@ -298,36 +341,21 @@ static int own_function(Dwarf_Die *die, void *arg)
     return DWARF_CB_OK;
 }
 
+static int unit_functions(Dwarf_Die *cu, const char *unit, const char *dir, void *ctx)
+{
+    (void)unit;
+    own_functions *o = ctx;
+    o->comp_dir = dir;
+    dwarf_getfuncs(cu, own_function, o, 0);
+    return 0;
+}
+
 int tdb_dwarf_functions_under(const char *elf_path, const char *const *dirs, size_t n_dirs,
                               uint64_t **out_addrs, size_t *out_n, tdb_error *err)
 {
     own_functions o = {.dirs = dirs, .n_dirs = n_dirs};
-    Dwarf *dbg = NULL;
-    int fd = open(elf_path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        tdb_error_errno(err, "cannot open '%s'", elf_path);
+    if (walk_units(elf_path, unit_functions, &o, err) < 0)
         return -1;
-    }
-    dbg = dwarf_begin(fd, DWARF_C_READ);
-    if (!dbg) {
-        tdb_error_set(err, 0, "cannot read debug info in '%s': %s (was it built with -g?)",
-                      elf_path, dwarf_errmsg(-1));
-        close(fd);
-        return -1;
-    }
-    Dwarf_Off off = 0, next;
-    size_t header;
-    while (dwarf_nextcu(dbg, off, &next, &header, NULL, NULL, NULL) == 0) {
-        Dwarf_Die cu;
-        Dwarf_Attribute attr;
-        if (dwarf_offdie(dbg, off + header, &cu)) {
-            o.comp_dir = dwarf_formstring(dwarf_attr(&cu, DW_AT_comp_dir, &attr));
-            dwarf_getfuncs(&cu, own_function, &o, 0);
-        }
-        off = next;
-    }
-    dwarf_end(dbg);
-    close(fd);
     *out_addrs = o.v;
     *out_n = o.n;
     return 0;

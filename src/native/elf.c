@@ -187,11 +187,6 @@ void tdb_elf_free(tdb_elf *e)
     free(e);
 }
 
-const char *tdb_elf_path(const tdb_elf *e)
-{
-    return e->path;
-}
-
 const char *tdb_elf_format(const tdb_elf *e)
 {
     return bfd_get_target(e->abfd);

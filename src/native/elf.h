@@ -55,14 +55,13 @@ typedef enum tdb_elf_kind {
  * truncated and corrupt headers).  Free with tdb_elf_free(). */
 tdb_elf *tdb_elf_open(const char *path, tdb_error *err);
 /* Open PATH for tdb_elf_find_symbol() and tdb_elf_load_bias() only (and
- * tdb_elf_path(), tdb_elf_free()): the file is mapped and must start like
+ * tdb_elf_free()): the file is mapped and must start like
  * ELF, without libbfd, whose check costs twice the rest (~30 us a file):
  * for questions put to every executable of the machine ('tdebug ps') or to
  * every process ('tdebug stacks').  The other calls need tdb_elf_open(). */
 tdb_elf *tdb_elf_open_tables(const char *path, tdb_error *err);
 void tdb_elf_free(tdb_elf *elf);
 
-const char *tdb_elf_path(const tdb_elf *elf);
 /* libbfd's target name: "elf64-x86-64". */
 const char *tdb_elf_format(const tdb_elf *elf);
 tdb_elf_kind tdb_elf_get_kind(const tdb_elf *elf);

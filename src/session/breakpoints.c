@@ -842,6 +842,7 @@ int tdb_session_breakpoint_set_ignore(tdb_session *s, int id, int count, tdb_err
         tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, err, "-break-after %d %d", b->number, count) < 0)
         return -1;
     b->ignore = count;
+    b->ignore_new = 1;
     if (b->kind == BP_PYTHON)
         tdb_session_python_bp_changed(s, b, 0);
     return 0;

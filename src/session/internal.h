@@ -108,6 +108,8 @@ typedef struct bp_info {
     char *hit_condition; /* as given ("5", ">=5", "%5"), NULL: none */
     int hit_op, hit_value; /* TDB_PYHOOK_HIT_* and its N */
     int ignore;        /* hits to let go first */
+    int ignore_new;    /* Python: 'ignore' given since the slot was last
+                        * written (the hook counts it down in the slot) */
     char *log_message; /* a log point: {expression} parts; NULL: stops */
     int cond_hits;     /* native: hits whose condition held (gdb's) */
 } bp_info;
@@ -532,6 +534,12 @@ int tdb_session_step_land(tdb_session *s, const json_t *frame, int thread, tdb_e
 /* A breakpoint hit (BKPTNO, RES the record) while landing: TDB_HOOK_*. */
 int tdb_session_step_landed(tdb_session *s, int bkptno, const json_t *res, tdb_stop_info *st,
                             tdb_error *err);
+/* A step from Python arrived at a native function's entry, the hook's
+ * step ended: with debug info (PAST_PROLOGUE) it goes on past the
+ * prologue to the first line of the body (TDB_HOOK_RUNNING), else it is a
+ * step's stop here (TDB_HOOK_STOP, ST filled); -1 with ERR set. */
+int tdb_session_step_arrived(tdb_session *s, int past_prologue, tdb_stop_info *st,
+                             tdb_error *err);
 /* What the step state holds, freed (the session's end). */
 void tdb_session_step_free(tdb_session *s);
 /* The landing's breakpoints removed (any stop ends it). */

@@ -140,7 +140,8 @@ static int table_reserve(tdb_session *s, int want, tdb_error *err)
     if (rc < 0)
         return -1;
     if (!at || at == (uint64_t)-1) {
-        tdb_error_set(err, ENOMEM, "cannot map %zu bytes in the process for %d Python breakpoints",
+        tdb_error_set(err, ENOMEM, "cannot map %zu bytes in the process for %d Python breakpoints "
+                      "(it is out of memory or address space: delete some to make room)",
                       bytes, want);
         return -1;
     }
@@ -199,6 +200,38 @@ static int take_slot(tdb_session *s, bp_info *b, int defer, tdb_error *err)
     return 0;
 }
 
+/* LEN bytes of BUF into the process at ADDR, one gdb command whatever
+ * their size: gdb reads its commands a byte at a time, so they go through
+ * a file that gdb's 'restore' copies in. */
+static int write_through_file(tdb_session *s, uint64_t addr, const void *buf, size_t len,
+                              tdb_error *err)
+{
+    int rc = -1;
+    const char *tmp = getenv("TMPDIR");
+    char *path = tdb_xasprintf("%s/tdebug-pyhook-XXXXXX",
+                               tmp && *tmp && !strpbrk(tmp, " \t\n\"'\\") ? tmp : "/tmp");
+    int fd = mkstemp(path);
+    if (fd < 0 || write(fd, buf, len) != (ssize_t)len) {
+        tdb_error_errno(err, "cannot write '%s'", path);
+        if (fd >= 0)
+            close(fd);
+        goto cleanup;
+    }
+    close(fd);
+    char *cli = tdb_xasprintf("restore %s binary 0x%llx", path, (unsigned long long)addr);
+    char *out = tdb_gdb_console(s->gdb, CMD_TIMEOUT_MS, err, cli);
+    free(cli);
+    if (!out)
+        goto cleanup;
+    free(out);
+    rc = 0;
+cleanup:
+    if (fd >= 0)
+        unlink(path);
+    free(path);
+    return rc;
+}
+
 /* Write breakpoint B into its slot (a new one if it has none), or clear
  * the slot.  The library sees it at the next generation (table_changed). */
 int tdb_hook_write_slot(tdb_session *s, bp_info *b, int clear, tdb_error *err)
@@ -206,7 +239,8 @@ int tdb_hook_write_slot(tdb_session *s, bp_info *b, int clear, tdb_error *err)
     pyhook_state *h = &s->hook;
     if (b->slot < 0 && clear)
         return 0;
-    if (b->slot < 0 && take_slot(s, b, 0, err) < 0)
+    int fresh = b->slot < 0;
+    if (fresh && take_slot(s, b, 0, err) < 0)
         return -1;
     uint64_t at = h->table + (uint64_t)b->slot * sizeof(tdb_pyhook_breakpoint);
     if (clear) {
@@ -217,25 +251,29 @@ int tdb_hook_write_slot(tdb_session *s, bp_info *b, int clear, tdb_error *err)
     }
     tdb_pyhook_breakpoint bp;
     slot_entry(b, &bp);
-    int32_t id = bp.id;
-    bp.id = 0;
-    /* The strings up to their NUL, in one write while the process is
-     * stopped (the library reads the table only when it runs); the id
-     * last all the same, so a slot is live only when complete. */
-    size_t len = bp.function[0] ? offsetof(tdb_pyhook_breakpoint, function) + strlen(bp.function) + 1
-                                : offsetof(tdb_pyhook_breakpoint, file) + strlen(bp.file) + 1;
-    /* What decides whether a hit stops: up to the condition's NUL, and the
-     * log message's (a reused slot may hold another's). */
-    size_t opts = offsetof(tdb_pyhook_breakpoint, hit_op);
-    size_t opts_len = offsetof(tdb_pyhook_breakpoint, condition) + strlen(bp.condition) + 1 - opts;
-    size_t log = offsetof(tdb_pyhook_breakpoint, log_message);
-    return tdb_hook_write_mem(s, at, &bp, len, err) < 0 ||
-                   tdb_hook_write_mem(s, at + opts, (const char *)&bp + opts, opts_len, err) < 0 ||
-                   tdb_hook_write_mem(s, at + log, (const char *)&bp + log, strlen(bp.log_message) + 1,
-                             err) < 0 ||
-                   tdb_hook_write_i32(s, at + offsetof(tdb_pyhook_breakpoint, id), id, err) < 0
-               ? -1
-               : 0;
+    if (!fresh) {
+        /* An edit keeps what the library counts in the slot (as gdb keeps
+         * a breakpoint's hits and what is left of its ignore count): the
+         * hits, the hits whose condition held unless the hit condition
+         * changed, and the ignore count unless 'ignore' gave a new one. */
+        tdb_pyhook_breakpoint now;
+        if (tdb_hook_read_mem(s, at, &now, offsetof(tdb_pyhook_breakpoint, condition), err) < 0)
+            return -1;
+        bp.hits = now.hits;
+        bp.bound = now.bound;
+        if (now.hit_op == bp.hit_op && now.hit_value == bp.hit_value)
+            bp.hit_count = now.hit_count;
+        if (!b->ignore_new)
+            bp.ignore = now.ignore;
+    }
+    b->ignore_new = 0;
+    /* One write while the process is stopped (the library reads the table
+     * only when it runs), up to the log message's NUL: the strings before
+     * it whole, so a reused slot keeps nothing of another breakpoint. */
+    return write_through_file(s, at, &bp,
+                              offsetof(tdb_pyhook_breakpoint, log_message) +
+                                  strlen(bp.log_message) + 1,
+                              err);
 }
 
 /* Every Python breakpoint into the table at once (the hook just loaded):
@@ -244,9 +282,8 @@ int tdb_hook_write_slot(tdb_session *s, bp_info *b, int clear, tdb_error *err)
 int tdb_hook_write_all_slots(tdb_session *s, tdb_error *err)
 {
     pyhook_state *h = &s->hook;
-    int want = 0, rc = -1;
+    int want = 0, rc;
     tdb_pyhook_breakpoint *image = NULL;
-    char *path = NULL;
     for (size_t i = 0; i < s->n_bps; i++)
         want += s->bps[i].kind == BP_PYTHON && s->bps[i].slot < 0;
     if (table_reserve(s, h->n_slots + want, err) < 0)
@@ -260,33 +297,11 @@ int tdb_hook_write_all_slots(tdb_session *s, tdb_error *err)
         return -1;
     image = tdb_xcalloc((size_t)h->n_slots, sizeof(*image));
     for (size_t i = 0; i < s->n_bps; i++)
-        if (s->bps[i].kind == BP_PYTHON && s->bps[i].slot >= 0)
+        if (s->bps[i].kind == BP_PYTHON && s->bps[i].slot >= 0) {
             slot_entry(&s->bps[i], &image[s->bps[i].slot]);
-    /* gdb reads its commands a byte at a time: a large table goes through
-     * a file that gdb's 'restore' copies into the process, one command. */
-    const char *tmp = getenv("TMPDIR");
-    path = tdb_xasprintf("%s/tdebug-pyhook-XXXXXX", tmp && *tmp && !strpbrk(tmp, " \t\n\"'\\") ? tmp : "/tmp");
-    int fd = mkstemp(path);
-    size_t bytes = (size_t)h->n_slots * sizeof(*image);
-    if (fd < 0 || write(fd, image, bytes) != (ssize_t)bytes) {
-        tdb_error_errno(err, "cannot write '%s'", path);
-        if (fd >= 0)
-            close(fd);
-        goto cleanup;
-    }
-    close(fd);
-    char *cli = tdb_xasprintf("restore %s binary 0x%llx", path, (unsigned long long)h->table);
-    char *out = tdb_gdb_console(s->gdb, CMD_TIMEOUT_MS, err, cli);
-    free(cli);
-    if (!out)
-        goto cleanup;
-    free(out);
-    rc = 0;
-cleanup:
-    if (path) {
-        unlink(path);
-        free(path);
-    }
+            s->bps[i].ignore_new = 0;
+        }
+    rc = write_through_file(s, h->table, image, (size_t)h->n_slots * sizeof(*image), err);
     free(image);
     return rc;
 }

@@ -442,9 +442,22 @@ cleanup:
 
 json_t *tdb_session_python_bp_placed(tdb_session *s, bp_info *b, tdb_error *err)
 {
-    if (s->hook.state == PYHOOK_READY &&
-        (tdb_hook_write_slot(s, b, 0, err) < 0 || tdb_hook_table_changed(s, err) < 0))
-        return NULL;
+    if (s->hook.state == PYHOOK_READY) {
+        tdb_error why = {0};
+        if (tdb_hook_write_slot(s, b, 0, &why) < 0 || tdb_hook_table_changed(s, &why) < 0) {
+            /* No room in the process for a larger table: this breakpoint
+             * is refused and the session goes on (gdb gone ends it). */
+            if (!tdb_gdb_alive(s->gdb)) {
+                tdb_error_set(err, why.code, "%s", why.msg);
+                return NULL;
+            }
+            char *location = tdb_xstrdup(b->location);
+            tdb_session_bp_delete(s, b);
+            json_t *out = tdb_session_bp_refused(location, "location", why.msg);
+            free(location);
+            return out;
+        }
+    }
     if (s->hook.state == PYHOOK_NONE && s->state != NOT_STARTED &&
         arm_safe_point(s, s->state == STOPPED, err) < 0)
         return NULL;
@@ -596,18 +609,7 @@ int tdb_session_python_stopped(tdb_session *s, int bkptno, const json_t *res, td
         if (land > 0)
             return TDB_HOOK_RUNNING;
         tdb_session_python_step_done(s);
-        if (has_line) {
-            /* With debug info, past the prologue to the first line of the
-             * body (where gdb's 'break FUNCTION' stops), arguments set. */
-            h->native_prologue = 1;
-            if (tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, err, "-exec-step") < 0)
-                return -1;
-            tdb_session_note_running(s);
-            return TDB_HOOK_RUNNING;
-        }
-        st->reason = TDB_STOP_STEP;
-        st->compact = 1;
-        return TDB_HOOK_STOP;
+        return tdb_session_step_arrived(s, has_line, st, err);
     }
     if (h->state != PYHOOK_READY || bkptno != h->stop_bp)
         return TDB_HOOK_NOT_OURS;

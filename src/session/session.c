@@ -448,14 +448,6 @@ int tdb_session_gdb_fd(const tdb_session *s)
     return tdb_gdb_fd(s->gdb);
 }
 
-int tdb_session_stops_pending(const tdb_session *s)
-{
-    for (size_t i = 0; i < s->n_mods; i++)
-        if (!s->mods[i].stopped)
-            return 1;
-    return 0;
-}
-
 int tdb_session_has_stops(const tdb_session *s)
 {
     return s->n_mods || s->opts.n_breaks || s->opts.n_catch_throw || s->opts.n_catch_raise;

@@ -415,8 +415,6 @@ int tdb_session_gdb_fd(const tdb_session *s);
  * death): 0, or TDB_WAIT_EXITED / TDB_WAIT_GDB_DIED / -1 as
  * tdb_session_wait(). */
 int tdb_session_poll_gdb(tdb_session *s, tdb_error *err);
-/* The requested stops that have not happened yet: 1 if any. */
-int tdb_session_stops_pending(const tdb_session *s);
 /* Was anything asked to stop at (--stop-at-*, --break)? */
 int tdb_session_has_stops(const tdb_session *s);
 

@@ -519,9 +519,20 @@ int tdb_session_step_landed(tdb_session *s, int bkptno, const json_t *res, tdb_s
     tdb_session_step_landing_end(s);
     tdb_session_python_step_done(s);
     s->step.landed = 1;
-    if (!is_op) {
-        /* the user's function, at its entry: past the prologue to the first
-         * line of the body, as a step into it from Python goes */
+    /* the user's function goes on past its prologue; an operator (no
+     * debug info) stops at its entry, its arguments read there */
+    int rc = tdb_session_step_arrived(s, !is_op, st, err);
+    if (rc == TDB_HOOK_STOP)
+        s->step.args_at_stop = 1;
+    return rc;
+}
+
+int tdb_session_step_arrived(tdb_session *s, int past_prologue, tdb_stop_info *st,
+                             tdb_error *err)
+{
+    if (past_prologue) {
+        /* With debug info, past the prologue to the first line of the body
+         * (where gdb's 'break FUNCTION' stops), arguments set. */
         s->hook.native_prologue = 1;
         if (tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, err, "-exec-step") < 0)
             return -1;
@@ -530,7 +541,6 @@ int tdb_session_step_landed(tdb_session *s, int bkptno, const json_t *res, tdb_s
     }
     st->reason = TDB_STOP_STEP;
     st->compact = 1;
-    s->step.args_at_stop = 1;
     return TDB_HOOK_STOP;
 }
 

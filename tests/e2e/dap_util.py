@@ -25,7 +25,6 @@ With TRANSCRIPT (a path), every message is appended to that file as it
 goes ("-> " sent, "<- " received), for reading after a failure.
 """
 import json
-import os
 import socket
 import subprocess
 import threading
@@ -318,11 +317,3 @@ class DapClient:
                 c.close()
             except (OSError, ValueError):
                 pass
-
-
-def write_program(path, body):
-    """Write a small test program; returns its path as a string."""
-    path = os.fspath(path)
-    with open(path, "w") as f:
-        f.write(body)
-    return path

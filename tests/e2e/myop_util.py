@@ -14,7 +14,6 @@ pybind11-dev ('make deps')."""
 import hashlib
 import os
 import shutil
-import subprocess
 
 import pytest
 

@@ -81,6 +81,41 @@ def test_condition_ignore_and_log_points_at_the_prompt_in_python(tdebug, tmp_pat
     assert "never hit" not in r.stderr + out
 
 
+LOOP_MID = textwrap.dedent("""\
+    total = 0
+    for i in range(10):
+        total += i  # line 3
+        if i == 1:
+            total += 0  # line 5
+    print("total", total)
+""")
+
+
+def test_python_ignore_count_survives_other_edits(tdebug, tmp_path):
+    """'ignore 1 3' lets 3 hits go in all, whatever is edited between them:
+    another breakpoint added, breakpoint 1's condition set, it disabled and
+    enabled again (gdb keeps an ignore count and hit counts across these)."""
+    loop = script(tmp_path, "loop.py", LOOP_MID)
+    r = session(tdebug, tmp_path, [
+        "ignore 1 3",            # at i 0: i 1, 2, 3 go
+        "break loop.py:5",
+        "continue",              # line 5 at i 1 (line 3 at i 1 went)
+        "break loop.py:6",
+        "condition 1 i >= 0",
+        "disable 1",
+        "enable 1",
+        "continue",              # i 2 and 3 go: line 3 at i 4
+        "py-print i",
+        "delete",
+        "continue",
+    ], "-b", f"{loop}:3", "--", PYTHON, loop, json_out=True)
+    evs = [json.loads(line) for line in r.stdout.splitlines() if line.strip()]
+    stops = [e for e in evs if e["event"] == "stopped"]
+    assert [s["stack"][0]["line"] for s in stops] == [3, 5, 3], r.stdout
+    printed = [e["value"] for e in evs if e["event"] == "py-print"]
+    assert printed == ["4"], r.stdout
+
+
 def test_native_condition_ignore_and_log_point(tdebug, tmp_path):
     tt = script(tmp_path, "tt.py", TT)
     r = session(tdebug, tmp_path, [

@@ -8,11 +8,7 @@ import base64
 import json
 import os
 import signal
-import socket
 import subprocess
-import time
-
-import pytest
 
 from conftest import PYTHON, SLOW, run, tracer_of, wait_until
 from dap_util import DapClient
@@ -217,9 +213,9 @@ def test_launch_function_breakpoint_in_torch(tdebug, procs, tmp_path, torch_avai
 def test_stop_at_import_stop_on_entry_env_cwd_args(tdebug, procs, tmp_path, torch_available):
     work = tmp_path / "work dir \"quoted\""
     work.mkdir()
-    prog = write(work / "show.py", "import os, sys, torch\n"
-                                   "print(os.getcwd()); print(os.environ.get('TDB_X'))\n"
-                                   "print(os.environ.get('HOME_UNSET', 'unset')); print(sys.argv[1:])\n")
+    write(work / "show.py", "import os, sys, torch\n"
+                            "print(os.getcwd()); print(os.environ.get('TDB_X'))\n"
+                            "print(os.environ.get('HOME_UNSET', 'unset')); print(sys.argv[1:])\n")
     dap = Adapter.start(tdebug, procs, tmp_path)
     dap.initialize()
     args = ["a b", "it's", "\"q\"", "\u00e9", "x" * 5000]
@@ -653,14 +649,13 @@ def test_a_client_that_runs_no_terminal_gets_output_events(tdebug, procs, tmp_pa
     dap.finish()
 
 
-# ---------------------------------------------------------------------------
-# Data breakpoints: gdb's watchpoints on C/C++ lvalues
-
-def test_data_breakpoint_on_a_c_local(tdebug, procs, tmp_path):
+def stop_at_add_dispatch(tdebug, procs, tmp_path, capability):
+    """The tinytensor program under a DAP session, stopped at the marked
+    line of tt_ops_add_call (the adapter announced CAPABILITY): (adapter,
+    program, the stop's index, its thread, its frames)."""
     prog = tt_program(tmp_path)
     dap = Adapter.start(tdebug, procs, tmp_path)
-    caps = dap.initialize()
-    assert caps["supportsDataBreakpoints"] is True
+    assert dap.initialize()[capability] is True
     src = str(TT_SRC / "csrc" / "core" / "tt_ops.c")
     line = marked_line("csrc/core/tt_ops.c", "add dispatch")
     dap.start_program("launch", {"program": prog, "python": PYTHON, "symbols": "libtt_",
@@ -670,6 +665,33 @@ def test_data_breakpoint_on_a_c_local(tdebug, procs, tmp_path):
     tid = stop["threadId"]
     frames = dap.frames(tid)
     assert frames[0]["name"] == "tt_ops_add_call"
+    return dap, prog, i, tid, frames
+
+
+def test_completions_in_a_c_frame(tdebug, procs, tmp_path):
+    # gdb's own completion of an expression: a local, a struct's member
+    dap, _, _, tid, frames = stop_at_add_dispatch(tdebug, procs, tmp_path,
+                                                  "supportsCompletionsRequest")
+
+    def targets(text):
+        return dap.request("completions", {"text": text, "column": len(text) + 1,
+                                           "frameId": frames[0]["id"]})["body"]["targets"]
+    local = [t for t in targets("1 + kern") if t["label"] == "kernel"]
+    assert local and local[0]["start"] == 5 and local[0]["length"] == 4, targets("1 + kern")
+    member = [t for t in targets("self->nd") if t["label"] == "ndim"]
+    assert member and member[0]["start"] == 7 and member[0]["length"] == 2, targets("self->nd")
+    assert targets("self->no_such_member_") == []
+    dap.continue_(tid)
+    assert dap.wait_event("exited")["body"]["exitCode"] == 0
+    dap.finish()
+
+
+# ---------------------------------------------------------------------------
+# Data breakpoints: gdb's watchpoints on C/C++ lvalues
+
+def test_data_breakpoint_on_a_c_local(tdebug, procs, tmp_path):
+    dap, prog, i, tid, frames = stop_at_add_dispatch(tdebug, procs, tmp_path,
+                                                     "supportsDataBreakpoints")
     scopes = dap.request("scopes", {"frameId": frames[0]["id"]})["body"]["scopes"]
     local_scope = next(s for s in scopes if s["name"] == "Locals")
     info = dap.request("dataBreakpointInfo", {"variablesReference":

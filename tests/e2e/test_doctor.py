@@ -4,9 +4,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
-
-import pytest
 
 from conftest import PYTHON, clean_env, run
 from stacks_util import python_or_skip

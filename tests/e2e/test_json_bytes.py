@@ -4,14 +4,11 @@ paths, environment values), escaped by the one convention of tdebug(1)
 ("JSON OUTPUT"): bytes that are not UTF-8 become \\xNN, backslashes \\\\,
 and KEY_escaped: true sits beside KEY.  Quotes and very long strings come
 through as they are.  Every document starts with "version"."""
-import ctypes
 import json
 import os
 import re
 import shutil
 import subprocess
-
-import pytest
 
 from conftest import BUILD, PYTHON, SLOW, clean_env
 

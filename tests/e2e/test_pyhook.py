@@ -9,13 +9,12 @@ import glob
 import os
 import pathlib
 import subprocess
-import textwrap
 import time
 
 import pytest
 
-from conftest import PYTHON, SLOW, clean_env, wait_until
-from pyhook_util import (BP_FUNCTION, BP_LINE, STEP_FINISH, STEP_NEXT, STEP_STEP,
+from conftest import PYTHON, clean_env, wait_until
+from pyhook_util import (BP_FUNCTION, STEP_FINISH, STEP_NEXT, STEP_STEP,
                          STOP_BREAKPOINT, STOP_FINISH, STOP_FUNCTION, STOP_NATIVE,
                          STOP_STEP, Gdb, Pyhook, _field, build_ext, maps_object, marker_line,
                          pyhook_lib)

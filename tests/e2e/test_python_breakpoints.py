@@ -6,11 +6,10 @@ import json
 import os
 import subprocess
 import textwrap
-import time
 
 import pytest
 
-from conftest import BUILD, PYTHON, ROOT, SLOW, proc_state, run, tracer_of, wait_until
+from conftest import BUILD, PYTHON, ROOT, proc_state, run, tracer_of, wait_until
 from pyhook_util import LOOP, hook_installed
 from tinytensor_util import tt_env
 

@@ -11,8 +11,6 @@ import os
 import re
 import shlex
 
-import pytest
-
 from conftest import ROOT, run
 
 # Placeholders the docs write, and a value that stands for each.

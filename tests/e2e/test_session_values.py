@@ -13,7 +13,7 @@ import textwrap
 
 import pytest
 
-from conftest import PYTHON, ROOT, SLOW, clean_env, run, tracer_of, wait_until
+from conftest import PYTHON, SLOW, clean_env, run, tracer_of, wait_until
 from nativevals_util import ADD_CASES, check_tensor
 from tinytensor_util import tt_env
 

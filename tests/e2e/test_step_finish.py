@@ -3,32 +3,13 @@ selected frame (a native one after 'up': gdb wants --thread with --frame;
 an older Python frame: to its caller's line), 'next N' and 'step N', and
 the gdb commands that take a breakpoint number mapped from tdebug's
 numbers to gdb's.  Real gdb, Debian's torch, tinytensor built -O0 -g."""
-import json
 import textwrap
 
 from conftest import PYTHON, ROOT, run
+from step_util import events, session, stops, top
 from tinytensor_util import tt_env
 
 WALKTHROUGH = str(ROOT / "samples" / "tinytensor_walkthrough.py")
-
-
-def events(stdout):
-    return [json.loads(line) for line in stdout.splitlines() if line.strip()]
-
-
-def stops(evs):
-    return [e for e in evs if e["event"] == "stopped"]
-
-
-def top(stop):
-    return stop["stack"][0]
-
-
-def session(tdebug, tmp_path, commands, *args, env=None):
-    cmds = tmp_path / "cmds"
-    cmds.write_text("".join(c + "\n" for c in commands))
-    r = run([tdebug, "run", "--json", "-x", str(cmds)] + list(args), env=env)
-    return r, events(r.stdout)
 
 
 def test_finish_after_up_on_a_native_frame_finishes_that_frame(tdebug, tmp_path):

@@ -5,7 +5,6 @@ by setup.py and by cpp_extension.load), else at torch's operator entry
 glue to the Python line; 'set step-into binding' and --step-into binding
 keep the first native frame.  In run, attach and the DAP, against the real
 gdb, Debian's torch and libtorch-dev."""
-import json
 import os
 import shutil
 import subprocess
@@ -13,37 +12,12 @@ import textwrap
 
 import pytest
 
-from conftest import PYTHON, ROOT, SLOW, run, tracer_of, wait_until
+from conftest import PYTHON, ROOT, run, tracer_of, wait_until
+from step_util import events, line_of, session, stops, top
 from tdap_util import Adapter
 
 MYOP = ROOT / "tests" / "e2e" / "data" / "myop"
 BUILD_TIMEOUT = 1200  # a ten-line op is minutes of compiling on a loaded machine
-
-
-def line_of(path, text):
-    lines = open(path).read().splitlines()
-    hits = [i + 1 for i, line in enumerate(lines) if text in line]
-    assert len(hits) == 1, (path, text, hits)
-    return hits[0]
-
-
-def events(stdout):
-    return [json.loads(line) for line in stdout.splitlines() if line.strip()]
-
-
-def stops(evs):
-    return [e for e in evs if e["event"] == "stopped"]
-
-
-def top(stop):
-    return stop["stack"][0]
-
-
-def session(tdebug, tmp_path, commands, *args, env=None, cwd=None):
-    cmds = tmp_path / "cmds"
-    cmds.write_text("".join(c + "\n" for c in commands))
-    r = run([tdebug, "run", "--json", "-x", str(cmds)] + list(args), env=env, cwd=cwd)
-    return r, events(r.stdout)
 
 
 def need_extension_headers():

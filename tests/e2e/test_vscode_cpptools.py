@@ -8,8 +8,6 @@ import json
 import re
 import subprocess
 
-import pytest
-
 from conftest import PYTHON, free_port, run
 from vscode_util import (RUNNER, Workspace, cpp_workspace, debug_launch, kill_adapters,
                          marker_line, parse_arguments, quote_argument)

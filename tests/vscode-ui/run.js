@@ -9,9 +9,7 @@
 // Every step waits for what the page shows (a DOM condition, with a generous
 // deadline) and keeps a screenshot, OUT/NN-what.png; the adapter's messages
 // are in OUT/dap.log, code-server's output in OUT/code-server.log.  OUT is
-// $B/test-vscode.  A check that today's adapter fails is an expected failure
-// tied to its issue: it is reported as "xfail", and the day it passes the
-// run fails ("XPASS ... remove the marker"), so the marker goes with the fix.
+// $B/test-vscode.
 //
 // Environment: B (the build directory, with tdebug and tdebug-vscode.vsix),
 // TDEBUG_VSCODE_UI_CACHE (setup.sh's cache), TDEBUG_PYTHON (the interpreter
@@ -84,20 +82,6 @@ async function step(what, action) {
     }
 }
 
-// A check today's adapter fails, for ISSUE: failing is expected ("xfail"),
-// passing is a failure of the run until the marker is removed.
-async function expectedFailure(what, issue, check) {
-    try {
-        await check();
-    } catch (e) {
-        results.push({ what, status: 'xfail', why: e.message });
-        log(`xfail  ${what} (${issue}): ${e.message}`);
-        return;
-    }
-    results.push({ what, status: 'xpass', why: `passes now: remove its expected-failure marker (${issue})` });
-    log(`XPASS  ${what}: passes now, remove its expected-failure marker (${issue})`);
-}
-
 // What VS Code does on its own and differently from run to run, logged and
 // never counted: whether the Call Stack selects the row of the focused frame
 // (the editor shows that frame and the adapter gave everything; seen in one
@@ -149,12 +133,6 @@ function callStackRows() {
         aria: r.getAttribute('aria-label') || '',
         selected: r.classList.contains('selected') || r.classList.contains('focused'),
     }));
-}
-
-// The rows of the Variables view.
-function variableRows() {
-    return [...document.querySelectorAll('.debug-variables .monaco-list-row')].map(r =>
-        r.innerText.replace(/\s+/g, ' ').trim());
 }
 
 async function main() {
@@ -503,7 +481,7 @@ async function unfoldCallStack() {
     }));
 }
 
-// What an expected-failure check waits for the right state before it says
+// What a check of the Call Stack waits for the right state before it says
 // what it sees instead: the stop and its stack are shown already, so VS Code
 // has only its own rendering left to do.
 const CHECK_DEADLINE = 10e3;
@@ -572,13 +550,12 @@ async function clickRow(selector, text) {
 
 main().then(() => {
     const count = s => results.filter(r => r.status === s).length;
-    const failed = count('failed') + count('xpass');
-    log(`${count('xfail')} expected failures`);
+    const failed = count('failed');
     console.log(`test-vscode: ${count('passed')} passed, ${failed} failed`);
     process.exit(failed ? 1 : 0);
 }, e => {
     log(e.stack || e.message);
     const count = s => results.filter(r => r.status === s).length;
-    console.log(`test-vscode: ${count('passed')} passed, ${count('failed') + count('xpass') || 1} failed`);
+    console.log(`test-vscode: ${count('passed')} passed, ${count('failed') || 1} failed`);
     process.exit(1);
 });

@@ -457,8 +457,11 @@ void exc_event(PyThreadState *ts, iframe *fr, PyObject *exc, PyObject *tb, void 
         if (!type_matches(bp->function, exc))
             continue;
         int when = 0;
+        /* Raised with no class named: only in the user's code (as
+         * debugpy's justMyCode), or every import of the standard library
+         * would stop (enum, json, types raise and catch as they load). */
         if ((bp->exc_when & TDB_PYHOOK_EXC_RAISED) && here &&
-            (bp->function[0] || !routine(exc, file)))
+            (bp->function[0] || (!routine(exc, file) && is_mine(file))))
             when = TDB_PYHOOK_EXC_RAISED;
         else if (bp->exc_when & (TDB_PYHOOK_EXC_UNCAUGHT | TDB_PYHOOK_EXC_USER)) {
             if (!known) {

@@ -124,6 +124,20 @@ def test_raised_stops_at_the_raise_line_in_user_code_and_in_a_library(tdebug, tm
     assert "Python exception raised (catchpoint 1): ValueError: from user" in s[0]["message"]
 
 
+@pytest.mark.parametrize("version", ["3.11", "3.12"])
+def test_raised_with_no_class_stops_only_in_the_users_code(tdebug, tmp_path, layout, version):
+    # json's decoder raises (and the standard library's imports raise and
+    # catch as they load): with no class named, only the user's raises stop.
+    exe = interpreter(version)
+    app, prog, site = layout
+    r, events = session(tdebug, tmp_path, app, ["continue"] * 8, "--catch-raise",
+                        "--", exe, str(prog), str(site))
+    s = stops(events)
+    assert r.returncode == 1, r.stderr
+    assert [top(x) for x in s] == [("bad", "prog.py", 8), ("hook", "prog.py", 12),
+                                   ("bad", "prog.py", 8)], [top(x) for x in s]
+
+
 @pytest.mark.parametrize("version", VERSIONS)
 def test_uncaught_and_user_unhandled_at_the_prompt(tdebug, tmp_path, layout, version):
     exe = interpreter(version)

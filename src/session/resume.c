@@ -81,6 +81,13 @@ int tdb_session_resume(tdb_session *s, tdb_resume how, tdb_error *err)
         s->last_resume = (int)how;
         return 0;
     }
+    if (how == TDB_RESUME_STEP && s->stop_frame) {
+        /* gdb steps over a call into a library whose symbols it has not
+         * read: read those the stopped code's library calls into first. */
+        lib_info *at = tdb_session_lib_at(s, parse_addr(tdb_mi_str(s->stop_frame, "addr")));
+        if (at && tdb_session_read_dep_symbols(s, at->path, err) < 0)
+            return -1;
+    }
     tdb_buf cmd = TDB_BUF_INIT;
     tdb_buf_adds(&cmd, mi[how]);
     if (how == TDB_RESUME_FINISH && s->have_stop_view) {

@@ -183,6 +183,10 @@ typedef struct step_state {
     int deep_lines;      /* lines of the Python of others it went through */
     int native_from_mine; /* the native call the hook reported is made from
                            * the user's Python code */
+    int finish_rest;     /* a finish through the glue: 1 + the level of the
+                          * outermost glue frame, to finish once the
+                          * selected frame has returned (0: none) */
+    char *finish_value;  /* what the selected frame returned ("$1 = ...") */
 } step_state;
 
 typedef struct module_watch {

@@ -95,16 +95,24 @@ int tdb_session_resume(tdb_session *s, tdb_resume how, tdb_error *err)
          * too when the glue alone lies between it and its Python caller
          * (session/stepinto.c).  gdb wants the thread with the frame. */
         tdb_view_frame f;
-        int level = -1;
-        if (tdb_session_step_finish_level(s, &level))
-            ;
-        else if (s->selected > 0 && /* 0: the innermost, folded or not, as gdb's finish */
-                 tdb_stackview_frame_at(&s->stop_view, tdb_session_stack_flags(s),
-                                        (size_t)s->selected, &f) == 0 &&
-                 f.kind == TDB_FRAME_NATIVE && f.level > 0)
+        int level = -1, outer = -1;
+        if (s->selected > 0 && /* 0: the innermost, folded or not, as gdb's finish */
+            tdb_stackview_frame_at(&s->stop_view, tdb_session_stack_flags(s),
+                                   (size_t)s->selected, &f) == 0 &&
+            f.kind == TDB_FRAME_NATIVE && f.level > 0)
             level = f.level;
-        if (level > 0)
-            tdb_buf_addf(&cmd, " --thread %d --frame %d", s->stop.thread, level);
+        if (tdb_session_step_finish_level(s, &outer)) {
+            /* The selected frame first, for what it returns (gdb's value,
+             * its printers: a tensor), then the glue above it at that stop
+             * (session/stops.c). */
+            int sel = level > 0 ? level : 0;
+            s->step.finish_rest = outer - sel; /* 1 + its level once SEL returned */
+            free(s->step.finish_value);
+            s->step.finish_value = NULL;
+            level = sel;
+        }
+        if (level > 0 || s->step.finish_rest)
+            tdb_buf_addf(&cmd, " --thread %d --frame %d", s->stop.thread, level > 0 ? level : 0);
     }
     int rc = tdb_session_resume_mi(s, tdb_buf_str(&cmd), err);
     tdb_buf_free(&cmd);

@@ -396,6 +396,7 @@ void tdb_session_step_free(tdb_session *s)
         s->step.cache = next;
     }
     tdb_strv_free(s->step.dirs);
+    free(s->step.finish_value);
     free(s->step.bps);
     free(s->step.ops);
     free(s->step.op_addrs);

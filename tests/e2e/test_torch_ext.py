@@ -91,6 +91,18 @@ def test_tensors_in_print_locals_finish_and_the_stop_line(tdebug, torch_availabl
             "::call_impl<at::Tensor, ") in out, out
 
 
+def test_finish_through_the_glue_shows_the_tensor_returned(tdebug, torch_available, myop):
+    """With the default step-into policy, 'finish' out of scaled_add goes
+    on through pybind11's glue to the Python line, and says what
+    scaled_add returned (a tensor, decoded) as gdb's own finish does."""
+    r = run([tdebug, "run", "-b", "scaled_add", "--", PYTHON, "run.py"], cwd=myop,
+            env=clean_env(PYTHONPATH=str(myop)), input="finish\nq\n")
+    out = r.stdout
+    assert re.search(r"finish: returned to File .*run\.py\", line 14", out + r.stderr), out + r.stderr
+    assert re.search(r"Value returned: \$1 = float32 \[2, 3\] strides \[3, 1\] cpu values "
+                     r"\[2, 3, 4, 5, 6, 7\]", out), out + r.stderr
+
+
 def test_gdb_alone_with_the_printers_agrees(tdebug, torch_available, myop, build_dir):
     """The printers in a gdb of one's own (as lib/gdb/tdebug_printers.py
     says), given the layout tdebug cached, print what tdebug shows."""

@@ -333,8 +333,9 @@ static const tdb_tour_stop extension_stops[] = {
         .function = "PyInit_myop",
         .title = "PyInit_myop: pybind11 makes the module",
         .what =
-            "`import myop` found myop.cpython-311-x86_64-linux-gnu.so (setup.py build_ext "
-            "--inplace put it beside run.py) and CPython called its init function, which "
+            "`import myop` found myop's extension module (myop.cpython-3XX-...so, named for "
+            "the interpreter that built it: setup.py build_ext --inplace put it beside run.py) "
+            "and CPython called its init function, which "
             "PYBIND11_MODULE wrote: it makes the module and registers scaled_add as a "
             "pybind11 cpp_function. torch.utils.cpp_extension linked it against the installed "
             "torch (libtorch, libc10, libtorch_python), which has no debug info; myop has.",
@@ -378,7 +379,7 @@ static const tdb_tour_stop extension_stops[] = {
         .trigger = TDB_TOUR_MARKED_LINE,
         .target = "out",
         .file = "myop.cpp",
-        .library = "myop.cpython-311-x86_64-linux-gnu.so",
+        .library = NULL, /* myop's own file, whatever the interpreter names it */
         .function = "scaled_add",
         .title = "scaled_add, two lines on: a local tensor",
         .what =
@@ -399,7 +400,7 @@ static const tdb_tour_stop extension_stops[] = {
         .trigger = TDB_TOUR_MARKED_LINE,
         .target = "return",
         .file = "myop.cpp",
-        .library = "myop.cpython-311-x86_64-linux-gnu.so",
+        .library = NULL, /* myop's own file, whatever the interpreter names it */
         .function = "scaled_add",
         .title = "scaled_add returns out",
         .what =

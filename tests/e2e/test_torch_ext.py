@@ -220,6 +220,35 @@ def test_tour_extension_walks_the_op_with_its_tensors(tdebug, torch_available, m
     assert "tensor([[2., 3., 4.]," in r.stdout + r.stderr
 
 
+def test_tour_extension_finds_the_op_under_any_extension_suffix(tdebug, torch_available, myop,
+                                                                  tmp_path):
+    """The tour's marked lines are found in myop's file as the interpreter
+    imports it, whatever its EXT_SUFFIX: here a plain myop.so (which 3.11
+    imports too), in a copy of tdebug's tree where the op has no
+    cpython-311 name."""
+    import os
+    import shutil
+    from tour_util import stops
+    build = os.path.dirname(os.path.realpath(tdebug))
+    tree = tmp_path / "tree"
+    (tree / "samples").mkdir(parents=True)
+    shutil.copy(tdebug, tree / "tdebug")
+    for name in os.listdir(build):
+        if name not in ("tdebug", "samples"):
+            os.symlink(os.path.join(build, name), tree / name)
+    op = tree / "samples" / "myop"
+    shutil.copytree(myop, op, symlinks=True)
+    for so in op.glob("myop.cpython-*.so"):
+        so.rename(op / "myop.so")
+    r = run([str(tree / "tdebug"), "tour", "extension", "--batch"])
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr
+    assert "cannot find the line marked" not in r.stdout + r.stderr, r.stderr
+    found = stops(r.stdout)
+    assert [s["number"] for s in found] == [1, 2, 3, 4], r.stdout[-3000:]
+    m = re.search(r" at (\S+):(\d+)$", found[2]["top"])
+    assert m and int(m.group(2)) == marked(op, "TOUR: out"), found[2]["top"]
+
+
 def test_printers_show_torchs_other_values(tdebug, torch_available, myop):
     """c10::optional, TensorList, IntArrayRef, Scalar, ScalarType, Device and
     TensorOptions as gdb prints them with tdebug's printers ('info args' in

@@ -457,6 +457,24 @@ int tdb_session_handle_stopped(tdb_session *s, const tdb_mi_record *r, tdb_error
     s->state = STOPPED;
     s->last_resume = -1;
     tdb_session_python_drain_log(s); /* what log points wrote comes first */
+    if (s->step.finish_rest && last == TDB_RESUME_FINISH &&
+        (!reason || strcmp(reason, "function-finished") == 0)) {
+        /* The selected frame returned into the glue (gdb 13 gives no
+         * reason when that is a function it has no symbol for): keep its
+         * value, then out through the glue to the Python line. */
+        int level = s->step.finish_rest - 1;
+        const char *var = tdb_mi_str(res, "gdb-result-var"), *val = tdb_mi_str(res, "return-value");
+        s->step.finish_rest = 0;
+        free(s->step.finish_value);
+        s->step.finish_value = val ? tdb_xasprintf("%s = %s", var ? var : "Value returned", val)
+                                   : NULL;
+        if (tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, err, "-exec-finish --thread %d --frame %d",
+                        st.thread, level) < 0)
+            return -1;
+        tdb_session_note_running(s);
+        s->last_resume = TDB_RESUME_FINISH;
+        return 0;
+    }
     if (!reason) {
         /* A stop with no reason ends a step gdb started for a console
          * command, or an interrupt: name it by what was asked. */
@@ -506,22 +524,6 @@ int tdb_session_handle_stopped(tdb_session *s, const tdb_mi_record *r, tdb_error
         }
         st.compact = 1;
     } else if (strcmp(reason, "function-finished") == 0) {
-        if (s->step.finish_rest) {
-            /* The selected frame returned into the glue: keep its value,
-             * then out through the glue to the Python line. */
-            int level = s->step.finish_rest - 1;
-            const char *var = tdb_mi_str(res, "gdb-result-var"), *val = tdb_mi_str(res, "return-value");
-            s->step.finish_rest = 0;
-            free(s->step.finish_value);
-            s->step.finish_value = val ? tdb_xasprintf("%s = %s", var ? var : "Value returned", val)
-                                       : NULL;
-            if (tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, err, "-exec-finish --thread %d --frame %d",
-                            st.thread, level) < 0)
-                return -1;
-            tdb_session_note_running(s);
-            s->last_resume = TDB_RESUME_FINISH;
-            return 0;
-        }
         st.reason = TDB_STOP_FINISH;
         st.compact = 1;
     } else if (strstr(reason, "watchpoint-trigger") || strcmp(reason, "watchpoint-scope") == 0) {

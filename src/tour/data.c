@@ -361,8 +361,8 @@ static const tdb_tour_stop extension_stops[] = {
             "does, so the arguments are valid: a and b are at::Tensor references, shown as "
             "torch shows tensors (dtype, sizes, strides, device, first values), read from "
             "memory, nothing called in the process.\n\n"
-            "(This tour breaks on scaled_add: a `step` from the Python line lands in "
-            "pybind11's dispatcher, several frames above it.)",
+            "(This tour breaks on scaled_add; in a program of your own, a `step` from the "
+            "Python line lands here too, past pybind11's glue.)",
         .where = (const tdb_tour_place[]){
             {"samples/myop/myop.cpp", "scaled_add and its PYBIND11_MODULE"},
             {"samples/myop/setup.py", "CppExtension and BuildExtension, with the debug flags"},
@@ -393,7 +393,8 @@ static const tdb_tour_stop extension_stops[] = {
         .try_next = (const tdb_tour_try[]){
             {"info locals", "scaled as a tensor: float32 [2, 3] ... values [2, 2, ...]"},
             {"next", "out = a + scaled"},
-            {"finish", "back to the glue, with 'Value returned:' the result tensor"},
+            {"finish", "back through the glue to the Python line, with 'Value returned:' the "
+                       "result tensor"},
             END},
     },
     {
@@ -405,8 +406,9 @@ static const tdb_tour_stop extension_stops[] = {
         .title = "scaled_add returns out",
         .what =
             "`out = a + scaled` ran torch's add operator; out holds a + 2 * b. `finish` from "
-            "here runs to the end of scaled_add and shows the tensor it returns, back in "
-            "pybind11's argument loader, which hands it to Python as a torch.Tensor.",
+            "here runs to the end of scaled_add and on through pybind11's glue, which hands "
+            "the tensor to Python as a torch.Tensor, to the Python line that called it, and "
+            "shows the tensor scaled_add returned.",
         .where = (const tdb_tour_place[]){
             {"samples/myop/myop.cpp", "the line marked TOUR: return"},
             END},

@@ -9,6 +9,7 @@ and its MI variables show torch's values as tdebug's commands do:
         (its parts: sizes, strides, dtype, device, storage_offset,
         requires_grad, values)
     c10::optional<at::Tensor>     the tensor, or "nullopt"
+    std::vector<at::Tensor>       its length, capacity and tensors
     c10::ArrayRef<at::Tensor> (at::TensorList), c10::ArrayRef<long>
     (c10::IntArrayRef), c10::ArrayRef<c10::SymInt> (c10::SymIntArrayRef)
         their elements, as a list
@@ -20,8 +21,9 @@ Tensors are decoded by tdebug's own reader (src/torch/tensor.c, built into
 libtdebug-printers.so beside this file and called through ctypes), with
 the tensor layout of the process's torch build that tdebug learned and
 hands over with set_layout_file(); memory is read through gdb, nothing is
-called in the process.  std::vector<at::Tensor> needs nothing of its own:
-libstdc++'s printer shows its elements, each printed here.
+called in the process.  std::vector<at::Tensor> is printed here too, its
+elements as tensors: libstdc++'s own printer is loaded only with
+libstdc++'s symbols, which tdebug's sessions do not read.
 
 By hand, in a gdb of one's own:
     python import sys; sys.path.insert(0, "/usr/local/lib/tdebug/gdb"); import tdebug_printers
@@ -199,6 +201,33 @@ class ArrayRefPrinter:
         return "array"
 
 
+class TensorVectorPrinter:
+    """std::vector<at::Tensor> (and of TensorBase, optional<Tensor>): its
+    elements from _M_start to _M_finish, each printed here.  libstdc++'s own
+    printer does the same, but gdb loads it only with libstdc++'s symbols,
+    which tdebug's sessions do not read."""
+
+    def __init__(self, val):
+        self.val = val
+
+    def _range(self):
+        f = _fields(_fields(self.val)["_M_impl"])
+        start = f["_M_start"]
+        return start, int(f["_M_finish"] - start), int(f["_M_end_of_storage"] - start)
+
+    def to_string(self):
+        _, n, cap = self._range()
+        return "std::vector of length %d, capacity %d" % (n, cap)
+
+    def children(self):
+        start, n, _ = self._range()
+        for i in range(min(max(n, 0), 64)):
+            yield "[%d]" % i, start[i]
+
+    def display_hint(self):
+        return "array"
+
+
 class SymIntArrayRefPrinter(ArrayRefPrinter):
     def to_string(self):
         f = _fields(self.val)
@@ -301,6 +330,8 @@ _PRINTERS = [
     (r"^c10::ArrayRef<c10::SymInt>$", SymIntArrayRefPrinter),
     (r"^c10::ArrayRef<.*>$", ArrayRefPrinter),
     (r"^c10::optional<.*>$", OptionalPrinter),
+    (r"^std::(__cxx11::)?vector<(at::Tensor|at::TensorBase|c10::optional<at::Tensor>), ",
+     TensorVectorPrinter),
     (r"^c10::ScalarType$", ScalarTypePrinter),
     (r"^c10::Device$", DevicePrinter),
     (r"^c10::TensorOptions$", TensorOptionsPrinter),

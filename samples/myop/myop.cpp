@@ -27,8 +27,24 @@ at::Tensor scaled_add(const at::Tensor &a, const at::Tensor &b, double alpha)
     return out;                     // TOUR: return
 }
 
+// A std::vector<at::Tensor> out and in: t's halves along its first
+// dimension, and the tensors put back together.
+std::vector<at::Tensor> halves(const at::Tensor &t)
+{
+    std::vector<at::Tensor> parts = t.chunk(2, 0);
+    return parts;  // TOUR: halves
+}
+
+at::Tensor join(const std::vector<at::Tensor> &parts)
+{
+    at::Tensor whole = at::cat(parts, 0);
+    return whole;  // TOUR: join
+}
+
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m)
 {
     m.def("scaled_add", &scaled_add, "a + alpha * b", pybind11::arg("a"), pybind11::arg("b"),
           pybind11::arg("alpha") = 1.0);
+    m.def("halves", &halves, "t's halves along its first dimension", pybind11::arg("t"));
+    m.def("join", &join, "the tensors put back together", pybind11::arg("parts"));
 }

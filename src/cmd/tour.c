@@ -427,17 +427,21 @@ static char *find_package(const tdb_tour *tour)
     return dir;
 }
 
-/* The gdb location of stop TS: the function, or FILE:LINE of the marked
- * line.  New string, or NULL when the stop is not a breakpoint. */
-static char *stop_location(const tdb_tour_stop *ts, const char *package)
+/* The gdb location of stop TS of TOUR: the function, or FILE:LINE of the
+ * marked line.  New string, or NULL when the stop is not a breakpoint. */
+static char *stop_location(const tdb_tour *tour, const tdb_tour_stop *ts, const char *package,
+                           const char *python)
 {
     if (ts->trigger == TDB_TOUR_BREAK)
         return tdb_xstrdup(ts->target);
     if (ts->trigger != TDB_TOUR_MARKED_LINE)
         return NULL;
     tdb_error err = {0};
-    char *lib = tdb_xasprintf("%s/%s", package ? package : ".", ts->library);
-    char *src = tdb_dwarf_source_path(lib, ts->file, &err);
+    /* The module's own file as this interpreter imports it (PYTHONPATH has
+     * the package): its EXT_SUFFIX is the interpreter's, not 3.11's. */
+    char *lib = ts->library ? tdb_xasprintf("%s/%s", package ? package : ".", ts->library)
+                            : tdb_py_module_path(python, tour->module, &err);
+    char *src = lib ? tdb_dwarf_source_path(lib, ts->file, &err) : NULL;
     char *marker = tdb_xasprintf("TOUR: %s", ts->target), *loc = NULL;
     int line;
     if (src && tdb_marked_line(src, marker, &line, &err) == 0)
@@ -680,7 +684,7 @@ static int take_tour(const tdb_tour *tour, const tour_args *a)
             tdb_ptrs_push(&opts.session.stop_at_load, &opts.session.n_stop_at_load, target);
         else if (ts->trigger == TDB_TOUR_IMPORT)
             tdb_ptrs_push(&opts.session.stop_at_import, &opts.session.n_stop_at_import, target);
-        else if ((t.locations[k] = stop_location(ts, package)))
+        else if ((t.locations[k] = stop_location(tour, ts, package, exe)))
             tdb_ptrs_push(&opts.session.breaks, &opts.session.n_breaks, t.locations[k]);
     }
     for (size_t k = 0; k < a->n_breaks; k++)

@@ -60,9 +60,12 @@ char **tdb_command_complete(tdb_session *s, const char *prefix);
 /* A stop in words: MESSAGE, the line a terminal prints after "tdebug: "
  * ("stopped at breakpoint 1 (f)"); WHERE, the frame it reads as, gdb's way
  * ("f (a=1) at x.c:3", 'File "t.py", line 4, in g') or NULL; SOURCE_LINE,
- * that line of source ("3\tx = y + 1") or NULL when unreadable. */
+ * that line of source ("3\tx = y + 1") or NULL when unreadable; NOTE,
+ * what the stack's first line says of the stopped thread (inside the
+ * garbage collector) or NULL (static, not freed). */
 typedef struct tdb_stop_text {
     char *message, *where, *source_line;
+    const char *note;
 } tdb_stop_text;
 void tdb_stop_text_make(tdb_session *s, const tdb_stop_info *st, tdb_stop_text *t);
 void tdb_stop_text_clear(tdb_stop_text *t); /* accepts zeroed */

@@ -198,6 +198,8 @@ void tdb_stop_text_make(tdb_session *s, const tdb_stop_info *st, tdb_stop_text *
     }
     describe_stop(st, t->where, &b);
     t->message = tdb_buf_detach(&b);
+    if (st->view && tdb_stackview_in_gc(st->view))
+        t->note = TDB_STACKVIEW_GC_NOTE;
 }
 
 void tdb_stop_text_clear(tdb_stop_text *t)

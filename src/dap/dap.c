@@ -372,9 +372,15 @@ void tdb_dap_present_stop(tdb_dap *d)
     const char *reason = stop_reason(d, st);
     tdb_stop_text t;
     tdb_stop_text_make(d->s, st, &t);
+    /* The note of a stop inside the garbage collector, as the terminal's
+     * stack opens with it: in the description VS Code shows by the
+     * paused thread, and as the text when no exception says more. */
+    char *description = t.note ? tdb_xasprintf("%s (note: %s)", t.message, t.note)
+                               : tdb_xstrdup(t.message);
     json_t *body = json_pack("{s:s, s:o, s:i, s:b}", "reason", reason, "description",
-                             tdb_dap_string(t.message, strlen(t.message)), "threadId",
+                             tdb_dap_string(description, strlen(description)), "threadId",
                              tdb_session_stop_thread(d->s), "allThreadsStopped", 1);
+    free(description);
     if (st->bp_number && strcmp(reason, "entry") != 0)
         json_object_set_new(body, "hitBreakpointIds", json_pack("[i]", st->bp_number));
     const char *what = json_string_value(json_object_get(st->exception, "message"));
@@ -388,6 +394,8 @@ void tdb_dap_present_stop(tdb_dap *d)
         free(text);
     } else if ((st->reason == TDB_STOP_THROW || st->reason == TDB_STOP_SIGNAL) && t.where) {
         json_object_set_new(body, "text", tdb_dap_string(t.where, strlen(t.where)));
+    } else if (t.note) {
+        json_object_set_new(body, "text", tdb_dap_string(t.note, strlen(t.note)));
     }
     tdb_stop_text_clear(&t);
     tdb_dap_send(d, tdb_dap_event("stopped", body));

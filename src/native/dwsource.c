@@ -131,6 +131,17 @@ long tdb_dwarf_source_dirs(const char *elf_path, json_t *dirs, tdb_error *err)
     return walk_units(elf_path, add_source_dir, dirs, err);
 }
 
+static int first_unit(const char *unit, const char *dir, void *ctx)
+{
+    (void)unit, (void)dir, (void)ctx;
+    return 1;
+}
+
+int tdb_dwarf_present(const char *elf_path)
+{
+    return walk_units(elf_path, first_unit, NULL, NULL) > 0;
+}
+
 int tdb_marked_line(const char *path, const char *marker, int *out_line, tdb_error *err)
 {
     char *text = tdb_read_file(path, NULL, err);

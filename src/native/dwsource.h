@@ -20,6 +20,11 @@
  * such unit. */
 char *tdb_dwarf_source_path(const char *elf_path, const char *name, tdb_error *err);
 
+/* Does ELF_PATH carry debug info of its own (a compilation unit in its
+ * .debug_info, not a separate debug file)?  1 or 0 (0 too when the file
+ * cannot be read). */
+int tdb_dwarf_present(const char *elf_path);
+
 /* Add to DIRS (a JSON object used as a set: each key a directory) where
  * the sources of ELF_PATH's compilation units are: a unit's DW_AT_comp_dir
  * when its DW_AT_name is relative (the build ran there: its headers are

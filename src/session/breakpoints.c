@@ -87,14 +87,6 @@ void tdb_session_bp_delete(tdb_session *s, bp_info *b)
     s->n_bps--;
 }
 
-static lib_info *lib_at(tdb_session *s, unsigned long addr)
-{
-    for (size_t i = 0; i < s->n_libs; i++)
-        if (addr >= s->libs[i].lo && addr < s->libs[i].hi)
-            return &s->libs[i];
-    return NULL;
-}
-
 /* A location gdb reports, as a user reads it: "func at file:line",
  * "func in libx.so", or its address.  gdb names a location of a library
  * without debug info only in AT ("<at::native::add(...)+4>"). */
@@ -118,7 +110,7 @@ static void describe_location(tdb_session *s, const json_t *loc, tdb_buf *out)
     } else if (from) {
         tdb_buf_addf(out, " in %s", tdb_base_name(from));
     } else {
-        lib_info *l = lib_at(s, parse_addr(addr));
+        lib_info *l = tdb_session_lib_at(s, parse_addr(addr));
         if (l)
             tdb_buf_addf(out, " in %s", tdb_base_name(l->path));
     }

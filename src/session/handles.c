@@ -214,6 +214,21 @@ static json_t *core_items(tdb_values *v, const json_t *vals)
     return list;
 }
 
+/* Did the core decode any of the arguments ARGS ({name, type, value}):
+ * a value of its own (a tensor, a number), not gdb's text of it? */
+static int decoded_any(const json_t *args)
+{
+    size_t i;
+    json_t *e;
+    json_array_foreach(args, i, e)
+    {
+        const json_t *val = json_object_get(e, "value");
+        if (json_is_object(json_object_get(e, "tensor")) || (val && !json_is_string(val) && !json_is_null(val)))
+            return 1;
+    }
+    return 0;
+}
+
 /* EXPR in frame LEVEL of THREAD as gdb prints it in one line: with gdb's
  * printers (session/values.c) a tensor's summary, without the parts that
  * follow it (" = {sizes = ...}": expanding the value shows them).  New
@@ -253,11 +268,17 @@ static json_t *gdb_frame_values(tdb_values *v, const value_ref *ref, int args, t
         const char *value = tdb_mi_str(e, "value");
         if (!name || (tdb_mi_str(e, "arg") != NULL) != args)
             continue;
-        int parts = !value || expandable_pointer(type);
+        /* A simple value whose printer has parts (a reference to a
+         * std::vector<at::Tensor>: "... = {float32 ..., ...}") expands
+         * too, its summary the text before them. */
+        const char *printer_parts = value ? strstr(value, " = {") : NULL;
+        int parts = !value || expandable_pointer(type) || printer_parts;
         int h = parts ? add_ref(v, REF_EXPR, ref->thread, ref->index, ref->level, name, NULL) : 0;
         char *line = NULL;
         if (!value && type && strstr(type, "Tensor"))
             value = line = printed_line(v, ref->thread, ref->level, name);
+        else if (printer_parts)
+            value = line = tdb_xstrndup(value, (size_t)(printer_parts - value));
         json_array_append_new(list, json_pack("{s:s, s:s?, s:s, s:i}", "name", name, "type", type,
                                               "value", value ? value : "{...}", "handle", h));
         free(line);
@@ -297,7 +318,10 @@ static json_t *varobj_children(tdb_values *v, const char *name, tdb_error *err)
     {
         const char *child = tdb_mi_str(c, "name"), *exp = tdb_mi_str(c, "exp");
         const char *numchild = tdb_mi_str(c, "numchild"), *value = tdb_mi_str(c, "value");
-        int h = child && numchild && atoi(numchild) > 0
+        /* A printer's value with parts (a tensor in a std::vector) is
+         * "{...}", its parts counted only once listed. */
+        int dynamic_parts = tdb_mi_str(c, "dynamic") && value && !strcmp(value, "{...}");
+        int h = child && ((numchild && atoi(numchild) > 0) || dynamic_parts)
                     ? add_ref(v, REF_VAROBJ, 0, 0, -1, child, NULL)
                     : 0;
         json_array_append_new(list, json_pack("{s:s, s:s?, s:s, s:i}", "name", exp ? exp : "?",
@@ -334,11 +358,12 @@ json_t *tdb_values_list(tdb_values *v, int h, const char **note, tdb_error *err)
                     "warnings); the stack and native values work";
         return list ? list : json_array();
     case REF_ARGS:
-        /* The core's decoded arguments (tensors included) when it has them,
-         * else what gdb's debug info gives. */
+        /* The core's decoded arguments (tensors included) when it decoded
+         * any, else what gdb's debug info gives (gdb's variable objects,
+         * whose printers' parts expand: a std::vector<at::Tensor>'s). */
         vo = tdb_session_frame_args(v->s, ref.thread, ref.index, &local);
-        list = json_array_size(json_object_get(vo, "args"))
-                   ? core_items(v, json_object_get(vo, "args")) : NULL;
+        list = decoded_any(json_object_get(vo, "args")) ? core_items(v, json_object_get(vo, "args"))
+                                                        : NULL;
         json_decref(vo);
         return list ? list : gdb_frame_values(v, &ref, 1, err);
     case REF_LOCALS:

@@ -54,6 +54,8 @@ typedef struct lib_info {
     int mine_scanned;     /* its DWARF was searched for the user's functions */
     uint64_t *mine;       /* ...their entries (link-time; session/stepinto.c) */
     size_t n_mine;
+    int deps_read;        /* its DT_NEEDED were looked at (session/symbols.c) */
+    char **deps;          /* ...those mapped that carry DWARF: their paths (NULL-terminated) */
 } lib_info;
 
 typedef enum bp_kind {
@@ -194,6 +196,10 @@ typedef struct step_state {
     int target_skip;     /* calls of that name to let go first */
     uint64_t target_frame; /* the Python frame it started in, and its line */
     int target_line;
+    int finish_rest;     /* a finish through the glue: 1 + the level of the
+                          * outermost glue frame, to finish once the
+                          * selected frame has returned (0: none) */
+    char *finish_value;  /* what the selected frame returned ("$1 = ...") */
 } step_state;
 
 typedef struct module_watch {
@@ -319,6 +325,13 @@ static inline unsigned long parse_addr(const char *s)
 #define STDCXX_RE "/libstdc++\\.so[^/]*$"
 /* A shared libpython (pyenv's interpreters, --enable-shared builds). */
 #define LIBPYTHON_RE "/libpython3[^/]*\\.so[^/]*$"
+/* Libraries outside the system's directories (/usr/lib*, /lib*): a user's
+ * extension and its own libraries, wherever they are installed; the load
+ * catchpoint watches them for the breakpoints pending on functions.  The
+ * light session's globs (session/light.c) and tdb_session_outside_system()
+ * say the same. */
+#define OUTSIDE_SYSTEM_RE                                                                          \
+    "^/\\([^ul]\\|u[^s]\\|us[^r]\\|usr[^/]\\|usr/[^l]\\|usr/l[^i]\\|usr/li[^b]\\|l[^i]\\|li[^b]\\)"
 
 /* session/session.c */
 void tdb_session_emit(tdb_session *s, const char *event, json_t *fields, const char *fmt, ...)
@@ -330,7 +343,18 @@ int tdb_session_console(tdb_session *s, int timeout_ms, tdb_error *err, const ch
 int tdb_session_load_symbols(tdb_session *s, const char *re, tdb_error *err);
 lib_info *tdb_session_find_lib(tdb_session *s, const char *path);
 lib_info *tdb_session_note_lib(tdb_session *s, const char *path);
+/* The library whose text holds ADDR, or NULL. */
+lib_info *tdb_session_lib_at(tdb_session *s, unsigned long addr);
 int tdb_session_load_library_symbols(tdb_session *s, const char *path, tdb_error *err);
+/* Is PATH outside the system's library directories (OUTSIDE_SYSTEM_RE)? */
+int tdb_session_outside_system(const char *path);
+/* Read the symbols of the mapped libraries LIB needs (DT_NEEDED, and
+ * theirs) that carry DWARF of their own and whose symbols gdb has not read
+ * (a user's extension's own core library, installed anywhere), so that a
+ * step into them stops there rather than stepping over the call; looked at
+ * once per library.  The DWARF-carrying dependencies go in LIB's
+ * lib_info.deps.  0, or -1 with ERR set (gdb died). */
+int tdb_session_read_dep_symbols(tdb_session *s, const char *lib, tdb_error *err);
 int tdb_session_ensure_base_symbols(tdb_session *s, tdb_error *err);
 int tdb_session_add_interest(tdb_session *s, const char *regex, tdb_error *err);
 /* Replace the interest regex with RE (stolen; NULL: none). */

@@ -351,7 +351,8 @@ static int scan(tdb_session *s, int first, tdb_error *err)
         n_held += s->bps[j].kind == BP_NATIVE && s->bps[j].number == 0;
     for (size_t i = first ? 0 : old; i < s->n_libs && n_held; i++) {
         const char *path = s->libs[i].path;
-        if (!first && !(s->have_interest && regexec(&s->interest_re, path, 0, NULL, 0) == 0))
+        if (!first && !(s->have_interest && regexec(&s->interest_re, path, 0, NULL, 0) == 0) &&
+            !tdb_session_outside_system(path))
             continue;
         tdb_elf *e = tdb_elf_open_tables(path, NULL);
         uint64_t bias;
@@ -440,6 +441,11 @@ static char *watch_files(tdb_session *s, const char *script_dir)
         for (char **d = dirs; *d; d++)
             tdb_preload_add_dir_files(&b, *d);
         tdb_strv_free(dirs);
+        /* and a user's extension installed anywhere: the libraries outside
+         * the system's directories, as OUTSIDE_SYSTEM_RE (fnmatch's '*'
+         * matches '/' too) */
+        tdb_buf_addf(&b, ",/[!ul]*,/u[!s]*,/us[!r]*,/usr[!/]*,/usr/[!l]*,/usr/l[!i]*,"
+                         "/usr/li[!b]*,/l[!i]*,/li[!b]*");
     }
     return tdb_buf_detach(&b);
 }

@@ -591,6 +591,14 @@ int tdb_session_python_stopped(tdb_session *s, int bkptno, const json_t *res, td
                 has_line = tdb_mi_str(frame, "line") != NULL;
             }
         }
+        /* The libraries it calls into that carry DWARF (its own core
+         * library, installed anywhere): a step goes into them too. */
+        lib_info *at = from ? tdb_session_find_lib(s, from)
+                            : tdb_session_lib_at(s, parse_addr(tdb_mi_str(frame, "addr")));
+        if (at && tdb_session_read_dep_symbols(s, at->path, err) < 0) {
+            json_decref(fi);
+            return -1;
+        }
         /* On to the user's code or torch's operator, past the glue
          * (session/stepinto.c); the hook's step stays armed in case the
          * call never gets there. */

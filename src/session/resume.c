@@ -88,6 +88,13 @@ int tdb_session_resume(tdb_session *s, tdb_resume how, tdb_error *err)
         s->last_resume = (int)how;
         return 0;
     }
+    if (how == TDB_RESUME_STEP && s->stop_frame) {
+        /* gdb steps over a call into a library whose symbols it has not
+         * read: read those the stopped code's library calls into first. */
+        lib_info *at = tdb_session_lib_at(s, parse_addr(tdb_mi_str(s->stop_frame, "addr")));
+        if (at && tdb_session_read_dep_symbols(s, at->path, err) < 0)
+            return -1;
+    }
     tdb_buf cmd = TDB_BUF_INIT;
     tdb_buf_adds(&cmd, mi[how]);
     if (how == TDB_RESUME_FINISH && s->have_stop_view) {
@@ -95,16 +102,24 @@ int tdb_session_resume(tdb_session *s, tdb_resume how, tdb_error *err)
          * too when the glue alone lies between it and its Python caller
          * (session/stepinto.c).  gdb wants the thread with the frame. */
         tdb_view_frame f;
-        int level = -1;
-        if (tdb_session_step_finish_level(s, &level))
-            ;
-        else if (s->selected > 0 && /* 0: the innermost, folded or not, as gdb's finish */
-                 tdb_stackview_frame_at(&s->stop_view, tdb_session_stack_flags(s),
-                                        (size_t)s->selected, &f) == 0 &&
-                 f.kind == TDB_FRAME_NATIVE && f.level > 0)
+        int level = -1, outer = -1;
+        if (s->selected > 0 && /* 0: the innermost, folded or not, as gdb's finish */
+            tdb_stackview_frame_at(&s->stop_view, tdb_session_stack_flags(s),
+                                   (size_t)s->selected, &f) == 0 &&
+            f.kind == TDB_FRAME_NATIVE && f.level > 0)
             level = f.level;
-        if (level > 0)
-            tdb_buf_addf(&cmd, " --thread %d --frame %d", s->stop.thread, level);
+        if (tdb_session_step_finish_level(s, &outer)) {
+            /* The selected frame first, for what it returns (gdb's value,
+             * its printers: a tensor), then the glue above it at that stop
+             * (session/stops.c). */
+            int sel = level > 0 ? level : 0;
+            s->step.finish_rest = outer - sel; /* 1 + its level once SEL returned */
+            free(s->step.finish_value);
+            s->step.finish_value = NULL;
+            level = sel;
+        }
+        if (level > 0 || s->step.finish_rest)
+            tdb_buf_addf(&cmd, " --thread %d --frame %d", s->stop.thread, level > 0 ? level : 0);
     }
     int rc = tdb_session_resume_mi(s, tdb_buf_str(&cmd), err);
     tdb_buf_free(&cmd);

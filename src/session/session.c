@@ -490,6 +490,7 @@ void tdb_session_free(tdb_session *s)
     for (size_t i = 0; i < s->n_libs; i++) {
         free(s->libs[i].path);
         free(s->libs[i].mine);
+        tdb_strv_free(s->libs[i].deps);
     }
     free(s->libs);
     tdb_session_step_free(s);

@@ -396,6 +396,7 @@ void tdb_session_step_free(tdb_session *s)
         s->step.cache = next;
     }
     tdb_strv_free(s->step.dirs);
+    free(s->step.finish_value);
     free(s->step.bps);
     free(s->step.ops);
     free(s->step.op_addrs);
@@ -452,10 +453,8 @@ int tdb_session_step_land(tdb_session *s, const json_t *frame, int thread, tdb_e
         return 0; /* a native function that is not glue: the first native frame */
     if (!from && file) {
         /* a frame with a line has no from=: its library is the one holding it */
-        unsigned long pc = parse_addr(tdb_mi_str(frame, "addr"));
-        for (size_t i = 0; i < s->n_libs && !from; i++)
-            if (pc >= s->libs[i].lo && pc < s->libs[i].hi)
-                from = s->libs[i].path;
+        lib_info *at = tdb_session_lib_at(s, parse_addr(tdb_mi_str(frame, "addr")));
+        from = at ? at->path : NULL;
     }
     uint64_t bias;
     if (mode == TDB_STEP_INTO_MINE && from && from[0] == '/' && lib_bias(s, from, &bias) == 0) {

@@ -472,6 +472,24 @@ int tdb_session_handle_stopped(tdb_session *s, const tdb_mi_record *r, tdb_error
     s->state = STOPPED;
     s->last_resume = -1;
     tdb_session_python_drain_log(s); /* what log points wrote comes first */
+    if (s->step.finish_rest && last == TDB_RESUME_FINISH &&
+        (!reason || strcmp(reason, "function-finished") == 0)) {
+        /* The selected frame returned into the glue (gdb 13 gives no
+         * reason when that is a function it has no symbol for): keep its
+         * value, then out through the glue to the Python line. */
+        int level = s->step.finish_rest - 1;
+        const char *var = tdb_mi_str(res, "gdb-result-var"), *val = tdb_mi_str(res, "return-value");
+        s->step.finish_rest = 0;
+        free(s->step.finish_value);
+        s->step.finish_value = val ? tdb_xasprintf("%s = %s", var ? var : "Value returned", val)
+                                   : NULL;
+        if (tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, err, "-exec-finish --thread %d --frame %d",
+                        st.thread, level) < 0)
+            return -1;
+        tdb_session_note_running(s);
+        s->last_resume = TDB_RESUME_FINISH;
+        return 0;
+    }
     if (!reason) {
         /* A stop with no reason ends a step gdb started for a console
          * command, or an interrupt: name it by what was asked. */
@@ -540,13 +558,18 @@ int tdb_session_handle_stopped(tdb_session *s, const tdb_mi_record *r, tdb_error
         s->stale_sigint = 1; /* the interrupt's SIGINT comes at the next resume */
     s->interrupt_sent = 0;
     tdb_session_step_landing_end(s); /* any stop ends a step's landing */
+    s->step.finish_rest = 0;         /* and a finish through the glue */
     int at_operator = s->step.args_at_stop;
     s->step.args_at_stop = 0;
 
     tdb_buf ret = TDB_BUF_INIT, fault = TDB_BUF_INIT;
     const char *gdbvar = tdb_mi_str(res, "gdb-result-var"), *value = tdb_mi_str(res, "return-value");
-    if (value)
+    if (s->step.finish_value && st.reason == TDB_STOP_FINISH)
+        tdb_buf_adds(&ret, s->step.finish_value); /* the frame finished through the glue */
+    else if (value)
         tdb_buf_addf(&ret, "%s = %s", gdbvar ? gdbvar : "Value returned", value);
+    free(s->step.finish_value);
+    s->step.finish_value = NULL;
     if (st.signal_name)
         fault_address(s, st.signal_name, &fault);
     st.return_value = ret.len ? tdb_buf_str(&ret) : NULL;

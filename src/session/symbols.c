@@ -4,10 +4,16 @@
  * itself ('auto-solib-add off'); the core reads the module being imported,
  * libc and ld.so at a stop, the libraries a breakpoint may live in (the
  * interest: torch, c10, the working and script directories, --symbols),
- * whose files the load catchpoint watches, and the libraries on a stack.
+ * whose files the load catchpoint watches, the libraries outside the
+ * system's directories that define a function a pending breakpoint names,
+ * the libraries with DWARF a stepped library calls into, and the
+ * libraries on a stack.
  * CPython's own debug info is hidden from gdb unless asked for.
  */
 #include "session/internal.h"
+
+#include "native/dwsource.h"
+#include "native/elf.h"
 
 #include <regex.h>
 #include <stdlib.h>
@@ -47,6 +53,14 @@ lib_info *tdb_session_find_lib(tdb_session *s, const char *path)
 {
     for (size_t i = 0; i < s->n_libs; i++)
         if (strcmp(s->libs[i].path, path) == 0)
+            return &s->libs[i];
+    return NULL;
+}
+
+lib_info *tdb_session_lib_at(tdb_session *s, unsigned long addr)
+{
+    for (size_t i = 0; i < s->n_libs; i++)
+        if (addr >= s->libs[i].lo && addr < s->libs[i].hi)
             return &s->libs[i];
     return NULL;
 }
@@ -92,6 +106,71 @@ int tdb_session_load_library_symbols(tdb_session *s, const char *path, tdb_error
     tdb_buf_addc(&re, '$');
     int rc = tdb_session_load_symbols(s, tdb_buf_str(&re), err);
     tdb_buf_free(&re);
+    return rc;
+}
+
+int tdb_session_outside_system(const char *path)
+{
+    static const char *const system[] = {"/usr/lib", "/lib", NULL};
+    if (!path || path[0] != '/')
+        return 0;
+    for (const char *const *d = system; *d; d++)
+        if (strncmp(path, *d, strlen(*d)) == 0)
+            return 0;
+    return 1;
+}
+
+/* The mapped library named NEEDED (a DT_NEEDED entry: the loader names it
+ * by the file it opened, whose base name that is), or NULL. */
+static lib_info *mapped_needed(tdb_session *s, const char *needed)
+{
+    for (size_t i = 0; i < s->n_libs; i++) {
+        const char *base = strrchr(s->libs[i].path, '/');
+        if (base && strcmp(base + 1, needed) == 0)
+            return &s->libs[i];
+    }
+    return NULL;
+}
+
+int tdb_session_read_dep_symbols(tdb_session *s, const char *lib, tdb_error *err)
+{
+    char **todo = NULL;
+    size_t n_todo = 0;
+    int rc = 0;
+    if (s->opts.all_symbols)
+        return 0;
+    tdb_ptrs_push(&todo, &n_todo, tdb_xstrdup(lib));
+    for (size_t k = 0; k < n_todo && rc == 0; k++) {
+        lib_info *l = tdb_session_note_lib(s, todo[k]);
+        if (l->deps_read)
+            continue;
+        l->deps_read = 1;
+        char **deps = NULL;
+        size_t n_deps = 0;
+        tdb_elf_dynamic dyn = {0};
+        tdb_elf *e = tdb_elf_open_tables(todo[k], NULL);
+        if (e && tdb_elf_read_dynamic(e, &dyn, NULL) == 0) {
+            for (size_t i = 0; i < dyn.n_needed; i++) {
+                lib_info *d = mapped_needed(s, dyn.needed[i]);
+                /* The system's libraries carry no DWARF (a -dbg package's is
+                 * a separate file): only a user's own ones are read. */
+                if (!d || !tdb_session_outside_system(d->path) || !tdb_dwarf_present(d->path))
+                    continue;
+                char *path = tdb_xstrdup(d->path); /* reading may move the table */
+                tdb_ptrs_push(&deps, &n_deps, tdb_xstrdup(path));
+                tdb_ptrs_push(&todo, &n_todo, path);
+                if (!d->symbols && tdb_session_load_library_symbols(s, path, err) < 0)
+                    rc = -1;
+            }
+        }
+        tdb_elf_dynamic_release(&dyn);
+        tdb_elf_free(e);
+        tdb_ptrs_push(&deps, &n_deps, NULL);
+        l = tdb_session_note_lib(s, todo[k]); /* the table may have moved */
+        l->deps = deps;
+    }
+    tdb_ptrs_push(&todo, &n_todo, NULL);
+    tdb_strv_free(todo);
     return rc;
 }
 
@@ -186,10 +265,12 @@ int tdb_session_library_event(tdb_session *s, const json_t *added, module_watch 
         }
         lib_info *l = tdb_session_find_lib(s, lib);
         int wanted = s->have_interest && regexec(&s->interest_re, lib, 0, NULL, 0) == 0;
-        /* A shared libpython is watched for the pending breakpoints on
-         * functions: its symbols are read when it defines one of them. */
+        /* A shared libpython, and the libraries outside the system's
+         * directories (a user's extension installed anywhere), are watched
+         * for the pending breakpoints on functions: their symbols are read
+         * when they define one of them. */
         if (!wanted && l && !l->symbols && s->libpython_watched &&
-            regexec(&s->libpython_re, lib, 0, NULL, 0) == 0)
+            (regexec(&s->libpython_re, lib, 0, NULL, 0) == 0 || tdb_session_outside_system(lib)))
             wanted = tdb_session_defines_pending(s, lib);
         if (wanted && l && !l->symbols && tdb_session_load_library_symbols(s, lib, err) < 0)
             return -1;
@@ -283,7 +364,7 @@ int tdb_session_place_load_catchpoint(tdb_session *s, tdb_error *err)
             s->libpython_watched = 1;
         if (re.len)
             tdb_buf_adds(&re, "\\|");
-        tdb_buf_adds(&re, LIBPYTHON_RE);
+        tdb_buf_adds(&re, LIBPYTHON_RE "\\|" OUTSIDE_SYSTEM_RE);
     }
     if (s->catch_load_bp > 0) {
         /* one catchpoint, the widest regex: the old one goes */

@@ -177,8 +177,7 @@ void tdb_stackview_render(tdb_buf *b, const tdb_stackview *v, unsigned flags)
     if (v->t.native_note)
         tdb_buf_addf(b, "note: %s\n", v->t.native_note);
     if (v->t.gc)
-        tdb_buf_adds(b, "note: this thread is collecting garbage: CPython's collector runs the "
-                        "code below (a __del__, a weakref or gc callback)\n");
+        tdb_buf_adds(b, "note: " TDB_STACKVIEW_GC_NOTE "\n");
     if (m->status == TDB_MERGE_MISMATCH) {
         tdb_buf_addf(b, "note: %zu evaluator frames but %zu Python entry frames: the stacks are "
                         "shown apart rather than merged wrongly\n",

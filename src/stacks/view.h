@@ -54,6 +54,10 @@ static inline int tdb_stackview_in_gc(const tdb_stackview *v)
 {
     return v->t.gc;
 }
+/* What a stack, or a stop, inside the garbage collector says of it. */
+#define TDB_STACKVIEW_GC_NOTE                                                                      \
+    "this thread is collecting garbage: CPython's collector runs the code below (a __del__, a "    \
+    "weakref or gc callback)"
 /* How the merge went: "ok", "mismatch", "native-only", "python-only". */
 const char *tdb_stackview_merge_name(const tdb_stackview *v);
 

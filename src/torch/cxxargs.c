@@ -30,6 +30,8 @@ typedef enum tkind {
     T_SYMINT,    /* c10::SymInt: an int64, not trivially copyable */
     T_ARRAYREF,  /* {T *data, size_t length} */
     T_OPTARRAYREF, /* the same, {NULL, non-zero} meaning empty */
+    T_VECTOR,    /* std::vector<T> (libstdc++): {T *start, *finish, *end_of_storage};
+                  * not trivially copyable */
     T_OPTIONAL,  /* c10::optional<T>: {bool, T} */
     T_STRVIEW,   /* {const char *, size_t} */
     T_SCALARTYPE,
@@ -61,6 +63,30 @@ static char *template_arg(const char *s, const char *prefix)
     if (strncmp(s, prefix, pl) != 0 || n < pl + 2 || s[n - 1] != '>')
         return NULL;
     return tdb_cxx_trim(s + pl, n - pl - 1);
+}
+
+/* The first template argument of S, which starts PREFIX ("std::vector<"):
+ * up to its first comma outside brackets ("at::Tensor" of
+ * "std::vector<at::Tensor, std::allocator<at::Tensor> >"); new string, or
+ * NULL when S does not start PREFIX. */
+static char *first_template_arg(const char *s, const char *prefix)
+{
+    char *all = template_arg(s, prefix);
+    if (!all)
+        return NULL;
+    int depth = 0;
+    size_t i = 0;
+    for (; all[i]; i++) {
+        if (all[i] == '<' || all[i] == '(')
+            depth++;
+        else if (all[i] == '>' || all[i] == ')')
+            depth--;
+        else if (all[i] == ',' && depth == 0)
+            break;
+    }
+    char *first = tdb_cxx_trim(all, i);
+    free(all);
+    return first;
 }
 
 static int starts(const char *s, const char *prefix)
@@ -110,7 +136,7 @@ static void classify(const char *spelling, ctype *out)
                                          "at::DeviceType", "at::QScheme"};
     static const char *const nontrivial[] = {
         "at::Generator", "c10::Storage", "at::Storage", "c10::IValue", "at::IValue",
-        "std::__cxx11::basic_string<", "std::basic_string<", "std::string", "std::vector<",
+        "std::__cxx11::basic_string<", "std::basic_string<", "std::string",
         "std::shared_ptr<", "std::unique_ptr<", "std::weak_ptr<", "c10::intrusive_ptr<",
         "c10::weak_intrusive_ptr<", "c10::List<", "c10::Dict<", "std::function<",
         "c10::MaybeOwned<", "at::OptionalTensorRef", "c10::VariableVersion", "c10::SmallVector<",
@@ -168,6 +194,11 @@ static void classify(const char *spelling, ctype *out)
     } else if ((arg = template_arg(s, "c10::OptionalArrayRef<"))) {
         t.kind = T_OPTARRAYREF;
         t.size = 16, t.align = 8;
+        t.inner = arg;
+    } else if ((arg = first_template_arg(s, "std::vector<"))) {
+        t.kind = T_VECTOR;
+        t.size = 24, t.align = 8;
+        t.nontrivial = 1;
         t.inner = arg;
     } else if ((arg = template_arg(s, "c10::optional<"))) {
         classify_optional(arg, &t);
@@ -405,6 +436,22 @@ static val decode_bytes(const dctx *c, const ctype *t, const char *spelling, con
         if (le(b, 8) == 0 && le(b + 8, 8) != 0)
             return weak(json_null());
         return decode_array(c, t->inner, le(b, 8), le(b + 8, 8), depth);
+    case T_VECTOR: {
+        /* Its elements are an array from start to finish. */
+        uint64_t start = le(b, 8), finish = le(b + 8, 8), cap = le(b + 16, 8);
+        ctype et;
+        classify(t->inner, &et);
+        int esize = et.kind == T_SCALAR && c->layout ? c->layout->scalar_size : et.size;
+        ctype_free(&et);
+        if (finish < start || cap < finish || (start == 0) != (cap == 0))
+            return bad("not a std::vector: start 0x%llx, finish 0x%llx, end of storage 0x%llx",
+                       (unsigned long long)start, (unsigned long long)finish,
+                       (unsigned long long)cap);
+        if (esize <= 0 || (finish - start) % (uint64_t)esize != 0)
+            return bad("not a std::vector of '%s': %llu bytes of elements", t->inner,
+                       (unsigned long long)(finish - start));
+        return decode_array(c, t->inner, start, (finish - start) / (uint64_t)esize, depth);
+    }
     case T_OPTIONAL: {
         if (b[0] > 1)
             return bad("not a c10::optional: its flag is %u", b[0]);

@@ -333,8 +333,9 @@ static const tdb_tour_stop extension_stops[] = {
         .function = "PyInit_myop",
         .title = "PyInit_myop: pybind11 makes the module",
         .what =
-            "`import myop` found myop.cpython-311-x86_64-linux-gnu.so (setup.py build_ext "
-            "--inplace put it beside run.py) and CPython called its init function, which "
+            "`import myop` found myop's extension module (myop.cpython-3XX-...so, named for "
+            "the interpreter that built it: setup.py build_ext --inplace put it beside run.py) "
+            "and CPython called its init function, which "
             "PYBIND11_MODULE wrote: it makes the module and registers scaled_add as a "
             "pybind11 cpp_function. torch.utils.cpp_extension linked it against the installed "
             "torch (libtorch, libc10, libtorch_python), which has no debug info; myop has.",
@@ -360,8 +361,8 @@ static const tdb_tour_stop extension_stops[] = {
             "does, so the arguments are valid: a and b are at::Tensor references, shown as "
             "torch shows tensors (dtype, sizes, strides, device, first values), read from "
             "memory, nothing called in the process.\n\n"
-            "(This tour breaks on scaled_add: a `step` from the Python line lands in "
-            "pybind11's dispatcher, several frames above it.)",
+            "(This tour breaks on scaled_add; in a program of your own, a `step` from the "
+            "Python line lands here too, past pybind11's glue.)",
         .where = (const tdb_tour_place[]){
             {"samples/myop/myop.cpp", "scaled_add and its PYBIND11_MODULE"},
             {"samples/myop/setup.py", "CppExtension and BuildExtension, with the debug flags"},
@@ -378,7 +379,7 @@ static const tdb_tour_stop extension_stops[] = {
         .trigger = TDB_TOUR_MARKED_LINE,
         .target = "out",
         .file = "myop.cpp",
-        .library = "myop.cpython-311-x86_64-linux-gnu.so",
+        .library = NULL, /* myop's own file, whatever the interpreter names it */
         .function = "scaled_add",
         .title = "scaled_add, two lines on: a local tensor",
         .what =
@@ -392,20 +393,22 @@ static const tdb_tour_stop extension_stops[] = {
         .try_next = (const tdb_tour_try[]){
             {"info locals", "scaled as a tensor: float32 [2, 3] ... values [2, 2, ...]"},
             {"next", "out = a + scaled"},
-            {"finish", "back to the glue, with 'Value returned:' the result tensor"},
+            {"finish", "back through the glue to the Python line, with 'Value returned:' the "
+                       "result tensor"},
             END},
     },
     {
         .trigger = TDB_TOUR_MARKED_LINE,
         .target = "return",
         .file = "myop.cpp",
-        .library = "myop.cpython-311-x86_64-linux-gnu.so",
+        .library = NULL, /* myop's own file, whatever the interpreter names it */
         .function = "scaled_add",
         .title = "scaled_add returns out",
         .what =
             "`out = a + scaled` ran torch's add operator; out holds a + 2 * b. `finish` from "
-            "here runs to the end of scaled_add and shows the tensor it returns, back in "
-            "pybind11's argument loader, which hands it to Python as a torch.Tensor.",
+            "here runs to the end of scaled_add and on through pybind11's glue, which hands "
+            "the tensor to Python as a torch.Tensor, to the Python line that called it, and "
+            "shows the tensor scaled_add returned.",
         .where = (const tdb_tour_place[]){
             {"samples/myop/myop.cpp", "the line marked TOUR: return"},
             END},

@@ -41,7 +41,10 @@ typedef struct tdb_tour_stop {
     const char *target;   /* the module, the function or the marker */
     const char *file;     /* MARKED_LINE: the source file's name */
     const char *library;  /* MARKED_LINE: a library of the tour's package
-                           * (relative to its directory) built from FILE */
+                           * (relative to its directory) built from FILE;
+                           * NULL: the tour's module, the file the
+                           * interpreter imports it from (its name carries
+                           * that interpreter's EXT_SUFFIX) */
     const char *function; /* the function the innermost frame must be in
                            * (name without parameters); NULL: any */
     const char *title;

@@ -716,3 +716,25 @@ def test_data_breakpoint_on_a_c_local(tdebug, procs, tmp_path):
     dap.continue_(tid)
     assert dap.wait_event("exited")["body"]["exitCode"] == 0
     dap.finish()
+
+
+def test_a_stop_inside_the_garbage_collector_says_so(tdebug, procs, tmp_path):
+    """issue 26: the terminal's stack and 'tdebug stacks' say a thread is
+    collecting garbage; the 'stopped' event says it too."""
+    prog = write(tmp_path / "collect.py", "import gc\n"
+                                          "def collecting(phase, info):\n"
+                                          "    if phase == 'start':\n"
+                                          "        x = 1  # STOP\n"
+                                          "gc.callbacks.append(collecting)\n"
+                                          "gc.collect()\n"
+                                          "gc.callbacks.clear()\n")
+    dap = Adapter.start(tdebug, procs, tmp_path)
+    dap.initialize()
+    dap.start_program("launch", {"program": prog, "python": PYTHON},
+                      lambda d: d.set_breakpoints(prog, [4]))
+    i, stop = dap.stopped()
+    assert "collecting garbage" in stop["description"], stop
+    assert stop["text"].startswith("this thread is collecting garbage"), stop
+    dap.continue_(stop["threadId"])
+    dap.wait_event("terminated")
+    dap.finish()

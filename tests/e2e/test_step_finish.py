@@ -3,10 +3,13 @@ selected frame (a native one after 'up': gdb wants --thread with --frame;
 an older Python frame: to its caller's line), 'next N' and 'step N', and
 the gdb commands that take a breakpoint number mapped from tdebug's
 numbers to gdb's.  Real gdb, Debian's torch, tinytensor built -O0 -g."""
+import shutil
 import textwrap
 
-from conftest import PYTHON, ROOT, run
-from step_util import events, session, stops, top
+import pytest
+
+from conftest import PYTHON, ROOT, clean_env, run
+from step_util import events, line_of, session, stops, top
 from tinytensor_util import tt_env
 
 WALKTHROUGH = str(ROOT / "samples" / "tinytensor_walkthrough.py")
@@ -168,3 +171,64 @@ def test_run_is_refused_after_an_attach(tdebug, procs, tmp_path):
     errors = [e["message"] for e in events(r.stdout) if e["event"] == "error"]
     assert errors and "'run' restarts only a program tdebug started" in errors[0]
     assert p.poll() is None
+
+
+FARLIB = ROOT / "tests" / "e2e" / "data" / "farlib"
+
+
+@pytest.fixture(scope="module")
+def farlib(tmp_path_factory):
+    """A C++ core library (libfar_core.so) and a CPython extension linking
+    it (farext, RUNPATH $ORIGIN), built -O0 -g and installed in a directory
+    that is neither the working directory nor the script's, as a package
+    installed elsewhere is: (site directory, script, working directory,
+    source directory)."""
+    d = tmp_path_factory.mktemp("farlib")
+    src, site, script_dir, work = d / "src", d / "site", d / "script", d / "work"
+    for x in (src, site, script_dir, work):
+        x.mkdir()
+    for f in ("far_core.cpp", "far_core.h", "farext.cpp"):
+        shutil.copy(FARLIB / f, src / f)
+    shutil.copy(FARLIB / "use_far.py", script_dir / "use_far.py")
+    cfg = run([PYTHON, "-c", "import sysconfig; print(sysconfig.get_paths()['include']); "
+               "print(sysconfig.get_config_var('EXT_SUFFIX'))"], check=True).stdout.split()
+    run(["g++", "-O0", "-g", "-fPIC", "-shared", "far_core.cpp", "-o", str(site / "libfar_core.so")],
+        cwd=src, check=True)
+    run(["g++", "-O0", "-g", "-fPIC", "-shared", "-I" + cfg[0], "farext.cpp", "-L" + str(site),
+         "-lfar_core", "-Wl,-rpath,$ORIGIN", "-o", str(site / ("farext" + cfg[1]))],
+        cwd=src, check=True)
+    return site, script_dir / "use_far.py", work, src
+
+
+def test_step_goes_into_the_core_library_of_an_extension_installed_elsewhere(tdebug, tmp_path,
+                                                                              farlib):
+    """farext's libfar_core is loaded with DWARF but outside the libraries
+    tdebug reads as they load: a step into far::scale used to step over it."""
+    site, script, work, src = farlib
+    call = line_of(script, "# the call")
+    r, evs = session(tdebug, tmp_path, ["step"] * 5 + ["continue"], "-b", f"{script}:{call}",
+                     "--", PYTHON, str(script), str(site), cwd=work)
+    assert r.returncode == 0, r.stderr
+    s = stops(evs)
+    assert top(s[1])["function"].startswith("farext_scale"), top(s[1])
+    lines = [(top(x)["function"], top(x).get("line")) for x in s[1:]]
+    into = [k for k, x in enumerate(s) if top(x)["function"].startswith("far::scale")]
+    assert into, lines
+    assert top(s[into[0]])["file"] == str(src / "far_core.cpp")
+    assert top(s[into[0]])["line"] == line_of(src / "far_core.cpp", "far_core: first line")
+    # it came from farext's line that calls it
+    assert top(s[into[0] - 1])["line"] == line_of(src / "farext.cpp", "farext: the call")
+
+
+@pytest.mark.parametrize("light", ["1", "0"])
+def test_break_binds_in_the_core_library_of_an_extension_installed_elsewhere(tdebug, tmp_path,
+                                                                             farlib, light):
+    site, script, work, src = farlib
+    r = run([tdebug, "run", "--batch", "--json", "-b", "far::scale", "--", PYTHON, str(script),
+             str(site)], cwd=work, env=clean_env(TDEBUG_LIGHT=light))
+    assert r.returncode == 0, r.stderr
+    assert "never bound" not in r.stdout + r.stderr
+    s = stops(events(r.stdout))
+    assert s and s[0]["reason"] == "breakpoint", r.stdout
+    assert top(s[0])["function"].startswith("far::scale")
+    assert top(s[0])["line"] == line_of(src / "far_core.cpp", "far_core: first line")

@@ -91,6 +91,18 @@ def test_tensors_in_print_locals_finish_and_the_stop_line(tdebug, torch_availabl
             "::call_impl<at::Tensor, ") in out, out
 
 
+def test_finish_through_the_glue_shows_the_tensor_returned(tdebug, torch_available, myop):
+    """With the default step-into policy, 'finish' out of scaled_add goes
+    on through pybind11's glue to the Python line, and says what
+    scaled_add returned (a tensor, decoded) as gdb's own finish does."""
+    r = run([tdebug, "run", "-b", "scaled_add", "--", PYTHON, "run.py"], cwd=myop,
+            env=clean_env(PYTHONPATH=str(myop)), input="finish\nq\n")
+    out = r.stdout
+    assert re.search(r"finish: returned to File .*run\.py\", line 14", out + r.stderr), out + r.stderr
+    assert re.search(r"Value returned: \$1 = float32 \[2, 3\] strides \[3, 1\] cpu values "
+                     r"\[2, 3, 4, 5, 6, 7\]", out), out + r.stderr
+
+
 def test_gdb_alone_with_the_printers_agrees(tdebug, torch_available, myop, build_dir):
     """The printers in a gdb of one's own (as lib/gdb/tdebug_printers.py
     says), given the layout tdebug cached, print what tdebug shows."""
@@ -143,20 +155,27 @@ def test_profile_check_says_the_built_op_is_debuggable(tdebug, request, build):
     assert "=> debuggable" in r.stdout or "debuggable" in r.stdout.splitlines()[-1], r.stdout
 
 
-def test_dap_variables_hover_and_evaluate_show_tensors(tdebug, torch_available, myop, procs,
-                                                      tmp_path):
+def dap_stopped_in(tdebug, procs, tmp_path, myop, function):
+    """tdebug dap running myop's run.py to a function breakpoint on
+    FUNCTION: (the adapter, the stop's index, its thread, its frames)."""
     from tdap_util import Adapter
     dap = Adapter.start(tdebug, procs, tmp_path)
     dap.initialize()
 
     def setup(d):
-        d.request("setFunctionBreakpoints", {"breakpoints": [{"name": "scaled_add"}]})
+        d.request("setFunctionBreakpoints", {"breakpoints": [{"name": function}]})
     dap.start_program("launch", {"program": str(myop / "run.py"), "python": PYTHON,
                                  "cwd": str(myop), "env": {"PYTHONPATH": str(myop)}}, setup)
     i, stop = dap.stopped()
     tid = stop["threadId"]
     frames = dap.frames(tid)
-    assert frames[0]["name"] == "scaled_add"
+    assert frames[0]["name"] == function
+    return dap, i, tid, frames
+
+
+def test_dap_variables_hover_and_evaluate_show_tensors(tdebug, torch_available, myop, procs,
+                                                      tmp_path):
+    dap, i, tid, frames = dap_stopped_in(tdebug, procs, tmp_path, myop, "scaled_add")
     assert frames[1]["name"].startswith("pybind11::detail::argument_loader<\u2026>::call_impl")
     scopes = dap.request("scopes", {"frameId": frames[0]["id"]})["body"]["scopes"]
     args = dap.request("variables", {"variablesReference": scopes[0]["variablesReference"]})
@@ -187,6 +206,50 @@ def test_dap_variables_hover_and_evaluate_show_tensors(tdebug, torch_available, 
     dap.finish()
 
 
+HALF = r"float32 \[1, 3\] strides \[3, 1\] (storage_offset 3 )?cpu values \[%s\]"
+HALVES = (r"std::vector of length 2, capacity 2 = \{" + HALF % "2, 3, 4" + r".*, " +
+          HALF % "5, 6, 7")
+
+
+def test_vector_of_tensors_in_locals_finish_args_and_print(tdebug, torch_available, myop):
+    """std::vector<at::Tensor> (myop.halves returns one, myop.join takes one)
+    as gdb's commands and tdebug's show it: its tensors decoded."""
+    cmds = ["info locals", "finish", "break join", "continue", "args", "print parts", "q"]
+    where = "myop.cpp:%d" % marked(myop, "TOUR: halves")
+    r = run([tdebug, "run", "-b", where, "--", PYTHON, "run.py"], cwd=myop,
+            env=clean_env(PYTHONPATH=str(myop)), input="\n".join(cmds) + "\n")
+    out = r.stdout
+    assert re.search(r"^(\(tdebug\) )?parts = " + HALVES, out, re.M), out + r.stderr
+    assert re.search(r"Value returned: \$1 = " + HALVES, out), out
+    assert re.search(r"^  parts \(const std::vector<at::Tensor, std::allocator<at::Tensor> > &\) = "
+                     r"@0x[0-9a-f]+: " + HALVES, out, re.M), out
+    assert re.search(r"^\(tdebug\) \$\d+ = " + HALVES, out, re.M), out
+
+
+def test_dap_variables_expand_a_vector_of_tensors(tdebug, torch_available, myop, procs, tmp_path):
+    dap, i, tid, frames = dap_stopped_in(tdebug, procs, tmp_path, myop, "join")
+    scopes = dap.request("scopes", {"frameId": frames[0]["id"]})["body"]["scopes"]
+    args = dap.request("variables", {"variablesReference": scopes[0]["variablesReference"]})
+    parts = next(v for v in args["body"]["variables"] if v["name"] == "parts")
+    assert parts["variablesReference"] > 0, parts
+    items = dap.request("variables", {"variablesReference": parts["variablesReference"]})["body"]
+    assert parts["value"].startswith("std::vector of length 2, capacity 2"), parts
+    assert [v["name"] for v in items["variables"]] == ["[0]", "[1]"], items
+    # each a tensor, its parts as a tensor's (gdb shows a value with parts
+    # as "{...}" in a variable object: tdebug's printers' parts expand)
+    got = []
+    for item in items["variables"]:
+        assert item["variablesReference"] > 0, item
+        fields = dap.request("variables", {"variablesReference": item["variablesReference"]})
+        got.append({v["name"]: v["value"] for v in fields["body"]["variables"]})
+    assert all({"sizes", "strides", "dtype", "device", "storage_offset", "values"} <= set(g)
+               for g in got), got
+    assert [g.get("storage_offset") for g in got] == ["0", "3"], got
+    dap.continue_(tid)
+    assert dap.wait_event("exited")["body"]["exitCode"] == 0
+    dap.finish()
+
+
 def test_tour_extension_walks_the_op_with_its_tensors(tdebug, torch_available, myop):
     from tour_util import stops
     r = run([tdebug, "tour", "extension", "--batch"])
@@ -206,6 +269,35 @@ def test_tour_extension_walks_the_op_with_its_tensors(tdebug, torch_available, m
     assert int(m.group(2)) == marked[0], second["top"]
     assert last["title"].startswith("scaled_add returns out"), last["title"]
     assert "tensor([[2., 3., 4.]," in r.stdout + r.stderr
+
+
+def test_tour_extension_finds_the_op_under_any_extension_suffix(tdebug, torch_available, myop,
+                                                                  tmp_path):
+    """The tour's marked lines are found in myop's file as the interpreter
+    imports it, whatever its EXT_SUFFIX: here a plain myop.so (which 3.11
+    imports too), in a copy of tdebug's tree where the op has no
+    cpython-311 name."""
+    import os
+    import shutil
+    from tour_util import stops
+    build = os.path.dirname(os.path.realpath(tdebug))
+    tree = tmp_path / "tree"
+    (tree / "samples").mkdir(parents=True)
+    shutil.copy(tdebug, tree / "tdebug")
+    for name in os.listdir(build):
+        if name not in ("tdebug", "samples"):
+            os.symlink(os.path.join(build, name), tree / name)
+    op = tree / "samples" / "myop"
+    shutil.copytree(myop, op, symlinks=True)
+    for so in op.glob("myop.cpython-*.so"):
+        so.rename(op / "myop.so")
+    r = run([str(tree / "tdebug"), "tour", "extension", "--batch"])
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr
+    assert "cannot find the line marked" not in r.stdout + r.stderr, r.stderr
+    found = stops(r.stdout)
+    assert [s["number"] for s in found] == [1, 2, 3, 4], r.stdout[-3000:]
+    m = re.search(r" at (\S+):(\d+)$", found[2]["top"])
+    assert m and int(m.group(2)) == marked(op, "TOUR: out"), found[2]["top"]
 
 
 def test_printers_show_torchs_other_values(tdebug, torch_available, myop):

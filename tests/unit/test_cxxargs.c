@@ -415,6 +415,30 @@ static void test_values_in_memory(void **state)
     assert_int_equal(json_array_size(v), 2);
     assert_non_null(json_object_get(json_array_get(v, 1), "dtype"));
     json_decref(v);
+    /* std::vector<Tensor>: {start, finish, end of storage}, by its whole
+     * name and behind a const& as a signature spells it */
+    uint64_t *vec = fake_alloc(24);
+    vec[0] = addr_of(tensors), vec[1] = addr_of(tensors) + 16, vec[2] = addr_of(tensors) + 16;
+    v = tdb_cxx_value_at(&mem, "std::vector<at::Tensor, std::allocator<at::Tensor> >",
+                         addr_of(vec), &L, -1, &e);
+    assert_int_equal(json_array_size(v), 2);
+    assert_non_null(json_object_get(json_array_get(v, 0), "sizes"));
+    json_decref(v);
+    uint64_t *pvec = fake_alloc(8);
+    pvec[0] = addr_of(vec);
+    v = tdb_cxx_value_at(&mem, "std::vector<at::Tensor, std::allocator<at::Tensor> > const&",
+                         addr_of(pvec), &L, -1, &e);
+    assert_int_equal(json_array_size(v), 2);
+    json_decref(v);
+    vec[0] = vec[1] = vec[2] = 0; /* an empty vector never allocated */
+    v = tdb_cxx_value_at(&mem, "std::vector<at::Tensor>", addr_of(vec), &L, -1, &e);
+    assert_int_equal(json_array_size(v), 0);
+    json_decref(v);
+    vec[0] = addr_of(tensors) + 16, vec[1] = addr_of(tensors); /* finish before start */
+    tdb_error_clear(&e);
+    assert_null(tdb_cxx_value_at(&mem, "std::vector<at::Tensor>", addr_of(vec), &L, -1, &e));
+    assert_non_null(strstr(e.msg, "not a std::vector"));
+    tdb_error_clear(&e);
     /* OptionalArrayRef: {NULL, 1} is empty; {NULL, 0} an empty list */
     ar[0] = 0, ar[1] = 1;
     v = tdb_cxx_value_at(&mem, "c10::OptionalArrayRef<long>", addr_of(ar), &L, -1, NULL);

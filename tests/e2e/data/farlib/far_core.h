@@ -1,0 +1,4 @@
+#pragma once
+namespace far {
+long scale(long x, long by);
+}

@@ -131,9 +131,9 @@ long tdb_dwarf_source_dirs(const char *elf_path, json_t *dirs, tdb_error *err)
     return walk_units(elf_path, add_source_dir, dirs, err);
 }
 
-static int first_unit(const char *unit, const char *dir, void *ctx)
+static int first_unit(Dwarf_Die *cu, const char *unit, const char *dir, void *ctx)
 {
-    (void)unit, (void)dir, (void)ctx;
+    (void)cu, (void)unit, (void)dir, (void)ctx;
     return 1;
 }
 

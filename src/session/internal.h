@@ -219,6 +219,10 @@ typedef struct light_state {
     char **ln_real;      /* the files the loader's list names, their real paths... */
     char **ln_name;      /* ...and its names for them (l_name: what gdb shows) */
     size_t n_ln;
+    char **fn_name;      /* what the Python hook's calls name (dlopen, the hook's own)... */
+    uint64_t *fn_addr;   /* ...at these addresses in the process (gdb knows no name) */
+    size_t n_fn;
+    uint64_t scratch;    /* a page mapped in the process for those calls' strings, 0: none */
     tdb_mem mem;
 } light_state;
 
@@ -391,6 +395,10 @@ int tdb_session_resume_mi(tdb_session *s, const char *how, tdb_error *err);
 /* Place --break and --catch-throw (before the program runs, or right
  * after attaching). */
 int tdb_session_arm(tdb_session *s, const char *script_dir, tdb_error *err);
+/* One --break WHAT (IS_BREAK) or --catch-throw WHAT of the options, placed
+ * as tdb_session_arm() places them: 0, or -1 with ERR set (a refusal is a
+ * usage error). */
+int tdb_session_arm_one(tdb_session *s, const char *what, int is_break, tdb_error *err);
 
 /* session/attach.c */
 /* gdb attaches to PID (s->pid): 0 stopped, -1 with ERR set as
@@ -564,6 +572,15 @@ json_t *tdb_session_light_frames(tdb_session *s, int thread, int *need_gdb, tdb_
 /* Make a light session an ordinary one (no-op otherwise): gdb reads the
  * libraries again, the held breakpoints and watched modules go to gdb. */
 int tdb_session_light_upgrade(tdb_session *s, tdb_error *err);
+/* EXPR, a gdb expression of the Python hook's (session/python.c: calls of
+ * dlopen, mmap, CPython's and the hook's functions, the hook's control
+ * block), as gdb can evaluate it in a light session: those names as
+ * addresses, its strings copied into the process first (new string), or
+ * NULL with ERR set (a name not found: the caller upgrades). */
+char *tdb_session_light_expr(tdb_session *s, const char *expr, tdb_error *err);
+/* "*0xADDR" for the function NAME in a light session, for -break-insert
+ * (new string); NULL in an ordinary session or when it is not found. */
+char *tdb_session_light_location(tdb_session *s, const char *name);
 /* The program is gone or killed: reap it (a light session's child), or
  * leave it to tdb_session_light_reap() when gdb still holds it. */
 void tdb_session_light_end(tdb_session *s);

@@ -23,6 +23,29 @@
 #include <stdlib.h>
 #include <string.h>
 
+int tdb_session_arm_one(tdb_session *s, const char *what, int is_break, tdb_error *err)
+{
+    json_t *bp = is_break ? tdb_session_breakpoint_add(s, what, 0, err)
+                          : tdb_session_catchpoint_add(s, what, err);
+    if (!bp)
+        return -1;
+    const char *msg = json_string_value(json_object_get(bp, "message"));
+    int rc = 0;
+    if (!json_integer_value(json_object_get(bp, "id"))) {
+        if (!is_break)
+            tdb_error_set_exit(err, TDB_EXIT_USAGE, 0, "cannot catch C++ throws: %s",
+                               msg ? msg : "?");
+        else
+            tdb_error_set_exit(err, TDB_EXIT_USAGE, 0, "%s --break '%s': %s",
+                               tdb_break_location_kind(what) == TDB_BREAK_PYTHON_FILE
+                                   ? "cannot place" : "gdb rejects",
+                               what, msg ? msg : "?");
+        rc = -1;
+    }
+    json_decref(bp);
+    return rc;
+}
+
 /* Set up catchpoints and breakpoints before the program runs (or right
  * after attaching). */
 int tdb_session_arm(tdb_session *s, const char *script_dir, tdb_error *err)
@@ -34,24 +57,8 @@ int tdb_session_arm(tdb_session *s, const char *script_dir, tdb_error *err)
     for (size_t i = 0; i < n; i++) {
         int is_break = i < s->opts.n_breaks;
         const char *what = is_break ? s->opts.breaks[i] : s->opts.catch_throw[i - s->opts.n_breaks];
-        json_t *bp = is_break ? tdb_session_breakpoint_add(s, what, 0, err)
-                              : tdb_session_catchpoint_add(s, what, err);
-        if (!bp)
+        if (tdb_session_arm_one(s, what, is_break, err) < 0)
             return -1;
-        const char *msg = json_string_value(json_object_get(bp, "message"));
-        if (!json_integer_value(json_object_get(bp, "id"))) {
-            if (!is_break)
-                tdb_error_set_exit(err, TDB_EXIT_USAGE, 0, "cannot catch C++ throws: %s",
-                                   msg ? msg : "?");
-            else
-                tdb_error_set_exit(err, TDB_EXIT_USAGE, 0, "%s --break '%s': %s",
-                                   tdb_break_location_kind(what) == TDB_BREAK_PYTHON_FILE
-                                       ? "cannot place" : "gdb rejects",
-                                   what, msg ? msg : "?");
-            json_decref(bp);
-            return -1;
-        }
-        json_decref(bp);
     }
     return 0;
 }

@@ -307,6 +307,8 @@ static inline unsigned long parse_addr(const char *s)
 #define STDCXX_RE "/libstdc++\\.so[^/]*$"
 /* A shared libpython (pyenv's interpreters, --enable-shared builds). */
 #define LIBPYTHON_RE "/libpython3[^/]*\\.so[^/]*$"
+/* The Python hook's library (session/python.c), as a basic regex of paths. */
+#define PYHOOK_LIB_RE "/libtdebug-pyhook[^/]*$"
 
 /* session/session.c */
 void tdb_session_emit(tdb_session *s, const char *event, json_t *fields, const char *fmt, ...)

@@ -893,6 +893,9 @@ int tdb_session_light_upgrade(tdb_session *s, tdb_error *err)
     tdb_session_drain(s);
     if (tdb_session_place_load_catchpoint(s, err) < 0)
         return -1;
+    /* The Python hook, loaded by address: its calls by name from now on. */
+    if (s->hook.loaded && tdb_session_load_symbols(s, PYHOOK_LIB_RE, err) < 0)
+        return -1;
     for (size_t j = 0; j < s->n_bps; j++)
         if (s->bps[j].kind == BP_NATIVE && s->bps[j].number == 0 &&
             tdb_session_bind_held(s, &s->bps[j], err) < 0)

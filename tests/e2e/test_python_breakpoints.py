@@ -16,6 +16,10 @@ from tinytensor_util import tt_env
 
 WALKTHROUGH = str(ROOT / "samples" / "tinytensor_walkthrough.py")
 
+# Every test runs light and ordinary (issue 27): light sessions keep every
+# behaviour.
+pytestmark = pytest.mark.usefixtures("light_sessions")
+
 
 def line_of(path, text):
     """The 1-based number of the line of PATH that starts with TEXT."""

@@ -309,7 +309,8 @@ static int load_and_install(tdb_session *s, tdb_error *err)
         hook_failed(s, "cannot load '%s' into it: %s", lib, rc < 0 ? local.msg : "dlopen failed");
         goto done;
     }
-    tdb_session_load_symbols(s, PYHOOK_LIB_RE, NULL);
+    if (!s->light.on) /* else by address, until an upgrade reads them */
+        tdb_session_load_symbols(s, PYHOOK_LIB_RE, NULL);
     h->loaded = 1;
     h->lib = lib;
     lib = NULL;

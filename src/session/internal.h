@@ -223,6 +223,7 @@ typedef struct light_state {
     uint64_t *fn_addr;   /* ...at these addresses in the process (gdb knows no name) */
     size_t n_fn;
     uint64_t scratch;    /* a page mapped in the process for those calls' strings, 0: none */
+    int env_changed;     /* the front-end set the program's environment (gdb's): not light */
     tdb_mem mem;
 } light_state;
 
@@ -559,6 +560,9 @@ pid_t tdb_session_thread_lwp(tdb_session *s, int thread);
 /* Can S's options run light (tdb_session_new() then spawns gdb without
  * waiting)?  Garbage in TDEBUG_LIGHT is said as a warning, and light it is. */
 int tdb_session_light_applies(tdb_session *s);
+/* At the launch of a session that did not start light: do the breakpoints
+ * a front-end placed since (all Python's) allow one now?  gdb is ready. */
+int tdb_session_light_applies_at_launch(tdb_session *s);
 /* Start the program and attach: 0 with it running, 1 when a light launch
  * cannot be made here (nothing was started; gdb is ready for the ordinary
  * launch), -1 with ERR set. */

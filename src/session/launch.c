@@ -100,6 +100,9 @@ int tdb_session_launch(tdb_session *s, char *const argv[], tdb_error *err)
             i++;
     }
 
+    /* A front-end's Python breakpoints placed since the session began
+     * (the DAP's) may make it light now. */
+    s->light.wanted = tdb_session_light_applies_at_launch(s);
     if (s->light.wanted) {
         int light = tdb_session_light_launch(s, argv, script_dir, err);
         if (light <= 0) {
@@ -191,6 +194,7 @@ int tdb_session_program_setenv(tdb_session *s, const char *name, const char *val
                       name, why);
         return -1;
     }
+    s->light.env_changed = 1; /* a light launch starts the program itself */
     if (!value)
         return tdb_session_console(s, CMD_TIMEOUT_MS, err, "unset environment %s", name);
     return tdb_session_console(s, CMD_TIMEOUT_MS, err, "set environment %s=%s", name, value);

@@ -79,7 +79,9 @@ static int plain_function(const char *loc)
     }
 }
 
-int tdb_session_light_applies(tdb_session *s)
+/* Do S's options allow a light session at all (WARN: say so of garbage in
+ * TDEBUG_LIGHT)? */
+static int options_allow(tdb_session *s, int warn)
 {
     const tdb_session_options *o = &s->opts;
     const char *env = getenv("TDEBUG_LIGHT");
@@ -87,11 +89,34 @@ int tdb_session_light_applies(tdb_session *s)
         return 0;
     if (env && strcmp(env, "0") == 0)
         return 0;
-    if (env && *env && strcmp(env, "1") != 0)
+    if (warn && env && *env && strcmp(env, "1") != 0)
         say(s, "warning", "TDEBUG_LIGHT='%s' is neither 0 nor 1: a light session where the "
                           "stops allow one (set TDEBUG_LIGHT=0 to turn them off)", env);
-    if (o->all_symbols || o->n_symbols || o->cpython_symbols || o->n_stop_at_load ||
-        o->n_catch_throw)
+    return !(o->all_symbols || o->n_symbols || o->cpython_symbols || o->n_stop_at_load ||
+             o->n_catch_throw);
+}
+
+/* Are the breakpoints a front-end placed before the launch (the DAP's
+ * setBreakpoints) all Python's (or none)? */
+static int only_python_bps(const tdb_session *s)
+{
+    for (size_t i = 0; i < s->n_bps; i++)
+        if (s->bps[i].kind != BP_PYTHON)
+            return 0;
+    return 1;
+}
+
+int tdb_session_light_applies_at_launch(tdb_session *s)
+{
+    if (s->light.wanted)
+        return 1;
+    return s->n_bps && only_python_bps(s) && !s->light.env_changed && options_allow(s, 0);
+}
+
+int tdb_session_light_applies(tdb_session *s)
+{
+    const tdb_session_options *o = &s->opts;
+    if (!options_allow(s, 1))
         return 0;
     if (!o->n_stop_at_import && !o->n_breaks)
         return 0; /* nothing to stop at: the ordinary session costs as little */
@@ -690,7 +715,8 @@ int tdb_session_light_launch(tdb_session *s, char *const argv[], const char *scr
     int rc = -1;
 
     s->light.wanted = 0;
-    if (plan != TDB_PTRACER_REFUSED && s->n_bps == 0)
+    int python = native_breaks(s) < s->opts.n_breaks || s->n_bps > 0;
+    if (plan != TDB_PTRACER_REFUSED && only_python_bps(s))
         library = tdb_preload_library(NULL);
     if (library) {
         s->light.audit = realpath(library, NULL);
@@ -698,7 +724,7 @@ int tdb_session_light_launch(tdb_session *s, char *const argv[], const char *scr
         /* gdb attaches before the program's own code runs: a native
          * breakpoint may be in it, the Python hook's stop is in
          * Py_RunMain. */
-        set.trap_startup = s->opts.n_breaks ? "1" : NULL;
+        set.trap_startup = s->opts.n_breaks || python ? "1" : NULL;
         /* Breakpoints may be hit by the constructors of the libraries
          * they are in: those wait for gdb.  Import stops need only the
          * modules' inits to. */
@@ -753,7 +779,7 @@ int tdb_session_light_launch(tdb_session *s, char *const argv[], const char *scr
     /* The native breakpoints wait in tdebug until a library defines
      * them; the Python ones in the hook's table, until Py_RunMain loads
      * it (armed first: the hook is not loaded at a stop before it). */
-    if (native_breaks(s) < s->opts.n_breaks && arm_python(s, err) < 0) {
+    if (python && arm_python(s, err) < 0) {
         kill_child(s);
         goto cleanup;
     }

@@ -223,7 +223,8 @@ typedef struct light_state {
     uint64_t *fn_addr;   /* ...at these addresses in the process (gdb knows no name) */
     size_t n_fn;
     uint64_t scratch;    /* a page mapped in the process for those calls' strings, 0: none */
-    int env_changed;     /* the front-end set the program's environment (gdb's): not light */
+    json_t *env;         /* the program's variables the front-end set (null: unset), for its start */
+    int env_changed;     /* ...and one a light launch cannot take (the preloaded library's) */
     tdb_mem mem;
 } light_state;
 

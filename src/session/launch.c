@@ -102,7 +102,10 @@ int tdb_session_launch(tdb_session *s, char *const argv[], tdb_error *err)
 
     /* A front-end's Python breakpoints placed since the session began
      * (the DAP's) may make it light now. */
+    int spawned = s->light.wanted; /* gdb started without its handshake */
     s->light.wanted = tdb_session_light_applies_at_launch(s);
+    if (spawned && !s->light.wanted && tdb_gdb_handshake(s->gdb, err) < 0)
+        goto cleanup;
     if (s->light.wanted) {
         int light = tdb_session_light_launch(s, argv, script_dir, err);
         if (light <= 0) {
@@ -194,7 +197,13 @@ int tdb_session_program_setenv(tdb_session *s, const char *name, const char *val
                       name, why);
         return -1;
     }
-    s->light.env_changed = 1; /* a light launch starts the program itself */
+    /* A light launch starts the program itself, with these; the
+     * preloaded library's own variables it cannot take. */
+    if (!strncmp(name, "TDEBUG_", 7) || !strcmp(name, "LD_AUDIT"))
+        s->light.env_changed = 1;
+    if (!s->light.env)
+        s->light.env = json_object();
+    json_object_set_new(s->light.env, name, value ? json_string_nocheck(value) : json_null());
     if (!value)
         return tdb_session_console(s, CMD_TIMEOUT_MS, err, "unset environment %s", name);
     return tdb_session_console(s, CMD_TIMEOUT_MS, err, "set environment %s=%s", name, value);

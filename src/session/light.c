@@ -108,9 +108,11 @@ static int only_python_bps(const tdb_session *s)
 
 int tdb_session_light_applies_at_launch(tdb_session *s)
 {
+    if (s->light.env_changed)
+        return 0;
     if (s->light.wanted)
         return 1;
-    return s->n_bps && only_python_bps(s) && !s->light.env_changed && options_allow(s, 0);
+    return s->n_bps && only_python_bps(s) && options_allow(s, 0);
 }
 
 int tdb_session_light_applies(tdb_session *s)
@@ -737,6 +739,7 @@ int tdb_session_light_launch(tdb_session *s, char *const argv[], const char *scr
         goto cleanup;
     }
     env = tdb_preload_env(library, &set, getenv("LD_AUDIT"));
+    json_object_update(env, s->light.env); /* the front-end's ('env' of a DAP launch) */
     tdb_spawn_how how = {.fds = s->saved_fds, .own_pgrp = 1, .plan = plan,
                          .pid_var = TDEBUG_ENV_TRAP_PID};
     pid_t pid = tdb_paused_spawn_with(argv, env, &how, err);

@@ -102,16 +102,16 @@ int tdb_hook_eval_u64(tdb_session *s, const char *expr, uint64_t *out, tdb_error
     json_t *res = NULL;
     tdb_buf cmd = TDB_BUF_INIT;
     char *light = NULL;
+    int calls = strchr(expr, '(') && strstr(expr, ")(") == NULL; /* as written, by name */
     if (s->light.on && !(light = tdb_session_light_expr(s, expr, NULL))) {
         /* A name tdebug does not find by itself: gdb's, then. */
         if (tdb_session_light_upgrade(s, err) < 0)
             return -1;
     }
     if (light)
-        expr = light;
+        expr = light; /* the same, by address */
     tdb_buf_adds(&cmd, "-data-evaluate-expression ");
     tdb_mi_quote(&cmd, expr);
-    int calls = strchr(expr, '(') && strstr(expr, ")(") == NULL;
     if (calls)
         breakpoints_during_call(s, 0);
     int rc = tdb_gdb_cmd(s->gdb, HOOK_TIMEOUT_MS, &res, err, "%s", tdb_buf_str(&cmd));

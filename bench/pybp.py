@@ -11,8 +11,15 @@ setBreakpoints with the N lines, then configurationDone (a debugpy that
 does not answer it within BENCH_ARM_TIMEOUT seconds is said so, and its
 later rounds at that N are skipped).
 Target: 10,000 breakpoints within 1.1x of one (tdebug's loop).
+Then 'import torch' with one Python breakpoint armed on a line it never
+runs, the whole command timed: plain, tdebug's light session, tdebug with
+TDEBUG_LIGHT=0, pdb and debugpy, interleaved, each run a ratio to the plain
+run beside it (target: tdebug at most 1.1x); and what making a light
+session an ordinary one costs at a Python stop (a gdb command typed there),
+from gdb's MI trace.
 BENCH_RUNS, BENCH_BPS (1,64,1000,10000), BENCH_FIB (25), BENCH_TOOLS
-(tdebug,pdb,debugpy) and BENCH_ARM_TIMEOUT (300 s) change the run."""
+(tdebug,pdb,debugpy), BENCH_ARM_TIMEOUT (300 s) and BENCH_PARTS (loop,import)
+change the run."""
 import os
 import signal
 import statistics
@@ -93,10 +100,24 @@ def run_pdb(d, n, out):
 
 
 def run_debugpy(d, n, out):
+    total = debugpy_run([os.path.join(d, "loop.py"), out], os.path.join(d, "never.py"),
+                        body_lines(n))
+    if total is None:
+        return None, None
+    with open(out) as f:
+        work = float(f.read())
+    os.unlink(out)
+    return work, total
+
+
+def debugpy_run(argv, bp_file, lines):
+    """'python -m debugpy --listen --wait-for-client ARGV', attached by a DAP
+    client that sets breakpoints on LINES of BP_FILE: the whole time, or
+    None when debugpy did not arm them in time."""
     port = free_port()
     t = time.perf_counter()
     server = subprocess.Popen([PYTHON, "-m", "debugpy", "--listen", f"127.0.0.1:{port}",
-                               "--wait-for-client", os.path.join(d, "loop.py"), out],
+                               "--wait-for-client", *argv],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                               start_new_session=True,
                               env=dict(os.environ, PYDEVD_DISABLE_FILE_VALIDATION="1"))
@@ -113,10 +134,10 @@ def run_debugpy(d, n, out):
         client.wait_event("initialized")
         try:
             client.request("setBreakpoints", {
-                "source": {"path": os.path.join(d, "never.py")},
-                "breakpoints": [{"line": line} for line in body_lines(n)]}, timeout=ARM_TIMEOUT)
+                "source": {"path": bp_file},
+                "breakpoints": [{"line": line} for line in lines]}, timeout=ARM_TIMEOUT)
         except DapError:
-            return None, None
+            return None
         client.configuration_done()
         client.wait_response(attach)
         server.wait(600)
@@ -129,10 +150,7 @@ def run_debugpy(d, n, out):
             server.wait()
         for pid in find_pids(lambda a: "--for-server" in a and str(port) in a):
             kill_if(pid, str(port))
-    with open(out) as f:
-        work = float(f.read())
-    os.unlink(out)
-    return work, total
+    return total
 
 
 CANDIDATES = [("plain", run_plain), ("tdebug", run_tdebug), ("pdb", run_pdb),
@@ -143,7 +161,7 @@ if TOOLS:
     CANDIDATES = [c for c in CANDIDATES if c[0] == "plain" or c[0] in TOOLS.split(",")]
 
 
-def main():
+def loop_main():
     d = tempfile.mkdtemp(prefix="tdebug-bench-pybp-")
     with open(os.path.join(d, "loop.py"), "w") as f:
         f.write(LOOP)
@@ -183,4 +201,111 @@ def main():
           f"(target <= 1.1x)")
 
 
-main()
+# 'import torch', then a function never called: its body is the breakpoint.
+TORCH = """\
+import torch
+x = torch.ones(2) + 1
+def never():
+    return 1
+print(x.tolist())
+"""
+NEVER_LINE = 4
+
+
+def wall(cmd, env=None, cwd=None, ok=(0,)):
+    """CMD's wall time; it must exit with a status in OK ('tdebug run
+    --batch' exits 1 when a breakpoint was never hit, and says so)."""
+    t = time.perf_counter()
+    r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                       env=env, cwd=cwd, stdin=subprocess.DEVNULL)
+    if r.returncode not in ok:
+        sys.exit(f"bench: {' '.join(cmd[:6])} ... failed ({r.returncode}): {r.stderr[-500:]}")
+    return time.perf_counter() - t
+
+
+def upgrade_seconds(trace):
+    """From gdb's MI trace of a light session made ordinary at a Python stop:
+    the upgrade's time, from its first command (the interpreter's symbols)
+    to the answer that read the hook's."""
+    start = end = None
+    token = None
+    for line in open(trace, errors="replace"):
+        fields = line.split(None, 2)
+        if len(fields) < 3:
+            continue
+        if fields[1] == "->" and start is None and "debug-file-directory" in fields[2] \
+                and "-gdb-show" in fields[2]:
+            start = float(fields[0])
+        elif fields[1] == "->" and start is not None and "sharedlibrary /libtdebug-pyhook" in fields[2]:
+            token = fields[2].split("-", 1)[0]
+        elif token and fields[1] == "<-" and fields[2].startswith(token + "^"):
+            end = float(fields[0])
+            break
+    return end - start if start is not None and end is not None else None
+
+
+def import_main():
+    d = tempfile.mkdtemp(prefix="tdebug-bench-pybp-torch-")
+    script = os.path.join(d, "train.py")
+    with open(script, "w") as f:
+        f.write(TORCH)
+    with open(os.path.join(d, ".pdbrc"), "w") as f:
+        f.write(f"break train.py:{NEVER_LINE}\ncontinue\n")
+    light_env = {k: v for k, v in os.environ.items() if k != "TDEBUG_LIGHT"}
+    bp = ["-b", f"{script}:{NEVER_LINE}"]
+    candidates = [
+        ("plain", lambda: wall([PYTHON, script])),
+        ("tdebug (light)", lambda: wall([TDEBUG, "run", "--batch", *bp, "--", PYTHON, script],
+                                        env=light_env, ok=(0, 1))),
+        ("tdebug TDEBUG_LIGHT=0", lambda: wall([TDEBUG, "run", "--batch", *bp, "--", PYTHON, script],
+                                               env=dict(light_env, TDEBUG_LIGHT="0"), ok=(0, 1))),
+        ("pdb", lambda: wall([PYTHON, "-m", "pdb", "train.py"], cwd=d)),
+        ("debugpy", lambda: debugpy_run([script], script, [NEVER_LINE])),
+    ]
+    candidates = [c for c in candidates if c[0] == "plain" or c[0].split()[0] in
+                  (TOOLS.split(",") if TOOLS else ["tdebug", "pdb", "debugpy"])]
+    times = {name: [] for name, _ in candidates}
+    ratios = {name: [] for name, _ in candidates}
+    for _ in range(RUNS):
+        base = None
+        for name, fn in candidates:
+            t = fn()
+            if t is None:
+                continue
+            base = t if name == "plain" else base
+            times[name].append(t)
+            ratios[name].append(t / base)
+    print(f"== import torch, one Python breakpoint armed and never hit (median of {RUNS} "
+          f"interleaved runs; each run's ratio to the plain run beside it)")
+    for name, _ in candidates:
+        if not times[name]:
+            print(f"  {name:<24} not armed in {ARM_TIMEOUT} s")
+            continue
+        r = ratios[name]
+        print(f"  {name:<24} {statistics.median(times[name]):6.2f} s  "
+              f"{statistics.median(r):5.2f}x  (runs {min(r):.2f}-{max(r):.2f}x)")
+
+    # The upgrade: a Python stop after 'import torch', then a gdb command.
+    cmds = os.path.join(d, "cmds")
+    with open(cmds, "w") as f:
+        f.write("info sharedlibrary pyhook\ncontinue\n")
+    trace = os.path.join(d, "mi.trace")
+    ups = []
+    for _ in range(RUNS):
+        if os.path.exists(trace):
+            os.unlink(trace)
+        wall([TDEBUG, "run", "-x", cmds, "-b", f"{script}:2", "--", PYTHON, script],
+             env=dict(light_env, TDEBUG_TRACE_MI=trace))
+        up = upgrade_seconds(trace)
+        if up is not None:
+            ups.append(up)
+    if ups:
+        print(f"  light session made ordinary at a Python stop after import torch: "
+              f"{statistics.median(ups):.2f} s median (runs {min(ups):.2f}-{max(ups):.2f} s)")
+
+
+PARTS = os.environ.get("BENCH_PARTS", "loop,import").split(",")
+if "loop" in PARTS:
+    loop_main()
+if "import" in PARTS:
+    import_main()

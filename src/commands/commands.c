@@ -426,11 +426,37 @@ static int matches(const char *line, const char *name, const char **args)
     return 1;
 }
 
+/* The commands a light session answers as it is (session/light.c): over
+ * the core's data alone (the Python hook, memory, tdebug's breakpoint
+ * table, its own unwinding, which upgrades by itself where gdb must name a
+ * frame).  break, tbreak and log too, for a Python location.  Anything
+ * else sees gdb's whole view: the session becomes an ordinary one first. */
+static const char *const light_commands[] = {
+    "continue", "step", "next", "finish", "backtrace", "where", "info breakpoints",
+    "condition", "ignore", "delete", "disable", "enable", "py-bt", "py-up", "py-down",
+    "py-list", "py-locals", "py-print", "py-eval", "py-exec", "set step-into",
+    "show step-into", "kill", "quit", "detach", "help", NULL};
+
+static int needs_gdb_view(tdb_session *s, const command *c, const char *args)
+{
+    (void)s;
+    if (!c)
+        return 1;
+    for (const char *const *n = light_commands; *n; n++)
+        if (strcmp(c->name, *n) == 0)
+            return 0;
+    if (c->fn == tdb_command_break || c->fn == tdb_command_tbreak || c->fn == tdb_command_log) {
+        char *loc = tdb_xstrndup(args, strcspn(args, " \t"));
+        int python = *loc && tdb_session_location_is_python(loc);
+        free(loc);
+        return !python;
+    }
+    return 1;
+}
+
 int tdb_command_exec(tdb_session *s, const char *line, tdb_reply *r, tdb_error *err)
 {
     memset(r, 0, sizeof(*r));
-    if (tdb_session_upgrade(s, err) < 0) /* commands see gdb's whole view */
-        return -1;
     while (isspace((unsigned char)*line))
         line++;
     char *cmd = tdb_xstrdup(line);
@@ -465,6 +491,10 @@ int tdb_command_exec(tdb_session *s, const char *line, tdb_reply *r, tdb_error *
         rc = tdb_command_need_stop(s, r, "bt") ? tdb_command_all_threads(s, r, err) : 0;
         free(cmd);
         return rc;
+    }
+    if (*cmd && needs_gdb_view(s, found, args) && tdb_session_upgrade(s, err) < 0) {
+        free(cmd);
+        return -1;
     }
     if (!*cmd)
         rc = 0;

@@ -219,6 +219,9 @@ static int launch_with_stdio(tdb_dap *d, int stdio[3])
     const json_t *args = d->start_args;
     int seq = d->start_seq;
     d->opts.program_stdio = stdio;
+    /* Light when the breakpoints set before configurationDone are all
+     * Python's (session/light.c), as 'tdebug run''s. */
+    d->opts.light = 1;
     int rc = new_session(d, seq, "launch");
     d->opts.program_stdio = NULL;
     if (rc < 0)

@@ -213,7 +213,12 @@ void tdb_preload_apply(const json_t *env)
         unsetenv(json_string_value(v));
     json_decref(stale);
     json_object_foreach((json_t *)env, name, v)
-        setenv(name, json_string_value(v), 1);
+    {
+        if (json_is_null(v))
+            unsetenv(name);
+        else
+            setenv(name, json_string_value(v), 1);
+    }
 }
 
 /* ---- the rendezvous socket ---- */

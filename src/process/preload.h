@@ -80,8 +80,9 @@ json_t *tdb_preload_env(const char *library, const tdb_preload_settings *s,
  * unset so the result is exactly ENV.  A new JSON array of names. */
 json_t *tdb_preload_stale(const json_t *env, char *const *envp);
 
-/* setenv() each variable of ENV and unsetenv() each of tdb_preload_stale()
- * in this process, e.g. just before exec of a program. */
+/* setenv() each variable of ENV (unsetenv() one whose value is JSON null)
+ * and unsetenv() each of tdb_preload_stale() in this process, e.g. just
+ * before exec of a program. */
 void tdb_preload_apply(const json_t *env);
 
 /* ---- announcements (format: tdebug_preload.h) ---- */

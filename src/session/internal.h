@@ -238,6 +238,12 @@ typedef struct light_state {
     char **ln_real;      /* the files the loader's list names, their real paths... */
     char **ln_name;      /* ...and its names for them (l_name: what gdb shows) */
     size_t n_ln;
+    char **fn_name;      /* what the Python hook's calls name (dlopen, the hook's own)... */
+    uint64_t *fn_addr;   /* ...at these addresses in the process (gdb knows no name) */
+    size_t n_fn;
+    uint64_t scratch;    /* a page mapped in the process for those calls' strings, 0: none */
+    json_t *env;         /* the program's variables the front-end set (null: unset), for its start */
+    int env_changed;     /* ...and one a light launch cannot take (the preloaded library's) */
     tdb_mem mem;
 } light_state;
 
@@ -332,6 +338,8 @@ static inline unsigned long parse_addr(const char *s)
  * say the same. */
 #define OUTSIDE_SYSTEM_RE                                                                          \
     "^/\\([^ul]\\|u[^s]\\|us[^r]\\|usr[^/]\\|usr/[^l]\\|usr/l[^i]\\|usr/li[^b]\\|l[^i]\\|li[^b]\\)"
+/* The Python hook's library (session/python.c), as a basic regex of paths. */
+#define PYHOOK_LIB_RE "/libtdebug-pyhook[^/]*$"
 
 /* session/session.c */
 void tdb_session_emit(tdb_session *s, const char *event, json_t *fields, const char *fmt, ...)
@@ -431,6 +439,10 @@ int tdb_session_resume_mi(tdb_session *s, const char *how, tdb_error *err);
 /* Place --break and --catch-throw (before the program runs, or right
  * after attaching). */
 int tdb_session_arm(tdb_session *s, const char *script_dir, tdb_error *err);
+/* One --break WHAT (IS_BREAK) or --catch-throw WHAT of the options, placed
+ * as tdb_session_arm() places them: 0, or -1 with ERR set (a refusal is a
+ * usage error). */
+int tdb_session_arm_one(tdb_session *s, const char *what, int is_break, tdb_error *err);
 
 /* session/attach.c */
 /* gdb attaches to PID (s->pid): 0 stopped, -1 with ERR set as
@@ -617,6 +629,9 @@ pid_t tdb_session_thread_lwp(tdb_session *s, int thread);
 /* Can S's options run light (tdb_session_new() then spawns gdb without
  * waiting)?  Garbage in TDEBUG_LIGHT is said as a warning, and light it is. */
 int tdb_session_light_applies(tdb_session *s);
+/* At the launch of a session that did not start light: do the breakpoints
+ * a front-end placed since (all Python's) allow one now?  gdb is ready. */
+int tdb_session_light_applies_at_launch(tdb_session *s);
 /* Start the program and attach: 0 with it running, 1 when a light launch
  * cannot be made here (nothing was started; gdb is ready for the ordinary
  * launch), -1 with ERR set. */
@@ -632,6 +647,15 @@ json_t *tdb_session_light_frames(tdb_session *s, int thread, int *need_gdb, tdb_
 /* Make a light session an ordinary one (no-op otherwise): gdb reads the
  * libraries again, the held breakpoints and watched modules go to gdb. */
 int tdb_session_light_upgrade(tdb_session *s, tdb_error *err);
+/* EXPR, a gdb expression of the Python hook's (session/python.c: calls of
+ * dlopen, mmap, CPython's and the hook's functions, the hook's control
+ * block), as gdb can evaluate it in a light session: those names as
+ * addresses, its strings copied into the process first (new string), or
+ * NULL with ERR set (a name not found: the caller upgrades). */
+char *tdb_session_light_expr(tdb_session *s, const char *expr, tdb_error *err);
+/* "*0xADDR" for the function NAME in a light session, for -break-insert
+ * (new string); NULL in an ordinary session or when it is not found. */
+char *tdb_session_light_location(tdb_session *s, const char *name);
 /* The program is gone or killed: reap it (a light session's child), or
  * leave it to tdb_session_light_reap() when gdb still holds it. */
 void tdb_session_light_end(tdb_session *s);

@@ -23,6 +23,29 @@
 #include <stdlib.h>
 #include <string.h>
 
+int tdb_session_arm_one(tdb_session *s, const char *what, int is_break, tdb_error *err)
+{
+    json_t *bp = is_break ? tdb_session_breakpoint_add(s, what, 0, err)
+                          : tdb_session_catchpoint_add(s, what, err);
+    if (!bp)
+        return -1;
+    const char *msg = json_string_value(json_object_get(bp, "message"));
+    int rc = 0;
+    if (!json_integer_value(json_object_get(bp, "id"))) {
+        if (!is_break)
+            tdb_error_set_exit(err, TDB_EXIT_USAGE, 0, "cannot catch C++ throws: %s",
+                               msg ? msg : "?");
+        else
+            tdb_error_set_exit(err, TDB_EXIT_USAGE, 0, "%s --break '%s': %s",
+                               tdb_break_location_kind(what) == TDB_BREAK_PYTHON_FILE
+                                   ? "cannot place" : "gdb rejects",
+                               what, msg ? msg : "?");
+        rc = -1;
+    }
+    json_decref(bp);
+    return rc;
+}
+
 /* Set up catchpoints and breakpoints before the program runs (or right
  * after attaching). */
 int tdb_session_arm(tdb_session *s, const char *script_dir, tdb_error *err)
@@ -34,24 +57,8 @@ int tdb_session_arm(tdb_session *s, const char *script_dir, tdb_error *err)
     for (size_t i = 0; i < n; i++) {
         int is_break = i < s->opts.n_breaks;
         const char *what = is_break ? s->opts.breaks[i] : s->opts.catch_throw[i - s->opts.n_breaks];
-        json_t *bp = is_break ? tdb_session_breakpoint_add(s, what, 0, err)
-                              : tdb_session_catchpoint_add(s, what, err);
-        if (!bp)
+        if (tdb_session_arm_one(s, what, is_break, err) < 0)
             return -1;
-        const char *msg = json_string_value(json_object_get(bp, "message"));
-        if (!json_integer_value(json_object_get(bp, "id"))) {
-            if (!is_break)
-                tdb_error_set_exit(err, TDB_EXIT_USAGE, 0, "cannot catch C++ throws: %s",
-                                   msg ? msg : "?");
-            else
-                tdb_error_set_exit(err, TDB_EXIT_USAGE, 0, "%s --break '%s': %s",
-                                   tdb_break_location_kind(what) == TDB_BREAK_PYTHON_FILE
-                                       ? "cannot place" : "gdb rejects",
-                                   what, msg ? msg : "?");
-            json_decref(bp);
-            return -1;
-        }
-        json_decref(bp);
     }
     for (size_t i = 0; i < s->opts.n_catch_raise; i++) {
         json_t *bp = tdb_session_python_catch(s, TDB_CATCH_PY_RAISED, s->opts.catch_raise[i], err);
@@ -106,6 +113,12 @@ int tdb_session_launch(tdb_session *s, char *const argv[], tdb_error *err)
             i++;
     }
 
+    /* A front-end's Python breakpoints placed since the session began
+     * (the DAP's) may make it light now. */
+    int spawned = s->light.wanted; /* gdb started without its handshake */
+    s->light.wanted = tdb_session_light_applies_at_launch(s);
+    if (spawned && !s->light.wanted && tdb_gdb_handshake(s->gdb, err) < 0)
+        goto cleanup;
     if (s->light.wanted) {
         int light = tdb_session_light_launch(s, argv, script_dir, err);
         if (light <= 0) {
@@ -197,6 +210,13 @@ int tdb_session_program_setenv(tdb_session *s, const char *name, const char *val
                       name, why);
         return -1;
     }
+    /* A light launch starts the program itself, with these; the
+     * preloaded library's own variables it cannot take. */
+    if (!strncmp(name, "TDEBUG_", 7) || !strcmp(name, "LD_AUDIT"))
+        s->light.env_changed = 1;
+    if (!s->light.env)
+        s->light.env = json_object();
+    json_object_set_new(s->light.env, name, value ? json_string_nocheck(value) : json_null());
     if (!value)
         return tdb_session_console(s, CMD_TIMEOUT_MS, err, "unset environment %s", name);
     return tdb_session_console(s, CMD_TIMEOUT_MS, err, "set environment %s=%s", name, value);

@@ -79,7 +79,9 @@ static int plain_function(const char *loc)
     }
 }
 
-int tdb_session_light_applies(tdb_session *s)
+/* Do S's options allow a light session at all (WARN: say so of garbage in
+ * TDEBUG_LIGHT)? */
+static int options_allow(tdb_session *s, int warn)
 {
     const tdb_session_options *o = &s->opts;
     const char *env = getenv("TDEBUG_LIGHT");
@@ -87,16 +89,44 @@ int tdb_session_light_applies(tdb_session *s)
         return 0;
     if (env && strcmp(env, "0") == 0)
         return 0;
-    if (env && *env && strcmp(env, "1") != 0)
+    if (warn && env && *env && strcmp(env, "1") != 0)
         say(s, "warning", "TDEBUG_LIGHT='%s' is neither 0 nor 1: a light session where the "
                           "stops allow one (set TDEBUG_LIGHT=0 to turn them off)", env);
-    if (o->all_symbols || o->n_symbols || o->cpython_symbols || o->n_stop_at_load ||
-        o->n_catch_throw || o->n_catch_raise)
+    return !(o->all_symbols || o->n_symbols || o->cpython_symbols || o->n_stop_at_load ||
+             o->n_catch_throw || o->n_catch_raise);
+}
+
+/* Are the breakpoints a front-end placed before the launch (the DAP's
+ * setBreakpoints) all Python's (or none)? */
+static int only_python_bps(const tdb_session *s)
+{
+    for (size_t i = 0; i < s->n_bps; i++)
+        if (s->bps[i].kind != BP_PYTHON)
+            return 0;
+    return 1;
+}
+
+int tdb_session_light_applies_at_launch(tdb_session *s)
+{
+    if (s->light.env_changed)
+        return 0;
+    if (s->light.wanted)
+        return 1;
+    return s->n_bps && only_python_bps(s) && options_allow(s, 0);
+}
+
+int tdb_session_light_applies(tdb_session *s)
+{
+    const tdb_session_options *o = &s->opts;
+    if (!options_allow(s, 1))
         return 0;
     if (!o->n_stop_at_import && !o->n_breaks)
         return 0; /* nothing to stop at: the ordinary session costs as little */
+    /* A Python line or function (FILE.py:LINE) is the hook's, which a
+     * light session loads by address (arm_python()). */
     for (size_t i = 0; i < o->n_breaks; i++)
-        if (!plain_function(o->breaks[i]))
+        if (!plain_function(o->breaks[i]) &&
+            tdb_break_location_kind(o->breaks[i]) != TDB_BREAK_PYTHON_FILE)
             return 0;
     return 1;
 }
@@ -305,6 +335,25 @@ static int place(tdb_session *s, bp_info *b, uint64_t addr, const char *lib,
     return 0;
 }
 
+/* Note the libraries of MAPS (named as gdb would, their code's range):
+ * the number noted before. */
+static size_t note_maps(tdb_session *s, const tdb_maps *maps)
+{
+    size_t old = s->n_libs;
+    for (size_t i = 0; i < maps->n; i++) {
+        const tdb_map *m = &maps->v[i];
+        if (!m->path || m->path[0] != '/' || m->perms[2] != 'x')
+            continue;
+        size_t before = s->n_libs;
+        lib_info *l = tdb_session_note_lib(s, loader_name(s, m->path));
+        if (s->n_libs > before || l->hi <= l->lo) {
+            l->lo = m->start;
+            l->hi = m->end;
+        }
+    }
+    return old;
+}
+
 /* Read the memory map: note the libraries, arm the watched modules that
  * mapped, look the held breakpoints up in the new libraries that
  * breakpoints may be in (FIRST: every library, the program's own ones at
@@ -321,18 +370,7 @@ static int scan(tdb_session *s, int first, tdb_error *err)
         return -1;
     find_audit(s, &maps);
     read_link_map(s, &maps);
-    size_t old = s->n_libs;
-    for (size_t i = 0; i < maps.n; i++) {
-        const tdb_map *m = &maps.v[i];
-        if (!m->path || m->path[0] != '/' || m->perms[2] != 'x')
-            continue;
-        size_t before = s->n_libs;
-        lib_info *l = tdb_session_note_lib(s, loader_name(s, m->path));
-        if (s->n_libs > before || l->hi <= l->lo) {
-            l->lo = m->start;
-            l->hi = m->end;
-        }
-    }
+    size_t old = note_maps(s, &maps);
     for (size_t k = 0; k < s->n_mods; k++) {
         module_watch *m = &s->mods[k];
         for (size_t i = first ? 0 : old; i < s->n_libs && !m->seen; i++) {
@@ -425,7 +463,198 @@ int tdb_session_light_trap(tdb_session *s, tdb_error *err)
     return scan(s, 0, err) < 0 ? -1 : 1;
 }
 
+/* ---- Python breakpoints ---- */
+
+/* What the Python hook's gdb expressions name (session/python.c,
+ * session/pytable.c), which a light session's gdb does not know: the
+ * functions they call, and the hook's control block. */
+static const char *const hook_functions[] = {
+    "dlopen", "mmap", "Py_AddPendingCall", "PyErr_CheckSignals", "Py_RunMain",
+    "_PyEval_EvalFrameDefault", "tdebug_pyhook_install", "tdebug_pyhook_eval",
+    "tdebug_pyhook_step_arm", "tdebug_pyhook_stop", NULL};
+static const char *const hook_variables[] = {"tdebug_pyhook_control", NULL};
+
+static int in_list(const char *const *list, const char *name, size_t len)
+{
+    for (; *list; list++)
+        if (strlen(*list) == len && strncmp(*list, name, len) == 0)
+            return 1;
+    return 0;
+}
+
+/* Is the file mapped at PATH (EXE: the interpreter's real path) one those
+ * names are in: the interpreter, libpython, libc, the hook? */
+static int hook_file(const char *path, const char *exe)
+{
+    const char *base = tdb_base_name(path);
+    return (exe && strcmp(path, exe) == 0) || strncmp(base, "libpython", 9) == 0 ||
+           strncmp(base, "libc.so", 7) == 0 || strncmp(base, "libc-", 5) == 0 ||
+           strncmp(base, "libtdebug-pyhook", 16) == 0;
+}
+
+/* NAME's address in the process (read from the symbol tables of the files
+ * hook_file() takes, once), 0 when none defines it. */
+static uint64_t hook_address(tdb_session *s, const char *name)
+{
+    for (size_t k = 0; k < s->light.n_fn; k++)
+        if (strcmp(s->light.fn_name[k], name) == 0)
+            return s->light.fn_addr[k];
+    tdb_maps maps = {0};
+    uint64_t addr = 0;
+    char *exe = realpath(s->light.exe, NULL);
+    if (tdb_maps_read(s->pid, &maps, NULL) < 0)
+        goto cleanup;
+    read_link_map(s, &maps);
+    note_maps(s, &maps); /* the hook's range hides its frames (session/python.c) */
+    for (size_t i = 0; i < maps.n && !addr; i++) {
+        const char *path = maps.v[i].path;
+        if (!path || path[0] != '/' || (i && maps.v[i - 1].path &&
+                                        strcmp(maps.v[i - 1].path, path) == 0) ||
+            !hook_file(path, exe))
+            continue;
+        tdb_elf *e = tdb_elf_open_tables(path, NULL);
+        uint64_t value, bias;
+        if (e && tdb_elf_find_symbol(e, name, &value, NULL, NULL) == 0 && value &&
+            bias_of(e, &maps, path, &bias) == 0)
+            addr = bias + value;
+        tdb_elf_free(e);
+    }
+    if (addr) {
+        size_t n = s->light.n_fn;
+        tdb_ptrs_push(&s->light.fn_name, &n, tdb_xstrdup(name));
+        s->light.fn_addr = tdb_xrealloc(s->light.fn_addr, (n + 1) * sizeof(uint64_t));
+        s->light.fn_addr[s->light.n_fn++] = addr;
+    }
+cleanup:
+    free(exe);
+    tdb_maps_free(&maps);
+    return addr;
+}
+
+char *tdb_session_light_location(tdb_session *s, const char *name)
+{
+    uint64_t addr = s->light.on ? hook_address(s, name) : 0;
+    return addr ? tdb_xasprintf("*0x%llx", (unsigned long long)addr) : NULL;
+}
+
+/* A page mapped in the process for the strings of the hook's calls (once). */
+static int map_scratch(tdb_session *s, tdb_error *err)
+{
+    uint64_t page = 0;
+    if (s->light.scratch)
+        return 0;
+    if (tdb_hook_eval_u64(s, "(void *) mmap((void *) 0, (unsigned long) 4096, 3, 0x22, -1, "
+                             "(long) 0)", &page, err) < 0)
+        return -1;
+    if (!page || page == (uint64_t)-1) {
+        tdb_error_set(err, ENOMEM, "cannot map a page in the process for the Python hook");
+        return -1;
+    }
+    s->light.scratch = page;
+    return 0;
+}
+
+/* Copy the NUL-terminated LEN bytes of STR into the scratch page at *AT
+ * (which moves past them). */
+static int copy_string(tdb_session *s, const char *str, size_t len, uint64_t *at, tdb_error *err)
+{
+    if (*at + len > s->light.scratch + 4096) {
+        tdb_error_set(err, E2BIG, "a string of %zu bytes for the Python hook: too long", len);
+        return -1;
+    }
+    if (tdb_hook_write_mem(s, *at, str, len, err) < 0)
+        return -1;
+    *at += len;
+    return 0;
+}
+
+char *tdb_session_light_expr(tdb_session *s, const char *expr, tdb_error *err)
+{
+    tdb_buf b = TDB_BUF_INIT, str = TDB_BUF_INIT;
+    uint64_t at = s->light.scratch;
+    const char *p = expr;
+    while (*p) {
+        if (*p == '"') {
+            tdb_buf_reset(&str);
+            for (p++; *p && *p != '"'; p++) {
+                if (*p == '\\' && p[1])
+                    p++;
+                tdb_buf_addc(&str, *p);
+            }
+            p += *p == '"';
+            if (map_scratch(s, err) < 0)
+                goto fail;
+            if (!at)
+                at = s->light.scratch;
+            uint64_t here = at;
+            if (copy_string(s, tdb_buf_str(&str), str.len + 1, &at, err) < 0)
+                goto fail;
+            tdb_buf_addf(&b, "(char *) 0x%llx", (unsigned long long)here);
+            continue;
+        }
+        if (!isalnum((unsigned char)*p) && *p != '_') {
+            tdb_buf_addc(&b, *p++);
+            continue;
+        }
+        const char *word = p;
+        while (isalnum((unsigned char)*p) || *p == '_')
+            p++;
+        size_t len = (size_t)(p - word);
+        int fn = in_list(hook_functions, word, len), var = in_list(hook_variables, word, len);
+        if (!fn && !var) {
+            tdb_buf_add(&b, word, len);
+            continue;
+        }
+        char *name = tdb_xstrndup(word, len);
+        uint64_t addr = hook_address(s, name);
+        if (!addr) {
+            tdb_error_set(err, ENOENT, "tdebug finds no %s in the process's symbol tables", name);
+            free(name);
+            goto fail;
+        }
+        free(name);
+        /* A function as gdb calls one it has no type for (its arguments
+         * are cast in EXPR); a variable as bytes, whose address '&' takes. */
+        tdb_buf_addf(&b, fn ? "((long (*)()) 0x%llx)" : "(*(char *) 0x%llx)",
+                     (unsigned long long)addr);
+    }
+    tdb_buf_free(&str);
+    return tdb_buf_detach(&b);
+fail:
+    tdb_buf_free(&str);
+    tdb_buf_free(&b);
+    return NULL;
+}
+
+/* Python breakpoints among S's breakpoints: stop where the interpreter
+ * starts the program (Py_RunMain, as an ordinary launch does:
+ * tdb_session_python_launch()), by address, where the hook is loaded. */
+static int arm_python(tdb_session *s, tdb_error *err)
+{
+    uint64_t addr = hook_address(s, "Py_RunMain");
+    if (!addr) {
+        /* Not CPython's own main: the ordinary way, which says why not. */
+        return tdb_session_light_upgrade(s, err) < 0 ? -1 : tdb_session_python_launch(s, err);
+    }
+    int n = break_at(s, addr, 0, err);
+    if (!n)
+        return -1;
+    s->hook.safe_bps[0] = n;
+    s->hook.state = PYHOOK_ARMING;
+    return 0;
+}
+
 /* ---- starting ---- */
+
+/* How many of S's --break are native (plain functions): the others are
+ * Python's, which need no library watched. */
+static size_t native_breaks(const tdb_session *s)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < s->opts.n_breaks; i++)
+        n += tdb_break_location_kind(s->opts.breaks[i]) == TDB_BREAK_NATIVE;
+    return n;
+}
 
 /* The TDEBUG_WATCH_FILES of S's stops: the modules' files, and with
  * breakpoints the libraries they may be in. */
@@ -434,7 +663,7 @@ static char *watch_files(tdb_session *s, const char *script_dir)
     tdb_buf b = TDB_BUF_INIT;
     for (size_t i = 0; i < s->opts.n_stop_at_import; i++)
         tdb_preload_add_module_files(&b, s->opts.stop_at_import[i]);
-    if (s->opts.n_breaks) {
+    if (native_breaks(s)) {
         for (const char *const *w = tdb_session_interest_words; *w; w++)
             tdb_buf_addf(&b, "%s*/*%s*", b.len ? "," : "", *w);
         char **dirs = tdb_session_interest_dirs(script_dir);
@@ -494,16 +723,20 @@ int tdb_session_light_launch(tdb_session *s, char *const argv[], const char *scr
     int rc = -1;
 
     s->light.wanted = 0;
-    if (plan != TDB_PTRACER_REFUSED && s->n_bps == 0)
+    int python = native_breaks(s) < s->opts.n_breaks || s->n_bps > 0;
+    if (plan != TDB_PTRACER_REFUSED && only_python_bps(s))
         library = tdb_preload_library(NULL);
     if (library) {
         s->light.audit = realpath(library, NULL);
         set.watch_files = watch = watch_files(s, script_dir);
-        set.trap_startup = s->opts.n_breaks ? "1" : NULL;
+        /* gdb attaches before the program's own code runs: a native
+         * breakpoint may be in it, the Python hook's stop is in
+         * Py_RunMain. */
+        set.trap_startup = s->opts.n_breaks || python ? "1" : NULL;
         /* Breakpoints may be hit by the constructors of the libraries
          * they are in: those wait for gdb.  Import stops need only the
          * modules' inits to. */
-        set.trap_wait = s->opts.n_breaks ? "load" : "init";
+        set.trap_wait = native_breaks(s) ? "load" : "init";
     }
     if (!s->light.audit || tdb_preload_check(&set, NULL) < 0) {
         /* An ordinary launch, then: the preloaded library is not built,
@@ -512,6 +745,7 @@ int tdb_session_light_launch(tdb_session *s, char *const argv[], const char *scr
         goto cleanup;
     }
     env = tdb_preload_env(library, &set, getenv("LD_AUDIT"));
+    json_object_update(env, s->light.env); /* the front-end's ('env' of a DAP launch) */
     tdb_spawn_how how = {.fds = s->saved_fds, .own_pgrp = 1, .plan = plan,
                          .pid_var = TDEBUG_ENV_TRAP_PID};
     pid_t pid = tdb_paused_spawn_with(argv, env, &how, err);
@@ -551,9 +785,22 @@ int tdb_session_light_launch(tdb_session *s, char *const argv[], const char *scr
         kill_child(s);
         goto cleanup;
     }
-    /* The breakpoints wait in tdebug until a library defines them. */
-    for (size_t i = 0; i < s->opts.n_breaks; i++)
-        tdb_session_add_bp(s, 0, BP_NATIVE, s->opts.breaks[i], NULL)->pending = 1;
+    /* The native breakpoints wait in tdebug until a library defines
+     * them; the Python ones in the hook's table, until Py_RunMain loads
+     * it (armed first: the hook is not loaded at a stop before it). */
+    if (python && arm_python(s, err) < 0) {
+        kill_child(s);
+        goto cleanup;
+    }
+    for (size_t i = 0; i < s->opts.n_breaks; i++) {
+        const char *what = s->opts.breaks[i];
+        if (tdb_break_location_kind(what) == TDB_BREAK_NATIVE)
+            tdb_session_add_bp(s, 0, BP_NATIVE, what, NULL)->pending = 1;
+        else if (tdb_session_arm_one(s, what, 1, err) < 0) {
+            kill_child(s);
+            goto cleanup;
+        }
+    }
     s->light.scanned = 1;
     if (scan(s, 1, err) < 0 || tdb_session_resume(s, TDB_RESUME_CONTINUE, err) < 0) {
         kill_child(s);
@@ -607,8 +854,12 @@ json_t *tdb_session_light_frames(tdb_session *s, int thread, int *need_gdb, tdb_
     if (!cap || tdb_capture_unwind(cap, lwp ? lwp : s->pid, (size_t)max, s->symcache, &f, &n,
                                    &note, err) < 0)
         goto cleanup;
+    char *hook = s->hook.lib ? realpath(s->hook.lib, NULL) : NULL;
     for (size_t k = 0; k < n; k++) {
+        if (hook && f[k].library && strcmp(f[k].library, hook) == 0)
+            continue; /* the Python hook's frames, which stops hide */
         if (tdb_capture_own_debug_info(cap, k == 0 || !f[k].pc ? f[k].pc : f[k].pc - 1)) {
+            free(hook);
             *need_gdb = 1; /* gdb shows its source lines and arguments */
             goto cleanup;
         }
@@ -617,8 +868,10 @@ json_t *tdb_session_light_frames(tdb_session *s, int thread, int *need_gdb, tdb_
      * (libc with libc6-dbg): gdb reads it and shows the source line.  Not
      * the interpreter, whose debug info sessions hide (session/symbols.c). */
     char *exe = realpath(s->light.exe, NULL);
-    int in_exe = exe && n && f[0].library && strcmp(f[0].library, exe) == 0;
+    int in_exe = exe && n && f[0].library &&
+                 (strcmp(f[0].library, exe) == 0 || (hook && strcmp(f[0].library, hook) == 0));
     free(exe);
+    free(hook);
     if (n && !in_exe &&
         tdb_capture_debug_file(cap, f[0].pc, TDB_DEBUG_DIR_DEFAULT)) {
         *need_gdb = 1;
@@ -674,6 +927,9 @@ int tdb_session_light_upgrade(tdb_session *s, tdb_error *err)
         return -1;
     tdb_session_drain(s);
     if (tdb_session_place_load_catchpoint(s, err) < 0)
+        return -1;
+    /* The Python hook, loaded by address: its calls by name from now on. */
+    if (s->hook.loaded && tdb_session_load_symbols(s, PYHOOK_LIB_RE, err) < 0)
         return -1;
     for (size_t j = 0; j < s->n_bps; j++)
         if (s->bps[j].kind == BP_NATIVE && s->bps[j].number == 0 &&

@@ -101,15 +101,24 @@ int tdb_hook_eval_u64(tdb_session *s, const char *expr, uint64_t *out, tdb_error
 {
     json_t *res = NULL;
     tdb_buf cmd = TDB_BUF_INIT;
+    char *light = NULL;
+    int calls = strchr(expr, '(') && strstr(expr, ")(") == NULL; /* as written, by name */
+    if (s->light.on && !(light = tdb_session_light_expr(s, expr, NULL))) {
+        /* A name tdebug does not find by itself: gdb's, then. */
+        if (tdb_session_light_upgrade(s, err) < 0)
+            return -1;
+    }
+    if (light)
+        expr = light; /* the same, by address */
     tdb_buf_adds(&cmd, "-data-evaluate-expression ");
     tdb_mi_quote(&cmd, expr);
-    int calls = strchr(expr, '(') && strstr(expr, ")(") == NULL;
     if (calls)
         breakpoints_during_call(s, 0);
     int rc = tdb_gdb_cmd(s->gdb, HOOK_TIMEOUT_MS, &res, err, "%s", tdb_buf_str(&cmd));
     if (calls)
         breakpoints_during_call(s, 1);
     tdb_buf_free(&cmd);
+    free(light);
     if (rc == 0) {
         const char *v = tdb_mi_str(res, "value");
         /* "(void *) 0x1234" or "0" */
@@ -146,6 +155,9 @@ static int table_reserve(tdb_session *s, int want, tdb_error *err)
         return -1;
     }
     if (h->n_slots > 0) {
+        /* memcpy is an IFUNC, which gdb calls by name only. */
+        if (tdb_session_light_upgrade(s, err) < 0)
+            return -1;
         expr = tdb_xasprintf("(void *) memcpy((void *) 0x%llx, (void *) 0x%llx, (unsigned long) %zu)",
                              (unsigned long long)at, (unsigned long long)h->table,
                              (size_t)h->n_slots * sizeof(tdb_pyhook_breakpoint));

@@ -241,7 +241,12 @@ static int arm_safe_point(tdb_session *s, int with_call, tdb_error *err)
             continue;
         /* In a shared libpython not mapped yet (a program not started),
          * the pending form binds when it loads (its symbols are read). */
-        if (tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, &res, NULL, "-break-insert %s", where[i]) == 0 ||
+        /* A light session's gdb knows no name: the address. */
+        char *at = tdb_session_light_location(s, where[i] + 1);
+        int placed = tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, &res, NULL, "-break-insert %s",
+                                 at ? at : where[i]);
+        free(at);
+        if (placed == 0 ||
             (s->state == NOT_STARTED &&
              tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, &res, NULL, "-break-insert -f %s", where[i] + 1) == 0))
             h->safe_bps[i] = atoi(tdb_mi_str(json_object_get(res, "bkpt"), "number") ?: "0");
@@ -304,7 +309,8 @@ static int load_and_install(tdb_session *s, tdb_error *err)
         hook_failed(s, "cannot load '%s' into it: %s", lib, rc < 0 ? local.msg : "dlopen failed");
         goto done;
     }
-    tdb_session_load_symbols(s, "/libtdebug-pyhook[^/]*$", NULL);
+    if (!s->light.on) /* else by address, until an upgrade reads them */
+        tdb_session_load_symbols(s, PYHOOK_LIB_RE, NULL);
     h->loaded = 1;
     h->lib = lib;
     lib = NULL;
@@ -351,7 +357,11 @@ loaded:
         goto done;
     }
     json_t *res = NULL;
-    if (tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, &res, &local, "-break-insert tdebug_pyhook_stop") < 0) {
+    char *at = tdb_session_light_location(s, "tdebug_pyhook_stop");
+    rc = tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, &res, &local, "-break-insert %s",
+                     at ? at : "tdebug_pyhook_stop");
+    free(at);
+    if (rc < 0) {
         hook_failed(s, "gdb cannot break in the hook: %s", local.msg);
         goto done;
     }
@@ -660,8 +670,11 @@ int tdb_session_python_stopped(tdb_session *s, int bkptno, const json_t *res, td
         s->step.target = NULL;
         /* The line calls native code first: stop where it starts (on this
          * thread), and let the hook stop at the next line if the call
-         * never gets there. */
+         * never gets there.  Where that is, gdb says: a light session
+         * becomes an ordinary one. */
         json_t *r = NULL;
+        if (tdb_session_light_upgrade(s, err) < 0)
+            return -1;
         const char *thread = tdb_mi_str(res, "thread-id");
         if (tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, &r, NULL, "-break-insert -t%s%s *0x%llx",
                         thread ? " -p " : "", thread ? thread : "",

@@ -477,6 +477,9 @@ void tdb_session_free(tdb_session *s)
     free(s->light.audit);
     tdb_strv_free(s->light.ln_real);
     tdb_strv_free(s->light.ln_name);
+    tdb_strv_free(s->light.fn_name);
+    json_decref(s->light.env);
+    free(s->light.fn_addr);
     tdb_mem_close(&s->light.mem);
     tdb_session_python_free(s);
     json_decref(s->last_c10_throw);

@@ -249,11 +249,13 @@ int tdb_session_record_stop(tdb_session *s, const tdb_stop_info *st, const json_
     out->compact = st->compact;
     out->exception = json_incref(st->exception);
     out->python_top = -1;
-    /* A prompt or commands at this stop need gdb's own view of the
+    /* A prompt or commands at a native stop need gdb's own view of the
      * libraries, and a crash's stack is worth its source lines (the
      * program is dying: speed no longer counts): a light session becomes
-     * an ordinary one here. */
-    if (s->light.on && (s->opts.gdb_view_at_stops || st->reason == TDB_STOP_SIGNAL) &&
+     * an ordinary one here.  At a Python line the prompt's commands are
+     * the hook's and memory's; one that needs gdb's view upgrades then. */
+    if (s->light.on &&
+        ((s->opts.gdb_view_at_stops && !s->hook.stop_is_hook) || st->reason == TDB_STOP_SIGNAL) &&
         tdb_session_light_upgrade(s, err) < 0)
         return -1;
     if (tdb_session_collect_view(s, 0, &s->stop_view, err) < 0)

@@ -54,12 +54,29 @@ def root_dir():
     return ROOT
 
 
+# TDEBUG_LIGHT for every child while a test of a module that runs in both
+# kinds of session runs (the light_sessions fixture), None: unset.
+_LIGHT = {"value": None}
+
+
+@pytest.fixture(params=["1", "0"], ids=["light1", "light0"])
+def light_sessions(request):
+    """Run the test twice: with light sessions (src/session/light.c) and
+    with ordinary ones (TDEBUG_LIGHT=0).  A module takes it with
+    pytestmark = pytest.mark.usefixtures("light_sessions")."""
+    _LIGHT["value"] = request.param
+    yield request.param
+    _LIGHT["value"] = None
+
+
 def clean_env(**extra):
     """The environment for a child: ours, minus anything tdebug reads that a
     developer may have exported, plus EXTRA."""
     env = {k: v for k, v in os.environ.items()
            if not k.startswith("TDEBUG_") and k not in ("LD_AUDIT", "LD_PRELOAD")}
     env["TDEBUG_PYTHON"] = PYTHON
+    if _LIGHT["value"] is not None:
+        env["TDEBUG_LIGHT"] = _LIGHT["value"]
     env.update({k: str(v) for k, v in extra.items()})
     return env
 

@@ -7,6 +7,8 @@ import json
 import re
 import textwrap
 
+import pytest
+
 from conftest import PYTHON, run
 from tinytensor_util import tt_env
 
@@ -24,6 +26,10 @@ TT = textwrap.dedent("""\
         x = (tinytensor.ones if i % 2 else tinytensor.zeros)(2)
     print("done")
 """)
+
+# Every test runs light and ordinary (issue 27): light sessions keep every
+# behaviour.
+pytestmark = pytest.mark.usefixtures("light_sessions")
 
 
 def session(tdebug, tmp_path, commands, *args, env=None, json_out=False):

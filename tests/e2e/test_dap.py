@@ -10,7 +10,7 @@ import os
 import signal
 import subprocess
 
-from conftest import PYTHON, SLOW, run, tracer_of, wait_until
+from conftest import PYTHON, SLOW, clean_env, run, tracer_of, wait_until
 from dap_util import DapClient
 from tdap_util import (Adapter, counter, frame, program_pids_gone, raw_exchange,
                        schema_errors, start_target)
@@ -488,6 +488,36 @@ def test_python_line_breakpoint_stops(tdebug, procs, tmp_path):
     assert stop["reason"] == "breakpoint"
     top = dap.frames(stop["threadId"])[0]
     assert top["source"]["path"] == prog and top["line"] == 2
+    dap.finish()
+
+
+def test_python_breakpoints_only_launch_light(tdebug, procs, tmp_path):
+    # issue 27: breakpoints all Python's at configurationDone: a light
+    # session (gdb reads no library), whose stop answers stackTrace, scopes,
+    # variables, evaluate and next as an ordinary one does
+    prog = write(tmp_path / "p.py", "def f(k):\n    acc = k * 2\n    return acc + 1\n"
+                                    "print(f(3))\n")
+    trace = tmp_path / "mi.trace"
+    dap = Adapter.start(tdebug, procs, tmp_path, env=clean_env(TDEBUG_TRACE_MI=str(trace)))
+    dap.initialize()
+    dap.start_program("launch", {"program": prog, "python": PYTHON},
+                      lambda d: d.set_breakpoints(prog, [2]))
+    i, stop = dap.stopped(timeout=60)
+    assert stop["reason"] == "breakpoint"
+    top = dap.frames(stop["threadId"])[0]
+    assert top["source"]["path"] == prog and top["line"] == 2
+    scopes = dap.request("scopes", {"frameId": top["id"]})["body"]["scopes"]
+    names = {v["name"]: v["value"] for v in dap.request(
+        "variables", {"variablesReference": scopes[0]["variablesReference"]})["body"]["variables"]}
+    assert names.get("k") == "3", names
+    r = dap.request("evaluate", {"expression": "k * 100", "frameId": top["id"], "context": "repl"})
+    assert r["body"]["result"] == "300"
+    dap.request("next", {"threadId": stop["threadId"]})
+    i, stop = dap.stopped(after=i + 1, timeout=60)
+    assert dap.frames(stop["threadId"])[0]["line"] == 3
+    sent = trace.read_text(errors="replace")
+    assert "set sysroot /nonexistent/tdebug-light-session" in sent
+    assert "-file-exec-and-symbols" not in sent  # never made ordinary
     dap.finish()
 
 

@@ -9,11 +9,15 @@ import textwrap
 
 import pytest
 
-from conftest import BUILD, PYTHON, ROOT, proc_state, run, tracer_of, wait_until
+from conftest import BUILD, PYTHON, ROOT, SLOW, clean_env, proc_state, run, tracer_of, wait_until
 from pyhook_util import LOOP, hook_installed
 from tinytensor_util import tt_env
 
 WALKTHROUGH = str(ROOT / "samples" / "tinytensor_walkthrough.py")
+
+# Every test runs light and ordinary (issue 27): light sessions keep every
+# behaviour.
+pytestmark = pytest.mark.usefixtures("light_sessions")
 
 
 def line_of(path, text):
@@ -251,7 +255,7 @@ def test_a_python_break_reads_no_torch_symbols(tdebug, tmp_path, torch_script):
     wrapper = tmp_path / "gdb"
     wrapper.write_text(f'#!/bin/sh\ntee -a {log} | exec gdb "$@"\n')
     wrapper.chmod(0o755)
-    env = dict(os.environ, TDEBUG_GDB=str(wrapper))
+    env = clean_env(TDEBUG_GDB=str(wrapper))
     r, evs = session(tdebug, tmp_path, ["continue"], "-b", f"{torch_script}:4", "--", PYTHON,
                      str(torch_script), env=env)
     assert r.returncode == 0, r.stderr
@@ -362,3 +366,17 @@ def test_tour_takes_a_python_breakpoint_too(tdebug):
     # the tour's own breakpoints come first: 1 to 3
     assert "tdebug: stopped at Python breakpoint 4 (tinytensor/_tensor.py:__repr__)" in r.stdout
     assert "=== The end: all 5 stops ===" in r.stdout
+
+
+def test_ctrl_c_with_a_python_breakpoint_armed_gives_the_prompt(tdebug, tmp_path, terminal):
+    # armed and never hit: the loop runs until Ctrl-C, then the prompt
+    loop = tmp_path / "spin.py"
+    loop.write_text("import time\nprint('ready', flush=True)\nwhile True:\n    time.sleep(0.01)\n"
+                    "def never():\n    return 1\n")
+    t = terminal([tdebug, "run", "-b", f"{loop}:6", "--", PYTHON, str(loop)])
+    t.expect("ready")
+    t.ctrl_c()
+    t.expect("tdebug: program received SIGINT")
+    t.expect("(tdebug) ")
+    t.send("quit")
+    assert t.wait() == 0

@@ -54,6 +54,7 @@ def where(stop):
     return (stop["reason"], top["kind"], top["function"], top.get("line"))
 
 
+@pytest.mark.usefixtures("light_sessions")  # light and ordinary (issue 27)
 @pytest.mark.parametrize("version", VERSIONS)
 def test_run_steps_from_python_into_c_and_back(tdebug, tmp_path, build_ext, version):
     exe = interpreter(version)

@@ -285,3 +285,78 @@ def test_garbage_in_tdebug_light_is_said_and_the_session_stays_light(tdebug, tmp
     assert is_light(sent)
     assert "TDEBUG_LIGHT='yes\xff' is neither 0 nor 1" in r.stderr
     assert "tdebug: stopped at the import of torch._C" in r.stdout
+
+
+# issue 27: a Python breakpoint runs light too (the hook loaded at Py_RunMain
+# by address), and its stops, the prompt's commands over them and -x files
+# keep the session light: gdb never sees a library of torch's.
+TORCH_PY = """\
+import torch
+x = torch.ones(2)
+def f(k):
+    acc = k * 2
+    return acc + 1
+y = f(3)
+print("done", (x + y).tolist())
+"""
+
+
+def upgraded(sent):
+    light_at = next(i for i, c in enumerate(sent) if LIGHT_SYSROOT in c)
+    return any("set sysroot" in c and "nonexistent" not in c for c in sent[light_at + 1:])
+
+
+def test_python_break_on_a_torch_script_is_light(tdebug, tmp_path, torch_available):
+    script = tmp_path / "train.py"
+    script.write_text(TORCH_PY)
+    argv = ["--json", "-b", f"{script}:5", "--", PYTHON, str(script)]
+    light, sent, got = traced(tdebug, tmp_path, argv)
+    assert light.returncode == 0, light.stderr
+    assert is_light(sent) and not upgraded(sent), sent
+    # gdb read no library of torch's, nor was told of one
+    assert "libtorch" not in got and "c10" not in got
+    assert not [c for c in sent if "sharedlibrary" in c or "catch load" in c]
+    plain, sent_plain, _ = traced(tdebug, tmp_path, argv, light=False)
+    assert not is_light(sent_plain)
+    a, b = json_events(light.stdout), json_events(plain.stdout)
+    stop_a = [e for e in a if e["event"] == "stopped"]
+    stop_b = [e for e in b if e["event"] == "stopped"]
+    assert [e["reason"] for e in stop_a] == [e["reason"] for e in stop_b] == ["python-breakpoint"]
+    assert stop_a[0]["stack"][0] == stop_b[0]["stack"][0]
+    assert [f for f in stop_a[0]["python_frames"]] == [f for f in stop_b[0]["python_frames"]]
+    assert "done [8.0, 8.0]" in light.stdout + light.stderr
+
+
+def test_prompt_at_a_python_stop_stays_light_until_gdb_is_needed(tdebug, tmp_path, terminal,
+                                                                 torch_available):
+    script = tmp_path / "train.py"
+    script.write_text(TORCH_PY)
+    trace = tmp_path / "mi.trace"
+    t = terminal([tdebug, "run", "-b", f"{script}:4", "--", PYTHON, str(script)],
+                 env=clean_env(TDEBUG_TRACE_MI=str(trace)))
+    t.expect("tdebug: stopped at Python breakpoint 1")
+    t.expect("(tdebug) ")
+    t.send("bt")
+    assert 'line 4, in f' in t.expect("(tdebug) ")
+    t.send("py-locals")
+    assert "k = 3" in t.expect("(tdebug) ")
+    t.send("py-eval k * 100")
+    assert "300" in t.expect("(tdebug) ")
+    t.send("next")
+    assert "5\t" in t.expect("(tdebug) ")
+    t.send("info breakpoints")
+    t.expect("(tdebug) ")
+    sent = [l.split(None, 2)[2] for l in trace.read_text(errors="replace").splitlines()
+            if len(l.split(None, 2)) == 3 and l.split(None, 2)[1] == "->"]
+    assert is_light(sent) and not upgraded(sent)
+    # gdb's own command: the session becomes an ordinary one, the hook's
+    # symbols read
+    t.send("info sharedlibrary pyhook")
+    out = t.expect("(tdebug) ")
+    assert "Yes" in out and "libtdebug-pyhook" in out
+    t.send("py-eval k + 1")
+    assert "4" in t.expect("(tdebug) ")
+    t.send("continue")
+    t.expect("done [8.0, 8.0]")
+    t.expect("tdebug: program exited with status 0")
+    assert t.wait() == 0

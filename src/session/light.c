@@ -97,11 +97,13 @@ static int options_allow(tdb_session *s, int warn)
 }
 
 /* Are the breakpoints a front-end placed before the launch (the DAP's
- * setBreakpoints) all Python's (or none)? */
+ * setBreakpoints) all Python lines and functions (or none)?  A Python
+ * exception's catchpoint is not: it reads a c10::Error's throw site
+ * through gdb (session/pyexc.c). */
 static int only_python_bps(const tdb_session *s)
 {
     for (size_t i = 0; i < s->n_bps; i++)
-        if (s->bps[i].kind != BP_PYTHON)
+        if (s->bps[i].kind != BP_PYTHON || s->bps[i].py_exc)
             return 0;
     return 1;
 }

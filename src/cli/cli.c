@@ -525,7 +525,13 @@ static int command_loop(tdb_cli *c, tdb_error *err)
  * when the program runs again, 0 when the session ends, -1 on error. */
 static int handle_stop(tdb_cli *c, tdb_error *err)
 {
-    const tdb_stop_info *st = tdb_session_stop(c->s);
+    /* A step between Python lines shows its line alone; JSON events and a
+     * tour's hook carry the whole stack. */
+    const tdb_stop_info *st = c->hook || c->opts.output == TDB_OUTPUT_JSON
+                                  ? tdb_session_stop_full(c->s, err)
+                                  : tdb_session_stop(c->s);
+    if (!st)
+        return -1;
     tdb_hook_action action = TDB_HOOK_DEFAULT;
     terminal_to_us(c);
     if (c->hook) {

@@ -377,6 +377,10 @@ void tdb_session_handle_notify(tdb_session *s, const tdb_mi_record *r);
 /* A *stopped record: 1 a stop to present (s->stop), 0 the core dealt with
  * it (the program runs again or ended), -1 on error. */
 int tdb_session_handle_stopped(tdb_session *s, const tdb_mi_record *r, tdb_error *err);
+/* A partial stop (tdb_stop_info.partial) gets its whole stack: what
+ * reads s->stop_view beyond its Python frames calls this first.  0, or -1
+ * with ERR. */
+int tdb_session_stop_complete(tdb_session *s, tdb_error *err);
 /* Record the stop ST (its strings copied) with FRAME, the *stopped record's
  * frame (may be NULL): the stack, the message, the top frame. */
 int tdb_session_record_stop(tdb_session *s, const tdb_stop_info *st, const json_t *frame,
@@ -470,6 +474,10 @@ int tdb_session_python_log_fd(const tdb_session *s);
 /* Emit every whole log record the FIFO holds: a "log" event each,
  * {"event": "log", "message": TEXT, "breakpoint": ID}. */
 void tdb_session_python_drain_log(tdb_session *s);
+/* At a stop in the hook (stop_is_hook): the thread's native id and the
+ * Python frame it reports (_PyInterpreterFrame * or PyFrameObject *), or 0. */
+pid_t tdb_session_python_stop_lwp(tdb_session *s);
+uint64_t tdb_session_python_stop_frame(tdb_session *s);
 /* Frames of the hook library at the top of a hook stop's stack: how many
  * leading frames of MI_STACK to leave out. */
 size_t tdb_session_python_hidden_frames(tdb_session *s, int thread, const json_t *mi_stack);

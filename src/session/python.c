@@ -660,6 +660,16 @@ int tdb_session_python_stopped(tdb_session *s, int bkptno, const json_t *res, td
     return TDB_HOOK_STOP;
 }
 
+pid_t tdb_session_python_stop_lwp(tdb_session *s)
+{
+    return s->hook.state == PYHOOK_READY && s->hook.stop_is_hook ? (pid_t)report_of(s)->tid : 0;
+}
+
+uint64_t tdb_session_python_stop_frame(tdb_session *s)
+{
+    return s->hook.state == PYHOOK_READY && s->hook.stop_is_hook ? report_of(s)->frame : 0;
+}
+
 /* The hook library's code in the process: [*LO, *HI).  0 when known. */
 static int hook_range(tdb_session *s, uint64_t *lo, uint64_t *hi)
 {

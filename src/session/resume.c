@@ -81,6 +81,8 @@ int tdb_session_resume(tdb_session *s, tdb_resume how, tdb_error *err)
         s->last_resume = (int)how;
         return 0;
     }
+    if (how == TDB_RESUME_FINISH && tdb_session_stop_complete(s, err) < 0)
+        return -1; /* the frame to finish is gdb's */
     tdb_buf cmd = TDB_BUF_INIT;
     tdb_buf_adds(&cmd, mi[how]);
     if (how == TDB_RESUME_FINISH && s->have_stop_view) {

@@ -198,7 +198,7 @@ const tdb_stackview *tdb_session_view_of(tdb_session *s, int thread, tdb_stackvi
     if (tdb_session_need_stop(s, err) < 0)
         return NULL;
     if (thread <= 0 || thread == tdb_session_stop_thread(s))
-        return &s->stop_view;
+        return tdb_session_stop_complete(s, err) < 0 ? NULL : &s->stop_view;
     if (tdb_session_collect_view(s, thread, tmp, err) < 0)
         return NULL;
     *own = 1;
@@ -222,9 +222,26 @@ json_t *tdb_session_thread_stack(tdb_session *s, int thread, tdb_error *err)
     return stack;
 }
 
+json_t *tdb_session_thread_stack_top(tdb_session *s, int thread, int *whole, tdb_error *err)
+{
+    *whole = 1;
+    if (tdb_session_need_stop(s, err) < 0)
+        return NULL;
+    if (!s->stop.partial || (thread > 0 && thread != tdb_session_stop_thread(s)))
+        return tdb_session_thread_stack(s, thread, err);
+    /* Frame 0 is the Python line whatever gdb's frames are; the frames
+     * under it may be native ones the Python frames alone do not show. */
+    json_t *stack = tdb_stackview_json(&s->stop_view, tdb_session_stack_flags(s));
+    while (json_array_size(stack) > 1)
+        json_array_remove(stack, json_array_size(stack) - 1);
+    json_object_set_new(json_array_get(stack, 0), "index", json_integer(0));
+    *whole = 0;
+    return stack;
+}
+
 int tdb_session_select(tdb_session *s, int thread, int index, tdb_error *err)
 {
-    if (tdb_session_need_stop(s, err) < 0)
+    if (tdb_session_stop_complete(s, err) < 0)
         return -1;
     if (thread > 0 && thread != tdb_session_stop_thread(s) &&
         tdb_session_select_thread(s, thread, err) < 0)

@@ -418,6 +418,8 @@ json_t *tdb_session_stop_args(tdb_session *s)
 {
     tdb_view_frame f;
     unsigned flags = tdb_session_stack_flags(s);
+    if (s->stop.partial)
+        return NULL; /* a Python line: no native function's arguments */
     int index = tdb_stackview_index_of_level(&s->stop_view, flags, 0);
     if (index < 0 || tdb_stackview_frame_at(&s->stop_view, flags, (size_t)index, &f) < 0 ||
         f.kind != TDB_FRAME_NATIVE)

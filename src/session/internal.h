@@ -541,6 +541,10 @@ int tdb_session_printers_prepare(tdb_session *s);
 /* session/stack.c */
 void tdb_session_drop_stop_readers(tdb_session *s);
 void tdb_session_make_stop_readers(tdb_session *s);
+/* This stop's Python snapshot alone (s->snap), without the memory map and
+ * the symbolizer when the interpreter was found at an earlier stop; NULL
+ * when it cannot be read (said once). */
+const tdb_py_snapshot *tdb_session_stop_snapshot(tdb_session *s);
 json_t *tdb_session_stack_frames(tdb_session *s, int thread, tdb_error *err);
 int tdb_session_collect_view(tdb_session *s, int thread, tdb_stackview *v, tdb_error *err);
 json_t *tdb_session_view_python(tdb_session *s, const tdb_stackview *v);

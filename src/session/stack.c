@@ -13,7 +13,7 @@
  * stale once the program runs again. */
 void tdb_session_drop_stop_readers(tdb_session *s)
 {
-    if (!s->stop_readers)
+    if (!s->stop_readers && !s->snap)
         return;
     tdb_symbolizer_free(s->sym);
     tdb_py_snapshot_free(s->snap);
@@ -23,6 +23,15 @@ void tdb_session_drop_stop_readers(tdb_session *s)
     s->snap = NULL;
     s->have_maps = 0;
     s->stop_readers = 0;
+}
+
+/* This stop's Python snapshot, from the interpreter found before. */
+static void read_snapshot(tdb_session *s)
+{
+    tdb_error err = {0};
+    s->snap = tdb_py_read(s->py, &err);
+    if (!s->snap)
+        say(s, "warning", "cannot read pid %d's Python threads: %s", (int)s->pid, err.msg);
 }
 
 /* The readers for this stop, made once: the memory map, the symbolizer,
@@ -45,12 +54,20 @@ void tdb_session_make_stop_readers(tdb_session *s)
         if (rc < 0)
             say(s, "warning", "no Python frames from pid %d's memory: %s", (int)s->pid, err.msg);
     }
-    if (s->py_state == 1) {
-        tdb_error_clear(&err);
-        s->snap = tdb_py_read(s->py, &err);
-        if (!s->snap)
-            say(s, "warning", "cannot read pid %d's Python threads: %s", (int)s->pid, err.msg);
+    if (s->py_state == 1 && !s->snap)
+        read_snapshot(s);
+}
+
+const tdb_py_snapshot *tdb_session_stop_snapshot(tdb_session *s)
+{
+    if (s->snap || s->stop_readers || s->pid <= 0)
+        return s->snap;
+    if (s->py_state != 1) {
+        tdb_session_make_stop_readers(s); /* the interpreter is found once */
+        return s->snap;
     }
+    read_snapshot(s);
+    return s->snap;
 }
 
 /* The frames of THREAD (0: the current one) as gdb sees them, reading the

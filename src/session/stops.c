@@ -263,8 +263,9 @@ static int python_line_stop(tdb_session *s)
     pid_t lwp = tdb_session_python_stop_lwp(s);
     if (!s->hook.stop_is_hook || !out->compact || s->light.on || lwp <= 0)
         return 0;
-    tdb_session_make_stop_readers(s);
-    if (!s->snap)
+    /* the Python frames alone: no memory map, no symbolizer (which reads
+     * every library's headers) */
+    if (!tdb_session_stop_snapshot(s))
         return 0;
     json_t *none = json_array();
     tdb_stackview_init(&s->stop_view, s->pid, lwp, none, s->have_maps ? &s->maps : NULL, NULL,

@@ -774,14 +774,14 @@ int tdb_session_python_resume(tdb_session *s, tdb_resume how, tdb_error *err)
     s->step.landed = 0;
     s->step.deep_lines = 0;
     s->step.deep = how == TDB_RESUME_STEP && f.py->filename && tdb_session_is_mine(s, f.py->filename);
-    tdb_pyhook_step req = {.mode = 0,
+    /* One write, the mode with the rest: every thread is stopped. */
+    tdb_pyhook_step req = {.mode = mode,
                            .tstate = from_hook ? report_of(s)->tstate : 0,
                            .tid = from_hook ? report_of(s)->tid
                                             : tdb_session_thread_lwp(s, s->stop.thread),
                            .frame = f.py->addr,
                            .line = f.py->line};
-    if (tdb_hook_write_mem(s, CONTROL(s, step), &req, sizeof(req), err) < 0 ||
-        tdb_hook_write_i32(s, CONTROL(s, step.mode), mode, err) < 0)
+    if (tdb_hook_write_mem(s, CONTROL(s, step), &req, sizeof(req), err) < 0)
         return -1;
     if (arm_call) {
         uint64_t rc = 1;

@@ -274,13 +274,15 @@ def main():
         t = cli_steps(stp)
         firsts["tdebug run step"].append(t[0])
         steps["tdebug run step"] += t[1:]
-    base = {k: med(nexts["pdb"][k]) for k in ("plain", "torch")}
+    pdb_ = {k: med(nexts["pdb"][k]) for k in ("plain", "torch")}
+    dpy = {k: med(nexts["debugpy (DAP)"][k]) for k in ("plain", "torch")}
     print(f"== 'next' between two Python lines, ms (median of {RUNS} interleaved rounds "
           f"of {NEXTS}; target < 5 ms)")
-    print(f"  {'':<18} {'plain line':>12} {'torch line':>12}   ratio to pdb")
+    print(f"  {'':<18} {'plain line':>12} {'torch line':>12}   ratio to pdb    to debugpy")
     for name, _ in tools:
         p, t = med(nexts[name]["plain"]), med(nexts[name]["torch"])
-        print(f"  {name:<18} {p:12.1f} {t:12.1f}   {p / base['plain']:5.1f}x {t / base['torch']:5.1f}x")
+        print(f"  {name:<18} {p:12.1f} {t:12.1f}   {p / pdb_['plain']:6.1f}x {t / pdb_['torch']:6.1f}x"
+              f"  {p / dpy['plain']:5.2f}x {t / dpy['torch']:5.2f}x")
     print(f"== step from 'z = torch.add(x, x)' into at::_ops::add_Tensor::call, ms "
           f"(median of {RUNS} x {STEPS - 1}; target for DAP < 100 ms)")
     cli = med(steps["tdebug run step"])

@@ -143,3 +143,54 @@ def test_a_next_between_python_lines_asks_gdb_for_no_stack(tdebug, tmp_path, hoo
                                      "bt")
     assert f"line {CALLER}, in <module>" in out.split("(tdebug) bt", 1)[1]
     assert frames2 == frames0 + 1
+
+
+ADDS = textwrap.dedent("""\
+    import torch
+    x = torch.ones(2)
+    a = 1
+    z = torch.add(x, x)
+    print(z.tolist())
+""")
+
+
+@pytest.fixture
+def adds(tmp_path, torch_available):
+    p = tmp_path / "adds.py"
+    p.write_text(ADDS)
+    return p
+
+
+def test_step_from_a_partial_stop_into_torch(tdebug, tmp_path, adds):
+    r = run_commands(tdebug, tmp_path, ["next", "step", "bt 1", "continue"],
+                     "-b", f"{adds}:3", "--", PYTHON, str(adds))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f'next: File "{adds}", line 4, in <module>' in r.stdout
+    step = r.stdout.split("(tdebug) step\n", 1)[1]
+    assert "tdebug: step: into the native code of torch.add" in step.split("(tdebug) ")[0], step
+    assert "at::_ops::add_Tensor::call" in step.split("(tdebug) bt 1\n", 1)[1].splitlines()[0]
+
+
+def test_dap_step_in_from_a_partial_stop_focuses_the_cxx_frame(tdebug, procs, tmp_path, adds):
+    dap = Adapter.start(tdebug, procs, tmp_path)
+    dap.initialize()
+    dap.start_program("launch", {"program": str(adds), "python": PYTHON},
+                      lambda d: d.set_breakpoints(str(adds), [3]))
+    i, stop = dap.stopped()
+    tid = stop["threadId"]
+    dap.request("next", {"threadId": tid})
+    i, stop = dap.stopped(after=i + 1)
+    top = dap.request("stackTrace", {"threadId": tid, "startFrame": 0, "levels": 1})["body"]
+    assert [(f["name"], f["line"]) for f in top["stackFrames"]] == [("<module>", 4)]
+    dap.request("stepIn", {"threadId": tid})
+    i, stop = dap.stopped(after=i + 1)
+    assert stop["reason"] == "step"
+    top = dap.request("stackTrace", {"threadId": tid, "startFrame": 0, "levels": 1})["body"]
+    assert top["stackFrames"][0]["name"].startswith("at::_ops::add_Tensor::call"), top
+    assert top["totalFrames"] > 1
+    whole = dap.frames(tid)
+    assert whole[0]["name"] == top["stackFrames"][0]["name"]
+    assert any(f["name"] == "<module>" and f["line"] == 4 for f in whole[1:]), whole
+    dap.continue_(tid)
+    assert dap.wait_event("exited")["body"]["exitCode"] == 0
+    dap.finish()

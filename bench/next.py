@@ -14,7 +14,9 @@ DAP 'stepIn' from a Python line into torch's C++, in one interleaved run
   request to 'stopped', against the CLI's 'step' (the first of a session,
   which reads libtorch's symbols, apart).
 Medians over BENCH_RUNS rounds (default 3) of BENCH_NEXTS nexts (24) and
-BENCH_STEPS steps (6); ratios to pdb.  Targets: 'next' under 5 ms median,
+BENCH_STEPS steps (6); ratios to pdb and debugpy.  BENCH_BASELINE=PATH adds
+another tdebug binary (an older build) to the same rounds, for a before and
+after on one loaded machine.  Targets: 'next' under 5 ms median,
 DAP stepIn under 100 ms median."""
 import json
 import os
@@ -36,6 +38,7 @@ from debugpy_util import find_pids, kill_if, tcp_listening  # noqa: E402
 RUNS = int(os.environ.get("BENCH_RUNS", "3"))
 NEXTS = int(os.environ.get("BENCH_NEXTS", "24"))
 STEPS = int(os.environ.get("BENCH_STEPS", "6"))
+BASELINE = os.environ.get("BENCH_BASELINE")
 
 NEXT_PROGRAM = r'''
 import torch
@@ -70,13 +73,13 @@ def kind_of(line, torch_line):
     return "torch" if line == torch_line else "plain"
 
 
-def tdebug_cli(path, json_out):
+def tdebug_cli(path, json_out, tdebug=TDEBUG):
     """ms of each 'next', by the kind of line it went over."""
     torch_line = line_of(NEXT_PROGRAM, "# TORCH")
     cmds = tempfile.NamedTemporaryFile("w", suffix=".cmds", delete=False)
     cmds.write("delete 1\n" + "next\n" * NEXTS + "kill\n")  # the loop hits it no more
     cmds.close()
-    p = subprocess.Popen([TDEBUG, "run"] + (["--json"] if json_out else []) +
+    p = subprocess.Popen([tdebug, "run"] + (["--json"] if json_out else []) +
                          ["-x", cmds.name, "-b", f"{path}:{line_of(NEXT_PROGRAM, '# BREAK')}",
                           "--", PYTHON, path],
                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
@@ -157,9 +160,9 @@ def dap_loop(client, tid, request, count, line, torch_line, after):
     return times, kinds, i
 
 
-def tdebug_dap(path, program, request, count):
+def tdebug_dap(path, program, request, count, tdebug=TDEBUG):
     marker = line_of(program, "# BREAK")
-    c, p = DapClient.spawn([TDEBUG, "dap"])
+    c, p = DapClient.spawn([tdebug, "dap"])
     try:
         c.initialize(adapterID="tdebug")
         seq = c.launch(program=path, python=PYTHON)
@@ -260,6 +263,11 @@ def main():
              ("tdebug dap", lambda: split(*tdebug_dap(nxt, NEXT_PROGRAM, "next", NEXTS))),
              ("pdb", lambda: pdb(nxt)),
              ("debugpy (DAP)", lambda: debugpy(nxt))]
+    if BASELINE:
+        tools += [("baseline (prompt)", lambda: tdebug_cli(nxt, False, BASELINE)),
+                  ("baseline --json", lambda: tdebug_cli(nxt, True, BASELINE)),
+                  ("baseline dap", lambda: split(*tdebug_dap(nxt, NEXT_PROGRAM, "next", NEXTS,
+                                                             BASELINE)))]
     nexts = {name: {"plain": [], "torch": []} for name, _ in tools}
     steps = {"tdebug dap stepIn": [], "tdebug run step": []}
     firsts = {"tdebug dap stepIn": [], "tdebug run step": []}

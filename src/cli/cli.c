@@ -182,6 +182,7 @@ tdb_cli *tdb_cli_new(const tdb_cli_options *opts, tdb_error *err)
     tdb_session_options so = opts->session;
     /* A prompt or commands at a stop need gdb's whole view there. */
     so.gdb_view_at_stops = opts->output == TDB_OUTPUT_INTERACTIVE || opts->commands;
+    so.stacks_at_stops = opts->output == TDB_OUTPUT_JSON;
     /* --json: stdout carries only JSON; the program writes to stderr. */
     static const int json_stdio[3] = {0, 2, 2};
     if (opts->output == TDB_OUTPUT_JSON && !so.program_stdio)

@@ -548,6 +548,10 @@ const tdb_py_snapshot *tdb_session_stop_snapshot(tdb_session *s);
 json_t *tdb_session_stack_frames(tdb_session *s, int thread, tdb_error *err);
 int tdb_session_collect_view(tdb_session *s, int thread, tdb_stackview *v, tdb_error *err);
 json_t *tdb_session_view_python(tdb_session *s, const tdb_stackview *v);
+/* tdb_session_view_of() for frame INDEX alone: a partial stop's frame 0
+ * (its Python line) without reading the rest of the stack. */
+const tdb_stackview *tdb_session_frame_view(tdb_session *s, int thread, int index,
+                                            tdb_stackview *tmp, int *own, tdb_error *err);
 /* THREAD's view: the stop's (*OWN 0), or one read now into TMP (*OWN 1:
  * tdb_stackview_clear() it).  NULL with ERR set. */
 const tdb_stackview *tdb_session_view_of(tdb_session *s, int thread, tdb_stackview *tmp, int *own,

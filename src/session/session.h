@@ -82,6 +82,10 @@ typedef struct tdb_session_options {
                             * each stop (a prompt, a file of commands), which
                             * need gdb's whole view, so a light session
                             * becomes an ordinary one at its first stop */
+    int stacks_at_stops;   /* a policy of the front-end: it shows the whole
+                            * stack of every stop (JSON events), so a step
+                            * between Python lines reads it at once rather
+                            * than make a partial stop */
     const int *program_stdio; /* the launched program's stdin, stdout and
                                * stderr (duplicated by tdb_session_new(); the
                                * caller keeps its own); NULL: tdebug's own */

@@ -222,6 +222,17 @@ const tdb_stackview *tdb_session_view_of(tdb_session *s, int thread, tdb_stackvi
     return tmp;
 }
 
+const tdb_stackview *tdb_session_frame_view(tdb_session *s, int thread, int index,
+                                            tdb_stackview *tmp, int *own, tdb_error *err)
+{
+    *own = 0;
+    /* A partial stop's frame 0 is its Python line, whatever lies under it */
+    if (index == 0 && s->state == STOPPED && s->have_stop && s->stop.partial &&
+        (thread <= 0 || thread == tdb_session_stop_thread(s)))
+        return &s->stop_view;
+    return tdb_session_view_of(s, thread, tmp, own, err);
+}
+
 json_t *tdb_session_thread_stack(tdb_session *s, int thread, tdb_error *err)
 {
     tdb_stackview tmp;

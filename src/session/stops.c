@@ -248,6 +248,8 @@ static int read_stack(tdb_session *s, tdb_error *err)
         s->selected = s->python_top;
         return 1;
     }
+    out->python_top = -1; /* a partial stop said 0 */
+    s->selected = 0;
     return 0;
 }
 
@@ -261,7 +263,8 @@ static int python_line_stop(tdb_session *s)
 {
     tdb_stop_info *out = &s->stop;
     pid_t lwp = tdb_session_python_stop_lwp(s);
-    if (!s->hook.stop_is_hook || !out->compact || s->light.on || lwp <= 0)
+    if (!s->hook.stop_is_hook || !out->compact || s->light.on || s->opts.stacks_at_stops ||
+        lwp <= 0)
         return 0;
     /* the Python frames alone: no memory map, no symbolizer (which reads
      * every library's headers) */

@@ -194,3 +194,37 @@ def test_dap_step_in_from_a_partial_stop_focuses_the_cxx_frame(tdebug, procs, tm
     dap.continue_(tid)
     assert dap.wait_event("exited")["body"]["exitCode"] == 0
     dap.finish()
+
+
+def test_dap_top_frame_and_its_locals_ask_gdb_for_no_stack(tdebug, procs, tmp_path, hooked):
+    trace = tmp_path / "dap.mi"
+    dap = Adapter.start(tdebug, procs, tmp_path, env=clean_env(TDEBUG_TRACE_MI=str(trace)))
+
+    def stack_requests():
+        return trace.read_text(errors="replace").count("-stack-list-frames")
+
+    dap.initialize()
+    dap.start_program("launch", {"program": str(hooked), "python": PYTHON},
+                      lambda d: d.set_breakpoints(str(hooked), [BP]))
+    i, stop = dap.stopped()
+    tid = stop["threadId"]
+    dap.frames(tid)
+    dap.request("next", {"threadId": tid})
+    i, stop = dap.stopped(after=i + 1)
+    before = stack_requests()
+    top = dap.request("stackTrace", {"threadId": tid, "startFrame": 0, "levels": 1})["body"]
+    scopes = dap.request("scopes", {"frameId": top["stackFrames"][0]["id"]})["body"]["scopes"]
+    names = {}
+    for scope in scopes:
+        ref = scope["variablesReference"]
+        if ref:
+            for v in dap.request("variables", {"variablesReference": ref})["body"]["variables"]:
+                names[v["name"]] = v["value"]
+    assert names.get("a") == "1", names  # line 5 runs next: a is set, b not yet
+    assert "b" not in names
+    assert stack_requests() == before
+    dap.frames(tid)  # the rest of the stack: gdb's frames now
+    assert stack_requests() == before + 1
+    dap.continue_(tid)
+    assert dap.wait_event("exited")["body"]["exitCode"] == 0
+    dap.finish()

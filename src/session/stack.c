@@ -269,6 +269,12 @@ json_t *tdb_session_thread_stack_top(tdb_session *s, int thread, int *whole, tdb
 
 int tdb_session_select(tdb_session *s, int thread, int index, tdb_error *err)
 {
+    if (tdb_session_need_stop(s, err) < 0)
+        return -1;
+    if (index == 0 && s->stop.partial && (thread <= 0 || thread == tdb_session_stop_thread(s))) {
+        s->selected = 0; /* the Python line, as a DAP step selects before it goes */
+        return 0;
+    }
     if (tdb_session_stop_complete(s, err) < 0)
         return -1;
     if (thread > 0 && thread != tdb_session_stop_thread(s) &&

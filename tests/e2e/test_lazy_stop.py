@@ -223,6 +223,12 @@ def test_dap_top_frame_and_its_locals_ask_gdb_for_no_stack(tdebug, procs, tmp_pa
     assert names.get("a") == "1", names  # line 5 runs next: a is set, b not yet
     assert "b" not in names
     assert stack_requests() == before
+    # a step from there (the adapter selects frame 0 of the thread first)
+    dap.request("next", {"threadId": tid})
+    i, stop = dap.stopped(after=i + 1)
+    top = dap.request("stackTrace", {"threadId": tid, "startFrame": 0, "levels": 1})["body"]
+    assert [(f["name"], f["line"]) for f in top["stackFrames"]] == [("hook", NEXT + 1)]
+    assert stack_requests() == before
     dap.frames(tid)  # the rest of the stack: gdb's frames now
     assert stack_requests() == before + 1
     dap.continue_(tid)

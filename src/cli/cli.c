@@ -182,6 +182,7 @@ tdb_cli *tdb_cli_new(const tdb_cli_options *opts, tdb_error *err)
     tdb_session_options so = opts->session;
     /* A prompt or commands at a stop need gdb's whole view there. */
     so.gdb_view_at_stops = opts->output == TDB_OUTPUT_INTERACTIVE || opts->commands;
+    so.stacks_at_stops = opts->output == TDB_OUTPUT_JSON;
     /* --json: stdout carries only JSON; the program writes to stderr. */
     static const int json_stdio[3] = {0, 2, 2};
     if (opts->output == TDB_OUTPUT_JSON && !so.program_stdio)
@@ -525,7 +526,13 @@ static int command_loop(tdb_cli *c, tdb_error *err)
  * when the program runs again, 0 when the session ends, -1 on error. */
 static int handle_stop(tdb_cli *c, tdb_error *err)
 {
-    const tdb_stop_info *st = tdb_session_stop(c->s);
+    /* A step between Python lines shows its line alone; JSON events and a
+     * tour's hook carry the whole stack. */
+    const tdb_stop_info *st = c->hook || c->opts.output == TDB_OUTPUT_JSON
+                                  ? tdb_session_stop_full(c->s, err)
+                                  : tdb_session_stop(c->s);
+    if (!st)
+        return -1;
     tdb_hook_action action = TDB_HOOK_DEFAULT;
     terminal_to_us(c);
     if (c->hook) {

@@ -57,6 +57,13 @@ int tdb_command_need_stop(tdb_session *s, tdb_reply *r, const char *cmd)
     return 0;
 }
 
+const tdb_stop_info *tdb_command_stop(tdb_session *s)
+{
+    tdb_error local = {0};
+    const tdb_stop_info *st = tdb_session_stop_full(s, &local);
+    return st ? st : tdb_session_stop(s);
+}
+
 int tdb_command_failed(tdb_session *s, tdb_reply *r, const char *cmd, tdb_error *local,
                        tdb_error *err)
 {
@@ -309,7 +316,7 @@ static int cmd_symbols(tdb_session *s, const char *args, tdb_reply *r, tdb_error
 
 static int cmd_list(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err)
 {
-    const tdb_stop_info *st = tdb_session_stop(s);
+    const tdb_stop_info *st = tdb_command_stop(s);
     if (*args || !st) {
         tdb_buf cmd = TDB_BUF_INIT;
         tdb_buf_addf(&cmd, "list%s%s", *args ? " " : "", args);

@@ -23,6 +23,10 @@ int tdb_command_fail(tdb_reply *r, const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* 1 when the program is at a stop, else 0 with R failed saying why. */
 int tdb_command_need_stop(tdb_session *s, tdb_reply *r, const char *cmd);
+/* The stop with its whole stack (tdb_session_stop_full()); when that
+ * cannot be read, the stop as it is (a partial one's Python line).  NULL
+ * when there is no stop. */
+const tdb_stop_info *tdb_command_stop(tdb_session *s);
 /* A data function failed with ERR: -1 when gdb is gone (ERR is the
  * command's), else 0 with R failed with ERR's words. */
 int tdb_command_failed(tdb_session *s, tdb_reply *r, const char *cmd, tdb_error *local,

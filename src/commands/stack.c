@@ -15,7 +15,7 @@
 /* The stop's view (at a stop). */
 static const tdb_stackview *view(tdb_session *s)
 {
-    return tdb_session_stop(s)->view;
+    return tdb_command_stop(s)->view;
 }
 
 int tdb_command_bt(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err)
@@ -24,7 +24,7 @@ int tdb_command_bt(tdb_session *s, const char *args, tdb_reply *r, tdb_error *er
         return 0;
     if (!strcmp(args, "all"))
         return tdb_command_all_threads(s, r, err);
-    const tdb_stop_info *st = tdb_session_stop(s);
+    const tdb_stop_info *st = tdb_command_stop(s);
     unsigned flags = tdb_session_stack_flags(s);
     long limit = -1;
     if (!strcmp(args, "raw") || !strcmp(args, "-raw"))
@@ -163,7 +163,7 @@ int tdb_command_py_bt(tdb_session *s, const char *args, tdb_reply *r, tdb_error 
     const tdb_py_thread *t = view(s)->t.py;
     if (!t)
         return tdb_command_fail(r, "py-bt", "thread %d runs no Python code%s",
-                                tdb_session_stop(s)->thread,
+                                tdb_command_stop(s)->thread,
                                 tdb_session_reads_python(s) < 0
                                     ? " (tdebug cannot read this interpreter: see the warning "
                                       "above)"

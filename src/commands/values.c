@@ -19,7 +19,7 @@ int tdb_command_args(tdb_session *s, const char *args, tdb_reply *r, tdb_error *
     if (*args)
         return tdb_command_fail(r, "args", "args takes nothing: it shows the selected frame's "
                                            "arguments ('frame N' selects one)");
-    const tdb_stop_info *st = tdb_session_stop(s);
+    const tdb_stop_info *st = tdb_command_stop(s);
     tdb_view_frame f;
     int level = tdb_stackview_frame_at(st->view, tdb_session_stack_flags(s),
                                        (size_t)tdb_session_selected(s), &f) == 0 ? f.level : -1;

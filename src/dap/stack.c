@@ -100,7 +100,13 @@ void tdb_dap_stack_trace(tdb_dap *d, int seq, const json_t *args)
     }
     tdb_error err = {0};
     int thread = (int)json_integer_value(t);
-    json_t *stack = tdb_session_thread_stack(d->s, thread, &err);
+    /* A client's first request is often the top frame alone (delayed
+     * stack trace loading): after a step between Python lines that is the
+     * line, and gdb's frames wait for the next request. */
+    int whole = 1;
+    json_t *stack = start <= 0 && levels == 1
+                        ? tdb_session_thread_stack_top(d->s, thread, &whole, &err)
+                        : tdb_session_thread_stack(d->s, thread, &err);
     if (!stack) {
         tdb_dap_fail(d, seq, "stackTrace", "%s", err.msg);
         return;
@@ -112,8 +118,9 @@ void tdb_dap_stack_trace(tdb_dap *d, int seq, const json_t *args)
             break;
         json_array_append_new(frames, stack_frame(d, thread, json_array_get(stack, i)));
     }
+    /* A total larger than the frames sent: the client asks for the rest. */
     tdb_dap_ok(d, seq, "stackTrace", json_pack("{s:o, s:i}", "stackFrames", frames, "totalFrames",
-                                               (int)n));
+                                               (int)n + !whole));
     json_decref(stack);
 }
 

@@ -87,7 +87,8 @@ static int frame_at(tdb_session *s, int thread, int index, tdb_frame_kind *kind,
 {
     tdb_stackview tmp;
     int own;
-    const tdb_stackview *v = tdb_session_view_of(s, thread, &tmp, &own, err);
+    const tdb_stackview *v = tdb_session_frame_view(s, thread, index < 0 ? 0 : index, &tmp, &own,
+                                                    err);
     if (!v)
         return -1;
     tdb_view_frame f;

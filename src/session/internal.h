@@ -425,6 +425,10 @@ void tdb_session_handle_notify(tdb_session *s, const tdb_mi_record *r);
 /* A *stopped record: 1 a stop to present (s->stop), 0 the core dealt with
  * it (the program runs again or ended), -1 on error. */
 int tdb_session_handle_stopped(tdb_session *s, const tdb_mi_record *r, tdb_error *err);
+/* A partial stop (tdb_stop_info.partial) gets its whole stack: what
+ * reads s->stop_view beyond its Python frames calls this first.  0, or -1
+ * with ERR. */
+int tdb_session_stop_complete(tdb_session *s, tdb_error *err);
 /* Record the stop ST (its strings copied) with FRAME, the *stopped record's
  * frame (may be NULL): the stack, the message, the top frame. */
 int tdb_session_record_stop(tdb_session *s, const tdb_stop_info *st, const json_t *frame,
@@ -527,6 +531,10 @@ int tdb_session_python_log_fd(const tdb_session *s);
 /* Emit every whole log record the FIFO holds: a "log" event each,
  * {"event": "log", "message": TEXT, "breakpoint": ID}. */
 void tdb_session_python_drain_log(tdb_session *s);
+/* At a stop in the hook (stop_is_hook): the thread's native id and the
+ * Python frame it reports (_PyInterpreterFrame * or PyFrameObject *), or 0. */
+pid_t tdb_session_python_stop_lwp(tdb_session *s);
+uint64_t tdb_session_python_stop_frame(tdb_session *s);
 /* Frames of the hook library at the top of a hook stop's stack: how many
  * leading frames of MI_STACK to leave out. */
 size_t tdb_session_python_hidden_frames(tdb_session *s, int thread, const json_t *mi_stack);
@@ -613,9 +621,17 @@ int tdb_session_printers_prepare(tdb_session *s);
 /* session/stack.c */
 void tdb_session_drop_stop_readers(tdb_session *s);
 void tdb_session_make_stop_readers(tdb_session *s);
+/* This stop's Python snapshot alone (s->snap), without the memory map and
+ * the symbolizer when the interpreter was found at an earlier stop; NULL
+ * when it cannot be read (said once). */
+const tdb_py_snapshot *tdb_session_stop_snapshot(tdb_session *s);
 json_t *tdb_session_stack_frames(tdb_session *s, int thread, tdb_error *err);
 int tdb_session_collect_view(tdb_session *s, int thread, tdb_stackview *v, tdb_error *err);
 json_t *tdb_session_view_python(tdb_session *s, const tdb_stackview *v);
+/* tdb_session_view_of() for frame INDEX alone: a partial stop's frame 0
+ * (its Python line) without reading the rest of the stack. */
+const tdb_stackview *tdb_session_frame_view(tdb_session *s, int thread, int index,
+                                            tdb_stackview *tmp, int *own, tdb_error *err);
 /* THREAD's view: the stop's (*OWN 0), or one read now into TMP (*OWN 1:
  * tdb_stackview_clear() it).  NULL with ERR set. */
 const tdb_stackview *tdb_session_view_of(tdb_session *s, int thread, tdb_stackview *tmp, int *own,

@@ -742,6 +742,16 @@ int tdb_session_python_stopped(tdb_session *s, int bkptno, const json_t *res, td
     return TDB_HOOK_STOP;
 }
 
+pid_t tdb_session_python_stop_lwp(tdb_session *s)
+{
+    return s->hook.state == PYHOOK_READY && s->hook.stop_is_hook ? (pid_t)report_of(s)->tid : 0;
+}
+
+uint64_t tdb_session_python_stop_frame(tdb_session *s)
+{
+    return s->hook.state == PYHOOK_READY && s->hook.stop_is_hook ? report_of(s)->frame : 0;
+}
+
 /* The hook library's code in the process: [*LO, *HI).  0 when known. */
 static int hook_range(tdb_session *s, uint64_t *lo, uint64_t *hi)
 {
@@ -852,14 +862,14 @@ int tdb_session_python_resume(tdb_session *s, tdb_resume how, tdb_error *err)
         s->step.target_frame = f.py->addr;
         s->step.target_line = f.py->line;
     }
-    tdb_pyhook_step req = {.mode = 0,
+    /* One write, the mode with the rest: every thread is stopped. */
+    tdb_pyhook_step req = {.mode = mode,
                            .tstate = from_hook ? report_of(s)->tstate : 0,
                            .tid = from_hook ? report_of(s)->tid
                                             : tdb_session_thread_lwp(s, s->stop.thread),
                            .frame = f.py->addr,
                            .line = f.py->line};
-    if (tdb_hook_write_mem(s, CONTROL(s, step), &req, sizeof(req), err) < 0 ||
-        tdb_hook_write_i32(s, CONTROL(s, step.mode), mode, err) < 0)
+    if (tdb_hook_write_mem(s, CONTROL(s, step), &req, sizeof(req), err) < 0)
         return -1;
     if (arm_call) {
         uint64_t rc = 1;

@@ -88,6 +88,8 @@ int tdb_session_resume(tdb_session *s, tdb_resume how, tdb_error *err)
         s->last_resume = (int)how;
         return 0;
     }
+    if (how == TDB_RESUME_FINISH && tdb_session_stop_complete(s, err) < 0)
+        return -1; /* the frame to finish is gdb's */
     if (how == TDB_RESUME_STEP && s->stop_frame) {
         /* gdb steps over a call into a library whose symbols it has not
          * read: read those the stopped code's library calls into first. */

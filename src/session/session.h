@@ -86,6 +86,10 @@ typedef struct tdb_session_options {
                             * each stop (a prompt, a file of commands), which
                             * need gdb's whole view, so a light session
                             * becomes an ordinary one at its first stop */
+    int stacks_at_stops;   /* a policy of the front-end: it shows the whole
+                            * stack of every stop (JSON events), so a step
+                            * between Python lines reads it at once rather
+                            * than make a partial stop */
     const int *program_stdio; /* the launched program's stdin, stdout and
                                * stderr (duplicated by tdb_session_new(); the
                                * caller keeps its own); NULL: tdebug's own */
@@ -217,6 +221,10 @@ typedef struct tdb_stop_info {
                           * decoded), when they can be named; else NULL
                           * (borrowed) */
     int compact;         /* a step: show the new location, not the stack */
+    int partial;         /* a step between Python lines: VIEW holds the
+                          * thread's Python frames only (frame 0 is the
+                          * line, PYTHON_TOP 0), FRAMES and STACK are NULL;
+                          * tdb_session_stop_full() reads the whole stack */
 } tdb_stop_info;
 
 /* The stop's word and its DAP reason (tdb_stop_reasons[], or gdb's own
@@ -358,6 +366,13 @@ int tdb_session_wait(tdb_session *s, int timeout_ms, int fd, tdb_error *err);
 /* The stop the program is at (after TDB_WAIT_STOPPED, until it resumes);
  * NULL while it runs.  Borrowed. */
 const tdb_stop_info *tdb_session_stop(const tdb_session *s);
+/* The stop with its whole stack (gdb's frames merged with Python's), for
+ * what shows or walks it: a partial stop (a step between Python lines,
+ * whose text needs its Python line alone) has its stack read here, once.
+ * NULL with ERR when there is no stop or the stack cannot be read.  The
+ * data functions of the core (stacks, frames, values) complete the stop
+ * themselves. */
+const tdb_stop_info *tdb_session_stop_full(tdb_session *s, tdb_error *err);
 
 typedef enum tdb_resume {
     TDB_RESUME_CONTINUE,
@@ -485,6 +500,11 @@ int tdb_session_stop_thread(tdb_session *s);
  * program runs): python {index, kind, function, file, line}; native
  * {index, kind, level, address, function, library, file, line}. */
 json_t *tdb_session_thread_stack(tdb_session *s, int thread, tdb_error *err);
+/* The same when the caller wants the top frame first (a DAP client's
+ * first stackTrace): at a partial stop (tdb_stop_info.partial) of THREAD,
+ * the Python line alone, gdb not asked, and *WHOLE 0; else the whole
+ * stack and *WHOLE 1. */
+json_t *tdb_session_thread_stack_top(tdb_session *s, int thread, int *whole, tdb_error *err);
 
 /* The machine at a stop (session/native.c).  Instructions as a new array
  * of COUNT entries, from OFFSET instructions away from ADDR (negative:

@@ -13,7 +13,7 @@
  * stale once the program runs again. */
 void tdb_session_drop_stop_readers(tdb_session *s)
 {
-    if (!s->stop_readers)
+    if (!s->stop_readers && !s->snap)
         return;
     tdb_symbolizer_free(s->sym);
     tdb_py_snapshot_free(s->snap);
@@ -23,6 +23,15 @@ void tdb_session_drop_stop_readers(tdb_session *s)
     s->snap = NULL;
     s->have_maps = 0;
     s->stop_readers = 0;
+}
+
+/* This stop's Python snapshot, from the interpreter found before. */
+static void read_snapshot(tdb_session *s)
+{
+    tdb_error err = {0};
+    s->snap = tdb_py_read(s->py, &err);
+    if (!s->snap)
+        say(s, "warning", "cannot read pid %d's Python threads: %s", (int)s->pid, err.msg);
 }
 
 /* The readers for this stop, made once: the memory map, the symbolizer,
@@ -45,12 +54,20 @@ void tdb_session_make_stop_readers(tdb_session *s)
         if (rc < 0)
             say(s, "warning", "no Python frames from pid %d's memory: %s", (int)s->pid, err.msg);
     }
-    if (s->py_state == 1) {
-        tdb_error_clear(&err);
-        s->snap = tdb_py_read(s->py, &err);
-        if (!s->snap)
-            say(s, "warning", "cannot read pid %d's Python threads: %s", (int)s->pid, err.msg);
+    if (s->py_state == 1 && !s->snap)
+        read_snapshot(s);
+}
+
+const tdb_py_snapshot *tdb_session_stop_snapshot(tdb_session *s)
+{
+    if (s->snap || s->stop_readers || s->pid <= 0)
+        return s->snap;
+    if (s->py_state != 1) {
+        tdb_session_make_stop_readers(s); /* the interpreter is found once */
+        return s->snap;
     }
+    read_snapshot(s);
+    return s->snap;
 }
 
 /* The frames of THREAD (0: the current one) as gdb sees them, reading the
@@ -198,11 +215,22 @@ const tdb_stackview *tdb_session_view_of(tdb_session *s, int thread, tdb_stackvi
     if (tdb_session_need_stop(s, err) < 0)
         return NULL;
     if (thread <= 0 || thread == tdb_session_stop_thread(s))
-        return &s->stop_view;
+        return tdb_session_stop_complete(s, err) < 0 ? NULL : &s->stop_view;
     if (tdb_session_collect_view(s, thread, tmp, err) < 0)
         return NULL;
     *own = 1;
     return tmp;
+}
+
+const tdb_stackview *tdb_session_frame_view(tdb_session *s, int thread, int index,
+                                            tdb_stackview *tmp, int *own, tdb_error *err)
+{
+    *own = 0;
+    /* A partial stop's frame 0 is its Python line, whatever lies under it */
+    if (index == 0 && s->state == STOPPED && s->have_stop && s->stop.partial &&
+        (thread <= 0 || thread == tdb_session_stop_thread(s)))
+        return &s->stop_view;
+    return tdb_session_view_of(s, thread, tmp, own, err);
 }
 
 json_t *tdb_session_thread_stack(tdb_session *s, int thread, tdb_error *err)
@@ -222,9 +250,32 @@ json_t *tdb_session_thread_stack(tdb_session *s, int thread, tdb_error *err)
     return stack;
 }
 
+json_t *tdb_session_thread_stack_top(tdb_session *s, int thread, int *whole, tdb_error *err)
+{
+    *whole = 1;
+    if (tdb_session_need_stop(s, err) < 0)
+        return NULL;
+    if (!s->stop.partial || (thread > 0 && thread != tdb_session_stop_thread(s)))
+        return tdb_session_thread_stack(s, thread, err);
+    /* Frame 0 is the Python line whatever gdb's frames are; the frames
+     * under it may be native ones the Python frames alone do not show. */
+    json_t *stack = tdb_stackview_json(&s->stop_view, tdb_session_stack_flags(s));
+    while (json_array_size(stack) > 1)
+        json_array_remove(stack, json_array_size(stack) - 1);
+    json_object_set_new(json_array_get(stack, 0), "index", json_integer(0));
+    *whole = 0;
+    return stack;
+}
+
 int tdb_session_select(tdb_session *s, int thread, int index, tdb_error *err)
 {
     if (tdb_session_need_stop(s, err) < 0)
+        return -1;
+    if (index == 0 && s->stop.partial && (thread <= 0 || thread == tdb_session_stop_thread(s))) {
+        s->selected = 0; /* the Python line, as a DAP step selects before it goes */
+        return 0;
+    }
+    if (tdb_session_stop_complete(s, err) < 0)
         return -1;
     if (thread > 0 && thread != tdb_session_stop_thread(s) &&
         tdb_session_select_thread(s, thread, err) < 0)

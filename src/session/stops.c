@@ -217,6 +217,99 @@ static int lacks_layout(const json_t *frame)
     return 0;
 }
 
+/* The stop's whole stack: gdb's frames merged with the Python ones, and
+ * the frame the stop reads as when its top is Python (s->python_top).
+ * Returns 1 when the stop reads as a Python line, 0 when not, -1 on
+ * error. */
+static int read_stack(tdb_session *s, tdb_error *err)
+{
+    tdb_stop_info *out = &s->stop;
+    if (tdb_session_collect_view(s, 0, &s->stop_view, err) < 0)
+        return -1;
+    s->have_stop_view = 1;
+    out->view = &s->stop_view;
+    python_top(s);
+    if (s->python_top > 0 && (out->compact || s->hook.stop_is_hook)) {
+        /* A step or finish back into CPython (slot_nb_add, PyNumber_Add
+         * over the Python line): that machinery is plumbing too; the stop
+         * is the Python line. */
+        tdb_stackview_fold_above(&s->stop_view, tdb_session_stack_flags(s), (size_t)s->python_top);
+        s->python_top = 0;
+    }
+    json_decref(out->frames);
+    json_decref(out->python_frames);
+    json_decref(out->stack);
+    out->frames = tdb_stackview_native_json(&s->stop_view);
+    out->python_frames = tdb_session_view_python(s, &s->stop_view);
+    out->stack = tdb_stackview_json(&s->stop_view, tdb_session_stack_flags(s));
+    out->partial = 0;
+    if (s->python_top >= 0 && (out->compact || s->hook.stop_is_hook)) {
+        /* A stop whose top is Python reads as a Python line. */
+        out->python_top = s->python_top;
+        s->selected = s->python_top;
+        return 1;
+    }
+    out->python_top = -1; /* a partial stop said 0 */
+    s->selected = 0;
+    return 0;
+}
+
+/* A step or next between Python lines, or a finish back to one, ended in
+ * the hook: the stop is the Python line the hook reports, and the thread's
+ * Python frames, read from memory, are all its text needs.  gdb's frames
+ * (-stack-list-frames, about 5 ms at each such stop) are read when
+ * something asks for the stack (tdb_session_stop_complete()).  1 when the
+ * stop is that partial one, 0 when it needs the whole stack. */
+static int python_line_stop(tdb_session *s)
+{
+    tdb_stop_info *out = &s->stop;
+    pid_t lwp = tdb_session_python_stop_lwp(s);
+    if (!s->hook.stop_is_hook || !out->compact || s->light.on || s->opts.stacks_at_stops ||
+        lwp <= 0)
+        return 0;
+    /* the Python frames alone: no memory map, no symbolizer (which reads
+     * every library's headers) */
+    if (!tdb_session_stop_snapshot(s))
+        return 0;
+    json_t *none = json_array();
+    tdb_stackview_init(&s->stop_view, s->pid, lwp, none, s->have_maps ? &s->maps : NULL, NULL,
+                       s->py, s->snap);
+    json_decref(none);
+    tdb_view_frame f;
+    if (tdb_stackview_frame_at(&s->stop_view, tdb_session_stack_flags(s), 0, &f) < 0 ||
+        f.kind != TDB_FRAME_PYTHON || f.py->addr != tdb_session_python_stop_frame(s)) {
+        /* not the frame the hook reports: gdb's view says what it is */
+        tdb_stackview_clear(&s->stop_view);
+        return 0;
+    }
+    s->have_stop_view = 1;
+    out->view = &s->stop_view;
+    out->python_frames = tdb_stackview_python_json(&s->stop_view);
+    out->partial = 1;
+    out->python_top = s->python_top = 0;
+    s->selected = 0;
+    return 1;
+}
+
+int tdb_session_stop_complete(tdb_session *s, tdb_error *err)
+{
+    if (tdb_session_need_stop(s, err) < 0)
+        return -1;
+    if (!s->stop.partial)
+        return 0;
+    tdb_stackview_clear(&s->stop_view);
+    s->have_stop_view = 0;
+    s->stop.view = NULL;
+    return read_stack(s, err) < 0 ? -1 : 0;
+}
+
+const tdb_stop_info *tdb_session_stop_full(tdb_session *s, tdb_error *err)
+{
+    if (tdb_session_stop_complete(s, err) < 0)
+        return NULL;
+    return &s->stop;
+}
+
 /* Record the stop described by ST (its strings are copied) and FRAME (the
  * *stopped record's frame, may be NULL): the stack, and the frame the stop
  * reads as (a Python line, or gdb's tuple for the top frame). */
@@ -249,6 +342,13 @@ int tdb_session_record_stop(tdb_session *s, const tdb_stop_info *st, const json_
     out->compact = st->compact;
     out->exception = json_incref(st->exception);
     out->python_top = -1;
+    json_t *libs = json_array();
+    for (size_t i = 0; i < s->n_libs; i++)
+        json_array_append_new(libs, json_string(s->libs[i].path));
+    out->libraries = libs;
+    s->have_stop = 1;
+    if (python_line_stop(s))
+        return 0;
     /* A prompt or commands at a native stop need gdb's own view of the
      * libraries, and a crash's stack is worth its source lines (the
      * program is dying: speed no longer counts): a light session becomes
@@ -257,33 +357,12 @@ int tdb_session_record_stop(tdb_session *s, const tdb_stop_info *st, const json_
     if (s->light.on &&
         ((s->opts.gdb_view_at_stops && !s->hook.stop_is_hook) || st->reason == TDB_STOP_SIGNAL) &&
         tdb_session_light_upgrade(s, err) < 0)
-        return -1;
-    if (tdb_session_collect_view(s, 0, &s->stop_view, err) < 0)
-        return -1;
-    s->have_stop_view = 1;
-    s->have_stop = 1;
-    out->view = &s->stop_view;
-    python_top(s);
-    if (s->python_top > 0 && (st->compact || s->hook.stop_is_hook)) {
-        /* A step or finish back into CPython (slot_nb_add, PyNumber_Add
-         * over the Python line): that machinery is plumbing too; the stop
-         * is the Python line. */
-        tdb_stackview_fold_above(&s->stop_view, tdb_session_stack_flags(s), (size_t)s->python_top);
-        s->python_top = 0;
-    }
-    out->frames = tdb_stackview_native_json(&s->stop_view);
-    out->python_frames = tdb_session_view_python(s, &s->stop_view);
-    out->stack = tdb_stackview_json(&s->stop_view, tdb_session_stack_flags(s));
-    json_t *libs = json_array();
-    for (size_t i = 0; i < s->n_libs; i++)
-        json_array_append_new(libs, json_string(s->libs[i].path));
-    out->libraries = libs;
-    if (s->python_top >= 0 && (st->compact || s->hook.stop_is_hook)) {
-        /* A stop whose top is Python reads as a Python line. */
-        out->python_top = s->python_top;
-        s->selected = s->python_top;
+        goto failed;
+    int rc = read_stack(s, err);
+    if (rc < 0)
+        goto failed;
+    if (rc == 1)
         return 0;
-    }
     const json_t *top_mi = json_array_get(s->stop_view.mi, 0);
     if (frame && s->light.synth && top_mi)
         frame = top_mi; /* tdebug's own frame names the stop: gdb knows no library */
@@ -302,6 +381,16 @@ int tdb_session_record_stop(tdb_session *s, const tdb_stop_info *st, const json_
     }
     out->frame = s->stop_frame;
     return 0;
+failed:
+    /* no stop to present: what it holds goes now */
+    json_decref(out->frames);
+    json_decref(out->python_frames);
+    json_decref(out->stack);
+    json_decref(out->libraries);
+    json_decref(out->exception);
+    memset(out, 0, sizeof(*out));
+    s->have_stop = 0;
+    return -1;
 }
 
 /* A stop the core handles itself (a library it watches, a breakpoint's

@@ -82,6 +82,8 @@ json_t *tdb_session_thread_list(tdb_session *s, tdb_error *err)
     thread_row *rows = NULL;
     size_t n;
     int current;
+    if (s->have_stop && s->stop.partial && tdb_session_stop_complete(s, err) < 0) /* its top */
+        goto cleanup;
     if (read_threads(s, 0, &res, &rows, &n, &current, err) < 0)
         goto cleanup;
     tdb_session_make_stop_readers(s);
@@ -145,7 +147,7 @@ pid_t tdb_session_thread_lwp(tdb_session *s, int thread)
 
 int tdb_session_select_thread(tdb_session *s, int thread, tdb_error *err)
 {
-    if (tdb_session_need_stop(s, err) < 0 ||
+    if (tdb_session_stop_complete(s, err) < 0 || /* the stop's frames stay the first thread's */
         tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, err, "-thread-select %d", thread) < 0)
         return -1;
     tdb_stackview v;

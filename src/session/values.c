@@ -418,6 +418,8 @@ json_t *tdb_session_stop_args(tdb_session *s)
 {
     tdb_view_frame f;
     unsigned flags = tdb_session_stack_flags(s);
+    if (s->stop.partial)
+        return NULL; /* a Python line: no native function's arguments */
     int index = tdb_stackview_index_of_level(&s->stop_view, flags, 0);
     if (index < 0 || tdb_stackview_frame_at(&s->stop_view, flags, (size_t)index, &f) < 0 ||
         f.kind != TDB_FRAME_NATIVE)
@@ -563,7 +565,7 @@ static void finish_value(tdb_session *s, json_t *o)
 static int py_start(tdb_session *s, int thread, int index, tdb_stackview *tmp, int *own,
                     tdb_view_frame *f, tdb_py_value_opts *o, tdb_error *err)
 {
-    const tdb_stackview *v = tdb_session_view_of(s, thread, tmp, own, err);
+    const tdb_stackview *v = tdb_session_frame_view(s, thread, index, tmp, own, err);
     if (!v)
         return -1;
     if (tdb_stackview_frame_at(v, tdb_session_stack_flags(s), (size_t)index, f) < 0 ||

@@ -421,6 +421,10 @@ int tdb_session_bind_held(tdb_session *s, bp_info *b, tdb_error *err);
 /* Read the notifications gdb queued (library list, breakpoints, thread
  * groups) after a command, keeping any exec record for the event loop. */
 void tdb_session_drain(tdb_session *s);
+/* Note a library as gdb describes it (an =library-loaded record's results,
+ * an entry of -file-list-shared-libraries): its path, whether its symbols
+ * are read, its text range. */
+void tdb_session_note_library(tdb_session *s, const json_t *lib);
 void tdb_session_handle_notify(tdb_session *s, const tdb_mi_record *r);
 /* A *stopped record: 1 a stop to present (s->stop), 0 the core dealt with
  * it (the program runs again or ended), -1 on error. */

@@ -928,6 +928,17 @@ int tdb_session_light_upgrade(tdb_session *s, tdb_error *err)
         tdb_session_console(s, SYMBOLS_TIMEOUT_MS, err, "set sysroot %s", s->light.sysroot) < 0)
         return -1;
     tdb_session_drain(s);
+    /* gdb tells of the libraries it finds under the new sysroot by no
+     * =library-loaded record: ask for them (their text ranges, which a
+     * step through torch's bindings reads: session/stepinto.c). */
+    json_t *r = NULL;
+    if (tdb_gdb_cmd(s->gdb, SYMBOLS_TIMEOUT_MS, &r, err, "-file-list-shared-libraries") < 0)
+        return -1;
+    json_t *lib;
+    size_t i;
+    json_array_foreach(json_object_get(r, "shared-libraries"), i, lib)
+        tdb_session_note_library(s, lib);
+    json_decref(r);
     if (tdb_session_place_load_catchpoint(s, err) < 0)
         return -1;
     /* The Python hook, loaded by address: its calls by name from now on. */

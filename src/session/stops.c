@@ -50,24 +50,29 @@ const char *tdb_stop_dap_reason(const tdb_stop_info *st)
     return w ? w : tdb_stop_word(st);
 }
 
+void tdb_session_note_library(tdb_session *s, const json_t *lib)
+{
+    const char *path = tdb_mi_str(lib, "target-name");
+    if (!path)
+        return;
+    lib_info *l = tdb_session_note_lib(s, path);
+    const char *loaded = tdb_mi_str(lib, "symbols-loaded");
+    if (loaded && strcmp(loaded, "1") == 0)
+        l->symbols = 1;
+    json_t *ranges = json_object_get(lib, "ranges");
+    json_t *first = json_array_get(ranges, 0);
+    unsigned long lo = parse_addr(tdb_mi_str(first, "from"));
+    unsigned long hi = parse_addr(tdb_mi_str(first, "to"));
+    if (first && hi > lo) { /* none before gdb has read the file */
+        l->lo = lo;
+        l->hi = hi;
+    }
+}
+
 void tdb_session_handle_notify(tdb_session *s, const tdb_mi_record *r)
 {
     if (strcmp(r->klass, "library-loaded") == 0) {
-        const char *path = tdb_mi_str(r->results, "target-name");
-        if (!path)
-            return;
-        lib_info *l = tdb_session_note_lib(s, path);
-        const char *loaded = tdb_mi_str(r->results, "symbols-loaded");
-        if (loaded && strcmp(loaded, "1") == 0)
-            l->symbols = 1;
-        json_t *ranges = json_object_get(r->results, "ranges");
-        json_t *first = json_array_get(ranges, 0);
-        unsigned long lo = parse_addr(tdb_mi_str(first, "from"));
-        unsigned long hi = parse_addr(tdb_mi_str(first, "to"));
-        if (first && hi > lo) { /* none before gdb has read the file */
-            l->lo = lo;
-            l->hi = hi;
-        }
+        tdb_session_note_library(s, r->results);
     } else if (strcmp(r->klass, "breakpoint-created") == 0) {
         json_t *bkpt = json_object_get(r->results, "bkpt");
         const char *type = tdb_mi_str(bkpt, "catch-type");

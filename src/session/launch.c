@@ -183,6 +183,14 @@ int tdb_session_rerun(tdb_session *s, tdb_error *err)
         tdb_error_set(err, EAGAIN, "the program is running");
         return -1;
     }
+    if (s->light.audit) {
+        /* gdb attached to a program tdebug started: it has no command
+         * line to start again (session/light.c). */
+        tdb_error_set(err, EPERM, "'run' restarts the program only in an ordinary session, and "
+                                  "this one started light: 'quit' and 'tdebug run' again, or "
+                                  "start with TDEBUG_LIGHT=0 to restart at the prompt");
+        return -1;
+    }
     /* The new process has no hook: the Python breakpoints are armed again,
      * as at the first start. */
     tdb_session_python_forget(s);

@@ -269,7 +269,7 @@ static int python_line_stop(tdb_session *s)
 {
     tdb_stop_info *out = &s->stop;
     pid_t lwp = tdb_session_python_stop_lwp(s);
-    if (!s->hook.stop_is_hook || !out->compact || s->light.on || s->opts.stacks_at_stops ||
+    if (!s->hook.stop_is_hook || !out->compact || s->opts.stacks_at_stops ||
         lwp <= 0)
         return 0;
     /* the Python frames alone: no memory map, no symbolizer (which reads

@@ -121,12 +121,14 @@ def test_dap_top_frame_first_then_the_rest(tdebug, procs, tmp_path, hooked):
 
 def stack_requests(tdebug, tmp_path, commands, hooked, name):
     """How many times gdb was asked for a stack in a session at the prompt
-    running COMMANDS at the breakpoint (gdb's MI traffic, traced)."""
+    running COMMANDS at the breakpoint (gdb's MI traffic, traced).  An
+    ordinary session: a light one (TDEBUG_LIGHT=1, the default for a
+    Python-only breakpoint) unwinds by itself and asks gdb for no stack."""
     trace = tmp_path / f"{name}.mi"
     cmds = tmp_path / f"{name}.cmds"
     cmds.write_text("".join(c + "\n" for c in commands))
     r = run([tdebug, "run", "-x", str(cmds), "-b", f"{hooked}:{BP}", "--", PYTHON, str(hooked)],
-            env=dict(clean_env(), TDEBUG_TRACE_MI=str(trace)))
+            env=dict(clean_env(), TDEBUG_TRACE_MI=str(trace), TDEBUG_LIGHT="0"))
     assert r.returncode == 0, r.stdout + r.stderr
     sent = [line for line in trace.read_text(errors="replace").splitlines() if " -> " in line]
     return (sum("-stack-list-frames" in line for line in sent),
@@ -198,7 +200,8 @@ def test_dap_step_in_from_a_partial_stop_focuses_the_cxx_frame(tdebug, procs, tm
 
 def test_dap_top_frame_and_its_locals_ask_gdb_for_no_stack(tdebug, procs, tmp_path, hooked):
     trace = tmp_path / "dap.mi"
-    dap = Adapter.start(tdebug, procs, tmp_path, env=clean_env(TDEBUG_TRACE_MI=str(trace)))
+    dap = Adapter.start(tdebug, procs, tmp_path,
+                        env=clean_env(TDEBUG_TRACE_MI=str(trace), TDEBUG_LIGHT="0"))
 
     def stack_requests():
         return trace.read_text(errors="replace").count("-stack-list-frames")

@@ -125,12 +125,20 @@ int tdb_session_light_applies(tdb_session *s)
     if (!o->n_stop_at_import && !o->n_breaks)
         return 0; /* nothing to stop at: the ordinary session costs as little */
     /* A Python line or function (FILE.py:LINE) is the hook's, which a
-     * light session loads by address (arm_python()). */
-    for (size_t i = 0; i < o->n_breaks; i++)
-        if (!plain_function(o->breaks[i]) &&
-            tdb_break_location_kind(o->breaks[i]) != TDB_BREAK_PYTHON_FILE)
+     * light session loads by address (arm_python()).  Not beside a
+     * function's: the preloaded library then watches the libraries
+     * outside the system's directories, the hook's among them, and its
+     * trap would land inside gdb's call that loads the hook. */
+    int python = 0, native = 0;
+    for (size_t i = 0; i < o->n_breaks; i++) {
+        if (tdb_break_location_kind(o->breaks[i]) == TDB_BREAK_PYTHON_FILE)
+            python = 1;
+        else if (plain_function(o->breaks[i]))
+            native = 1;
+        else
             return 0;
-    return 1;
+    }
+    return !(python && native);
 }
 
 /* ---- the preloaded library's variables ---- */

@@ -77,7 +77,9 @@ static iframe *python_caller(iframe *fr)
 }
 
 #if PY311
-int read_varint(const unsigned char **pp, const unsigned char *end, int *out)
+/* A varint of co_exceptiontable (6-bit groups, bit 6: more) at *PP (moved
+ * past it), or -1 at END. */
+static int read_varint(const unsigned char **pp, const unsigned char *end, int *out)
 {
     const unsigned char *p = *pp;
     if (p >= end)
@@ -93,6 +95,25 @@ int read_varint(const unsigned char **pp, const unsigned char *end, int *out)
     *pp = p;
     *out = v;
     return 0;
+}
+
+int exc_table_open(PyCodeObject *co, exc_table *t)
+{
+    PyObject *b = co->co_exceptiontable;
+    if (!b || !PyBytes_Check(b))
+        return -1;
+    t->p = (const unsigned char *)PyBytes_AS_STRING(b);
+    t->end = t->p + PyBytes_GET_SIZE(b);
+    return 0;
+}
+
+int exc_table_next(exc_table *t, exc_entry *e)
+{
+    return read_varint(&t->p, t->end, &e->start) == 0 && read_varint(&t->p, t->end, &e->len) == 0 &&
+                   read_varint(&t->p, t->end, &e->target) == 0 &&
+                   read_varint(&t->p, t->end, &e->dl) == 0
+               ? 0
+               : -1;
 }
 #endif
 
@@ -123,16 +144,13 @@ int decode_instruction(PyObject *bytecode, int off, int *op, int *arg, int *next
  * code unit LASTI, or -1. */
 static int table_handler(PyCodeObject *co, int lasti)
 {
-    PyObject *t = co->co_exceptiontable;
-    if (!t || !PyBytes_Check(t))
+    exc_table t;
+    exc_entry e;
+    if (exc_table_open(co, &t) < 0)
         return -1;
-    const unsigned char *p = (const unsigned char *)PyBytes_AS_STRING(t);
-    const unsigned char *end = p + PyBytes_GET_SIZE(t);
-    int start, len, target, dl;
-    while (read_varint(&p, end, &start) == 0 && read_varint(&p, end, &len) == 0 &&
-           read_varint(&p, end, &target) == 0 && read_varint(&p, end, &dl) == 0)
-        if (lasti >= start && lasti < start + len)
-            return 2 * target;
+    while (exc_table_next(&t, &e) == 0)
+        if (lasti >= e.start && lasti < e.start + e.len)
+            return 2 * e.target;
     return -1;
 }
 #endif

@@ -232,21 +232,16 @@ void mech_sync(void)
 /* The value stack of the start frame (see the header comment)         */
 
 /* The stack depth where an exception handler of CO starting at byte OFF
- * begins, or -1 when none starts there (co_exceptiontable: entries of
- * start, length, target, depth<<1|lasti, in code units, each a varint of
- * 6-bit groups; Objects/exception_handling_notes.txt). */
+ * begins, or -1 when none starts there. */
 static int handler_depth(PyCodeObject *co, int off)
 {
-    PyObject *t = co->co_exceptiontable;
-    if (!t || !PyBytes_Check(t))
+    exc_table t;
+    exc_entry e;
+    if (exc_table_open(co, &t) < 0)
         return -1;
-    const unsigned char *p = (const unsigned char *)PyBytes_AS_STRING(t);
-    const unsigned char *end = p + PyBytes_GET_SIZE(t);
-    int start, len, target, dl;
-    while (read_varint(&p, end, &start) == 0 && read_varint(&p, end, &len) == 0 &&
-           read_varint(&p, end, &target) == 0 && read_varint(&p, end, &dl) == 0)
-        if (2 * target == off)
-            return (dl >> 1) + (dl & 1) + 1; /* lasti, then the exception */
+    while (exc_table_next(&t, &e) == 0)
+        if (2 * e.target == off)
+            return (e.dl >> 1) + (e.dl & 1) + 1; /* lasti, then the exception */
     return -1;
 }
 

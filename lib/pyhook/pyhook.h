@@ -275,9 +275,19 @@ void exc_index_add(int slot);
 void exc_event(PyThreadState *ts, iframe *fr, PyObject *exc, PyObject *tb, void *ctx, int line);
 
 #if PY311
-/* A varint of co_exceptiontable (6-bit groups, bit 6: more) at *PP (moved
- * past it), or -1 at END. */
-int read_varint(const unsigned char **pp, const unsigned char *end, int *out);
+/* The entries of CO's exception table (co_exceptiontable: start, length,
+ * target, depth<<1|lasti, in code units, each a varint of 6-bit groups;
+ * Objects/exception_handling_notes.txt), one after the other. */
+typedef struct exc_table {
+    const unsigned char *p, *end;
+} exc_table;
+typedef struct exc_entry {
+    int start, len, target, dl;
+} exc_entry;
+/* 0, or -1 when CO has no table. */
+int exc_table_open(PyCodeObject *co, exc_table *t);
+/* 0 with the next entry in *E, or -1 at the table's end. */
+int exc_table_next(exc_table *t, exc_entry *e);
 #endif
 
 /* The instruction at byte OFF of BYTECODE (co_code as CPython gives it to

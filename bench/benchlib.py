@@ -2,6 +2,7 @@
 of whole commands, measured in one session so the noisy machine affects all
 candidates alike (runs are interleaved: A B C A B C ...)."""
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -56,3 +57,134 @@ def compare(title, candidates, runs=None, warmup=1):
         spread = f"{min(times[name]):.2f}-{max(times[name]):.2f}"
         print(f"  {name:<44} {medians[name]:6.2f} s  (range {spread})  {ratio:5.2f}x")
     return medians
+
+
+# --- what several benches share: the DAP sessions, interleaved rounds, tables
+
+sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
+from conftest import free_port  # noqa: E402
+from dap_util import DapClient  # noqa: E402
+from debugpy_util import find_pids, kill_if, tcp_listening  # noqa: E402
+
+
+def line_of(text, marker):
+    """The 1-based number of TEXT's first line holding MARKER."""
+    return [i + 1 for i, l in enumerate(text.splitlines()) if marker in l][0]
+
+
+class DebugpyListen:
+    """'python -m debugpy --listen PORT --wait-for-client ARGV' (user code in
+    the same process, as a VS Code attach has it), and a DAP client
+    connected, initialized and attaching: `with DebugpyListen(argv) as d:`,
+    then d.client and d.attach (the attach request's seq, answered after
+    configurationDone).  Everything it started is killed on exit."""
+
+    def __init__(self, argv, cwd=None, python=PYTHON):
+        self.argv, self.cwd, self.python = list(argv), cwd, python
+        self.client = self.server = self.attach = None
+
+    def __enter__(self):
+        self.port = free_port()
+        self.server = subprocess.Popen(
+            [self.python, "-m", "debugpy", "--listen", f"127.0.0.1:{self.port}",
+             "--wait-for-client", *self.argv],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=self.cwd,
+            start_new_session=True,
+            env=dict(os.environ, PYDEVD_DISABLE_FILE_VALIDATION="1"))
+        try:
+            deadline = time.monotonic() + 120
+            # never connect to probe: that kills debugpy's adapter
+            while not tcp_listening(self.port):
+                if self.server.poll() is not None or time.monotonic() > deadline:
+                    sys.exit("bench: debugpy did not listen")
+                time.sleep(0.01)
+            self.client = DapClient.connect("127.0.0.1", self.port)
+            self.client.initialize()
+            self.attach = self.client.attach(justMyCode=False)
+            self.client.wait_event("initialized")
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        if self.client:
+            self.client.close()
+        if self.server.poll() is None:
+            os.killpg(self.server.pid, signal.SIGKILL)
+            self.server.wait()
+        for pid in find_pids(lambda a: "--for-server" in a and str(self.port) in a):
+            kill_if(pid, str(self.port))
+
+
+class TdebugDap:
+    """'tdebug dap' on stdio, initialized and launching PROGRAM:
+    `with TdebugDap(program, tdebug=...) as d:`, then d.client and d.launch
+    (the launch request's seq, answered after configurationDone).  Extra
+    keywords go into the launch request."""
+
+    def __init__(self, program, tdebug=TDEBUG, **launch):
+        self.program, self.tdebug, self.extra = program, tdebug, launch
+        self.client = self.proc = None
+
+    def __enter__(self):
+        self.client, self.proc = DapClient.spawn([self.tdebug, "dap"])
+        try:
+            self.client.initialize(adapterID="tdebug")
+            self.launch = self.client.launch(program=self.program,
+                                             python=self.extra.pop("python", PYTHON),
+                                             **self.extra)
+            self.client.wait_event("initialized", timeout=300)
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        try:
+            self.client.disconnect()
+        except Exception:
+            pass
+        self.client.close()
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+
+
+def rounds(candidates, runs):
+    """Run CANDIDATES ([(name, fn)]) interleaved, RUNS rounds: A B C A B C.
+    fn() returns a number, a list of numbers (all kept) or None (skipped).
+    Returns {name: [values]}."""
+    got = {name: [] for name, _ in candidates}
+    for _ in range(runs):
+        for name, fn in candidates:
+            v = fn()
+            if v is None:
+                continue
+            got[name] += v if isinstance(v, list) else [v]
+    return got
+
+
+def median(xs):
+    return statistics.median(xs) if xs else float("nan")
+
+
+def ratio_table(title, values, against, unit="s", scale=1.0):
+    """Print VALUES ({name: [numbers]}) as median, range and the ratio of
+    each median to the medians of the names in AGAINST (a list)."""
+    print(f"== {title}")
+    heads = "".join(f"  {'/ ' + a:>12}" for a in against)
+    print(f"  {'':<30} {'median':>9} {'range':>17}{heads}")
+    for name, xs in values.items():
+        if not xs:
+            print(f"  {name:<30} {'-':>9}")
+            continue
+        m = median(xs) * scale
+        rng = f"{min(xs) * scale:.2f}-{max(xs) * scale:.2f}"
+        ratios = "".join(f"  {m / (median(values[a]) * scale):11.2f}x" for a in against)
+        print(f"  {name:<30} {m:7.2f} {unit} {rng:>17}{ratios}")
+
+
+def load():
+    """The machine's load averages, for the record beside each figure."""
+    return "load average %.1f %.1f %.1f" % os.getloadavg()

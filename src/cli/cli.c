@@ -182,7 +182,6 @@ tdb_cli *tdb_cli_new(const tdb_cli_options *opts, tdb_error *err)
     tdb_session_options so = opts->session;
     /* A prompt or commands at a stop need gdb's whole view there. */
     so.gdb_view_at_stops = opts->output == TDB_OUTPUT_INTERACTIVE || opts->commands;
-    so.stacks_at_stops = opts->output == TDB_OUTPUT_JSON;
     /* --json: stdout carries only JSON; the program writes to stderr. */
     static const int json_stdio[3] = {0, 2, 2};
     if (opts->output == TDB_OUTPUT_JSON && !so.program_stdio)
@@ -262,7 +261,10 @@ static void print_stop(tdb_cli *c, const tdb_stop_info *st)
     if (st->reason == TDB_STOP_LOADED)
         json_object_set_new(e, "libraries_mapped",
                             json_integer((json_int_t)json_array_size(st->libraries)));
-    json_object_set(e, "frames", st->frames);
+    /* a partial stop (a step between Python lines) read no native frame */
+    json_object_set_new(e, "frames", st->frames ? json_incref(st->frames) : json_null());
+    if (st->partial)
+        json_object_set_new(e, "partial", json_true());
     json_object_set_new(e, "python_frames", st->python_frames ? json_incref(st->python_frames)
                                                               : json_null());
     json_object_set(e, "stack", st->stack);
@@ -526,11 +528,9 @@ static int command_loop(tdb_cli *c, tdb_error *err)
  * when the program runs again, 0 when the session ends, -1 on error. */
 static int handle_stop(tdb_cli *c, tdb_error *err)
 {
-    /* A step between Python lines shows its line alone; JSON events and a
-     * tour's hook carry the whole stack. */
-    const tdb_stop_info *st = c->hook || c->opts.output == TDB_OUTPUT_JSON
-                                  ? tdb_session_stop_full(c->s, err)
-                                  : tdb_session_stop(c->s);
+    /* A step between Python lines shows its line alone, and its JSON event
+     * the Python frames (partial); a tour's hook gets the whole stack. */
+    const tdb_stop_info *st = c->hook ? tdb_session_stop_full(c->s, err) : tdb_session_stop(c->s);
     if (!st)
         return -1;
     tdb_hook_action action = TDB_HOOK_DEFAULT;

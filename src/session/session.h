@@ -86,10 +86,6 @@ typedef struct tdb_session_options {
                             * each stop (a prompt, a file of commands), which
                             * need gdb's whole view, so a light session
                             * becomes an ordinary one at its first stop */
-    int stacks_at_stops;   /* a policy of the front-end: it shows the whole
-                            * stack of every stop (JSON events), so a step
-                            * between Python lines reads it at once rather
-                            * than make a partial stop */
     const int *program_stdio; /* the launched program's stdin, stdout and
                                * stderr (duplicated by tdb_session_new(); the
                                * caller keeps its own); NULL: tdebug's own */
@@ -223,7 +219,8 @@ typedef struct tdb_stop_info {
     int compact;         /* a step: show the new location, not the stack */
     int partial;         /* a step between Python lines: VIEW holds the
                           * thread's Python frames only (frame 0 is the
-                          * line, PYTHON_TOP 0), FRAMES and STACK are NULL;
+                          * line, PYTHON_TOP 0), STACK those frames alone,
+                          * FRAMES NULL;
                           * tdb_session_stop_full() reads the whole stack */
 } tdb_stop_info;
 

@@ -269,8 +269,7 @@ static int python_line_stop(tdb_session *s)
 {
     tdb_stop_info *out = &s->stop;
     pid_t lwp = tdb_session_python_stop_lwp(s);
-    if (!s->hook.stop_is_hook || !out->compact || s->opts.stacks_at_stops ||
-        lwp <= 0)
+    if (!s->hook.stop_is_hook || !out->compact || lwp <= 0)
         return 0;
     /* the Python frames alone: no memory map, no symbolizer (which reads
      * every library's headers) */
@@ -290,6 +289,7 @@ static int python_line_stop(tdb_session *s)
     s->have_stop_view = 1;
     out->view = &s->stop_view;
     out->python_frames = tdb_stackview_python_json(&s->stop_view);
+    out->stack = tdb_stackview_json(&s->stop_view, tdb_session_stack_flags(s));
     out->partial = 1;
     out->python_top = s->python_top = 0;
     s->selected = 0;

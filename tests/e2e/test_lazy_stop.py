@@ -1,7 +1,8 @@
 """A step between Python lines reads gdb's frames only when something asks
 for them (issue 27): its stop shows the line from the hook's report and
-the Python frames in memory, and 'bt', 'frame', 'info threads', --json and
-a DAP stackTrace beyond the top frame still get the whole merged stack.
+the Python frames in memory (a --json event too: "partial", its stack the
+Python frames), and 'bt', 'frame', 'info threads' and a DAP stackTrace
+beyond the top frame still get the whole merged stack.
 The Python line here runs inside torch's autograd engine (a tensor hook
 called from C++), so the stack under it holds native frames that the
 Python frames alone do not show.  Real gdb, Debian's torch; nothing timed."""
@@ -74,20 +75,30 @@ def test_frame_and_up_after_next_walk_the_native_frames(tdebug, tmp_path, hooked
     assert up.startswith("#") and "<module>" not in up, up
 
 
-def test_json_next_still_carries_gdbs_frames(tdebug, tmp_path, hooked):
-    cmds = tmp_path / "cmds"
-    cmds.write_text("next\ncontinue\n")
-    r = run([tdebug, "run", "--json", "-x", str(cmds), "-b", f"{hooked}:{BP}", "--", PYTHON,
-             str(hooked)])
-    assert r.returncode == 0, r.stderr
-    stops = [e for e in map(json.loads, r.stdout.splitlines()) if e["event"] == "stopped"]
+def test_json_next_is_partial_and_bt_gives_the_whole_stack(tdebug, tmp_path, hooked):
+    # a --json 'next' event carries the Python frames alone, with no stack
+    # asked of gdb; 'bt' then reads the whole merged stack, once
+    frames0, threads0, _ = stack_requests(tdebug, tmp_path, ["continue"], hooked, "jbp",
+                                          "--json")
+    frames, threads, out = stack_requests(tdebug, tmp_path, ["next", "bt", "continue"], hooked,
+                                          "jnext", "--json")
+    assert (frames, threads) == (frames0 + 1, threads0 + 1)  # the bt's, not the next's
+    events = [json.loads(line) for line in out.splitlines()]
+    stops = [e for e in events if e["event"] == "stopped"]
     assert [s["reason"] for s in stops] == ["python-breakpoint", "next"]
+    assert "partial" not in stops[0] and stops[0]["frames"]
     nxt = stops[1]
+    assert nxt["partial"] is True and nxt["frames"] is None
     assert nxt["stack"][0] == {"kind": "python", "function": "hook", "file": str(hooked),
                                "line": NEXT}
-    assert nxt["frames"] and nxt["merge"] == "ok"
-    assert [f["function"] for f in nxt["frames"]] == [f["function"] for f in stops[0]["frames"]]
-    assert nxt["python_frames"][0]["line"] == NEXT
+    assert all(f["kind"] == "python" for f in nxt["stack"])
+    assert [f["line"] for f in nxt["stack"]] == [f["line"] for f in nxt["python_frames"]]
+    bt = [e for e in events if e["event"] == "backtrace"][0]
+    assert bt["stack"][0] == nxt["stack"][0]
+    # torch's native frames between the hook and the line that called backward()
+    native = [f["function"] or "" for f in bt["stack"] if f["kind"] == "native"]
+    assert any("torch::autograd" in f for f in native), native
+    assert any(f["line"] == CALLER for f in bt["stack"] if f["kind"] == "python")
 
 
 def test_dap_top_frame_first_then_the_rest(tdebug, procs, tmp_path, hooked):
@@ -119,7 +130,7 @@ def test_dap_top_frame_first_then_the_rest(tdebug, procs, tmp_path, hooked):
     dap.finish()
 
 
-def stack_requests(tdebug, tmp_path, commands, hooked, name):
+def stack_requests(tdebug, tmp_path, commands, hooked, name, *options):
     """How many times gdb was asked for a stack in a session at the prompt
     running COMMANDS at the breakpoint (gdb's MI traffic, traced).  An
     ordinary session: a light one (TDEBUG_LIGHT=1, the default for a
@@ -127,8 +138,8 @@ def stack_requests(tdebug, tmp_path, commands, hooked, name):
     trace = tmp_path / f"{name}.mi"
     cmds = tmp_path / f"{name}.cmds"
     cmds.write_text("".join(c + "\n" for c in commands))
-    r = run([tdebug, "run", "-x", str(cmds), "-b", f"{hooked}:{BP}", "--", PYTHON, str(hooked)],
-            env=dict(clean_env(), TDEBUG_TRACE_MI=str(trace), TDEBUG_LIGHT="0"))
+    r = run([tdebug, "run", *options, "-x", str(cmds), "-b", f"{hooked}:{BP}", "--", PYTHON,
+             str(hooked)], env=dict(clean_env(), TDEBUG_TRACE_MI=str(trace), TDEBUG_LIGHT="0"))
     assert r.returncode == 0, r.stdout + r.stderr
     sent = [line for line in trace.read_text(errors="replace").splitlines() if " -> " in line]
     return (sum("-stack-list-frames" in line for line in sent),

@@ -63,7 +63,7 @@ def compare(title, candidates, runs=None, warmup=1):
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
 from conftest import free_port  # noqa: E402
-from dap_util import DapClient  # noqa: E402
+from dap_util import DapClient, DapError  # noqa: E402,F401 (DapError: for the benches)
 from debugpy_util import find_pids, kill_if, tcp_listening  # noqa: E402
 
 
@@ -117,23 +117,23 @@ class DebugpyListen:
             kill_if(pid, str(self.port))
 
 
-class TdebugDap:
-    """'tdebug dap' on stdio, initialized and launching PROGRAM:
-    `with TdebugDap(program, tdebug=...) as d:`, then d.client and d.launch
-    (the launch request's seq, answered after configurationDone).  Extra
-    keywords go into the launch request."""
+class DapLaunch:
+    """A debug adapter on stdio (ADAPTER, its argv; ENV, its environment),
+    initialized (INITIALIZE: the request's extra arguments) and launching
+    with LAUNCH's arguments: `with DapLaunch(...) as d:`, then d.client and
+    d.launch (the launch request's seq, answered after configurationDone).
+    The adapter, and with it its program, is ended on exit."""
 
-    def __init__(self, program, tdebug=TDEBUG, **launch):
-        self.program, self.tdebug, self.extra = program, tdebug, launch
+    def __init__(self, adapter, launch, initialize=None, env=None):
+        self.adapter, self.arguments = adapter, launch
+        self.init, self.env = initialize or {}, env
         self.client = self.proc = None
 
     def __enter__(self):
-        self.client, self.proc = DapClient.spawn([self.tdebug, "dap"])
+        self.client, self.proc = DapClient.spawn(self.adapter, env=self.env)
         try:
-            self.client.initialize(adapterID="tdebug")
-            self.launch = self.client.launch(program=self.program,
-                                             python=self.extra.pop("python", PYTHON),
-                                             **self.extra)
+            self.client.initialize(**self.init)
+            self.launch = self.client.launch(**self.arguments)
             self.client.wait_event("initialized", timeout=300)
         except BaseException:
             self.__exit__()
@@ -151,21 +151,48 @@ class TdebugDap:
         self.proc.wait()
 
 
+class TdebugDap(DapLaunch):
+    """'tdebug dap' (TDEBUG) launching PROGRAM under PYTHON; extra keywords
+    go into the launch request."""
+
+    def __init__(self, program, tdebug=TDEBUG, python=PYTHON, **launch):
+        super().__init__([tdebug, "dap"], dict(program=program, python=python, **launch),
+                         initialize={"adapterID": "tdebug"})
+
+
+class DebugpyDap(DapLaunch):
+    """debugpy's adapter on stdio ('python -m debugpy.adapter', as VS Code
+    runs it) launching PROGRAM; extra keywords go into the launch request."""
+
+    def __init__(self, program, python=PYTHON, **launch):
+        super().__init__([python, "-m", "debugpy.adapter"],
+                         dict(program=program, console="internalConsole", justMyCode=False,
+                              python=[python], **launch),
+                         env=dict(os.environ, PYDEVD_DISABLE_FILE_VALIDATION="1"))
+
+
 def rounds(candidates, runs):
     """Run CANDIDATES ([(name, fn)]) interleaved, RUNS rounds: A B C A B C.
-    fn() returns a number, a list of numbers (all kept) or None (skipped).
-    Returns {name: [values]}."""
+    fn() returns a number (kept in its round's place), None (no figure this
+    round: kept as None) or a list of numbers (all kept).  Returns {name:
+    [values]}."""
     got = {name: [] for name, _ in candidates}
     for _ in range(runs):
         for name, fn in candidates:
             v = fn()
-            if v is None:
-                continue
             got[name] += v if isinstance(v, list) else [v]
     return got
 
 
+def per_round_ratios(times, base):
+    """{name: [each round's value / BASE's value in that round]} of the
+    numbers rounds() returned (one a round), rounds without a figure left out."""
+    return {name: [t / b for t, b in zip(ts, times[base]) if t is not None and b]
+            for name, ts in times.items()}
+
+
 def median(xs):
+    xs = [x for x in xs if x is not None]
     return statistics.median(xs) if xs else float("nan")
 
 
@@ -176,6 +203,7 @@ def ratio_table(title, values, against, unit="s", scale=1.0):
     heads = "".join(f"  {'/ ' + a:>12}" for a in against)
     print(f"  {'':<30} {'median':>9} {'range':>17}{heads}")
     for name, xs in values.items():
+        xs = [x for x in xs if x is not None]
         if not xs:
             print(f"  {name:<30} {'-':>9}")
             continue

@@ -27,13 +27,12 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 os.environ.setdefault("B", str(ROOT / "build"))
 
-from conftest import PYTHON, Procs, run  # noqa: E402
-from dap_util import DapClient  # noqa: E402
+from benchlib import TDEBUG, TdebugDap, load, ratio_table, rounds  # noqa: E402
+from conftest import Procs, run  # noqa: E402
 from tinytensor_util import TT_OUT, TT_SRC, marked_line  # noqa: E402
 from vscode_util import EventLog, MIEngine, Workspace  # noqa: E402
 
-RUNS = int(os.environ.get("RUNS", "3"))
-TDEBUG = str(pathlib.Path(os.environ["B"]) / "tdebug")
+RUNS = int(os.environ.get("BENCH_RUNS", os.environ.get("RUNS", "3")))
 FUNCTION = "at::_ops::add_Tensor::call"
 STEPS = 5
 
@@ -66,28 +65,15 @@ def gdb_side(conf, script, tmp):
         procs.cleanup()
 
 
-def dap_session():
-    procs = Procs()
-    c, p = DapClient.spawn([TDEBUG, "dap"], procs=procs)
-    c.initialize(adapterID="tdebug")
-    return c, procs
-
-
 def tdebug_side(script, tmp):
     t0 = time.monotonic()
-    c, procs = dap_session()
-    try:
-        seq = c.launch(program=script, python=PYTHON)
-        c.wait_event("initialized", timeout=300)
+    with TdebugDap(script) as d:
+        c = d.client
         c.request("setFunctionBreakpoints", {"breakpoints": [{"name": FUNCTION}]})
         c.configuration_done()  # the program starts here
-        c.wait_response(seq, timeout=300)
+        c.wait_response(d.launch, timeout=300)
         c.wait_event("stopped", timeout=300)
         return time.monotonic() - t0
-    finally:
-        c.disconnect()
-        c.close()
-        procs.cleanup()
 
 
 def step_latencies(tmp):
@@ -96,15 +82,12 @@ def step_latencies(tmp):
     script.write_text("import tinytensor\nfor i in range(50):\n    x = tinytensor.ones(2) + 1\n")
     src = str(TT_SRC / "csrc" / "core" / "tt_ops.c")
     line = marked_line("csrc/core/tt_ops.c", "add dispatch")
-    c, procs = dap_session()
     out = {"next": [], "stepIn": [], "stepOut": []}
-    try:
-        seq = c.launch(program=str(script), python=PYTHON, symbols="libtt_",
-                       env={"PYTHONPATH": str(TT_OUT)})
-        c.wait_event("initialized", timeout=300)
+    with TdebugDap(str(script), symbols="libtt_", env={"PYTHONPATH": str(TT_OUT)}) as d:
+        c = d.client
         c.set_breakpoints(src, [line])
         c.configuration_done()
-        c.wait_response(seq, timeout=300)
+        c.wait_response(d.launch, timeout=300)
         i, ev = c.next_event(("stopped",), timeout=300)
         tid = ev["body"]["threadId"]
         for _ in range(STEPS):
@@ -117,10 +100,6 @@ def step_latencies(tmp):
             c.continue_(tid)
             i, ev = c.next_event(("stopped",), timeout=60, after=i + 1)
         return out
-    finally:
-        c.disconnect()
-        c.close()
-        procs.cleanup()
 
 
 def main():
@@ -134,17 +113,12 @@ def main():
         w = Workspace(ws)
         gdb_conf = next(c for c in w.launch["configurations"] if c.get("type") == "cppdbg")
         gdb_conf = w.config(gdb_conf["name"])
-        times = {"tdebug dap": [], "compound's gdb (cppdbg)": []}
-        for _ in range(RUNS):
-            times["tdebug dap"].append(tdebug_side(str(script), tmp))
-            times["compound's gdb (cppdbg)"].append(gdb_side(gdb_conf, str(script), tmp))
-        med = {k: statistics.median(v) for k, v in times.items()}
-        base = med["compound's gdb (cppdbg)"]
-        print(f"== tdebug dap: launch to the first stop at {FUNCTION} "
-              f"(median of {RUNS} runs, alternated)")
-        for k, v in med.items():
-            print(f"  {k:<28} {v:6.2f} s  (range {min(times[k]):.2f}-{max(times[k]):.2f})  "
-                  f"{v / base:5.2f}x")
+        times = rounds([("tdebug dap", lambda: tdebug_side(str(script), tmp)),
+                        ("compound's gdb (cppdbg)", lambda: gdb_side(gdb_conf, str(script), tmp))],
+                       RUNS)
+        ratio_table(f"tdebug dap: launch to the first stop at {FUNCTION} "
+                    f"(median of {RUNS} runs, alternated; {load()})", times,
+                    ["compound's gdb (cppdbg)"])
         steps = step_latencies(tmp)
         print(f"== tdebug dap: request to 'stopped' at tinytensor's C source "
               f"(median of {STEPS}; target under 200 ms)")

@@ -25,12 +25,11 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 os.environ.setdefault("B", str(ROOT / "build"))
 
-from conftest import PYTHON, Procs, clean_env  # noqa: E402
-from dap_util import DapClient  # noqa: E402
+from benchlib import DebugpyDap, TdebugDap, load  # noqa: E402
+from conftest import PYTHON, clean_env  # noqa: E402
 
-RUNS = int(os.environ.get("RUNS", "3"))
+RUNS = int(os.environ.get("BENCH_RUNS", os.environ.get("RUNS", "3")))
 N = int(os.environ.get("N", "100000"))
-TDEBUG = str(pathlib.Path(os.environ["B"]) / "tdebug")
 TIMEOUT = 600
 QUIET = 5
 
@@ -60,19 +59,8 @@ def plain(script, out):
 def session(adapter, script, out, bp):
     """Run SCRIPT under ADAPTER ("tdebug" or "debugpy") with BP (a DAP
     SourceBreakpoint, or None) until it ends; the log lines seen."""
-    procs = Procs()
-    if adapter == "tdebug":
-        c, _ = DapClient.spawn([TDEBUG, "dap"], procs=procs)
-        c.initialize(adapterID="tdebug")
-        launch = c.launch(program=script, python=PYTHON, args=[out])
-    else:
-        c, _ = DapClient.spawn([PYTHON, "-m", "debugpy.adapter"], procs=procs,
-                               env=clean_env(PYDEVD_DISABLE_FILE_VALIDATION=1))
-        c.initialize()
-        launch = c.launch(program=script, args=[out], console="internalConsole",
-                          justMyCode=False, python=[PYTHON])
-    try:
-        c.wait_event("initialized", timeout=TIMEOUT)
+    with (TdebugDap if adapter == "tdebug" else DebugpyDap)(script, args=[out]) as d:
+        c, launch = d.client, d.launch
         if bp:
             r = c.request("setBreakpoints", {"source": {"path": script}, "breakpoints": [bp]})
             assert r["body"]["breakpoints"][0]["verified"], r
@@ -101,13 +89,6 @@ def session(adapter, script, out, bp):
             time.sleep(0.02)
         assert ended, "the session never ended"
         return logs
-    finally:
-        try:
-            c.disconnect()
-        except Exception:
-            pass
-        c.close()
-        procs.cleanup()
 
 
 def loop_seconds(out):
@@ -136,7 +117,7 @@ def main():
     med = {k: statistics.median(v) for k, v in times.items()}
     base = med["plain python"]
     print(f"== a Python line run {N} times: the loop's own time (median of {RUNS} "
-          f"runs, interleaved)")
+          f"runs, interleaved; {load()})")
     print(f"  {'':<28} {'':>12}  {'vs plain':>9}  {'vs the same debugger, no bp':>27}")
     for k, v in med.items():
         note = f"  ({logs[k]} of {N} log lines reached the client)" if logs.get(k) else ""

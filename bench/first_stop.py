@@ -24,7 +24,7 @@ import tempfile
 import time
 
 from benchlib import (PYTHON, TDEBUG, DebugpyListen, TdebugDap, line_of, load, median,
-                      ratio_table, rounds)
+                      per_round_ratios, ratio_table, rounds)
 
 RUNS = int(os.environ.get("BENCH_RUNS", "7"))
 BASELINE = os.environ.get("BENCH_BASELINE")
@@ -131,9 +131,7 @@ def main():
     before = load()
     rounds([(name, lambda fn=fn: fn(script)) for name, fn in tools], 1)  # warm-up
     times = rounds([(name, lambda fn=fn: fn(script)) for name, fn in tools], RUNS)
-    # each run against the plain run of its round (rounds() keeps the order)
-    ratios = {name: [t / b for t, b in zip(ts, times["plain (to the line)"])]
-              for name, ts in times.items()}
+    ratios = per_round_ratios(times, "plain (to the line)")
     print(f"({before} before, {load()} after; Python {sys.version.split()[0]})")
     ratio_table(f"import torch, then the first stop at a Python line: seconds from the "
                 f"debugger's start (median of {RUNS} interleaved rounds)", times,

@@ -4,8 +4,7 @@ DAP 'stepIn' from a Python line into torch's C++, in one interleaved run
 
 - 'next': a loop whose body alternates plain lines and lines calling torch;
   from the stop before to the stop 'next' makes.  tdebug at the prompt's
-  text ('-x', the stop lines read as they arrive) and with --json (whose
-  events carry gdb's frames, so it still reads them at each stop); pdb
+  text ('-x', the stop lines read as they arrive) and with --json; pdb
   driven on a pipe, from 'n' sent to its next prompt; debugpy and 'tdebug
   dap' driven by a small DAP client (tests/e2e/dap_util.py), from the
   request to the 'stopped' event, each stop then asked for its top frame
@@ -13,6 +12,8 @@ DAP 'stepIn' from a Python line into torch's C++, in one interleaved run
 - DAP 'stepIn' at 'z = torch.add(x, x)' into at::_ops::add_Tensor::call,
   request to 'stopped', against the CLI's 'step' (the first of a session,
   which reads libtorch's symbols, apart).
+The stops of 'tdebug --json' between Python lines are partial, as the
+prompt's: their events carry the Python frames alone.
 Medians over BENCH_RUNS rounds (default 3) of BENCH_NEXTS nexts (24) and
 BENCH_STEPS steps (6); ratios to pdb and debugpy.  BENCH_BASELINE=PATH adds
 another tdebug binary (an older build) to the same rounds, for a before and
@@ -21,19 +22,13 @@ DAP stepIn under 100 ms median."""
 import json
 import os
 import select
-import signal
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
-from benchlib import PYTHON, ROOT, TDEBUG
-
-sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
-from conftest import free_port  # noqa: E402
-from dap_util import DapClient  # noqa: E402
-from debugpy_util import find_pids, kill_if, tcp_listening  # noqa: E402
+from benchlib import PYTHON, TDEBUG, DebugpyListen, TdebugDap, line_of, load
+from benchlib import median as med
 
 RUNS = int(os.environ.get("BENCH_RUNS", "3"))
 NEXTS = int(os.environ.get("BENCH_NEXTS", "24"))
@@ -55,10 +50,6 @@ x = torch.ones(2)
 for i in range(1000):
     z = torch.add(x, x)                       # BREAK
 '''
-
-
-def line_of(text, marker):
-    return [i + 1 for i, l in enumerate(text.splitlines()) if marker in l][0]
 
 
 def split(times, kinds):
@@ -162,14 +153,11 @@ def dap_loop(client, tid, request, count, line, torch_line, after):
 
 def tdebug_dap(path, program, request, count, tdebug=TDEBUG):
     marker = line_of(program, "# BREAK")
-    c, p = DapClient.spawn([tdebug, "dap"])
-    try:
-        c.initialize(adapterID="tdebug")
-        seq = c.launch(program=path, python=PYTHON)
-        c.wait_event("initialized", timeout=300)
+    with TdebugDap(path, tdebug=tdebug) as d:
+        c = d.client
         c.set_breakpoints(path, [marker])
         c.configuration_done()
-        c.wait_response(seq, timeout=300)
+        c.wait_response(d.launch, timeout=300)
         i, ev = c.next_event(("stopped",), timeout=300)
         tid = ev["body"]["threadId"]
         if request == "next":
@@ -177,53 +165,21 @@ def tdebug_dap(path, program, request, count, tdebug=TDEBUG):
         times, kinds, _ = dap_loop(c, tid, request, count, marker,
                                    line_of(NEXT_PROGRAM, "# TORCH"), i)
         return times, kinds
-    finally:
-        try:
-            c.disconnect()
-        except Exception:
-            pass
-        c.close()
-        if p.poll() is None:
-            p.kill()
-        p.wait()
 
 
 def debugpy(path):
-    port = free_port()
     marker = line_of(NEXT_PROGRAM, "# BREAK")
-    server = subprocess.Popen([PYTHON, "-m", "debugpy", "--listen", f"127.0.0.1:{port}",
-                               "--wait-for-client", path],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                              start_new_session=True,
-                              env=dict(os.environ, PYDEVD_DISABLE_FILE_VALIDATION="1"))
-    client = None
-    try:
-        deadline = time.monotonic() + 120
-        while not tcp_listening(port):
-            if server.poll() is not None or time.monotonic() > deadline:
-                sys.exit("bench: debugpy did not listen")
-            time.sleep(0.01)
-        client = DapClient.connect("127.0.0.1", port)
-        client.initialize()
-        attach = client.attach(justMyCode=False)
-        client.wait_event("initialized")
+    with DebugpyListen([path]) as d:
+        client = d.client
         client.set_breakpoints(path, [marker])
         client.configuration_done()
-        client.wait_response(attach)
+        client.wait_response(d.attach)
         i, ev = client.next_event(("stopped",), timeout=300)
         tid = ev["body"]["threadId"]
         client.set_breakpoints(path, [])
         times, kinds, _ = dap_loop(client, tid, "next", NEXTS, marker,
                                    line_of(NEXT_PROGRAM, "# TORCH"), i)
         return split(times, kinds)
-    finally:
-        if client:
-            client.close()
-        if server.poll() is None:
-            os.killpg(server.pid, signal.SIGKILL)
-            server.wait()
-        for pid in find_pids(lambda a: "--for-server" in a and str(port) in a):
-            kill_if(pid, str(port))
 
 
 def cli_steps(path):
@@ -244,10 +200,6 @@ def cli_steps(path):
     os.unlink(cmds.name)
     return [1000 * (t - stops[i - 1][0]) for i, (t, why) in enumerate(stops)
             if i and why == "step"]
-
-
-def med(xs):
-    return statistics.median(xs) if xs else float("nan")
 
 
 def main():
@@ -282,6 +234,7 @@ def main():
         t = cli_steps(stp)
         firsts["tdebug run step"].append(t[0])
         steps["tdebug run step"] += t[1:]
+    print(f"({load()} at the end)")
     pdb_ = {k: med(nexts["pdb"][k]) for k in ("plain", "torch")}
     dpy = {k: med(nexts["debugpy (DAP)"][k]) for k in ("plain", "torch")}
     print(f"== 'next' between two Python lines, ms (median of {RUNS} interleaved rounds "

@@ -21,19 +21,14 @@ BENCH_RUNS, BENCH_BPS (1,64,1000,10000), BENCH_FIB (25), BENCH_TOOLS
 (tdebug,pdb,debugpy), BENCH_ARM_TIMEOUT (300 s) and BENCH_PARTS (loop,import)
 change the run."""
 import os
-import signal
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
-from benchlib import PYTHON, ROOT, TDEBUG
-
-sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
-from conftest import free_port  # noqa: E402
-from dap_util import DapClient, DapError  # noqa: E402
-from debugpy_util import find_pids, kill_if, tcp_listening  # noqa: E402
+from benchlib import (PYTHON, TDEBUG, DapError, DebugpyListen, load, median, per_round_ratios,
+                      rounds)
 
 RUNS = int(os.environ.get("BENCH_RUNS", "3"))
 COUNTS = [int(n) for n in os.environ.get("BENCH_BPS", "1,64,1000,10000").split(",")]
@@ -114,43 +109,18 @@ def debugpy_run(argv, bp_file, lines):
     """'python -m debugpy --listen --wait-for-client ARGV', attached by a DAP
     client that sets breakpoints on LINES of BP_FILE: the whole time, or
     None when debugpy did not arm them in time."""
-    port = free_port()
     t = time.perf_counter()
-    server = subprocess.Popen([PYTHON, "-m", "debugpy", "--listen", f"127.0.0.1:{port}",
-                               "--wait-for-client", *argv],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                              start_new_session=True,
-                              env=dict(os.environ, PYDEVD_DISABLE_FILE_VALIDATION="1"))
-    client = None
-    try:
-        deadline = time.monotonic() + 120
-        while not tcp_listening(port):
-            if server.poll() is not None or time.monotonic() > deadline:
-                sys.exit("bench: debugpy did not listen")
-            time.sleep(0.01)
-        client = DapClient.connect("127.0.0.1", port)
-        client.initialize()
-        attach = client.attach(justMyCode=False)
-        client.wait_event("initialized")
+    with DebugpyListen(argv) as d:
         try:
-            client.request("setBreakpoints", {
+            d.client.request("setBreakpoints", {
                 "source": {"path": bp_file},
                 "breakpoints": [{"line": line} for line in lines]}, timeout=ARM_TIMEOUT)
         except DapError:
             return None
-        client.configuration_done()
-        client.wait_response(attach)
-        server.wait(600)
-        total = time.perf_counter() - t
-    finally:
-        if client:
-            client.close()
-        if server.poll() is None:
-            os.killpg(server.pid, signal.SIGKILL)
-            server.wait()
-        for pid in find_pids(lambda a: "--for-server" in a and str(port) in a):
-            kill_if(pid, str(port))
-    return total
+        d.client.configuration_done()
+        d.client.wait_response(d.attach)
+        d.server.wait(600)
+        return time.perf_counter() - t
 
 
 CANDIDATES = [("plain", run_plain), ("tdebug", run_tdebug), ("pdb", run_pdb),
@@ -264,26 +234,17 @@ def import_main():
     ]
     candidates = [c for c in candidates if c[0] == "plain" or c[0].split()[0] in
                   (TOOLS.split(",") if TOOLS else ["tdebug", "pdb", "debugpy"])]
-    times = {name: [] for name, _ in candidates}
-    ratios = {name: [] for name, _ in candidates}
-    for _ in range(RUNS):
-        base = None
-        for name, fn in candidates:
-            t = fn()
-            if t is None:
-                continue
-            base = t if name == "plain" else base
-            times[name].append(t)
-            ratios[name].append(t / base)
+    times = rounds(candidates, RUNS)
+    ratios = per_round_ratios(times, "plain")
     print(f"== import torch, one Python breakpoint armed and never hit (median of {RUNS} "
-          f"interleaved runs; each run's ratio to the plain run beside it)")
+          f"interleaved runs; each run's ratio to the plain run beside it; {load()})")
     for name, _ in candidates:
-        if not times[name]:
+        r = ratios[name]
+        if not r:
             print(f"  {name:<24} not armed in {ARM_TIMEOUT} s")
             continue
-        r = ratios[name]
-        print(f"  {name:<24} {statistics.median(times[name]):6.2f} s  "
-              f"{statistics.median(r):5.2f}x  (runs {min(r):.2f}-{max(r):.2f}x)")
+        print(f"  {name:<24} {median(times[name]):6.2f} s  "
+              f"{median(r):5.2f}x  (runs {min(r):.2f}-{max(r):.2f}x)")
 
     # The upgrade: a Python stop after 'import torch', then a gdb command.
     cmds = os.path.join(d, "cmds")

@@ -16,7 +16,7 @@ import sys
 import tempfile
 import time
 
-from benchlib import MLP_STEP, PYTHON, TDEBUG
+from benchlib import MLP_STEP, PYTHON, TDEBUG, line_of, load, median, rounds
 
 RUNS = int(os.environ.get("BENCH_RUNS", "5"))
 
@@ -53,10 +53,6 @@ for i in range(40):
 '''
 
 
-def line_of(text, marker):
-    return [i + 1 for i, l in enumerate(text.splitlines()) if marker in l][0]
-
-
 def work_time(cmd):
     t = time.perf_counter()
     r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -73,20 +69,16 @@ def compare(title, path, text):
     cands = [("plain", [PYTHON, path]),
              ("tdebug run, Python breakpoint armed",
               [TDEBUG, "run", "--batch", "-b", bp, "--", PYTHON, path])]
-    work = {n: [] for n, _ in cands}
-    total = {n: [] for n, _ in cands}
-    for _ in range(RUNS):
-        for name, cmd in cands:
-            w, t = work_time(cmd)
-            work[name].append(w)
-            total[name].append(t)
-    print(f"== {title} (median of {RUNS} interleaved runs)")
-    base = statistics.median(work["plain"])
+    got = rounds([(name, lambda cmd=cmd: [work_time(cmd)]) for name, cmd in cands], RUNS)
+    work = {n: [w for w, _ in got[n]] for n in got}
+    total = {n: [t for _, t in got[n]] for n in got}
+    print(f"== {title} (median of {RUNS} interleaved runs; {load()})")
+    base = median(work["plain"])
     for name, _ in cands:
-        w, t = statistics.median(work[name]), statistics.median(total[name])
+        w, t = median(work[name]), median(total[name])
         print(f"  {name:<40} work {w:6.3f} s ({min(work[name]):.3f}-{max(work[name]):.3f})"
               f"  {w / base:5.2f}x   whole command {t:6.2f} s")
-    return statistics.median(work[cands[1][0]]) / base
+    return median(work[cands[1][0]]) / base
 
 
 def step_latency(path):

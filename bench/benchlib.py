@@ -1,11 +1,13 @@
 """Shared timing helpers for tdebug's benchmarks: medians of wall-clock runs
 of whole commands, measured in one session so the noisy machine affects all
 candidates alike (runs are interleaved: A B C A B C ...)."""
+import json
 import os
 import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -169,6 +171,37 @@ class DebugpyDap(DapLaunch):
                          dict(program=program, console="internalConsole", justMyCode=False,
                               python=[python], **launch),
                          env=dict(os.environ, PYDEVD_DISABLE_FILE_VALIDATION="1"))
+
+
+def first_stop(client, start, path, lines, timeout=300):
+    """Set breakpoints on LINES of PATH, send configurationDone, wait for
+    the answer to START (the launch or attach request's seq) and the first
+    'stopped' event: (that event's index in client.events, its threadId)."""
+    client.set_breakpoints(path, lines)
+    client.configuration_done()
+    client.wait_response(start, timeout=timeout)
+    i, ev = client.next_event(("stopped",), timeout=timeout)
+    return i, ev["body"]["threadId"]
+
+
+def json_stops(commands, bp, argv, tdebug=TDEBUG):
+    """'tdebug run --json -x COMMANDS -b BP -- ARGV' (COMMANDS: the lines
+    of the file): [(time.perf_counter() when it came, event)] of each
+    'stopped' event, read as it arrives."""
+    cmds = tempfile.NamedTemporaryFile("w", suffix=".cmds", delete=False)
+    cmds.write("".join(c + "\n" for c in commands))
+    cmds.close()
+    p = subprocess.Popen([tdebug, "run", "--json", "-x", cmds.name, "-b", bp, "--", *argv],
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    stops = []
+    for line in p.stdout:
+        now = time.perf_counter()
+        e = json.loads(line)
+        if e.get("event") == "stopped":
+            stops.append((now, e))
+    p.wait()
+    os.unlink(cmds.name)
+    return stops
 
 
 def rounds(candidates, runs):

@@ -27,7 +27,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 os.environ.setdefault("B", str(ROOT / "build"))
 
-from benchlib import TDEBUG, TdebugDap, load, ratio_table, rounds  # noqa: E402
+from benchlib import TDEBUG, TdebugDap, first_stop, load, ratio_table, rounds  # noqa: E402
 from conftest import Procs, run  # noqa: E402
 from tinytensor_util import TT_OUT, TT_SRC, marked_line  # noqa: E402
 from vscode_util import EventLog, MIEngine, Workspace  # noqa: E402
@@ -85,11 +85,7 @@ def step_latencies(tmp):
     out = {"next": [], "stepIn": [], "stepOut": []}
     with TdebugDap(str(script), symbols="libtt_", env={"PYTHONPATH": str(TT_OUT)}) as d:
         c = d.client
-        c.set_breakpoints(src, [line])
-        c.configuration_done()
-        c.wait_response(d.launch, timeout=300)
-        i, ev = c.next_event(("stopped",), timeout=300)
-        tid = ev["body"]["threadId"]
+        i, tid = first_stop(c, d.launch, src, [line])
         for _ in range(STEPS):
             for req in ("stepIn", "stepOut", "next"):
                 t0 = time.monotonic()

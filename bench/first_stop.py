@@ -23,8 +23,8 @@ import sys
 import tempfile
 import time
 
-from benchlib import (PYTHON, TDEBUG, DebugpyListen, TdebugDap, line_of, load, median,
-                      per_round_ratios, ratio_table, rounds)
+from benchlib import (PYTHON, TDEBUG, DebugpyListen, TdebugDap, first_stop, line_of, load,
+                      median, per_round_ratios, ratio_table, rounds)
 
 RUNS = int(os.environ.get("BENCH_RUNS", "7"))
 BASELINE = os.environ.get("BENCH_BASELINE")
@@ -96,9 +96,7 @@ def tdebug_run(script, tdebug=TDEBUG):
 def tdebug_dap(script, tdebug=TDEBUG):
     t = time.perf_counter()
     with TdebugDap(script, tdebug=tdebug) as d:
-        d.client.set_breakpoints(script, [LINE])
-        d.client.configuration_done()
-        d.client.wait_event("stopped", timeout=TIMEOUT)
+        first_stop(d.client, d.launch, script, [LINE], timeout=TIMEOUT)
         return time.perf_counter() - t
 
 
@@ -111,10 +109,7 @@ def pdb(script):
 def debugpy(script):
     t = time.perf_counter()
     with DebugpyListen([script]) as d:
-        d.client.set_breakpoints(script, [LINE])
-        d.client.configuration_done()
-        d.client.wait_response(d.attach, timeout=TIMEOUT)
-        d.client.wait_event("stopped", timeout=TIMEOUT)
+        first_stop(d.client, d.attach, script, [LINE], timeout=TIMEOUT)
         return time.perf_counter() - t
 
 

@@ -27,7 +27,8 @@ import sys
 import tempfile
 import time
 
-from benchlib import PYTHON, TDEBUG, DebugpyListen, TdebugDap, line_of, load
+from benchlib import (PYTHON, TDEBUG, DebugpyListen, TdebugDap, first_stop, json_stops, line_of,
+                      load)
 from benchlib import median as med
 
 RUNS = int(os.environ.get("BENCH_RUNS", "3"))
@@ -155,11 +156,7 @@ def tdebug_dap(path, program, request, count, tdebug=TDEBUG):
     marker = line_of(program, "# BREAK")
     with TdebugDap(path, tdebug=tdebug) as d:
         c = d.client
-        c.set_breakpoints(path, [marker])
-        c.configuration_done()
-        c.wait_response(d.launch, timeout=300)
-        i, ev = c.next_event(("stopped",), timeout=300)
-        tid = ev["body"]["threadId"]
+        i, tid = first_stop(c, d.launch, path, [marker])
         if request == "next":
             c.set_breakpoints(path, [])
         times, kinds, _ = dap_loop(c, tid, request, count, marker,
@@ -171,11 +168,7 @@ def debugpy(path):
     marker = line_of(NEXT_PROGRAM, "# BREAK")
     with DebugpyListen([path]) as d:
         client = d.client
-        client.set_breakpoints(path, [marker])
-        client.configuration_done()
-        client.wait_response(d.attach)
-        i, ev = client.next_event(("stopped",), timeout=300)
-        tid = ev["body"]["threadId"]
+        i, tid = first_stop(client, d.attach, path, [marker])
         client.set_breakpoints(path, [])
         times, kinds, _ = dap_loop(client, tid, "next", NEXTS, marker,
                                    line_of(NEXT_PROGRAM, "# TORCH"), i)
@@ -184,22 +177,10 @@ def debugpy(path):
 
 def cli_steps(path):
     """ms of each CLI 'step' from the line into torch's operator."""
-    cmds = tempfile.NamedTemporaryFile("w", suffix=".cmds", delete=False)
-    cmds.write("step\ncontinue\n" * STEPS + "kill\n")
-    cmds.close()
-    p = subprocess.Popen([TDEBUG, "run", "--json", "-x", cmds.name, "-b",
-                          f"{path}:{line_of(STEP_PROGRAM, '# BREAK')}", "--", PYTHON, path],
-                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    stops = []
-    for out in p.stdout:
-        now = time.perf_counter()
-        e = json.loads(out)
-        if e.get("event") == "stopped":
-            stops.append((now, e["reason"]))
-    p.wait()
-    os.unlink(cmds.name)
-    return [1000 * (t - stops[i - 1][0]) for i, (t, why) in enumerate(stops)
-            if i and why == "step"]
+    stops = json_stops(["step", "continue"] * STEPS + ["kill"],
+                       f"{path}:{line_of(STEP_PROGRAM, '# BREAK')}", [PYTHON, path])
+    return [1000 * (t - stops[i - 1][0]) for i, (t, e) in enumerate(stops)
+            if i and e["reason"] == "step"]
 
 
 def main():

@@ -8,7 +8,6 @@ timed too.  Then the latency of 'step' from a Python line into torch's C++
 (and of 'finish' back), from the stop before to the stop it makes, read off
 tdebug's --json events as they arrive.
 Targets: loop <= 1.5x (3.11), torch step <= 1.05x, step latency < 200 ms."""
-import json
 import os
 import statistics
 import subprocess
@@ -16,7 +15,7 @@ import sys
 import tempfile
 import time
 
-from benchlib import MLP_STEP, PYTHON, TDEBUG, line_of, load, median, rounds
+from benchlib import MLP_STEP, PYTHON, TDEBUG, json_stops, line_of, load, median, rounds
 
 RUNS = int(os.environ.get("BENCH_RUNS", "5"))
 
@@ -84,20 +83,9 @@ def compare(title, path, text):
 def step_latency(path):
     """Median ms from a stop to the next stop when the next command is
     'step' (from torch.add's line into its binding) or 'finish' (back)."""
-    cmds = tempfile.NamedTemporaryFile("w", suffix=".cmds", delete=False)
-    cmds.write("step\nfinish\ncontinue\n" * 20)
-    cmds.close()
-    p = subprocess.Popen([TDEBUG, "run", "--json", "-x", cmds.name, "-b",
-                          f"{path}:{line_of(STEPS, '# STOP')}", "--", PYTHON, path],
-                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    stops = []
-    for line in p.stdout:
-        now = time.perf_counter()
-        e = json.loads(line)
-        if e.get("event") == "stopped":
-            stops.append((now, e["reason"]))
-    p.wait()
-    os.unlink(cmds.name)
+    stops = [(t, e["reason"]) for t, e in
+             json_stops(["step", "finish", "continue"] * 20, f"{path}:{line_of(STEPS, '# STOP')}",
+                        [PYTHON, path])]
     steps = [1000 * (t - stops[i - 1][0]) for i, (t, why) in enumerate(stops)
              if i and why == "step" and stops[i - 1][1] == "python-breakpoint"]
     finishes = [1000 * (t - stops[i - 1][0]) for i, (t, why) in enumerate(stops)

@@ -228,10 +228,12 @@ typedef struct light_state {
     pid_t unreaped;      /* killed, but gdb still held it: reaped once gdb is gone */
     char *sysroot;       /* gdb's own sysroot, which the upgrade gives back */
     char *exe;           /* the interpreter, whose symbols the upgrade reads */
+    char **argv;         /* the program's command line, which 'run' starts again */
     char *script_dir;    /* the script's directory (interest) */
     char *audit;         /* the preloaded library, its real path */
     uint64_t state_addr, release_addr; /* its variables in the process, 0: not yet */
     int scanned;         /* the libraries mapped at the attach were searched */
+    int startup_pending; /* native breakpoints wait for the startup trap */
     int disarmed;        /* its traps are off */
     int synth;           /* the stack being recorded was unwound by tdebug */
     uint64_t r_debug;    /* the loader's _r_debug in the process, 0: not found yet */
@@ -657,6 +659,13 @@ int tdb_session_light_applies_at_launch(tdb_session *s);
  * launch), -1 with ERR set. */
 int tdb_session_light_launch(tdb_session *s, char *const argv[], const char *script_dir,
                              tdb_error *err);
+/* 'run' in a session that started light (the old program not running,
+ * not one tdebug attached to): the program tdebug started is killed and
+ * started again as a new light session, with the breakpoints S has now
+ * (both kinds), its step-into policy and environment.  0 with it running,
+ * 1 when those breakpoints need an ordinary session (nothing was done),
+ * -1 with ERR set. */
+int tdb_session_light_rerun(tdb_session *s, tdb_error *err);
 /* A SIGTRAP stop: 1 when it was the preloaded library's trap (handled: the
  * program may go on), 0 when it is the program's own, -1 on error. */
 int tdb_session_light_trap(tdb_session *s, tdb_error *err);

@@ -395,7 +395,10 @@ static int scan(tdb_session *s, int first, tdb_error *err)
         }
     }
     places = tdb_xcalloc(s->n_bps + 1, sizeof(*places));
-    for (size_t j = 0; j < s->n_bps; j++)
+    /* Before the startup trap the loader may still be mapping the
+     * program's libraries, the preloaded library's own copies first (its
+     * namespace's libc): the held breakpoints wait for that trap. */
+    for (size_t j = 0; j < s->n_bps && !s->light.startup_pending; j++)
         n_held += s->bps[j].kind == BP_NATIVE && s->bps[j].number == 0;
     for (size_t i = first ? 0 : old; i < s->n_libs && n_held; i++) {
         const char *path = s->libs[i].path;
@@ -470,7 +473,11 @@ int tdb_session_light_trap(tdb_session *s, tdb_error *err)
         tdb_mem_read_full(&s->light.mem, s->light.state_addr, &state, sizeof(state)) < 0 ||
         state != TDEBUG_STATE_TRAPPED)
         return 0;
-    return scan(s, 0, err) < 0 ? -1 : 1;
+    /* The first trap (the startup one, unless the program stopped waiting
+     * for gdb): every library mapped is looked at, as at the attach. */
+    int first = s->light.startup_pending;
+    s->light.startup_pending = 0;
+    return scan(s, first, err) < 0 ? -1 : 1;
 }
 
 /* ---- Python breakpoints ---- */
@@ -667,13 +674,13 @@ static size_t native_breaks(const tdb_session *s)
 }
 
 /* The TDEBUG_WATCH_FILES of S's stops: the modules' files, and with
- * breakpoints the libraries they may be in. */
-static char *watch_files(tdb_session *s, const char *script_dir)
+ * NATIVE breakpoints the libraries they may be in. */
+static char *watch_files(tdb_session *s, const char *script_dir, size_t native)
 {
     tdb_buf b = TDB_BUF_INIT;
     for (size_t i = 0; i < s->opts.n_stop_at_import; i++)
         tdb_preload_add_module_files(&b, s->opts.stop_at_import[i]);
-    if (native_breaks(s)) {
+    if (native) {
         for (const char *const *w = tdb_session_interest_words; *w; w++)
             tdb_buf_addf(&b, "%s*/*%s*", b.len ? "," : "", *w);
         char **dirs = tdb_session_interest_dirs(script_dir);
@@ -722,107 +729,285 @@ static int ended_early(tdb_session *s, tdb_error *err)
     return 1;
 }
 
-int tdb_session_light_launch(tdb_session *s, char *const argv[], const char *script_dir,
-                             tdb_error *err)
+/* Start the program ARGV with the preloaded library, as tdebug's child
+ * (PYTHON: Python breakpoints wait for the hook; NATIVE: that many native
+ * ones wait for their libraries): 1 started (s->pid, s->light.child), 0
+ * when it cannot start light here (nothing started: the library is not
+ * built, ptrace would refuse, or the patterns are too many for it), -1
+ * with ERR set. */
+static int spawn_light(tdb_session *s, char *const argv[], const char *script_dir, int python,
+                       size_t native, tdb_error *err)
 {
     tdb_preload_settings set = {.action = "trap", .announce = "off"};
     tdb_ptracer_plan plan = tdb_ptracer_plan_for(tdb_yama_ptrace_scope(),
                                                  tdb_have_cap_sys_ptrace());
-    json_t *env = NULL, *res = NULL;
+    json_t *env = NULL;
     char *library = NULL, *watch = NULL;
-    int rc = -1;
+    int rc = 0;
 
-    s->light.wanted = 0;
-    int python = native_breaks(s) < s->opts.n_breaks || s->n_bps > 0;
-    if (plan != TDB_PTRACER_REFUSED && only_python_bps(s))
+    if (plan != TDB_PTRACER_REFUSED)
         library = tdb_preload_library(NULL);
     if (library) {
+        free(s->light.audit);
         s->light.audit = realpath(library, NULL);
-        set.watch_files = watch = watch_files(s, script_dir);
+        set.watch_files = watch = watch_files(s, script_dir, native);
         /* gdb attaches before the program's own code runs: a native
          * breakpoint may be in it, the Python hook's stop is in
          * Py_RunMain. */
-        set.trap_startup = s->opts.n_breaks || python ? "1" : NULL;
+        set.trap_startup = native || python ? "1" : NULL;
         /* Breakpoints may be hit by the constructors of the libraries
          * they are in: those wait for gdb.  Import stops need only the
          * modules' inits to. */
-        set.trap_wait = native_breaks(s) ? "load" : "init";
+        set.trap_wait = native ? "load" : "init";
+        s->light.startup_pending = native > 0;
     }
-    if (!s->light.audit || tdb_preload_check(&set, NULL) < 0) {
-        /* An ordinary launch, then: the preloaded library is not built,
-         * ptrace would refuse, or the patterns are too many for it. */
-        rc = tdb_gdb_handshake(s->gdb, err) < 0 ? -1 : 1;
+    if (!library || !s->light.audit || tdb_preload_check(&set, NULL) < 0)
         goto cleanup;
-    }
     env = tdb_preload_env(library, &set, getenv("LD_AUDIT"));
     json_object_update(env, s->light.env); /* the front-end's ('env' of a DAP launch) */
     tdb_spawn_how how = {.fds = s->saved_fds, .own_pgrp = 1, .plan = plan,
                          .pid_var = TDEBUG_ENV_TRAP_PID};
     pid_t pid = tdb_paused_spawn_with(argv, env, &how, err);
     if (pid < 0) {
-        tdb_gdb_handshake(s->gdb, NULL); /* gdb quits cleanly at the end */
+        rc = -1;
         goto cleanup;
     }
     s->light.child = s->pid = pid;
     tdb_mem_init(&s->light.mem, pid);
-    s->light.exe = tdb_xstrdup(argv[0]);
-    s->light.script_dir = script_dir ? tdb_xstrdup(script_dir) : NULL;
     if (s->fe.program_started)
         s->fe.program_started(s->fe.data, pid); /* the terminal is the program's */
+    rc = 1;
+cleanup:
+    if (rc == 0) {
+        free(s->light.audit);
+        s->light.audit = NULL;
+    }
+    json_decref(env);
+    free(watch);
+    free(library);
+    return rc;
+}
+
+/* gdb (reading no library) attaches to the program just spawned, the
+ * stops are placed by address and it runs: 0, or -1 with ERR set (the
+ * program killed).  FIRST: the session's first start, whose --break are
+ * placed now; a restart's breakpoints are those it had. */
+static int attach_and_go(tdb_session *s, int first, int python, tdb_error *err)
+{
+    s->light.on = 1;
+    if (tdb_session_gdb_attach(s, s->pid, err) < 0) {
+        int early = ended_early(s, err);
+        if (early != 0)
+            return early > 0 ? 0 : -1;
+        kill_child(s);
+        return -1;
+    }
+    s->state = STOPPED;
+    tdb_session_drain(s);
+    if (first && tdb_session_prepare_interest(s, s->light.script_dir, err) < 0)
+        goto fail;
+    /* The native breakpoints wait in tdebug until a library defines
+     * them; the Python ones in the hook's table, until Py_RunMain loads
+     * it (armed first: the hook is not loaded at a stop before it). */
+    if (python && arm_python(s, err) < 0)
+        goto fail;
+    for (size_t i = 0; first && i < s->opts.n_breaks; i++) {
+        const char *what = s->opts.breaks[i];
+        if (tdb_break_location_kind(what) == TDB_BREAK_NATIVE)
+            tdb_session_add_bp(s, 0, BP_NATIVE, what, NULL)->pending = 1;
+        else if (tdb_session_arm_one(s, what, 1, err) < 0)
+            goto fail;
+    }
+    s->light.scanned = 1;
+    if (scan(s, 1, err) < 0 || tdb_session_resume(s, TDB_RESUME_CONTINUE, err) < 0)
+        goto fail;
+    return 0;
+fail:
+    kill_child(s);
+    return -1;
+}
+
+int tdb_session_light_launch(tdb_session *s, char *const argv[], const char *script_dir,
+                             tdb_error *err)
+{
+    json_t *res = NULL;
+    s->light.wanted = 0;
+    int python = native_breaks(s) < s->opts.n_breaks || s->n_bps > 0;
+    int spawned = only_python_bps(s) ? spawn_light(s, argv, script_dir, python,
+                                                   native_breaks(s), err)
+                                     : 0;
+    if (spawned <= 0) {
+        /* An ordinary launch, then (gdb quits cleanly at the end). */
+        if (spawned < 0) {
+            tdb_gdb_handshake(s->gdb, NULL);
+            return -1;
+        }
+        return tdb_gdb_handshake(s->gdb, err) < 0 ? -1 : 1;
+    }
+    for (size_t i = 0, n = 0; argv[i]; i++)
+        tdb_ptrs_push(&s->light.argv, &n, tdb_xstrdup(argv[i]));
+    s->light.exe = tdb_xstrdup(argv[0]);
+    s->light.script_dir = script_dir ? tdb_xstrdup(script_dir) : NULL;
 
     /* Meanwhile gdb started. */
     if (tdb_gdb_handshake(s->gdb, err) < 0 || tdb_session_setup_symbols(s, err) < 0 ||
         tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, &res, err, "-gdb-show sysroot") < 0 ||
         tdb_session_console(s, CMD_TIMEOUT_MS, err, "set sysroot %s", LIGHT_SYSROOT) < 0) {
+        json_decref(res);
         kill_child(s);
-        goto cleanup;
+        return -1;
     }
     const char *sysroot = tdb_mi_str(res, "value");
     s->light.sysroot = tdb_xstrdup(sysroot && *sysroot ? sysroot : "target:");
-    s->light.on = 1;
-    if (tdb_session_gdb_attach(s, pid, err) < 0) {
-        int early = ended_early(s, err);
-        if (early != 0) {
-            rc = early > 0 ? 0 : -1;
-            goto cleanup;
-        }
-        kill_child(s);
-        goto cleanup;
-    }
-    s->state = STOPPED;
-    tdb_session_drain(s);
-    if (tdb_session_prepare_interest(s, script_dir, err) < 0) {
-        kill_child(s);
-        goto cleanup;
-    }
-    /* The native breakpoints wait in tdebug until a library defines
-     * them; the Python ones in the hook's table, until Py_RunMain loads
-     * it (armed first: the hook is not loaded at a stop before it). */
-    if (python && arm_python(s, err) < 0) {
-        kill_child(s);
-        goto cleanup;
-    }
-    for (size_t i = 0; i < s->opts.n_breaks; i++) {
-        const char *what = s->opts.breaks[i];
-        if (tdb_break_location_kind(what) == TDB_BREAK_NATIVE)
-            tdb_session_add_bp(s, 0, BP_NATIVE, what, NULL)->pending = 1;
-        else if (tdb_session_arm_one(s, what, 1, err) < 0) {
-            kill_child(s);
-            goto cleanup;
-        }
-    }
-    s->light.scanned = 1;
-    if (scan(s, 1, err) < 0 || tdb_session_resume(s, TDB_RESUME_CONTINUE, err) < 0) {
-        kill_child(s);
-        goto cleanup;
-    }
-    rc = 0;
-cleanup:
-    json_decref(env);
     json_decref(res);
-    free(watch);
-    free(library);
-    return rc;
+    return attach_and_go(s, 1, python, err);
+}
+
+/* ---- running it again ---- */
+
+/* Can the breakpoints S has now make a light session (as
+ * tdb_session_light_applies() says of the options at the start)? */
+static int relaunch_applies(tdb_session *s)
+{
+    int python = 0, native = 0;
+    if (s->light.env_changed || !options_allow(s, 0))
+        return 0;
+    for (size_t i = 0; i < s->n_bps; i++) {
+        const bp_info *b = &s->bps[i];
+        if (b->kind == BP_IMPORT)
+            continue;
+        if ((b->kind == BP_PYTHON && b->py_exc) || b->kind == BP_CATCH || b->kind == BP_WATCH ||
+            (b->kind == BP_NATIVE && !plain_function(b->location)))
+            return 0;
+        python |= b->kind == BP_PYTHON;
+        native |= b->kind == BP_NATIVE;
+    }
+    return !(python && native);
+}
+
+/* The process is gone ('run'): what tdebug knew of it, which was its
+ * alone (addresses, libraries, the hook, the loader's names), goes; the
+ * breakpoints stay, the native ones held again until a library defines
+ * them, the Python ones until the new hook is loaded. */
+static void forget_process(tdb_session *s)
+{
+    light_state *l = &s->light;
+    tdb_session_python_free(s); /* the log points' FIFO */
+    tdb_session_python_forget(s);
+    tdb_session_step_landing_end(s);
+    step_state keep = s->step;
+    s->step.dirs = NULL;
+    tdb_session_step_free(s);
+    memset(&s->step, 0, sizeof(s->step));
+    s->step.mode = keep.mode;
+    s->step.dirs = keep.dirs;
+    s->step.n_dirs = keep.n_dirs;
+    s->step.dirs_known = keep.dirs_known;
+    for (size_t i = 0; i < s->n_bps;) {
+        bp_info *b = &s->bps[i];
+        if (b->kind == BP_IMPORT) {
+            tdb_session_bp_delete(s, b);
+            continue;
+        }
+        if (b->kind == BP_NATIVE && b->number > 0) {
+            tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, NULL, "-break-delete %d", b->number);
+            b->number = 0;
+            b->pending = 1;
+            b->by_address = 0;
+            for (size_t k = 0; k < b->n_locs; k++)
+                free(b->locs[k].what);
+            free(b->locs);
+            b->locs = NULL;
+            b->n_locs = 0;
+            free(b->where);
+            b->where = NULL;
+        }
+        i++;
+    }
+    if (s->catch_load_bp > 0)
+        tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, NULL, "-break-delete %d", s->catch_load_bp);
+    s->catch_load_bp = 0;
+    for (size_t k = 0; k < s->n_mods; k++) {
+        free(s->mods[k].library);
+        s->mods[k].library = NULL;
+        s->mods[k].seen = s->mods[k].stopped = 0;
+    }
+    for (size_t i = 0; i < s->n_libs; i++) {
+        free(s->libs[i].path);
+        free(s->libs[i].mine);
+        tdb_strv_free(s->libs[i].deps);
+    }
+    s->n_libs = 0;
+    s->base_symbols = 0;
+    json_decref(s->last_c10_throw);
+    s->last_c10_throw = NULL;
+    tdb_session_note_running(s); /* what the stop showed is gone */
+    tdb_py_close(s->py); /* the interpreter's reader was the old process's */
+    s->py = NULL;
+    s->py_state = 0;
+    tdb_session_values_free(s);
+    l->state_addr = l->release_addr = l->r_debug = l->scratch = 0;
+    l->scanned = l->disarmed = l->synth = l->startup_pending = 0;
+    tdb_strv_free(l->ln_real);
+    tdb_strv_free(l->ln_name);
+    l->ln_real = l->ln_name = NULL;
+    l->n_ln = 0;
+    tdb_strv_free(l->fn_name);
+    free(l->fn_addr);
+    l->fn_name = NULL;
+    l->fn_addr = NULL;
+    l->n_fn = 0;
+    tdb_mem_close(&l->mem);
+    s->have_exit = s->signalled = s->exit_status = 0;
+    s->interrupt_sent = s->stale_sigint = s->repeat = 0;
+    s->last_resume = -1;
+    s->state = NOT_STARTED;
+}
+
+int tdb_session_light_rerun(tdb_session *s, tdb_error *err)
+{
+    /* The program tdebug started (never one it attached to: 'run' refuses
+     * those first) ends, gdb's hold on it first. */
+    if (s->state == STOPPED) {
+        tdb_error local = {0};
+        free(tdb_gdb_console(s->gdb, 30000, &local, "kill"));
+        if (!tdb_gdb_alive(s->gdb)) {
+            tdb_error_set(err, local.code, "%s", local.msg);
+            return -1;
+        }
+    }
+    tdb_session_light_end(s);
+    tdb_session_light_reap(s);
+    tdb_session_drain(s);
+    forget_process(s);
+    if (!relaunch_applies(s)) {
+        /* Its breakpoints need an ordinary session now: gdb reads the
+         * libraries again, and the caller has gdb start the program. */
+        int was_light = s->light.on;
+        s->light.on = 0;
+        return was_light && tdb_session_console(s, CMD_TIMEOUT_MS, err, "set sysroot %s",
+                                                s->light.sysroot) < 0 ? -1 : 1;
+    }
+    /* Made an ordinary session since: gdb forgets the interpreter's file
+     * and finds no library again. */
+    if (!s->light.on &&
+        (tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, err, "-file-exec-and-symbols") < 0 ||
+         tdb_session_console(s, CMD_TIMEOUT_MS, err, "set sysroot %s", LIGHT_SYSROOT) < 0))
+        return -1;
+    int python = 0;
+    size_t native = 0;
+    for (size_t i = 0; i < s->n_bps; i++) {
+        python |= s->bps[i].kind == BP_PYTHON;
+        native += s->bps[i].kind == BP_NATIVE;
+    }
+    int spawned = spawn_light(s, s->light.argv, s->light.script_dir, python, native, err);
+    if (spawned == 0)
+        tdb_error_set(err, ENOENT, "cannot start the program light again (the preloaded "
+                                   "library is missing or ptrace refuses): 'quit' and "
+                                   "'tdebug run' again");
+    if (spawned <= 0)
+        return -1;
+    return attach_and_go(s, 0, python, err);
 }
 
 /* ---- stacks ---- */

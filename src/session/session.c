@@ -473,6 +473,7 @@ void tdb_session_free(tdb_session *s)
     free(s->hidden_debug_dir);
     free(s->light.sysroot);
     free(s->light.exe);
+    tdb_strv_free(s->light.argv);
     free(s->light.script_dir);
     free(s->light.audit);
     tdb_strv_free(s->light.ln_real);

@@ -360,3 +360,78 @@ def test_prompt_at_a_python_stop_stays_light_until_gdb_is_needed(tdebug, tmp_pat
     t.expect("done [8.0, 8.0]")
     t.expect("tdebug: program exited with status 0")
     assert t.wait() == 0
+
+
+# 'run' at the prompt of a light session starts the program again as a new
+# light session (issue 27): the same command line, its breakpoints of both
+# kinds, the Python ones hit again in the new process.
+RERUN_PY = """\
+import os
+def f(k):
+    acc = k * 2
+    return acc + 1
+print("pid", os.getpid(), flush=True)
+y = f(3)
+os.getppid()
+print("done", y, flush=True)
+"""
+
+
+def mi_sent(trace):
+    return [l.split(None, 2)[2] for l in trace.read_text(errors="replace").splitlines()
+            if len(l.split(None, 2)) == 3 and l.split(None, 2)[1] == "->"]
+
+
+def attached_pids(sent):
+    return [c.split()[-1] for c in sent if c.split(" ", 1)[0].endswith("-target-attach")]
+
+
+def rerun_session(tdebug, tmp_path, terminal, stop, commands, *args):
+    """'tdebug run ARGS -- python RERUN_PY' on a terminal, its MI traced:
+    at each stop (its text STOP) the next list of COMMANDS is typed, the
+    last of which resumes; then the program's end.  (Everything the
+    terminal showed, the MI commands sent.)"""
+    script = tmp_path / "rerun.py"
+    script.write_text(RERUN_PY)
+    trace = tmp_path / "mi.trace"
+    t = terminal([tdebug, "run", *[a.format(script=script) for a in args], "--", PYTHON,
+                  str(script)], env=clean_env(TDEBUG_TRACE_MI=str(trace)))
+    seen = [t.expect(stop), t.expect("(tdebug) ")]
+    for lines in commands:
+        for line, want in lines:
+            t.send(line)
+            seen.append(t.expect("(tdebug) ") if want is not None else "")
+            assert want is None or want in seen[-1], seen[-1]
+    seen.append(t.expect("tdebug: program exited with status 0"))
+    assert t.wait() == 0
+    return "".join(seen), mi_sent(trace)
+
+
+def test_run_at_a_python_stop_restarts_a_light_session(tdebug, tmp_path, terminal):
+    text, sent = rerun_session(tdebug, tmp_path, terminal, "stopped at Python breakpoint 1", [
+        [("py-locals", "k = 3"), ("run", "stopped at Python breakpoint 1")],
+        [("py-locals", "k = 3"), ("next", "4\t"), ("continue", None)]], "-b", "{script}:3")
+    # two light sessions, one after the other, on two processes: gdb never
+    # read a library (the prompt's commands needed none)
+    pids = attached_pids(sent)
+    assert len(pids) == 2 and pids[0] != pids[1], pids
+    assert is_light(sent) and not upgraded(sent), sent
+    # the first program was killed at its stop: 'done' printed once, by
+    # the second
+    assert [l.split()[1] for l in text.splitlines() if l.startswith("pid ")] == pids, text
+    assert text.count("done 7") == 1, text
+
+
+def test_run_after_an_upgrade_and_with_a_native_breakpoint_restarts_light(tdebug, tmp_path,
+                                                                            terminal):
+    # gdb's own command makes the session an ordinary one; 'run' makes
+    # the new one light again
+    _, sent = rerun_session(tdebug, tmp_path, terminal, "stopped at breakpoint 1 (getppid)", [
+        [("info sharedlibrary libc", "libc.so"), ("run", "stopped at breakpoint 1 (getppid)")],
+        [("continue", None)]], "-b", "getppid")
+    pids = attached_pids(sent)
+    assert len(pids) == 2 and pids[0] != pids[1], pids
+    restarts = [i for i, c in enumerate(sent) if LIGHT_SYSROOT in c]
+    assert len(restarts) == 2, restarts
+    assert upgraded(sent[:restarts[1]])
+    assert any("-break-insert" in c and "*0x" in c for c in sent[restarts[1]:])

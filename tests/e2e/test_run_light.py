@@ -435,3 +435,16 @@ def test_run_after_an_upgrade_and_with_a_native_breakpoint_restarts_light(tdebug
     assert len(restarts) == 2, restarts
     assert upgraded(sent[:restarts[1]])
     assert any("-break-insert" in c and "*0x" in c for c in sent[restarts[1]:])
+
+
+def test_run_with_breakpoints_a_light_session_cannot_take_restarts_an_ordinary_one(
+        tdebug, tmp_path, terminal):
+    # A Python breakpoint and a function's together need an ordinary
+    # session: gdb starts the program itself; both stop in the new run
+    text, sent = rerun_session(tdebug, tmp_path, terminal, "stopped at Python breakpoint 1", [
+        [("break getppid", "getppid"), ("run", "stopped at Python breakpoint 1")],
+        [("continue", "stopped at breakpoint 2 (getppid)")],
+        [("continue", None)]], "-b", "{script}:3")
+    assert len(attached_pids(sent)) == 1
+    assert any(c.split(" ", 1)[0].endswith("-exec-run") for c in sent)
+    assert text.count("done 7") == 1, text

@@ -418,6 +418,10 @@ void tdb_session_bp_changed(tdb_session *s, const bp_info *b, const json_t *bkpt
  * mapped libraries that define it, insert it pending.  0, or -1 with ERR
  * set (gdb died); a location gdb rejects stays unbound (warned). */
 int tdb_session_bind_held(tdb_session *s, bp_info *b, tdb_error *err);
+/* Native breakpoint B was just given to gdb (b->number): what the user set
+ * on it while tdebug held it, or in an earlier run (disabled, the hits to
+ * ignore), goes to gdb too.  Best effort (gdb's death shows later). */
+void tdb_session_bp_give_state(tdb_session *s, const bp_info *b);
 
 /* session/stops.c */
 /* Read the notifications gdb queued (library list, breakpoints, thread

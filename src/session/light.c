@@ -342,6 +342,7 @@ static int place(tdb_session *s, bp_info *b, uint64_t addr, const char *lib,
     b->n_locs = 1;
     free(b->where);
     b->where = what;
+    tdb_session_bp_give_state(s, b);
     return 0;
 }
 
@@ -404,6 +405,14 @@ static int scan(tdb_session *s, int first, tdb_error *err)
         const char *path = s->libs[i].path;
         if (!first && !(s->have_interest && regexec(&s->interest_re, path, 0, NULL, 0) == 0) &&
             !tdb_session_outside_system(path))
+            continue;
+        /* One file noted twice: by its path at an attach made while the
+         * loader's list did not name it yet, then by the loader's name,
+         * which gdb shows: that one is searched. */
+        int renamed = 0;
+        for (size_t k = first ? 0 : old; k < s->n_libs && !renamed; k++)
+            renamed = k != i && strcmp(mapped_file(s, s->libs[k].path), path) == 0;
+        if (renamed)
             continue;
         tdb_elf *e = tdb_elf_open_tables(path, NULL);
         uint64_t bias;
@@ -876,8 +885,9 @@ static int relaunch_applies(tdb_session *s)
         const bp_info *b = &s->bps[i];
         if (b->kind == BP_IMPORT)
             continue;
+        /* gdb evaluates a native breakpoint's condition: with symbols */
         if ((b->kind == BP_PYTHON && b->py_exc) || b->kind == BP_CATCH || b->kind == BP_WATCH ||
-            (b->kind == BP_NATIVE && !plain_function(b->location)))
+            (b->kind == BP_NATIVE && (!plain_function(b->location) || b->condition)))
             return 0;
         python |= b->kind == BP_PYTHON;
         native |= b->kind == BP_NATIVE;

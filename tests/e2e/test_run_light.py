@@ -448,3 +448,11 @@ def test_run_with_breakpoints_a_light_session_cannot_take_restarts_an_ordinary_o
     assert len(attached_pids(sent)) == 1
     assert any(c.split(" ", 1)[0].endswith("-exec-run") for c in sent)
     assert text.count("done 7") == 1, text
+
+
+def test_run_keeps_a_disabled_native_breakpoint_disabled(tdebug, tmp_path, terminal):
+    text, sent = rerun_session(tdebug, tmp_path, terminal, "stopped at breakpoint 1 (getppid)", [
+        [("disable 1", ""), ("run", None)]], "-b", "getppid")
+    assert len(attached_pids(sent)) == 2
+    assert text.count("done 7") == 1, text  # the new run went by getppid
+    assert any(c.split(" ", 1)[0].endswith("-break-disable") for c in sent)

@@ -456,3 +456,33 @@ def test_run_keeps_a_disabled_native_breakpoint_disabled(tdebug, tmp_path, termi
     assert len(attached_pids(sent)) == 2
     assert text.count("done 7") == 1, text  # the new run went by getppid
     assert any(c.split(" ", 1)[0].endswith("-break-disable") for c in sent)
+
+
+def test_python_breakpoint_table_grows_at_a_light_stop(tdebug, tmp_path):
+    # More Python breakpoints than the hook's first table holds
+    # (TDB_PYHOOK_FIRST_CAPACITY, 64), added at a light stop: the table
+    # grows (mmap by address, the slots copied by tdebug) and the session
+    # stays light; the last one added stops.
+    n = 70
+    body = "".join(f"    a{i} = {i}\n" for i in range(n))
+    script = tmp_path / "many.py"
+    script.write_text(f"def never():\n{body}\ndef last():\n    return 42\n\nx = 0\nprint(last())\n")
+    lines = script.read_text().splitlines()
+    at_x, at_last = lines.index("x = 0") + 1, lines.index("    return 42") + 1
+    cmds = tmp_path / "cmds"
+    cmds.write_text("".join(f"break {script}:{2 + i}\n" for i in range(n)) +
+                    f"break {script}:{at_last}\ncontinue\ncontinue\n")
+    r, sent, _ = traced(tdebug, tmp_path, ["--json", "-x", str(cmds), "-b", f"{script}:{at_x}",
+                                           "--", PYTHON, str(script)])
+    # 1: the breakpoints in never() were never hit, as the end says
+    assert r.returncode == 1, r.stderr
+    assert is_light(sent) and not upgraded(sent), sent
+    events = json_events(r.stdout)
+    assert not [e for e in events if e["event"] == "error"], events
+    warnings = [e["message"] for e in events if e["event"] == "warning"]
+    assert len(warnings) == n and all("was never hit" in w for w in warnings), warnings
+    stops = [e for e in events if e["event"] == "stopped"]
+    assert [s["reason"] for s in stops] == ["python-breakpoint"] * 2
+    assert stops[1]["breakpoint"]["number"] == n + 2
+    assert stops[1]["python_frames"][0]["line"] == at_last
+    assert "42" in r.stderr

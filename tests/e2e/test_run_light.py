@@ -486,3 +486,25 @@ def test_python_breakpoint_table_grows_at_a_light_stop(tdebug, tmp_path):
     assert stops[1]["breakpoint"]["number"] == n + 2
     assert stops[1]["python_frames"][0]["line"] == at_last
     assert "42" in r.stderr
+
+
+def test_run_keeps_a_catchpoint_added_at_a_light_stop(tdebug, tmp_path):
+    # A Python exception's catchpoint needs an ordinary session: 'run'
+    # has gdb start the program, and both the breakpoint and the
+    # catchpoint stop in the new run
+    script = tmp_path / "raises.py"
+    script.write_text("def f(k):\n    acc = k * 2\n    return acc + 1\ny = f(3)\ntry:\n"
+                      "    raise ValueError('x')\nexcept ValueError:\n    pass\nprint('done', y)\n")
+    cmds = tmp_path / "cmds"
+    cmds.write_text("catch python-raise ValueError\nrun\ncontinue\ncontinue\n")
+    r, sent, _ = traced(tdebug, tmp_path, ["--json", "-x", str(cmds), "-b", f"{script}:2", "--",
+                                           PYTHON, str(script)])
+    assert r.returncode == 0, r.stderr
+    assert is_light(sent)
+    events = json_events(r.stdout)
+    assert not [e for e in events if e["event"] in ("error", "warning")], events
+    stops = [e for e in events if e["event"] == "stopped"]
+    assert [s["reason"] for s in stops] == ["python-breakpoint", "python-breakpoint",
+                                           "python-exception"]
+    assert stops[0]["pid"] != stops[1]["pid"] == stops[2]["pid"]
+    assert r.stderr.count("done 7") == 1

@@ -125,7 +125,7 @@ int tdb_session_light_applies(tdb_session *s)
     if (!o->n_stop_at_import && !o->n_breaks)
         return 0; /* nothing to stop at: the ordinary session costs as little */
     /* A Python line or function (FILE.py:LINE) is the hook's, which a
-     * light session loads by address (arm_python()).  Not beside a
+     * light session loads by address (tdb_light_arm_python()).  Not beside a
      * function's: the preloaded library then watches the libraries
      * outside the system's directories, the hook's among them, and its
      * trap would land inside gdb's call that loads the hook. */
@@ -182,7 +182,7 @@ static void disarm(tdb_session *s)
  * it opened ("/usr/lib/x86_64-linux-gnu/libtorch_cpu.so.1.13.0").  Read
  * that list from the process, through the loader's _r_debug, and note the
  * real path of each name. */
-static void read_link_map(tdb_session *s, const tdb_maps *maps)
+void tdb_light_read_link_map(tdb_session *s, const tdb_maps *maps)
 {
     for (size_t i = 0; !s->light.r_debug && i < maps->n; i++) {
         const tdb_map *m = &maps->v[i];
@@ -246,7 +246,7 @@ static const char *mapped_file(tdb_session *s, const char *name)
 /* ---- libraries and stops by address ---- */
 
 /* The load bias of PATH, from its first mapping in MAPS, through E. */
-static int bias_of(tdb_elf *e, const tdb_maps *maps, const char *path, uint64_t *out)
+int tdb_light_bias_of(tdb_elf *e, const tdb_maps *maps, const char *path, uint64_t *out)
 {
     for (size_t i = 0; i < maps->n; i++)
         if (maps->v[i].path && strcmp(maps->v[i].path, path) == 0)
@@ -275,7 +275,7 @@ static char *describe_addr(tdb_session *s, tdb_symbolizer **sym, uint64_t addr, 
 
 /* A gdb breakpoint at ADDR (temporary when TEMP): its number, or 0 with ERR
  * set (gdb died). */
-static int break_at(tdb_session *s, uint64_t addr, int temp, tdb_error *err)
+int tdb_light_break_at(tdb_session *s, uint64_t addr, int temp, tdb_error *err)
 {
     json_t *res = NULL;
     if (tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, &res, err, "-break-insert%s *0x%llx",
@@ -301,10 +301,10 @@ static int arm_import(tdb_session *s, module_watch *m, const char *path, const t
     uint64_t value, bias;
     int rc = 0;
     if (!e || tdb_elf_find_symbol(e, init, &value, NULL, NULL) < 0 ||
-        bias_of(e, maps, mapped_file(s, path), &bias) < 0) {
+        tdb_light_bias_of(e, maps, mapped_file(s, path), &bias) < 0) {
         say(s, "warning", "'%s' has no %s: cannot stop before its init", path, init);
     } else {
-        int n = break_at(s, bias + value, 1, err);
+        int n = tdb_light_break_at(s, bias + value, 1, err);
         if (!n) {
             rc = -1;
         } else {
@@ -330,7 +330,7 @@ typedef struct found {
 static int place(tdb_session *s, bp_info *b, uint64_t addr, const char *lib,
                  tdb_symbolizer **sym, tdb_error *err)
 {
-    int n = break_at(s, addr, b->temporary, err);
+    int n = tdb_light_break_at(s, addr, b->temporary, err);
     if (!n)
         return -1;
     char *what = describe_addr(s, sym, addr, lib);
@@ -348,7 +348,7 @@ static int place(tdb_session *s, bp_info *b, uint64_t addr, const char *lib,
 
 /* Note the libraries of MAPS (named as gdb would, their code's range):
  * the number noted before. */
-static size_t note_maps(tdb_session *s, const tdb_maps *maps)
+size_t tdb_light_note_maps(tdb_session *s, const tdb_maps *maps)
 {
     size_t old = s->n_libs;
     for (size_t i = 0; i < maps->n; i++) {
@@ -380,8 +380,8 @@ static int scan(tdb_session *s, int first, tdb_error *err)
     if (tdb_maps_read(s->pid, &maps, err) < 0)
         return -1;
     find_audit(s, &maps);
-    read_link_map(s, &maps);
-    size_t old = note_maps(s, &maps);
+    tdb_light_read_link_map(s, &maps);
+    size_t old = tdb_light_note_maps(s, &maps);
     for (size_t k = 0; k < s->n_mods; k++) {
         module_watch *m = &s->mods[k];
         for (size_t i = first ? 0 : old; i < s->n_libs && !m->seen; i++) {
@@ -416,7 +416,7 @@ static int scan(tdb_session *s, int first, tdb_error *err)
             continue;
         tdb_elf *e = tdb_elf_open_tables(path, NULL);
         uint64_t bias;
-        if (!e || bias_of(e, &maps, mapped_file(s, path), &bias) < 0) {
+        if (!e || tdb_light_bias_of(e, &maps, mapped_file(s, path), &bias) < 0) {
             tdb_elf_free(e);
             continue;
         }
@@ -487,187 +487,6 @@ int tdb_session_light_trap(tdb_session *s, tdb_error *err)
     int first = s->light.startup_pending;
     s->light.startup_pending = 0;
     return scan(s, first, err) < 0 ? -1 : 1;
-}
-
-/* ---- Python breakpoints ---- */
-
-/* What the Python hook's gdb expressions name (session/python.c,
- * session/pytable.c), which a light session's gdb does not know: the
- * functions they call, and the hook's control block. */
-static const char *const hook_functions[] = {
-    "dlopen", "mmap", "Py_AddPendingCall", "PyErr_CheckSignals", "Py_RunMain",
-    "_PyEval_EvalFrameDefault", "tdebug_pyhook_install", "tdebug_pyhook_eval",
-    "tdebug_pyhook_step_arm", "tdebug_pyhook_stop", NULL};
-static const char *const hook_variables[] = {"tdebug_pyhook_control", NULL};
-
-static int in_list(const char *const *list, const char *name, size_t len)
-{
-    for (; *list; list++)
-        if (strlen(*list) == len && strncmp(*list, name, len) == 0)
-            return 1;
-    return 0;
-}
-
-/* Is the file mapped at PATH (EXE: the interpreter's real path) one those
- * names are in: the interpreter, libpython, libc, the hook? */
-static int hook_file(const char *path, const char *exe)
-{
-    const char *base = tdb_base_name(path);
-    return (exe && strcmp(path, exe) == 0) || strncmp(base, "libpython", 9) == 0 ||
-           strncmp(base, "libc.so", 7) == 0 || strncmp(base, "libc-", 5) == 0 ||
-           strncmp(base, "libtdebug-pyhook", 16) == 0;
-}
-
-/* NAME's address in the process (read from the symbol tables of the files
- * hook_file() takes, once), 0 when none defines it. */
-static uint64_t hook_address(tdb_session *s, const char *name)
-{
-    for (size_t k = 0; k < s->light.n_fn; k++)
-        if (strcmp(s->light.fn_name[k], name) == 0)
-            return s->light.fn_addr[k];
-    tdb_maps maps = {0};
-    uint64_t addr = 0;
-    char *exe = realpath(s->light.exe, NULL);
-    if (tdb_maps_read(s->pid, &maps, NULL) < 0)
-        goto cleanup;
-    read_link_map(s, &maps);
-    note_maps(s, &maps); /* the hook's range hides its frames (session/python.c) */
-    for (size_t i = 0; i < maps.n && !addr; i++) {
-        const char *path = maps.v[i].path;
-        if (!path || path[0] != '/' || (i && maps.v[i - 1].path &&
-                                        strcmp(maps.v[i - 1].path, path) == 0) ||
-            !hook_file(path, exe))
-            continue;
-        tdb_elf *e = tdb_elf_open_tables(path, NULL);
-        uint64_t value, bias;
-        if (e && tdb_elf_find_symbol(e, name, &value, NULL, NULL) == 0 && value &&
-            bias_of(e, &maps, path, &bias) == 0)
-            addr = bias + value;
-        tdb_elf_free(e);
-    }
-    if (addr) {
-        size_t n = s->light.n_fn;
-        tdb_ptrs_push(&s->light.fn_name, &n, tdb_xstrdup(name));
-        s->light.fn_addr = tdb_xrealloc(s->light.fn_addr, (n + 1) * sizeof(uint64_t));
-        s->light.fn_addr[s->light.n_fn++] = addr;
-    }
-cleanup:
-    free(exe);
-    tdb_maps_free(&maps);
-    return addr;
-}
-
-char *tdb_session_light_location(tdb_session *s, const char *name)
-{
-    uint64_t addr = s->light.on ? hook_address(s, name) : 0;
-    return addr ? tdb_xasprintf("*0x%llx", (unsigned long long)addr) : NULL;
-}
-
-/* A page mapped in the process for the strings of the hook's calls (once). */
-static int map_scratch(tdb_session *s, tdb_error *err)
-{
-    uint64_t page = 0;
-    if (s->light.scratch)
-        return 0;
-    if (tdb_hook_eval_u64(s, "(void *) mmap((void *) 0, (unsigned long) 4096, 3, 0x22, -1, "
-                             "(long) 0)", &page, err) < 0)
-        return -1;
-    if (!page || page == (uint64_t)-1) {
-        tdb_error_set(err, ENOMEM, "cannot map a page in the process for the Python hook");
-        return -1;
-    }
-    s->light.scratch = page;
-    return 0;
-}
-
-/* Copy the NUL-terminated LEN bytes of STR into the scratch page at *AT
- * (which moves past them). */
-static int copy_string(tdb_session *s, const char *str, size_t len, uint64_t *at, tdb_error *err)
-{
-    if (*at + len > s->light.scratch + 4096) {
-        tdb_error_set(err, E2BIG, "a string of %zu bytes for the Python hook: too long", len);
-        return -1;
-    }
-    if (tdb_hook_write_mem(s, *at, str, len, err) < 0)
-        return -1;
-    *at += len;
-    return 0;
-}
-
-char *tdb_session_light_expr(tdb_session *s, const char *expr, tdb_error *err)
-{
-    tdb_buf b = TDB_BUF_INIT, str = TDB_BUF_INIT;
-    uint64_t at = s->light.scratch;
-    const char *p = expr;
-    while (*p) {
-        if (*p == '"') {
-            tdb_buf_reset(&str);
-            for (p++; *p && *p != '"'; p++) {
-                if (*p == '\\' && p[1])
-                    p++;
-                tdb_buf_addc(&str, *p);
-            }
-            p += *p == '"';
-            if (map_scratch(s, err) < 0)
-                goto fail;
-            if (!at)
-                at = s->light.scratch;
-            uint64_t here = at;
-            if (copy_string(s, tdb_buf_str(&str), str.len + 1, &at, err) < 0)
-                goto fail;
-            tdb_buf_addf(&b, "(char *) 0x%llx", (unsigned long long)here);
-            continue;
-        }
-        if (!isalnum((unsigned char)*p) && *p != '_') {
-            tdb_buf_addc(&b, *p++);
-            continue;
-        }
-        const char *word = p;
-        while (isalnum((unsigned char)*p) || *p == '_')
-            p++;
-        size_t len = (size_t)(p - word);
-        int fn = in_list(hook_functions, word, len), var = in_list(hook_variables, word, len);
-        if (!fn && !var) {
-            tdb_buf_add(&b, word, len);
-            continue;
-        }
-        char *name = tdb_xstrndup(word, len);
-        uint64_t addr = hook_address(s, name);
-        if (!addr) {
-            tdb_error_set(err, ENOENT, "tdebug finds no %s in the process's symbol tables", name);
-            free(name);
-            goto fail;
-        }
-        free(name);
-        /* A function as gdb calls one it has no type for (its arguments
-         * are cast in EXPR); a variable as bytes, whose address '&' takes. */
-        tdb_buf_addf(&b, fn ? "((long (*)()) 0x%llx)" : "(*(char *) 0x%llx)",
-                     (unsigned long long)addr);
-    }
-    tdb_buf_free(&str);
-    return tdb_buf_detach(&b);
-fail:
-    tdb_buf_free(&str);
-    tdb_buf_free(&b);
-    return NULL;
-}
-
-/* Python breakpoints among S's breakpoints: stop where the interpreter
- * starts the program (Py_RunMain, as an ordinary launch does:
- * tdb_session_python_launch()), by address, where the hook is loaded. */
-static int arm_python(tdb_session *s, tdb_error *err)
-{
-    uint64_t addr = hook_address(s, "Py_RunMain");
-    if (!addr) {
-        /* Not CPython's own main: the ordinary way, which says why not. */
-        return tdb_session_light_upgrade(s, err) < 0 ? -1 : tdb_session_python_launch(s, err);
-    }
-    int n = break_at(s, addr, 0, err);
-    if (!n)
-        return -1;
-    s->hook.safe_bps[0] = n;
-    s->hook.state = PYHOOK_ARMING;
-    return 0;
 }
 
 /* ---- starting ---- */
@@ -818,7 +637,7 @@ static int attach_and_go(tdb_session *s, int first, int python, tdb_error *err)
     /* The native breakpoints wait in tdebug until a library defines
      * them; the Python ones in the hook's table, until Py_RunMain loads
      * it (armed first: the hook is not loaded at a stop before it). */
-    if (python && arm_python(s, err) < 0)
+    if (python && tdb_light_arm_python(s, err) < 0)
         goto fail;
     for (size_t i = 0; first && i < s->opts.n_breaks; i++) {
         const char *what = s->opts.breaks[i];
@@ -895,85 +714,6 @@ static int relaunch_applies(tdb_session *s)
     return !(python && native);
 }
 
-/* The process is gone ('run'): what tdebug knew of it, which was its
- * alone (addresses, libraries, the hook, the loader's names), goes; the
- * breakpoints stay, the native ones held again until a library defines
- * them, the Python ones until the new hook is loaded. */
-static void forget_process(tdb_session *s)
-{
-    light_state *l = &s->light;
-    tdb_session_python_free(s); /* the log points' FIFO */
-    tdb_session_python_forget(s);
-    tdb_session_step_landing_end(s);
-    step_state keep = s->step;
-    s->step.dirs = NULL;
-    tdb_session_step_free(s);
-    memset(&s->step, 0, sizeof(s->step));
-    s->step.mode = keep.mode;
-    s->step.dirs = keep.dirs;
-    s->step.n_dirs = keep.n_dirs;
-    s->step.dirs_known = keep.dirs_known;
-    for (size_t i = 0; i < s->n_bps;) {
-        bp_info *b = &s->bps[i];
-        if (b->kind == BP_IMPORT) {
-            tdb_session_bp_delete(s, b);
-            continue;
-        }
-        if (b->kind == BP_NATIVE && b->number > 0) {
-            tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, NULL, "-break-delete %d", b->number);
-            b->number = 0;
-            b->pending = 1;
-            b->by_address = 0;
-            for (size_t k = 0; k < b->n_locs; k++)
-                free(b->locs[k].what);
-            free(b->locs);
-            b->locs = NULL;
-            b->n_locs = 0;
-            free(b->where);
-            b->where = NULL;
-        }
-        i++;
-    }
-    if (s->catch_load_bp > 0)
-        tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, NULL, "-break-delete %d", s->catch_load_bp);
-    s->catch_load_bp = 0;
-    for (size_t k = 0; k < s->n_mods; k++) {
-        free(s->mods[k].library);
-        s->mods[k].library = NULL;
-        s->mods[k].seen = s->mods[k].stopped = 0;
-    }
-    for (size_t i = 0; i < s->n_libs; i++) {
-        free(s->libs[i].path);
-        free(s->libs[i].mine);
-        tdb_strv_free(s->libs[i].deps);
-    }
-    s->n_libs = 0;
-    s->base_symbols = 0;
-    json_decref(s->last_c10_throw);
-    s->last_c10_throw = NULL;
-    tdb_session_note_running(s); /* what the stop showed is gone */
-    tdb_py_close(s->py); /* the interpreter's reader was the old process's */
-    s->py = NULL;
-    s->py_state = 0;
-    tdb_session_values_free(s);
-    l->state_addr = l->release_addr = l->r_debug = l->scratch = 0;
-    l->scanned = l->disarmed = l->synth = l->startup_pending = 0;
-    tdb_strv_free(l->ln_real);
-    tdb_strv_free(l->ln_name);
-    l->ln_real = l->ln_name = NULL;
-    l->n_ln = 0;
-    tdb_strv_free(l->fn_name);
-    free(l->fn_addr);
-    l->fn_name = NULL;
-    l->fn_addr = NULL;
-    l->n_fn = 0;
-    tdb_mem_close(&l->mem);
-    s->have_exit = s->signalled = s->exit_status = 0;
-    s->interrupt_sent = s->stale_sigint = s->repeat = 0;
-    s->last_resume = -1;
-    s->state = NOT_STARTED;
-}
-
 int tdb_session_light_rerun(tdb_session *s, tdb_error *err)
 {
     /* The program tdebug started (never one it attached to: 'run' refuses
@@ -989,7 +729,7 @@ int tdb_session_light_rerun(tdb_session *s, tdb_error *err)
     tdb_session_light_end(s);
     tdb_session_light_reap(s);
     tdb_session_drain(s);
-    forget_process(s);
+    tdb_session_forget_process(s);
     if (!relaunch_applies(s)) {
         /* Its breakpoints need an ordinary session now: gdb reads the
          * libraries again, and the caller has gdb start the program. */
@@ -1087,7 +827,7 @@ json_t *tdb_session_light_frames(tdb_session *s, int thread, int *need_gdb, tdb_
     while (shown > 1 && f[shown - 1].function && strcmp(f[shown - 1].function, "_start") == 0)
         shown--;
     if (s->have_maps)
-        read_link_map(s, &s->maps);
+        tdb_light_read_link_map(s, &s->maps);
     frames = json_array();
     for (size_t k = 0; k < shown; k++) {
         json_t *o = json_object();

@@ -21,6 +21,7 @@ BENCH_RUNS, BENCH_BPS (1,64,1000,10000), BENCH_FIB (25), BENCH_TOOLS
 (tdebug,pdb,debugpy), BENCH_ARM_TIMEOUT (300 s) and BENCH_PARTS (loop,import)
 change the run."""
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -196,22 +197,32 @@ def wall(cmd, env=None, cwd=None, ok=(0,)):
 def upgrade_seconds(trace):
     """From gdb's MI trace of a light session made ordinary at a Python stop:
     the upgrade's time, from its first command (the interpreter's symbols)
-    to the answer that read the hook's."""
-    start = end = None
+    to the answer that read the hook's.  gdb's answers come in pieces split
+    anywhere (one byte a line of the trace when the machine is loaded): the
+    answer is where what gdb sent after the command, its line ends left
+    out, first holds the command's token and '^'."""
+    start = None
     token = None
+    now = 0.0
+    got = ""
     for line in open(trace, errors="replace"):
         fields = line.split(None, 2)
-        if len(fields) < 3:
+        timed = len(fields) >= 2 and fields[1] in ("->", "<-")
+        if timed:
+            now = float(fields[0])
+        if timed and fields[1] == "->":
+            text = fields[2] if len(fields) > 2 else ""
+            if start is None and "debug-file-directory" in text and "-gdb-show" in text:
+                start = now
+            elif start is not None and token is None and "sharedlibrary /libtdebug-pyhook" in text:
+                token = text.split("-", 1)[0]
             continue
-        if fields[1] == "->" and start is None and "debug-file-directory" in fields[2] \
-                and "-gdb-show" in fields[2]:
-            start = float(fields[0])
-        elif fields[1] == "->" and start is not None and "sharedlibrary /libtdebug-pyhook" in fields[2]:
-            token = fields[2].split("-", 1)[0]
-        elif token and fields[1] == "<-" and fields[2].startswith(token + "^"):
-            end = float(fields[0])
-            break
-    return end - start if start is not None and end is not None else None
+        if token:
+            piece = line.split(" <- ", 1)[1] if timed and " <- " in line else line
+            got = got[-64:] + piece.replace("\n", "")
+            if re.search(r"(?<![0-9])" + token + r"\^", got):
+                return now - start
+    return None
 
 
 def import_main():

@@ -442,7 +442,7 @@ static const char *const light_commands[] = {
     "continue", "step", "next", "finish", "backtrace", "where", "info breakpoints",
     "condition", "ignore", "delete", "disable", "enable", "py-bt", "py-up", "py-down",
     "py-list", "py-locals", "py-print", "py-eval", "py-exec", "set step-into",
-    "show step-into", "kill", "quit", "detach", "help", NULL};
+    "show step-into", "kill", "quit", "detach", "help", "run", NULL};
 
 static int needs_gdb_view(tdb_session *s, const command *c, const char *args)
 {

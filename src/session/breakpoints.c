@@ -308,6 +308,15 @@ cleanup:
     return rc;
 }
 
+void tdb_session_bp_give_state(tdb_session *s, const bp_info *b)
+{
+    if (!b->enabled)
+        tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, NULL, "-break-disable %d", b->number);
+    if (b->ignore)
+        tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, NULL, "-break-after %d %d", b->number,
+                    b->ignore);
+}
+
 int tdb_session_bind_held(tdb_session *s, bp_info *b, tdb_error *err)
 {
     json_t *res = NULL;
@@ -319,6 +328,7 @@ int tdb_session_bind_held(tdb_session *s, bp_info *b, tdb_error *err)
     if (num) {
         b->number = atoi(num);
         tdb_session_update_bp(s, json_object_get(res, "bkpt"));
+        tdb_session_bp_give_state(s, b);
     }
     json_decref(res);
     return inserted < 0 ? -1 : 0;
@@ -745,11 +755,7 @@ int tdb_session_breakpoint_set_condition(tdb_session *s, int id, const char *con
             tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, NULL, "-break-delete %d", b->number);
             b->number = atoi(num);
             tdb_session_update_bp(s, json_object_get(res, "bkpt"));
-            if (!b->enabled)
-                tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, NULL, "-break-disable %d", b->number);
-            if (b->ignore)
-                tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, NULL, "-break-after %d %d", b->number,
-                            b->ignore);
+            tdb_session_bp_give_state(s, b);
         }
         json_decref(res);
         if (!num)

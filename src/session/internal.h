@@ -7,6 +7,7 @@
  *   session/launch.c       starting the program under gdb
  *   session/attach.c       attaching, a paused process included
  *   session/light.c        a light session: a gdb that reads no library
+ *   session/lightpy.c      ...its Python breakpoints: the hook by address
  *   session/stops.c        gdb's records; a *stopped record as a stop
  *   session/resume.c       continue, the steps, interrupting
  *   session/breakpoints.c  breakpoints, catchpoints, and as data
@@ -228,10 +229,12 @@ typedef struct light_state {
     pid_t unreaped;      /* killed, but gdb still held it: reaped once gdb is gone */
     char *sysroot;       /* gdb's own sysroot, which the upgrade gives back */
     char *exe;           /* the interpreter, whose symbols the upgrade reads */
+    char **argv;         /* the program's command line, which 'run' starts again */
     char *script_dir;    /* the script's directory (interest) */
     char *audit;         /* the preloaded library, its real path */
     uint64_t state_addr, release_addr; /* its variables in the process, 0: not yet */
     int scanned;         /* the libraries mapped at the attach were searched */
+    int startup_pending; /* native breakpoints wait for the startup trap */
     int disarmed;        /* its traps are off */
     int synth;           /* the stack being recorded was unwound by tdebug */
     uint64_t r_debug;    /* the loader's _r_debug in the process, 0: not found yet */
@@ -342,6 +345,14 @@ static inline unsigned long parse_addr(const char *s)
 #define PYHOOK_LIB_RE "/libtdebug-pyhook[^/]*$"
 
 /* session/session.c */
+/* The process is gone ('run' starts another): what tdebug knew of it,
+ * which was its alone (addresses, libraries, the hook, the interpreter's
+ * reader, a light session's names and variables), goes; the breakpoints
+ * stay, the native ones held again (b->number 0, pending) until a library
+ * defines them, the Python ones until the new hook is loaded; internal
+ * import stops and the load catchpoint go.  gdb's own breakpoints of them
+ * are deleted.  The state is NOT_STARTED after. */
+void tdb_session_forget_process(tdb_session *s);
 void tdb_session_emit(tdb_session *s, const char *event, json_t *fields, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 #define say(s, event, ...) tdb_session_emit((s), event, NULL, __VA_ARGS__)
@@ -416,6 +427,10 @@ void tdb_session_bp_changed(tdb_session *s, const bp_info *b, const json_t *bkpt
  * mapped libraries that define it, insert it pending.  0, or -1 with ERR
  * set (gdb died); a location gdb rejects stays unbound (warned). */
 int tdb_session_bind_held(tdb_session *s, bp_info *b, tdb_error *err);
+/* Native breakpoint B was just given to gdb (b->number): what the user set
+ * on it while tdebug held it, or in an earlier run (disabled, the hits to
+ * ignore), goes to gdb too.  Best effort (gdb's death shows later). */
+void tdb_session_bp_give_state(tdb_session *s, const bp_info *b);
 
 /* session/stops.c */
 /* Read the notifications gdb queued (library list, breakpoints, thread
@@ -657,6 +672,27 @@ int tdb_session_light_applies_at_launch(tdb_session *s);
  * launch), -1 with ERR set. */
 int tdb_session_light_launch(tdb_session *s, char *const argv[], const char *script_dir,
                              tdb_error *err);
+/* 'run' in a session that started light (the old program not running,
+ * not one tdebug attached to): the program tdebug started is killed and
+ * started again as a new light session, with the breakpoints S has now
+ * (both kinds), its step-into policy and environment.  0 with it running,
+ * 1 when those breakpoints need an ordinary session (nothing was done),
+ * -1 with ERR set. */
+int tdb_session_light_rerun(tdb_session *s, tdb_error *err);
+/* What light.c shares with lightpy.c: the loader's names of the files
+ * mapped (from its _r_debug list), the libraries of MAPS noted (the index
+ * of the first new one returned), the load bias of PATH through E (0, or
+ * -1), and a gdb breakpoint at ADDR (temporary when TEMP: its number, or 0
+ * with ERR set). */
+void tdb_light_read_link_map(tdb_session *s, const tdb_maps *maps);
+size_t tdb_light_note_maps(tdb_session *s, const tdb_maps *maps);
+struct tdb_elf;
+int tdb_light_bias_of(struct tdb_elf *e, const tdb_maps *maps, const char *path, uint64_t *out);
+int tdb_light_break_at(tdb_session *s, uint64_t addr, int temp, tdb_error *err);
+/* session/lightpy.c: with Python breakpoints, the stop where the hook is
+ * loaded (Py_RunMain, by address; an upgrade and the ordinary way when the
+ * interpreter has none).  0, or -1 with ERR set. */
+int tdb_light_arm_python(tdb_session *s, tdb_error *err);
 /* A SIGTRAP stop: 1 when it was the preloaded library's trap (handled: the
  * program may go on), 0 when it is the program's own, -1 on error. */
 int tdb_session_light_trap(tdb_session *s, tdb_error *err);

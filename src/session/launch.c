@@ -89,18 +89,75 @@ static char *dir_of(const char *path)
     return copy;
 }
 
-int tdb_session_launch(tdb_session *s, char *const argv[], tdb_error *err)
+/* tdebug-exec, the wrapper gdb starts programs through (new string), or
+ * NULL with ERR set. */
+static char *exec_wrapper(tdb_error *err)
+{
+    char *wrapper = tdb_companion_path("tdebug-exec");
+    if (!wrapper)
+        tdb_error_set(err, ENOENT, "cannot find tdebug-exec beside tdebug or in %s (reinstall tdebug)",
+                      TDB_LIBDIR);
+    return wrapper;
+}
+
+/* gdb is to start ARGV itself, the ordinary way: through the shell (the
+ * only way it keeps arguments with spaces intact) and WRAPPER, so that
+ * the program gets tdebug's stdio, its own process group, and dies with
+ * gdb; the interpreter's symbols read.  0, or -1 with ERR set. */
+static int gdb_program(tdb_session *s, char *const argv[], const char *wrapper, tdb_error *err)
 {
     tdb_buf cmd = TDB_BUF_INIT;
+    int rc = -1;
+    tdb_buf_adds(&cmd, "set exec-wrapper ");
+    tdb_shell_quote(&cmd, wrapper);
+    tdb_buf_addf(&cmd, " --fds %d,%d,%d --pgrp --pdeathsig --", s->saved_fds[0], s->saved_fds[1],
+                 s->saved_fds[2]);
+    if (tdb_session_console(s, CMD_TIMEOUT_MS, err, "%s", tdb_buf_str(&cmd)) < 0 ||
+        tdb_session_console(s, CMD_TIMEOUT_MS, err, "set startup-with-shell on") < 0)
+        goto cleanup;
+    tdb_buf_reset(&cmd);
+    tdb_buf_adds(&cmd, "-file-exec-and-symbols ");
+    tdb_mi_quote(&cmd, argv[0]);
+    tdb_session_hide_cpython_debuginfo(s);
+    int loaded = tdb_gdb_cmd(s->gdb, SYMBOLS_TIMEOUT_MS, NULL, err, "%s", tdb_buf_str(&cmd));
+    tdb_session_restore_debuginfo(s);
+    if (loaded < 0)
+        goto cleanup;
+    tdb_buf_reset(&cmd);
+    tdb_buf_adds(&cmd, "set args");
+    for (int i = 1; argv[i]; i++) {
+        tdb_buf_addc(&cmd, ' ');
+        tdb_shell_quote(&cmd, argv[i]);
+    }
+    rc = tdb_session_console(s, CMD_TIMEOUT_MS, err, "%s", tdb_buf_str(&cmd));
+cleanup:
+    tdb_buf_free(&cmd);
+    return rc;
+}
+
+/* The Python breakpoints' safe point, then the program runs from its
+ * start: gdb's -exec-run.  0, or -1 with ERR set. */
+static int exec_run(tdb_session *s, tdb_error *err)
+{
+    if (tdb_session_python_launch(s, err) < 0)
+        return -1;
+    s->state = STOPPED; /* tdb_session_resume_mi() wants a target it may run */
+    s->have_exit = 0;
+    if (tdb_session_resume_mi(s, "-exec-run", err) < 0) {
+        s->state = NOT_STARTED;
+        return -1;
+    }
+    return 0;
+}
+
+int tdb_session_launch(tdb_session *s, char *const argv[], tdb_error *err)
+{
     char *wrapper = NULL, *script_dir = NULL;
     int rc = -1;
 
-    wrapper = tdb_companion_path("tdebug-exec");
-    if (!wrapper) {
-        tdb_error_set(err, ENOENT, "cannot find tdebug-exec beside tdebug or in %s (reinstall tdebug)",
-                      TDB_LIBDIR);
+    wrapper = exec_wrapper(err);
+    if (!wrapper)
         goto cleanup;
-    }
     /* The script's directory, where the user's own extensions often are. */
     for (int i = 1; argv[i]; i++) {
         if (argv[i][0] != '-') {
@@ -126,48 +183,33 @@ int tdb_session_launch(tdb_session *s, char *const argv[], tdb_error *err)
             goto cleanup;
         }
     }
-    if (tdb_session_setup_symbols(s, err) < 0)
+    if (tdb_session_setup_symbols(s, err) < 0 || gdb_program(s, argv, wrapper, err) < 0 ||
+        tdb_session_arm(s, script_dir, err) < 0 || exec_run(s, err) < 0)
         goto cleanup;
-    /* gdb starts the program through the shell (the only way it keeps
-     * arguments with spaces intact) and our wrapper: the program gets
-     * tdebug's stdio, its own process group, and dies with gdb. */
-    tdb_buf_adds(&cmd, "set exec-wrapper ");
-    tdb_shell_quote(&cmd, wrapper);
-    tdb_buf_addf(&cmd, " --fds %d,%d,%d --pgrp --pdeathsig --", s->saved_fds[0], s->saved_fds[1],
-                 s->saved_fds[2]);
-    if (tdb_session_console(s, CMD_TIMEOUT_MS, err, "%s", tdb_buf_str(&cmd)) < 0 ||
-        tdb_session_console(s, CMD_TIMEOUT_MS, err, "set startup-with-shell on") < 0)
-        goto cleanup;
-    tdb_buf_reset(&cmd);
-    tdb_buf_adds(&cmd, "-file-exec-and-symbols ");
-    tdb_mi_quote(&cmd, argv[0]);
-    tdb_session_hide_cpython_debuginfo(s);
-    int loaded = tdb_gdb_cmd(s->gdb, SYMBOLS_TIMEOUT_MS, NULL, err, "%s", tdb_buf_str(&cmd));
-    tdb_session_restore_debuginfo(s);
-    if (loaded < 0)
-        goto cleanup;
-    tdb_buf_reset(&cmd);
-    tdb_buf_adds(&cmd, "set args");
-    for (int i = 1; argv[i]; i++) {
-        tdb_buf_addc(&cmd, ' ');
-        tdb_shell_quote(&cmd, argv[i]);
-    }
-    if (tdb_session_console(s, CMD_TIMEOUT_MS, err, "%s", tdb_buf_str(&cmd)) < 0)
-        goto cleanup;
-    if (tdb_session_arm(s, script_dir, err) < 0)
-        goto cleanup;
-    if (tdb_session_python_launch(s, err) < 0)
-        goto cleanup;
-    s->state = STOPPED; /* tdb_session_resume_mi() wants a target it may run */
-    if (tdb_session_resume_mi(s, "-exec-run", err) < 0) {
-        s->state = NOT_STARTED;
-        goto cleanup;
-    }
     rc = 0;
 cleanup:
     free(wrapper);
     free(script_dir);
-    tdb_buf_free(&cmd);
+    return rc;
+}
+
+/* 'run' in a session that started light, whose breakpoints now need an
+ * ordinary session (tdb_session_light_rerun() ended the old program):
+ * gdb starts the program itself, its held breakpoints given to gdb. */
+static int rerun_ordinary(tdb_session *s, tdb_error *err)
+{
+    char *wrapper = exec_wrapper(err);
+    int rc = -1;
+    if (!wrapper || gdb_program(s, s->light.argv, wrapper, err) < 0 ||
+        tdb_session_place_load_catchpoint(s, err) < 0)
+        goto cleanup;
+    for (size_t i = 0; i < s->n_bps; i++)
+        if (s->bps[i].kind == BP_NATIVE && s->bps[i].number == 0 &&
+            tdb_session_bind_held(s, &s->bps[i], err) < 0)
+            goto cleanup;
+    rc = exec_run(s, err);
+cleanup:
+    free(wrapper);
     return rc;
 }
 
@@ -183,13 +225,11 @@ int tdb_session_rerun(tdb_session *s, tdb_error *err)
         tdb_error_set(err, EAGAIN, "the program is running");
         return -1;
     }
-    if (s->light.audit) {
-        /* gdb attached to a program tdebug started: it has no command
-         * line to start again (session/light.c). */
-        tdb_error_set(err, EPERM, "'run' restarts the program only in an ordinary session, and "
-                                  "this one started light: 'quit' and 'tdebug run' again, or "
-                                  "start with TDEBUG_LIGHT=0 to restart at the prompt");
-        return -1;
+    if (s->light.argv) {
+        /* gdb attached to a program tdebug started: tdebug starts it
+         * again, light when its breakpoints allow (session/light.c). */
+        int light = tdb_session_light_rerun(s, err);
+        return light <= 0 ? light : rerun_ordinary(s, err);
     }
     /* The new process has no hook: the Python breakpoints are armed again,
      * as at the first start. */
@@ -200,13 +240,7 @@ int tdb_session_rerun(tdb_session *s, tdb_error *err)
     s->py_state = 0;
     tdb_session_values_free(s);
     s->state = NOT_STARTED;
-    if (tdb_session_python_launch(s, err) < 0)
-        return -1;
-    s->state = STOPPED;
-    s->have_exit = 0;
-    if (tdb_session_resume_mi(s, "-exec-run", err) < 0)
-        return -1;
-    return 0;
+    return exec_run(s, err);
 }
 
 int tdb_session_program_setenv(tdb_session *s, const char *name, const char *value,

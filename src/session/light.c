@@ -125,7 +125,7 @@ int tdb_session_light_applies(tdb_session *s)
     if (!o->n_stop_at_import && !o->n_breaks)
         return 0; /* nothing to stop at: the ordinary session costs as little */
     /* A Python line or function (FILE.py:LINE) is the hook's, which a
-     * light session loads by address (arm_python()).  Not beside a
+     * light session loads by address (tdb_light_arm_python()).  Not beside a
      * function's: the preloaded library then watches the libraries
      * outside the system's directories, the hook's among them, and its
      * trap would land inside gdb's call that loads the hook. */
@@ -182,7 +182,7 @@ static void disarm(tdb_session *s)
  * it opened ("/usr/lib/x86_64-linux-gnu/libtorch_cpu.so.1.13.0").  Read
  * that list from the process, through the loader's _r_debug, and note the
  * real path of each name. */
-static void read_link_map(tdb_session *s, const tdb_maps *maps)
+void tdb_light_read_link_map(tdb_session *s, const tdb_maps *maps)
 {
     for (size_t i = 0; !s->light.r_debug && i < maps->n; i++) {
         const tdb_map *m = &maps->v[i];
@@ -246,7 +246,7 @@ static const char *mapped_file(tdb_session *s, const char *name)
 /* ---- libraries and stops by address ---- */
 
 /* The load bias of PATH, from its first mapping in MAPS, through E. */
-static int bias_of(tdb_elf *e, const tdb_maps *maps, const char *path, uint64_t *out)
+int tdb_light_bias_of(tdb_elf *e, const tdb_maps *maps, const char *path, uint64_t *out)
 {
     for (size_t i = 0; i < maps->n; i++)
         if (maps->v[i].path && strcmp(maps->v[i].path, path) == 0)
@@ -275,7 +275,7 @@ static char *describe_addr(tdb_session *s, tdb_symbolizer **sym, uint64_t addr, 
 
 /* A gdb breakpoint at ADDR (temporary when TEMP): its number, or 0 with ERR
  * set (gdb died). */
-static int break_at(tdb_session *s, uint64_t addr, int temp, tdb_error *err)
+int tdb_light_break_at(tdb_session *s, uint64_t addr, int temp, tdb_error *err)
 {
     json_t *res = NULL;
     if (tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, &res, err, "-break-insert%s *0x%llx",
@@ -301,10 +301,10 @@ static int arm_import(tdb_session *s, module_watch *m, const char *path, const t
     uint64_t value, bias;
     int rc = 0;
     if (!e || tdb_elf_find_symbol(e, init, &value, NULL, NULL) < 0 ||
-        bias_of(e, maps, mapped_file(s, path), &bias) < 0) {
+        tdb_light_bias_of(e, maps, mapped_file(s, path), &bias) < 0) {
         say(s, "warning", "'%s' has no %s: cannot stop before its init", path, init);
     } else {
-        int n = break_at(s, bias + value, 1, err);
+        int n = tdb_light_break_at(s, bias + value, 1, err);
         if (!n) {
             rc = -1;
         } else {
@@ -330,7 +330,7 @@ typedef struct found {
 static int place(tdb_session *s, bp_info *b, uint64_t addr, const char *lib,
                  tdb_symbolizer **sym, tdb_error *err)
 {
-    int n = break_at(s, addr, b->temporary, err);
+    int n = tdb_light_break_at(s, addr, b->temporary, err);
     if (!n)
         return -1;
     char *what = describe_addr(s, sym, addr, lib);
@@ -342,12 +342,13 @@ static int place(tdb_session *s, bp_info *b, uint64_t addr, const char *lib,
     b->n_locs = 1;
     free(b->where);
     b->where = what;
+    tdb_session_bp_give_state(s, b);
     return 0;
 }
 
 /* Note the libraries of MAPS (named as gdb would, their code's range):
  * the number noted before. */
-static size_t note_maps(tdb_session *s, const tdb_maps *maps)
+size_t tdb_light_note_maps(tdb_session *s, const tdb_maps *maps)
 {
     size_t old = s->n_libs;
     for (size_t i = 0; i < maps->n; i++) {
@@ -379,8 +380,8 @@ static int scan(tdb_session *s, int first, tdb_error *err)
     if (tdb_maps_read(s->pid, &maps, err) < 0)
         return -1;
     find_audit(s, &maps);
-    read_link_map(s, &maps);
-    size_t old = note_maps(s, &maps);
+    tdb_light_read_link_map(s, &maps);
+    size_t old = tdb_light_note_maps(s, &maps);
     for (size_t k = 0; k < s->n_mods; k++) {
         module_watch *m = &s->mods[k];
         for (size_t i = first ? 0 : old; i < s->n_libs && !m->seen; i++) {
@@ -395,16 +396,27 @@ static int scan(tdb_session *s, int first, tdb_error *err)
         }
     }
     places = tdb_xcalloc(s->n_bps + 1, sizeof(*places));
-    for (size_t j = 0; j < s->n_bps; j++)
+    /* Before the startup trap the loader may still be mapping the
+     * program's libraries, the preloaded library's own copies first (its
+     * namespace's libc): the held breakpoints wait for that trap. */
+    for (size_t j = 0; j < s->n_bps && !s->light.startup_pending; j++)
         n_held += s->bps[j].kind == BP_NATIVE && s->bps[j].number == 0;
     for (size_t i = first ? 0 : old; i < s->n_libs && n_held; i++) {
         const char *path = s->libs[i].path;
         if (!first && !(s->have_interest && regexec(&s->interest_re, path, 0, NULL, 0) == 0) &&
             !tdb_session_outside_system(path))
             continue;
+        /* One file noted twice: by its path at an attach made while the
+         * loader's list did not name it yet, then by the loader's name,
+         * which gdb shows: that one is searched. */
+        int renamed = 0;
+        for (size_t k = first ? 0 : old; k < s->n_libs && !renamed; k++)
+            renamed = k != i && strcmp(mapped_file(s, s->libs[k].path), path) == 0;
+        if (renamed)
+            continue;
         tdb_elf *e = tdb_elf_open_tables(path, NULL);
         uint64_t bias;
-        if (!e || bias_of(e, &maps, mapped_file(s, path), &bias) < 0) {
+        if (!e || tdb_light_bias_of(e, &maps, mapped_file(s, path), &bias) < 0) {
             tdb_elf_free(e);
             continue;
         }
@@ -470,188 +482,11 @@ int tdb_session_light_trap(tdb_session *s, tdb_error *err)
         tdb_mem_read_full(&s->light.mem, s->light.state_addr, &state, sizeof(state)) < 0 ||
         state != TDEBUG_STATE_TRAPPED)
         return 0;
-    return scan(s, 0, err) < 0 ? -1 : 1;
-}
-
-/* ---- Python breakpoints ---- */
-
-/* What the Python hook's gdb expressions name (session/python.c,
- * session/pytable.c), which a light session's gdb does not know: the
- * functions they call, and the hook's control block. */
-static const char *const hook_functions[] = {
-    "dlopen", "mmap", "Py_AddPendingCall", "PyErr_CheckSignals", "Py_RunMain",
-    "_PyEval_EvalFrameDefault", "tdebug_pyhook_install", "tdebug_pyhook_eval",
-    "tdebug_pyhook_step_arm", "tdebug_pyhook_stop", NULL};
-static const char *const hook_variables[] = {"tdebug_pyhook_control", NULL};
-
-static int in_list(const char *const *list, const char *name, size_t len)
-{
-    for (; *list; list++)
-        if (strlen(*list) == len && strncmp(*list, name, len) == 0)
-            return 1;
-    return 0;
-}
-
-/* Is the file mapped at PATH (EXE: the interpreter's real path) one those
- * names are in: the interpreter, libpython, libc, the hook? */
-static int hook_file(const char *path, const char *exe)
-{
-    const char *base = tdb_base_name(path);
-    return (exe && strcmp(path, exe) == 0) || strncmp(base, "libpython", 9) == 0 ||
-           strncmp(base, "libc.so", 7) == 0 || strncmp(base, "libc-", 5) == 0 ||
-           strncmp(base, "libtdebug-pyhook", 16) == 0;
-}
-
-/* NAME's address in the process (read from the symbol tables of the files
- * hook_file() takes, once), 0 when none defines it. */
-static uint64_t hook_address(tdb_session *s, const char *name)
-{
-    for (size_t k = 0; k < s->light.n_fn; k++)
-        if (strcmp(s->light.fn_name[k], name) == 0)
-            return s->light.fn_addr[k];
-    tdb_maps maps = {0};
-    uint64_t addr = 0;
-    char *exe = realpath(s->light.exe, NULL);
-    if (tdb_maps_read(s->pid, &maps, NULL) < 0)
-        goto cleanup;
-    read_link_map(s, &maps);
-    note_maps(s, &maps); /* the hook's range hides its frames (session/python.c) */
-    for (size_t i = 0; i < maps.n && !addr; i++) {
-        const char *path = maps.v[i].path;
-        if (!path || path[0] != '/' || (i && maps.v[i - 1].path &&
-                                        strcmp(maps.v[i - 1].path, path) == 0) ||
-            !hook_file(path, exe))
-            continue;
-        tdb_elf *e = tdb_elf_open_tables(path, NULL);
-        uint64_t value, bias;
-        if (e && tdb_elf_find_symbol(e, name, &value, NULL, NULL) == 0 && value &&
-            bias_of(e, &maps, path, &bias) == 0)
-            addr = bias + value;
-        tdb_elf_free(e);
-    }
-    if (addr) {
-        size_t n = s->light.n_fn;
-        tdb_ptrs_push(&s->light.fn_name, &n, tdb_xstrdup(name));
-        s->light.fn_addr = tdb_xrealloc(s->light.fn_addr, (n + 1) * sizeof(uint64_t));
-        s->light.fn_addr[s->light.n_fn++] = addr;
-    }
-cleanup:
-    free(exe);
-    tdb_maps_free(&maps);
-    return addr;
-}
-
-char *tdb_session_light_location(tdb_session *s, const char *name)
-{
-    uint64_t addr = s->light.on ? hook_address(s, name) : 0;
-    return addr ? tdb_xasprintf("*0x%llx", (unsigned long long)addr) : NULL;
-}
-
-/* A page mapped in the process for the strings of the hook's calls (once). */
-static int map_scratch(tdb_session *s, tdb_error *err)
-{
-    uint64_t page = 0;
-    if (s->light.scratch)
-        return 0;
-    if (tdb_hook_eval_u64(s, "(void *) mmap((void *) 0, (unsigned long) 4096, 3, 0x22, -1, "
-                             "(long) 0)", &page, err) < 0)
-        return -1;
-    if (!page || page == (uint64_t)-1) {
-        tdb_error_set(err, ENOMEM, "cannot map a page in the process for the Python hook");
-        return -1;
-    }
-    s->light.scratch = page;
-    return 0;
-}
-
-/* Copy the NUL-terminated LEN bytes of STR into the scratch page at *AT
- * (which moves past them). */
-static int copy_string(tdb_session *s, const char *str, size_t len, uint64_t *at, tdb_error *err)
-{
-    if (*at + len > s->light.scratch + 4096) {
-        tdb_error_set(err, E2BIG, "a string of %zu bytes for the Python hook: too long", len);
-        return -1;
-    }
-    if (tdb_hook_write_mem(s, *at, str, len, err) < 0)
-        return -1;
-    *at += len;
-    return 0;
-}
-
-char *tdb_session_light_expr(tdb_session *s, const char *expr, tdb_error *err)
-{
-    tdb_buf b = TDB_BUF_INIT, str = TDB_BUF_INIT;
-    uint64_t at = s->light.scratch;
-    const char *p = expr;
-    while (*p) {
-        if (*p == '"') {
-            tdb_buf_reset(&str);
-            for (p++; *p && *p != '"'; p++) {
-                if (*p == '\\' && p[1])
-                    p++;
-                tdb_buf_addc(&str, *p);
-            }
-            p += *p == '"';
-            if (map_scratch(s, err) < 0)
-                goto fail;
-            if (!at)
-                at = s->light.scratch;
-            uint64_t here = at;
-            if (copy_string(s, tdb_buf_str(&str), str.len + 1, &at, err) < 0)
-                goto fail;
-            tdb_buf_addf(&b, "(char *) 0x%llx", (unsigned long long)here);
-            continue;
-        }
-        if (!isalnum((unsigned char)*p) && *p != '_') {
-            tdb_buf_addc(&b, *p++);
-            continue;
-        }
-        const char *word = p;
-        while (isalnum((unsigned char)*p) || *p == '_')
-            p++;
-        size_t len = (size_t)(p - word);
-        int fn = in_list(hook_functions, word, len), var = in_list(hook_variables, word, len);
-        if (!fn && !var) {
-            tdb_buf_add(&b, word, len);
-            continue;
-        }
-        char *name = tdb_xstrndup(word, len);
-        uint64_t addr = hook_address(s, name);
-        if (!addr) {
-            tdb_error_set(err, ENOENT, "tdebug finds no %s in the process's symbol tables", name);
-            free(name);
-            goto fail;
-        }
-        free(name);
-        /* A function as gdb calls one it has no type for (its arguments
-         * are cast in EXPR); a variable as bytes, whose address '&' takes. */
-        tdb_buf_addf(&b, fn ? "((long (*)()) 0x%llx)" : "(*(char *) 0x%llx)",
-                     (unsigned long long)addr);
-    }
-    tdb_buf_free(&str);
-    return tdb_buf_detach(&b);
-fail:
-    tdb_buf_free(&str);
-    tdb_buf_free(&b);
-    return NULL;
-}
-
-/* Python breakpoints among S's breakpoints: stop where the interpreter
- * starts the program (Py_RunMain, as an ordinary launch does:
- * tdb_session_python_launch()), by address, where the hook is loaded. */
-static int arm_python(tdb_session *s, tdb_error *err)
-{
-    uint64_t addr = hook_address(s, "Py_RunMain");
-    if (!addr) {
-        /* Not CPython's own main: the ordinary way, which says why not. */
-        return tdb_session_light_upgrade(s, err) < 0 ? -1 : tdb_session_python_launch(s, err);
-    }
-    int n = break_at(s, addr, 0, err);
-    if (!n)
-        return -1;
-    s->hook.safe_bps[0] = n;
-    s->hook.state = PYHOOK_ARMING;
-    return 0;
+    /* The first trap (the startup one, unless the program stopped waiting
+     * for gdb): every library mapped is looked at, as at the attach. */
+    int first = s->light.startup_pending;
+    s->light.startup_pending = 0;
+    return scan(s, first, err) < 0 ? -1 : 1;
 }
 
 /* ---- starting ---- */
@@ -667,13 +502,13 @@ static size_t native_breaks(const tdb_session *s)
 }
 
 /* The TDEBUG_WATCH_FILES of S's stops: the modules' files, and with
- * breakpoints the libraries they may be in. */
-static char *watch_files(tdb_session *s, const char *script_dir)
+ * NATIVE breakpoints the libraries they may be in. */
+static char *watch_files(tdb_session *s, const char *script_dir, size_t native)
 {
     tdb_buf b = TDB_BUF_INIT;
     for (size_t i = 0; i < s->opts.n_stop_at_import; i++)
         tdb_preload_add_module_files(&b, s->opts.stop_at_import[i]);
-    if (native_breaks(s)) {
+    if (native) {
         for (const char *const *w = tdb_session_interest_words; *w; w++)
             tdb_buf_addf(&b, "%s*/*%s*", b.len ? "," : "", *w);
         char **dirs = tdb_session_interest_dirs(script_dir);
@@ -722,107 +557,207 @@ static int ended_early(tdb_session *s, tdb_error *err)
     return 1;
 }
 
-int tdb_session_light_launch(tdb_session *s, char *const argv[], const char *script_dir,
-                             tdb_error *err)
+/* Start the program ARGV with the preloaded library, as tdebug's child
+ * (PYTHON: Python breakpoints wait for the hook; NATIVE: that many native
+ * ones wait for their libraries): 1 started (s->pid, s->light.child), 0
+ * when it cannot start light here (nothing started: the library is not
+ * built, ptrace would refuse, or the patterns are too many for it), -1
+ * with ERR set. */
+static int spawn_light(tdb_session *s, char *const argv[], const char *script_dir, int python,
+                       size_t native, tdb_error *err)
 {
     tdb_preload_settings set = {.action = "trap", .announce = "off"};
     tdb_ptracer_plan plan = tdb_ptracer_plan_for(tdb_yama_ptrace_scope(),
                                                  tdb_have_cap_sys_ptrace());
-    json_t *env = NULL, *res = NULL;
+    json_t *env = NULL;
     char *library = NULL, *watch = NULL;
-    int rc = -1;
+    int rc = 0;
 
-    s->light.wanted = 0;
-    int python = native_breaks(s) < s->opts.n_breaks || s->n_bps > 0;
-    if (plan != TDB_PTRACER_REFUSED && only_python_bps(s))
+    if (plan != TDB_PTRACER_REFUSED)
         library = tdb_preload_library(NULL);
     if (library) {
+        free(s->light.audit);
         s->light.audit = realpath(library, NULL);
-        set.watch_files = watch = watch_files(s, script_dir);
+        set.watch_files = watch = watch_files(s, script_dir, native);
         /* gdb attaches before the program's own code runs: a native
          * breakpoint may be in it, the Python hook's stop is in
          * Py_RunMain. */
-        set.trap_startup = s->opts.n_breaks || python ? "1" : NULL;
+        set.trap_startup = native || python ? "1" : NULL;
         /* Breakpoints may be hit by the constructors of the libraries
          * they are in: those wait for gdb.  Import stops need only the
          * modules' inits to. */
-        set.trap_wait = native_breaks(s) ? "load" : "init";
+        set.trap_wait = native ? "load" : "init";
+        s->light.startup_pending = native > 0;
     }
-    if (!s->light.audit || tdb_preload_check(&set, NULL) < 0) {
-        /* An ordinary launch, then: the preloaded library is not built,
-         * ptrace would refuse, or the patterns are too many for it. */
-        rc = tdb_gdb_handshake(s->gdb, err) < 0 ? -1 : 1;
+    if (!library || !s->light.audit || tdb_preload_check(&set, NULL) < 0)
         goto cleanup;
-    }
     env = tdb_preload_env(library, &set, getenv("LD_AUDIT"));
     json_object_update(env, s->light.env); /* the front-end's ('env' of a DAP launch) */
     tdb_spawn_how how = {.fds = s->saved_fds, .own_pgrp = 1, .plan = plan,
                          .pid_var = TDEBUG_ENV_TRAP_PID};
     pid_t pid = tdb_paused_spawn_with(argv, env, &how, err);
     if (pid < 0) {
-        tdb_gdb_handshake(s->gdb, NULL); /* gdb quits cleanly at the end */
+        rc = -1;
         goto cleanup;
     }
     s->light.child = s->pid = pid;
     tdb_mem_init(&s->light.mem, pid);
-    s->light.exe = tdb_xstrdup(argv[0]);
-    s->light.script_dir = script_dir ? tdb_xstrdup(script_dir) : NULL;
     if (s->fe.program_started)
         s->fe.program_started(s->fe.data, pid); /* the terminal is the program's */
+    rc = 1;
+cleanup:
+    if (rc == 0) {
+        free(s->light.audit);
+        s->light.audit = NULL;
+    }
+    json_decref(env);
+    free(watch);
+    free(library);
+    return rc;
+}
+
+/* gdb (reading no library) attaches to the program just spawned, the
+ * stops are placed by address and it runs: 0, or -1 with ERR set (the
+ * program killed).  FIRST: the session's first start, whose --break are
+ * placed now; a restart's breakpoints are those it had. */
+static int attach_and_go(tdb_session *s, int first, int python, tdb_error *err)
+{
+    s->light.on = 1;
+    if (tdb_session_gdb_attach(s, s->pid, err) < 0) {
+        int early = ended_early(s, err);
+        if (early != 0)
+            return early > 0 ? 0 : -1;
+        kill_child(s);
+        return -1;
+    }
+    s->state = STOPPED;
+    tdb_session_drain(s);
+    if (first && tdb_session_prepare_interest(s, s->light.script_dir, err) < 0)
+        goto fail;
+    /* The native breakpoints wait in tdebug until a library defines
+     * them; the Python ones in the hook's table, until Py_RunMain loads
+     * it (armed first: the hook is not loaded at a stop before it). */
+    if (python && tdb_light_arm_python(s, err) < 0)
+        goto fail;
+    for (size_t i = 0; first && i < s->opts.n_breaks; i++) {
+        const char *what = s->opts.breaks[i];
+        if (tdb_break_location_kind(what) == TDB_BREAK_NATIVE)
+            tdb_session_add_bp(s, 0, BP_NATIVE, what, NULL)->pending = 1;
+        else if (tdb_session_arm_one(s, what, 1, err) < 0)
+            goto fail;
+    }
+    s->light.scanned = 1;
+    if (scan(s, 1, err) < 0 || tdb_session_resume(s, TDB_RESUME_CONTINUE, err) < 0)
+        goto fail;
+    return 0;
+fail:
+    kill_child(s);
+    return -1;
+}
+
+int tdb_session_light_launch(tdb_session *s, char *const argv[], const char *script_dir,
+                             tdb_error *err)
+{
+    json_t *res = NULL;
+    s->light.wanted = 0;
+    int python = native_breaks(s) < s->opts.n_breaks || s->n_bps > 0;
+    int spawned = only_python_bps(s) ? spawn_light(s, argv, script_dir, python,
+                                                   native_breaks(s), err)
+                                     : 0;
+    if (spawned <= 0) {
+        /* An ordinary launch, then (gdb quits cleanly at the end). */
+        if (spawned < 0) {
+            tdb_gdb_handshake(s->gdb, NULL);
+            return -1;
+        }
+        return tdb_gdb_handshake(s->gdb, err) < 0 ? -1 : 1;
+    }
+    for (size_t i = 0, n = 0; argv[i]; i++)
+        tdb_ptrs_push(&s->light.argv, &n, tdb_xstrdup(argv[i]));
+    s->light.exe = tdb_xstrdup(argv[0]);
+    s->light.script_dir = script_dir ? tdb_xstrdup(script_dir) : NULL;
 
     /* Meanwhile gdb started. */
     if (tdb_gdb_handshake(s->gdb, err) < 0 || tdb_session_setup_symbols(s, err) < 0 ||
         tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, &res, err, "-gdb-show sysroot") < 0 ||
         tdb_session_console(s, CMD_TIMEOUT_MS, err, "set sysroot %s", LIGHT_SYSROOT) < 0) {
+        json_decref(res);
         kill_child(s);
-        goto cleanup;
+        return -1;
     }
     const char *sysroot = tdb_mi_str(res, "value");
     s->light.sysroot = tdb_xstrdup(sysroot && *sysroot ? sysroot : "target:");
-    s->light.on = 1;
-    if (tdb_session_gdb_attach(s, pid, err) < 0) {
-        int early = ended_early(s, err);
-        if (early != 0) {
-            rc = early > 0 ? 0 : -1;
-            goto cleanup;
-        }
-        kill_child(s);
-        goto cleanup;
-    }
-    s->state = STOPPED;
-    tdb_session_drain(s);
-    if (tdb_session_prepare_interest(s, script_dir, err) < 0) {
-        kill_child(s);
-        goto cleanup;
-    }
-    /* The native breakpoints wait in tdebug until a library defines
-     * them; the Python ones in the hook's table, until Py_RunMain loads
-     * it (armed first: the hook is not loaded at a stop before it). */
-    if (python && arm_python(s, err) < 0) {
-        kill_child(s);
-        goto cleanup;
-    }
-    for (size_t i = 0; i < s->opts.n_breaks; i++) {
-        const char *what = s->opts.breaks[i];
-        if (tdb_break_location_kind(what) == TDB_BREAK_NATIVE)
-            tdb_session_add_bp(s, 0, BP_NATIVE, what, NULL)->pending = 1;
-        else if (tdb_session_arm_one(s, what, 1, err) < 0) {
-            kill_child(s);
-            goto cleanup;
-        }
-    }
-    s->light.scanned = 1;
-    if (scan(s, 1, err) < 0 || tdb_session_resume(s, TDB_RESUME_CONTINUE, err) < 0) {
-        kill_child(s);
-        goto cleanup;
-    }
-    rc = 0;
-cleanup:
-    json_decref(env);
     json_decref(res);
-    free(watch);
-    free(library);
-    return rc;
+    return attach_and_go(s, 1, python, err);
+}
+
+/* ---- running it again ---- */
+
+/* Can the breakpoints S has now make a light session (as
+ * tdb_session_light_applies() says of the options at the start)? */
+static int relaunch_applies(tdb_session *s)
+{
+    int python = 0, native = 0;
+    if (s->light.env_changed || !options_allow(s, 0))
+        return 0;
+    for (size_t i = 0; i < s->n_bps; i++) {
+        const bp_info *b = &s->bps[i];
+        if (b->kind == BP_IMPORT)
+            continue;
+        /* gdb evaluates a native breakpoint's condition: with symbols */
+        if ((b->kind == BP_PYTHON && b->py_exc) || b->kind == BP_CATCH || b->kind == BP_WATCH ||
+            (b->kind == BP_NATIVE && (!plain_function(b->location) || b->condition)))
+            return 0;
+        python |= b->kind == BP_PYTHON;
+        native |= b->kind == BP_NATIVE;
+    }
+    return !(python && native);
+}
+
+int tdb_session_light_rerun(tdb_session *s, tdb_error *err)
+{
+    /* The program tdebug started (never one it attached to: 'run' refuses
+     * those first) ends, gdb's hold on it first. */
+    if (s->state == STOPPED) {
+        tdb_error local = {0};
+        free(tdb_gdb_console(s->gdb, 30000, &local, "kill"));
+        if (!tdb_gdb_alive(s->gdb)) {
+            tdb_error_set(err, local.code, "%s", local.msg);
+            return -1;
+        }
+    }
+    tdb_session_light_end(s);
+    tdb_session_light_reap(s);
+    tdb_session_drain(s);
+    tdb_session_forget_process(s);
+    if (!relaunch_applies(s)) {
+        /* Its breakpoints need an ordinary session now: gdb reads the
+         * libraries again, and the caller has gdb start the program. */
+        int was_light = s->light.on;
+        s->light.on = 0;
+        return was_light && tdb_session_console(s, CMD_TIMEOUT_MS, err, "set sysroot %s",
+                                                s->light.sysroot) < 0 ? -1 : 1;
+    }
+    /* Made an ordinary session since: gdb forgets the interpreter's file
+     * and finds no library again. */
+    if (!s->light.on &&
+        (tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, err, "-file-exec-and-symbols") < 0 ||
+         tdb_session_console(s, CMD_TIMEOUT_MS, err, "set sysroot %s", LIGHT_SYSROOT) < 0))
+        return -1;
+    int python = 0;
+    size_t native = 0;
+    for (size_t i = 0; i < s->n_bps; i++) {
+        python |= s->bps[i].kind == BP_PYTHON;
+        native += s->bps[i].kind == BP_NATIVE;
+    }
+    int spawned = spawn_light(s, s->light.argv, s->light.script_dir, python, native, err);
+    if (spawned == 0)
+        tdb_error_set(err, ENOENT, "cannot start the program light again (the preloaded "
+                                   "library is missing or ptrace refuses): 'quit' and "
+                                   "'tdebug run' again");
+    if (spawned <= 0)
+        return -1;
+    return attach_and_go(s, 0, python, err);
 }
 
 /* ---- stacks ---- */
@@ -892,7 +827,7 @@ json_t *tdb_session_light_frames(tdb_session *s, int thread, int *need_gdb, tdb_
     while (shown > 1 && f[shown - 1].function && strcmp(f[shown - 1].function, "_start") == 0)
         shown--;
     if (s->have_maps)
-        read_link_map(s, &s->maps);
+        tdb_light_read_link_map(s, &s->maps);
     frames = json_array();
     for (size_t k = 0; k < shown; k++) {
         json_t *o = json_object();

@@ -1,7 +1,7 @@
 /*
  * session/pytable.c: the Python hook's control block in the process,
- * through gdb's memory commands (no call into the process but mmap and
- * memcpy, for a larger breakpoint table): reading and writing its fields,
+ * through gdb's memory commands (no call into the process but mmap and, in
+ * an ordinary session, memcpy, for a larger breakpoint table): reading and writing its fields,
  * the breakpoint table's slots (lib/tdebug_pyhook.h, .table), and asking
  * the library to apply a new generation.  session/python.c drives it.
  */
@@ -129,6 +129,24 @@ int tdb_hook_eval_u64(tdb_session *s, const char *expr, uint64_t *out, tdb_error
     return rc;
 }
 
+/* Copy LEN bytes at FROM to TO in the process, through gdb's memory
+ * commands (no call into it): 0, or -1 with ERR set. */
+static int copy_memory(tdb_session *s, uint64_t to, uint64_t from, size_t len, tdb_error *err)
+{
+    enum { CHUNK = 64 * 1024 };
+    unsigned char *buf = tdb_xmalloc(CHUNK);
+    int rc = 0;
+    for (size_t done = 0; done < len && rc == 0; done += CHUNK) {
+        size_t n = len - done < CHUNK ? len - done : CHUNK;
+        rc = tdb_hook_read_mem(s, from + done, buf, n, err) < 0 ||
+                     tdb_hook_write_mem(s, to + done, buf, n, err) < 0
+                 ? -1
+                 : 0;
+    }
+    free(buf);
+    return rc;
+}
+
 /* A table of at least WANT slots in the process: a larger zeroed region
  * mapped there, the slots in use copied in (lib/tdebug_pyhook.h, .table).
  * mmap and memcpy take no lock: any stop will do. */
@@ -154,13 +172,15 @@ static int table_reserve(tdb_session *s, int want, tdb_error *err)
                       bytes, want);
         return -1;
     }
-    if (h->n_slots > 0) {
-        /* memcpy is an IFUNC, which gdb calls by name only. */
-        if (tdb_session_light_upgrade(s, err) < 0)
+    size_t used = (size_t)h->n_slots * sizeof(tdb_pyhook_breakpoint);
+    if (used && s->light.on) {
+        /* memcpy is an IFUNC, which gdb calls by name only, and a light
+         * session's gdb knows no name: tdebug copies the slots itself. */
+        if (copy_memory(s, at, h->table, used, err) < 0)
             return -1;
+    } else if (used) {
         expr = tdb_xasprintf("(void *) memcpy((void *) 0x%llx, (void *) 0x%llx, (unsigned long) %zu)",
-                             (unsigned long long)at, (unsigned long long)h->table,
-                             (size_t)h->n_slots * sizeof(tdb_pyhook_breakpoint));
+                             (unsigned long long)at, (unsigned long long)h->table, used);
         rc = tdb_hook_eval_u64(s, expr, &done, err);
         free(expr);
         if (rc < 0)

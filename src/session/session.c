@@ -362,6 +362,84 @@ int tdb_session_end(tdb_session *s, tdb_end how)
     return s->have_exit && !s->opts.started_by_tdebug ? report_missed(s) : 0;
 }
 
+/* The addresses of the next process differ (a light session's program
+ * is tdebug's child, its address space randomized): nothing of the old
+ * one may be kept. */
+void tdb_session_forget_process(tdb_session *s)
+{
+    light_state *l = &s->light;
+    tdb_session_python_free(s); /* the log points' FIFO */
+    tdb_session_python_forget(s);
+    tdb_session_step_landing_end(s);
+    step_state keep = s->step;
+    s->step.dirs = NULL;
+    tdb_session_step_free(s);
+    memset(&s->step, 0, sizeof(s->step));
+    s->step.mode = keep.mode;
+    s->step.dirs = keep.dirs;
+    s->step.n_dirs = keep.n_dirs;
+    s->step.dirs_known = keep.dirs_known;
+    for (size_t i = 0; i < s->n_bps;) {
+        bp_info *b = &s->bps[i];
+        if (b->kind == BP_IMPORT) {
+            tdb_session_bp_delete(s, b);
+            continue;
+        }
+        if (b->kind == BP_NATIVE && b->number > 0) {
+            tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, NULL, "-break-delete %d", b->number);
+            b->number = 0;
+            b->pending = 1;
+            b->by_address = 0;
+            for (size_t k = 0; k < b->n_locs; k++)
+                free(b->locs[k].what);
+            free(b->locs);
+            b->locs = NULL;
+            b->n_locs = 0;
+            free(b->where);
+            b->where = NULL;
+        }
+        i++;
+    }
+    if (s->catch_load_bp > 0)
+        tdb_gdb_cmd(s->gdb, CMD_TIMEOUT_MS, NULL, NULL, "-break-delete %d", s->catch_load_bp);
+    s->catch_load_bp = 0;
+    for (size_t k = 0; k < s->n_mods; k++) {
+        free(s->mods[k].library);
+        s->mods[k].library = NULL;
+        s->mods[k].seen = s->mods[k].stopped = 0;
+    }
+    for (size_t i = 0; i < s->n_libs; i++) {
+        free(s->libs[i].path);
+        free(s->libs[i].mine);
+        tdb_strv_free(s->libs[i].deps);
+    }
+    s->n_libs = 0;
+    s->base_symbols = 0;
+    json_decref(s->last_c10_throw);
+    s->last_c10_throw = NULL;
+    tdb_session_note_running(s); /* what the stop showed is gone */
+    tdb_py_close(s->py); /* the interpreter's reader was the old process's */
+    s->py = NULL;
+    s->py_state = 0;
+    tdb_session_values_free(s);
+    l->state_addr = l->release_addr = l->r_debug = l->scratch = 0;
+    l->scanned = l->disarmed = l->synth = l->startup_pending = 0;
+    tdb_strv_free(l->ln_real);
+    tdb_strv_free(l->ln_name);
+    l->ln_real = l->ln_name = NULL;
+    l->n_ln = 0;
+    tdb_strv_free(l->fn_name);
+    free(l->fn_addr);
+    l->fn_name = NULL;
+    l->fn_addr = NULL;
+    l->n_fn = 0;
+    tdb_mem_close(&l->mem);
+    s->have_exit = s->signalled = s->exit_status = 0;
+    s->interrupt_sent = s->stale_sigint = s->repeat = 0;
+    s->last_resume = -1;
+    s->state = NOT_STARTED;
+}
+
 /* ---- queries ---- */
 
 int tdb_session_need_stop(const tdb_session *s, tdb_error *err)
@@ -473,6 +551,7 @@ void tdb_session_free(tdb_session *s)
     free(s->hidden_debug_dir);
     free(s->light.sysroot);
     free(s->light.exe);
+    tdb_strv_free(s->light.argv);
     free(s->light.script_dir);
     free(s->light.audit);
     tdb_strv_free(s->light.ln_real);

@@ -360,3 +360,151 @@ def test_prompt_at_a_python_stop_stays_light_until_gdb_is_needed(tdebug, tmp_pat
     t.expect("done [8.0, 8.0]")
     t.expect("tdebug: program exited with status 0")
     assert t.wait() == 0
+
+
+# 'run' at the prompt of a light session starts the program again as a new
+# light session (issue 27): the same command line, its breakpoints of both
+# kinds, the Python ones hit again in the new process.
+RERUN_PY = """\
+import os
+def f(k):
+    acc = k * 2
+    return acc + 1
+print("pid", os.getpid(), flush=True)
+y = f(3)
+os.getppid()
+print("done", y, flush=True)
+"""
+
+
+def mi_sent(trace):
+    return [l.split(None, 2)[2] for l in trace.read_text(errors="replace").splitlines()
+            if len(l.split(None, 2)) == 3 and l.split(None, 2)[1] == "->"]
+
+
+def attached_pids(sent):
+    return [c.split()[-1] for c in sent if c.split(" ", 1)[0].endswith("-target-attach")]
+
+
+def rerun_session(tdebug, tmp_path, terminal, stop, commands, *args):
+    """'tdebug run ARGS -- python RERUN_PY' on a terminal, its MI traced:
+    at each stop (its text STOP) the next list of COMMANDS is typed, the
+    last of which resumes; then the program's end.  (Everything the
+    terminal showed, the MI commands sent.)"""
+    script = tmp_path / "rerun.py"
+    script.write_text(RERUN_PY)
+    trace = tmp_path / "mi.trace"
+    t = terminal([tdebug, "run", *[a.format(script=script) for a in args], "--", PYTHON,
+                  str(script)], env=clean_env(TDEBUG_TRACE_MI=str(trace)))
+    seen = [t.expect(stop), t.expect("(tdebug) ")]
+    for lines in commands:
+        for line, want in lines:
+            t.send(line)
+            seen.append(t.expect("(tdebug) ") if want is not None else "")
+            assert want is None or want in seen[-1], seen[-1]
+    seen.append(t.expect("tdebug: program exited with status 0"))
+    assert t.wait() == 0
+    return "".join(seen), mi_sent(trace)
+
+
+def test_run_at_a_python_stop_restarts_a_light_session(tdebug, tmp_path, terminal):
+    text, sent = rerun_session(tdebug, tmp_path, terminal, "stopped at Python breakpoint 1", [
+        [("py-locals", "k = 3"), ("run", "stopped at Python breakpoint 1")],
+        [("py-locals", "k = 3"), ("next", "4\t"), ("continue", None)]], "-b", "{script}:3")
+    # two light sessions, one after the other, on two processes: gdb never
+    # read a library (the prompt's commands needed none)
+    pids = attached_pids(sent)
+    assert len(pids) == 2 and pids[0] != pids[1], pids
+    assert is_light(sent) and not upgraded(sent), sent
+    # the first program was killed at its stop: 'done' printed once, by
+    # the second
+    assert [l.split()[1] for l in text.splitlines() if l.startswith("pid ")] == pids, text
+    assert text.count("done 7") == 1, text
+
+
+def test_run_after_an_upgrade_and_with_a_native_breakpoint_restarts_light(tdebug, tmp_path,
+                                                                            terminal):
+    # gdb's own command makes the session an ordinary one; 'run' makes
+    # the new one light again
+    _, sent = rerun_session(tdebug, tmp_path, terminal, "stopped at breakpoint 1 (getppid)", [
+        [("info sharedlibrary libc", "libc.so"), ("run", "stopped at breakpoint 1 (getppid)")],
+        [("continue", None)]], "-b", "getppid")
+    pids = attached_pids(sent)
+    assert len(pids) == 2 and pids[0] != pids[1], pids
+    restarts = [i for i, c in enumerate(sent) if LIGHT_SYSROOT in c]
+    assert len(restarts) == 2, restarts
+    assert upgraded(sent[:restarts[1]])
+    assert any("-break-insert" in c and "*0x" in c for c in sent[restarts[1]:])
+
+
+def test_run_with_breakpoints_a_light_session_cannot_take_restarts_an_ordinary_one(
+        tdebug, tmp_path, terminal):
+    # A Python breakpoint and a function's together need an ordinary
+    # session: gdb starts the program itself; both stop in the new run
+    text, sent = rerun_session(tdebug, tmp_path, terminal, "stopped at Python breakpoint 1", [
+        [("break getppid", "getppid"), ("run", "stopped at Python breakpoint 1")],
+        [("continue", "stopped at breakpoint 2 (getppid)")],
+        [("continue", None)]], "-b", "{script}:3")
+    assert len(attached_pids(sent)) == 1
+    assert any(c.split(" ", 1)[0].endswith("-exec-run") for c in sent)
+    assert text.count("done 7") == 1, text
+
+
+def test_run_keeps_a_disabled_native_breakpoint_disabled(tdebug, tmp_path, terminal):
+    text, sent = rerun_session(tdebug, tmp_path, terminal, "stopped at breakpoint 1 (getppid)", [
+        [("disable 1", ""), ("run", None)]], "-b", "getppid")
+    assert len(attached_pids(sent)) == 2
+    assert text.count("done 7") == 1, text  # the new run went by getppid
+    assert any(c.split(" ", 1)[0].endswith("-break-disable") for c in sent)
+
+
+def test_python_breakpoint_table_grows_at_a_light_stop(tdebug, tmp_path):
+    # More Python breakpoints than the hook's first table holds
+    # (TDB_PYHOOK_FIRST_CAPACITY, 64), added at a light stop: the table
+    # grows (mmap by address, the slots copied by tdebug) and the session
+    # stays light; the last one added stops.
+    n = 70
+    body = "".join(f"    a{i} = {i}\n" for i in range(n))
+    script = tmp_path / "many.py"
+    script.write_text(f"def never():\n{body}\ndef last():\n    return 42\n\nx = 0\nprint(last())\n")
+    lines = script.read_text().splitlines()
+    at_x, at_last = lines.index("x = 0") + 1, lines.index("    return 42") + 1
+    cmds = tmp_path / "cmds"
+    cmds.write_text("".join(f"break {script}:{2 + i}\n" for i in range(n)) +
+                    f"break {script}:{at_last}\ncontinue\ncontinue\n")
+    r, sent, _ = traced(tdebug, tmp_path, ["--json", "-x", str(cmds), "-b", f"{script}:{at_x}",
+                                           "--", PYTHON, str(script)])
+    # 1: the breakpoints in never() were never hit, as the end says
+    assert r.returncode == 1, r.stderr
+    assert is_light(sent) and not upgraded(sent), sent
+    events = json_events(r.stdout)
+    assert not [e for e in events if e["event"] == "error"], events
+    warnings = [e["message"] for e in events if e["event"] == "warning"]
+    assert len(warnings) == n and all("was never hit" in w for w in warnings), warnings
+    stops = [e for e in events if e["event"] == "stopped"]
+    assert [s["reason"] for s in stops] == ["python-breakpoint"] * 2
+    assert stops[1]["breakpoint"]["number"] == n + 2
+    assert stops[1]["python_frames"][0]["line"] == at_last
+    assert "42" in r.stderr
+
+
+def test_run_keeps_a_catchpoint_added_at_a_light_stop(tdebug, tmp_path):
+    # A Python exception's catchpoint needs an ordinary session: 'run'
+    # has gdb start the program, and both the breakpoint and the
+    # catchpoint stop in the new run
+    script = tmp_path / "raises.py"
+    script.write_text("def f(k):\n    acc = k * 2\n    return acc + 1\ny = f(3)\ntry:\n"
+                      "    raise ValueError('x')\nexcept ValueError:\n    pass\nprint('done', y)\n")
+    cmds = tmp_path / "cmds"
+    cmds.write_text("catch python-raise ValueError\nrun\ncontinue\ncontinue\n")
+    r, sent, _ = traced(tdebug, tmp_path, ["--json", "-x", str(cmds), "-b", f"{script}:2", "--",
+                                           PYTHON, str(script)])
+    assert r.returncode == 0, r.stderr
+    assert is_light(sent)
+    events = json_events(r.stdout)
+    assert not [e for e in events if e["event"] in ("error", "warning")], events
+    stops = [e for e in events if e["event"] == "stopped"]
+    assert [s["reason"] for s in stops] == ["python-breakpoint", "python-breakpoint",
+                                           "python-exception"]
+    assert stops[0]["pid"] != stops[1]["pid"] == stops[2]["pid"]
+    assert r.stderr.count("done 7") == 1

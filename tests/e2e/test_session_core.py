@@ -61,3 +61,32 @@ def test_the_core_alone_runs_a_session_and_prints_nothing(tool, tmp_path):
 
     # The program's own output went where the front-end said.
     assert output.read_text() == "the program says hello\n42\n"
+
+
+def test_run_after_the_end_starts_a_light_session_again(tool, tmp_path):
+    # 'run' once the program ended (a light session, session/light.c):
+    # the program tdebug started runs again, its Python breakpoint hit
+    # again in the new process.
+    (tool.parent / "libtdebug-preload.so").symlink_to(BUILD / "libtdebug-preload.so")
+    script = tmp_path / "add.py"
+    script.write_text(SCRIPT)
+    output = tmp_path / "program-output"
+    trace = tmp_path / "mi.trace"
+    r = run([str(tool), PYTHON, str(script), "2", "a", str(output), "rerun-light"],
+            env={**os.environ, "TDEBUG_TRACE_MI": str(trace)})
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = r.stdout.splitlines()
+    # (a light session's program is told of at its start and at gdb's attach)
+    pids = list(dict.fromkeys(l.split()[-1] for l in lines
+                              if l.startswith("tool: program started: pid ")))
+    assert len(pids) == 2, lines
+    stops = [l for l in lines if l.startswith("tool: stopped: ")]
+    assert stops == ["tool: stopped: python-breakpoint (dap: breakpoint) at breakpoint 1"] * 2
+    assert lines.count("tool: value: a = 40") == 2
+    assert [l for l in lines if l.startswith("tool: exited")] == ["tool: exited: status 0"] * 2
+    assert "tool: run again" in lines
+    # both runs light: gdb attached to each, reading no library
+    sent = trace.read_text(errors="replace")
+    assert sent.count("-target-attach") == 2
+    assert sent.count("set sysroot /nonexistent/tdebug-light-session") == 1
+    assert output.read_text() == "the program says hello\n42\n" * 2

@@ -159,17 +159,21 @@ def test_run_at_the_prompt_restarts_with_python_breakpoints(tdebug, tmp_path):
     assert r.stderr.count("15") == 1  # the first run was ended, the second printed
 
 
-def test_run_in_a_light_session_says_how_to_restart(tdebug, tmp_path):
+def test_run_in_a_light_session_restarts_it_light(tdebug, tmp_path):
     # A Python-only breakpoint makes a light session (gdb attached to the
-    # program tdebug started): 'run' says so and the session goes on.
+    # program tdebug started): 'run' (a -x command) starts it again as
+    # another light session, the breakpoint hit again in the new process.
     p = tmp_path / "lines.py"
     p.write_text(LINES)
     r, evs = session(tdebug, tmp_path, ["run", "next", "continue"], "-b", f"{p}:3",
                      "--", PYTHON, str(p), env=clean_env(TDEBUG_LIGHT="1"))
     assert r.returncode == 0, r.stderr
-    assert "TDEBUG_LIGHT=0" in r.stdout + r.stderr
     s = stops(evs)
-    assert [x["reason"] for x in s] == ["python-breakpoint", "next"]
+    assert [x["reason"] for x in s] == ["python-breakpoint", "python-breakpoint", "next"]
+    assert [top(x)["line"] for x in s] == [3, 3, 4]
+    assert s[0]["pid"] != s[1]["pid"]
+    assert not [e for e in evs if e["event"] in ("warning", "error")], evs
+    assert r.stderr.count("15") == 1  # the first run was ended, the second printed
 
 
 def test_run_is_refused_after_an_attach(tdebug, procs, tmp_path):

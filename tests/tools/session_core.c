@@ -5,7 +5,7 @@
  * core runs a whole session through its data API and prints nothing
  * itself: every line this program writes starts with "tool: ".
  *
- *   session_core PYTHON SCRIPT LINE NAME OUTPUT
+ *   session_core PYTHON SCRIPT LINE NAME OUTPUT [rerun-light]
  *
  * Launches PYTHON SCRIPT with a breakpoint on SCRIPT:LINE (the program's
  * stdout and stderr go to the file OUTPUT), waits for the stop, prints its
@@ -77,10 +77,11 @@ static int next_event(tdb_session *s)
 
 int main(int argc, char **argv)
 {
-    if (argc != 6) {
-        say("usage: session_core PYTHON SCRIPT LINE NAME OUTPUT");
+    if (argc != 6 && !(argc == 7 && strcmp(argv[6], "rerun-light") == 0)) {
+        say("usage: session_core PYTHON SCRIPT LINE NAME OUTPUT [rerun-light]");
         return 2;
     }
+    int rerun = argc == 7;
     const char *python = argv[1], *script = argv[2], *line = argv[3], *name = argv[4];
     int out = open(argv[5], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -92,7 +93,7 @@ int main(int argc, char **argv)
     if (asprintf(&location, "%s:%s", script, line) < 0)
         return 1;
     int stdio[3] = {in, out, out};
-    tdb_session_options opts = {.program_stdio = stdio};
+    tdb_session_options opts = {.program_stdio = stdio, .light = rerun};
     tdb_error err = {0};
     if (tdb_session_options_add(&opts, TDB_OPTS_BREAK, location, &err) < 0) {
         say("refused: %s", err.msg);
@@ -109,6 +110,7 @@ int main(int argc, char **argv)
         say("cannot start: %s", err.msg);
         goto done;
     }
+again:
     if (next_event(s) != TDB_WAIT_STOPPED) {
         say("the program never stopped");
         goto done;
@@ -151,6 +153,15 @@ int main(int argc, char **argv)
     int signalled;
     say("exited: status %d%s", tdb_session_exit_status(s, &signalled),
         signalled ? " (signalled)" : "");
+    if (rerun) {
+        rerun = 0;
+        if (tdb_session_rerun(s, &err) < 0) {
+            say("cannot run it again: %s", err.msg);
+            goto done;
+        }
+        say("run again");
+        goto again;
+    }
     status = tdb_session_end(s, TDB_END_AUTO) ? 1 : 0;
 done:
     tdb_session_free(s);

@@ -36,9 +36,10 @@ const char cmd_tour_usage[] =
     "                   [-x FILE]\n"
     "\n"
     "A guided tour from a Python line down into PyTorch's C/C++ core: runs a\n"
-    "two-line program under gdb and stops where the interesting things happen,\n"
-    "each time with the native and Python stacks and an explanation (what the\n"
-    "code is, where it lives in the source tree, what to try next).\n"
+    "program of a few lines under gdb and stops where the interesting things\n"
+    "happen, each time with the native and Python stacks and an explanation\n"
+    "(what the code is, where it lives in the source tree, what to try next);\n"
+    "from a Python line it steps into C++ with step, as you would.\n"
     "\n"
     "Tours (NAME):\n"
     "  torch        import torch; x = torch.ones(2) + 1 on the installed torch\n"
@@ -321,6 +322,19 @@ static int add_source(tdb_buf *term, tdb_buf *md, const tdb_stop_info *st)
     return 1;
 }
 
+/* What COMMAND answers at this stop, as if typed at the prompt. */
+static void add_command(tdb_buf *term, tdb_buf *md, tdb_session *s, const char *command)
+{
+    tdb_reply r = {0};
+    tdb_error err = {0};
+
+    if (tdb_command_exec(s, command, &r, &err) < 0)
+        tdb_buf_addf(&r.text, "(%s)\n", err.msg);
+    tdb_buf_addf(term, "\n%s\n%s", command, tdb_buf_str(&r.text));
+    tdb_buf_addf(md, "**`%s`**\n\n```text\n%s```\n\n", command, tdb_buf_str(&r.text));
+    tdb_reply_clear(&r);
+}
+
 /* The stack as the handout shows it, native and Python frames merged:
  * function, then source line or library, without addresses. */
 static void add_md_stack(tdb_buf *md, tdb_session *s, const tdb_stop_info *st)
@@ -378,6 +392,8 @@ static void show_explanation(tour_state *t, size_t k, tdb_session *s, const tdb_
         add_section(&term, &md, "No debug info here");
         add_text(&term, &md, ts->no_debug);
     }
+    if (ts->show)
+        add_command(&term, &md, s, ts->show);
     add_section(&term, &md, "Where it lives");
     for (const tdb_tour_place *p = ts->where; p && p->path; p++) {
         tdb_buf_addf(&term, "  %s\n", p->path);

@@ -443,19 +443,21 @@ static const tdb_tour_stop extension_stops[] = {
         .library = NULL, /* myop's own file, whatever the interpreter names it */
         .function = "scaled_add",
         .then = TDB_TOUR_THEN_NEXT,
+        .show = "info locals",
         .title = "scaled_add, two lines on: a local tensor",
         .what =
             "`scaled = b * alpha` ran: it called torch's operator (at::_ops::mul_Tensor, in "
             "libtorch_cpu, which has no debug info), and scaled now holds its result. `info "
-            "locals` shows it as a tensor; `out` is not made yet, and tdebug says why it "
-            "cannot read it instead of printing garbage.\n\n"
+            "locals` (below) shows it as a tensor; `out` is not made yet, and tdebug says why "
+            "it cannot read it instead of printing garbage.\n\n"
             "The tour now types `next` (Enter does it): one line, over the call to torch's add.",
         .where = (const tdb_tour_place[]){
             {"samples/myop/myop.cpp", "the line marked TOUR: out"},
             END},
         .try_next = (const tdb_tour_try[]){
-            {"info locals", "scaled as a tensor: float32 [2, 3] ... values [2, 2, ...]"},
-            {"print scaled", "the same through gdb's own print"},
+            {"print scaled", "scaled through gdb's own print: float32 [2, 3] ... values "
+                             "[2, 2, ...]"},
+            {"print scaled.sizes()", "its sizes, a c10::IntArrayRef: [2, 3]"},
             END},
     },
     {
@@ -463,10 +465,11 @@ static const tdb_tour_stop extension_stops[] = {
         .target = "return",
         .function = "scaled_add",
         .then = TDB_TOUR_THEN_FINISH,
+        .show = "info locals",
         .title = "scaled_add, after next: out is made",
         .what =
             "`next` ran `out = a + scaled` (torch's add operator) and stopped on the next line, "
-            "`return out`. `info locals` shows out as a tensor now: a + 2 * b.\n\n"
+            "`return out`. `info locals` (below) shows out as a tensor now: a + 2 * b.\n\n"
             "The tour now types `finish` (Enter does it): scaled_add returns, and tdebug goes on "
             "through pybind11's glue, which hands the tensor to Python as a torch.Tensor, back "
             "to the Python line that called it.",
@@ -474,8 +477,8 @@ static const tdb_tour_stop extension_stops[] = {
             {"samples/myop/myop.cpp", "the line marked TOUR: return"},
             END},
         .try_next = (const tdb_tour_try[]){
-            {"info locals", "scaled and out, both tensors"},
             {"print out", "the result: float32 [2, 3] ... values [2, 3, 4, 5, 6, 7]"},
+            {"bt", "the glue the finish will go back through"},
             END},
     },
     {

@@ -63,6 +63,8 @@ typedef struct tdb_tour_stop {
                            * (name without parameters; "<module>": the
                            * program's Python line); NULL: any */
     tdb_tour_then then;   /* what the tour does from this stop */
+    const char *show;     /* a command the tour runs at the stop, its answer
+                           * shown as if typed ("info locals"), or NULL */
     const char *title;
     const char *what;     /* paragraphs, separated by blank lines */
     const tdb_tour_place *where;  /* ends with {NULL, NULL} */

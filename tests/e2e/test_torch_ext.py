@@ -251,24 +251,51 @@ def test_dap_variables_expand_a_vector_of_tensors(tdebug, torch_available, myop,
 
 
 def test_tour_extension_walks_the_op_with_its_tensors(tdebug, torch_available, myop):
+    """The tour walks the op as a user would: a Python breakpoint on the line
+    calling it, 'step' into scaled_add (past pybind11's glue, on its first
+    line, the arguments valid), a line of it with a local tensor, 'next',
+    and 'finish' back to the Python line with the tensor returned."""
     from tour_util import stops
     r = run([tdebug, "tour", "extension", "--batch"])
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr
     found = stops(r.stdout)
-    assert [s["number"] for s in found] == [1, 2, 3, 4], r.stdout[-3000:]
+    assert [s["number"] for s in found] == [1, 2, 3, 4, 5, 6], r.stdout[-3000:]
     assert found[0]["title"].startswith("PyInit_myop"), found[0]["title"]
-    first, second, last = found[1:]
-    assert first["title"].startswith("scaled_add: your own op"), first["title"]
-    assert "scaled_add (a=" + TENSOR_A in first["text"], first["text"]
-    assert "  a (const at::Tensor &) = " + TENSOR_A in first["text"], first["text"]
-    assert "alpha (double) = 2" in first["text"], first["text"]
-    m = re.search(r" at (\S+):(\d+)$", second["top"])
-    assert m and m.group(1).endswith("myop.cpp"), second["top"]
-    marked = [i + 1 for i, line in enumerate((myop / "myop.cpp").read_text().splitlines())
-              if "TOUR: out" in line]
-    assert int(m.group(2)) == marked[0], second["top"]
-    assert last["title"].startswith("scaled_add returns out"), last["title"]
+    line, stepped, local, after_next, back = found[1:]
+    program = re.search(r"The program: '[^']*' '(/[^']*/tour\.py)'", r.stdout).group(1)
+
+    assert line["title"].startswith("c = myop.scaled_add(a, b, 2.0): "), line["title"]
+    assert re.fullmatch(r"tdebug: stopped at Python breakpoint \d+ \(" + re.escape(program) + r":6\)",
+                        line["message"]), line["message"]
+
+    assert stepped["title"].startswith("scaled_add: the step lands in your own op")
+    assert stepped["message"].startswith(
+        "tdebug: step: into the native code of PyCapsule.scaled_add: scaled_add (a=" + TENSOR_A), \
+        stepped["message"]
+    assert "alpha=2) at myop.cpp:" in stepped["message"], stepped["message"]
+    m = re.search(r" in scaled_add \(\) at (\S+):(\d+)$", stepped["top"])
+    assert m and int(m.group(2)) == marked(myop, "TORCH_CHECK(a.sizes()"), stepped["top"]
+    assert "pybind11::cpp_function::dispatcher" in stepped["text"]  # the glue, in its stack
+
+    m = re.search(r" at (\S+):(\d+)$", local["top"])
+    assert m and m.group(1).endswith("myop.cpp"), local["top"]
+    assert int(m.group(2)) == marked(myop, "TOUR: out"), local["top"]
+    locals_ = local["text"].split("\ninfo locals\n")[1]
+    assert "\nscaled = float32 [2, 3] strides [3, 1] cpu values [2, 2, 2, 2, 2, 2]" in "\n" + locals_, \
+        locals_
+
+    assert after_next["message"].startswith("tdebug: next: scaled_add ("), after_next["message"]
+    assert after_next["message"].endswith(" at myop.cpp:%d" % marked(myop, "TOUR: return"))
+    locals_ = after_next["text"].split("\ninfo locals\n")[1]
+    assert "\nout = float32 [2, 3] strides [3, 1] cpu values [2, 3, 4, 5, 6, 7]" in "\n" + locals_, \
+        locals_
+
+    assert back["message"] == f'tdebug: finish: returned to File "{program}", line 6, in <module>', \
+        back["message"]
+    assert "\nValue returned: $1 = float32 [2, 3] strides [3, 1] cpu values [2, 3, 4, 5, 6, 7]" \
+        in back["text"], back["text"]
     assert "tensor([[2., 3., 4.]," in r.stdout + r.stderr
+    assert "=== The end: all 6 stops ===" in r.stdout
 
 
 def test_tour_extension_finds_the_op_under_any_extension_suffix(tdebug, torch_available, myop,
@@ -295,9 +322,9 @@ def test_tour_extension_finds_the_op_under_any_extension_suffix(tdebug, torch_av
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr
     assert "cannot find the line marked" not in r.stdout + r.stderr, r.stderr
     found = stops(r.stdout)
-    assert [s["number"] for s in found] == [1, 2, 3, 4], r.stdout[-3000:]
-    m = re.search(r" at (\S+):(\d+)$", found[2]["top"])
-    assert m and int(m.group(2)) == marked(op, "TOUR: out"), found[2]["top"]
+    assert [s["number"] for s in found] == [1, 2, 3, 4, 5, 6], r.stdout[-3000:]
+    m = re.search(r" at (\S+):(\d+)$", found[3]["top"])
+    assert m and int(m.group(2)) == marked(op, "TOUR: out"), found[3]["top"]
 
 
 def test_printers_show_torchs_other_values(tdebug, torch_available, myop):

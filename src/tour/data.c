@@ -492,7 +492,7 @@ static const tdb_tour_stop extension_stops[] = {
             "would. 'Value returned' is the tensor scaled_add returned, read from memory as a "
             "tensor; the line has yet to assign it to c.",
         .where = (const tdb_tour_place[]){
-            {"samples/myop/run.py", "the same program, to run under `tdebug run`"},
+            {"samples/myop/run.py", "the same program, to run under tdebug run"},
             END},
         .try_next = (const tdb_tour_try[]){
             {"next", "the line ends: c is the tensor"},
@@ -530,8 +530,8 @@ const tdb_tour tdb_tours[] = {
             "That was the whole way down: a Python line, a `step` through CPython's slot for "
             "+ and the bindings in libtorch_python to the operator, the dispatcher, and a CPU "
             "kernel in libtorch_cpu. Going further:\n"
-            "- tdebug run -b SCRIPT:LINE -- /usr/bin/python3 SCRIPT, then step: from a line of "
-            "your own into the operator it calls\n"
+            "- tdebug run -b train.py:42 -- /usr/bin/python3 train.py: a line of your own; "
+            "`step` from it goes into the operator it calls\n"
             "- tdebug tour tinytensor: the same path at source level, with locals and `step`\n"
             "- tdebug run -b 'at::_ops::mul_Tensor::call' -- /usr/bin/python3 SCRIPT: the "
             "entry of any operator (at::_ops::NAME_OVERLOAD::call) in your own program\n"
@@ -597,8 +597,8 @@ const tdb_tour tdb_tours[] = {
             "Your op, at source level, its tensors read. Going further:\n"
             "- tdebug profile --torch-extension: the flags for your own op (setup.py or the "
             "JIT); tdebug profile --check --no-deps YOUR_OP.so says whether it took\n"
-            "- tdebug run -b SCRIPT:LINE -- /usr/bin/python3 SCRIPT, then step: the same in "
-            "your program (-b YOUR_FUNCTION stops in the op directly)",
+            "- tdebug run -b train.py:42 -- /usr/bin/python3 train.py: a line of your program; "
+            "`step` from it goes into your op (-b YOUR_FUNCTION stops in it directly)",
     },
 };
 

@@ -64,6 +64,43 @@ def test_break_on_function_stops_after_the_prologue_with_valid_arguments(
 TENSOR_A = "float32 [2, 3] strides [3, 1] cpu values [0, 1, 2, 3, 4, 5]"
 
 
+def gdb_break_offset(so, function):
+    """Where gdb itself puts a breakpoint on FUNCTION: its line and
+    'FUNCTION(...) + N', N the bytes past the function's first instruction."""
+    r = run(["gdb", "-nx", "-batch", "-ex", f"break {function}", str(so)])
+    m = re.search(r"Breakpoint 1 at (0x[0-9a-f]+): file .*myop\.cpp, line (\d+)\.", r.stdout)
+    assert m, r.stdout + r.stderr
+    r = run(["gdb", "-nx", "-batch", "-ex", f"info symbol {m.group(1)}", str(so)])
+    sym = re.search(rf"^({function}\(.*\)(?: \+ \d+)?) in section \.text", r.stdout, re.M)
+    assert sym, r.stdout + r.stderr
+    return int(m.group(2)), sym.group(1)
+
+
+@pytest.mark.parametrize("light", [True, False], ids=["light", "ordinary"])
+@pytest.mark.parametrize("function", ["join", "scaled_add"])
+def test_break_on_function_stops_at_gdbs_address(tdebug, torch_available, myop, function, light):
+    """-b FUNCTION stops at the instruction gdb's own 'break FUNCTION'
+    chooses (join, taking a std::vector<at::Tensor> by reference, has it on
+    its '{' line: the second line-table row of that line, after the
+    arguments are stored, as gdb's prologue analysis finds it), with the
+    arguments valid there."""
+    so = next(myop.glob("myop*.so"))
+    line, where = gdb_break_offset(so, function)
+    env = clean_env(PYTHONPATH=str(myop), **({} if light else {"TDEBUG_LIGHT": "0"}))
+    r = run([tdebug, "run", "-b", function, "--", PYTHON, "run.py"], cwd=myop, env=env,
+            input="info symbol $pc\nargs\nq\n")
+    out = r.stdout
+    assert re.search(rf"^#0  0x[0-9a-f]+ in {function} \(\) at myop\.cpp:{line}$", out, re.M), \
+        out + r.stderr
+    assert f"{where} in section .text of " in out, (where, out)
+    if function == "join":
+        assert re.search(r"^  parts \(const std::vector<at::Tensor, std::allocator<at::Tensor> > &\) = "
+                         r"@0x[0-9a-f]+: " + HALVES, out, re.M), out
+    else:
+        assert "  a (const at::Tensor &) = " + TENSOR_A in out, out
+        assert "  alpha (double) = 2" in out, out
+
+
 def test_tensors_in_print_locals_finish_and_the_stop_line(tdebug, torch_available, myop):
     """gdb's own commands typed at the prompt show tensors as tdebug's 'args'
     does (gdb's printers, registered by the session); C++ names are short

@@ -222,6 +222,7 @@ def test_dap_variables_hover_and_evaluate_show_tensors(tdebug, torch_available, 
     got = {v["name"]: v["value"] for v in parts["variables"]}
     assert {"sizes", "strides", "dtype", "device", "storage_offset", "requires_grad",
             "values"} <= set(got), got
+    assert (got["dtype"], got["device"]) == ("float32", "cpu"), got
     # On to the line after 'scaled = b * alpha'.
     dap.request("setBreakpoints", {"source": {"path": str(myop / "myop.cpp")},
                                    "breakpoints": [{"line": marked(myop, "TOUR: out")}]})
@@ -251,7 +252,8 @@ HALVES = (r"std::vector of length 2, capacity 2 = \{" + HALF % "2, 3, 4" + r".*,
 def test_vector_of_tensors_in_locals_finish_args_and_print(tdebug, torch_available, myop):
     """std::vector<at::Tensor> (myop.halves returns one, myop.join takes one)
     as gdb's commands and tdebug's show it: its tensors decoded."""
-    cmds = ["info locals", "finish", "break join", "continue", "args", "print parts", "q"]
+    cmds = ["info locals", "finish", "break join", "continue", "args", "print parts",
+            "print parts[1]", "print parts.size()", "info xmethod", "q"]
     where = "myop.cpp:%d" % marked(myop, "TOUR: halves")
     r = run([tdebug, "run", "-b", where, "--", PYTHON, "run.py"], cwd=myop,
             env=clean_env(PYTHONPATH=str(myop)), input="\n".join(cmds) + "\n")
@@ -261,6 +263,12 @@ def test_vector_of_tensors_in_locals_finish_args_and_print(tdebug, torch_availab
     assert re.search(r"^  parts \(const std::vector<at::Tensor, std::allocator<at::Tensor> > &\) = "
                      r"@0x[0-9a-f]+: " + HALVES, out, re.M), out
     assert re.search(r"^\(tdebug\) \$\d+ = " + HALVES, out, re.M), out
+    # an element and the size through libstdc++'s xmethods, which read the
+    # vector's memory (operator[] is inlined in myop: gdb could not call it)
+    assert "Could not find operator[]" not in out, out
+    assert re.search(r"^\(tdebug\) \$\d+ = " + HALF % "5, 6, 7", out, re.M), out
+    assert re.search(r"^\(tdebug\) \$\d+ = 2$", out, re.M), out
+    assert re.search(r"^  libstdc\+\+::vector$", out, re.M), out
 
 
 def test_dap_variables_expand_a_vector_of_tensors(tdebug, torch_available, myop, procs, tmp_path):
@@ -282,6 +290,10 @@ def test_dap_variables_expand_a_vector_of_tensors(tdebug, torch_available, myop,
     assert all({"sizes", "strides", "dtype", "device", "storage_offset", "values"} <= set(g)
                for g in got), got
     assert [g.get("storage_offset") for g in got] == ["0", "3"], got
+    # their strings as a lone tensor's: words, not char arrays
+    assert [(g["dtype"], g["device"]) for g in got] == [("float32", "cpu")] * 2, got
+    assert [(g["sizes"], g["requires_grad"]) for g in got] == [("[1, 3]", "False")] * 2, got
+    assert [g["values"] for g in got] == ["[2.0, 3.0, 4.0]", "[5.0, 6.0, 7.0]"], got
     dap.continue_(tid)
     assert dap.wait_event("exited")["body"]["exitCode"] == 0
     dap.finish()

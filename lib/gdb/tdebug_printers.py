@@ -354,8 +354,47 @@ def lookup(val):
     return None
 
 
+# Where GCC installs libstdc++'s gdb scripts (Debian: /usr/share/gcc/python;
+# others name the version: /usr/share/gcc-12/python).
+_LIBSTDCXX_PYTHON = ["/usr/share/gcc/python", "/usr/share/gcc-*/python"]
+
+
+def register_libstdcxx_xmethods():
+    """libstdc++'s xmethods, globally, so that 'print parts[1]' and
+    'parts.size()' on a std::vector are read from memory by gdb (the
+    xmethod reads _M_impl) rather than called in the process, where the
+    operator may not even exist (inlined: "Could not find operator[]").
+    gdb registers them with libstdc++'s printers, from the auto-load
+    script of libstdc++.so.6, which it runs only when it reads that
+    library's symbols: tdebug's sessions do not.  Returns whether they are
+    registered (once); False when no libstdc++ scripts are installed."""
+    import glob
+    import sys
+    try:
+        import gdb.xmethod
+    except ImportError:
+        return False
+    if any(getattr(m, "name", "").startswith("libstdc++::") for m in gdb.xmethods):
+        return True
+    for pattern in _LIBSTDCXX_PYTHON:
+        for d in sorted(glob.glob(pattern), reverse=True):
+            if not os.path.isfile(os.path.join(d, "libstdcxx", "v6", "xmethods.py")):
+                continue
+            if d not in sys.path:
+                sys.path.append(d)
+            try:
+                from libstdcxx.v6.xmethods import register_libstdcxx_xmethods as reg
+                reg(None)
+            except Exception:  # another libstdc++'s scripts, or already there
+                return False
+            return True
+    return False
+
+
 def register(objfile=None):
-    """Add the printers (once) to gdb's global list."""
+    """Add the printers (once) to gdb's global list, and libstdc++'s
+    xmethods."""
+    register_libstdcxx_xmethods()
     for p in gdb.pretty_printers:
         if getattr(p, "__name__", "") == "tdebug_torch":
             return

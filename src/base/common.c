@@ -505,6 +505,27 @@ uint64_t tdb_cache_prune(const char *dir, uint64_t max)
     return removed;
 }
 
+char *tdb_private_dir(const char *prefix, tdb_error *err)
+{
+    const char *tmp = getenv("TMPDIR");
+    char *dir;
+
+    if (!tmp || *tmp != '/' || strlen(tmp) > 64)
+        tmp = "/tmp";
+    dir = tdb_xasprintf("%s/%s-XXXXXX", tmp, prefix);
+    if (mkdtemp(dir))
+        return dir;
+    free(dir);
+    if (strcmp(tmp, "/tmp") != 0) {
+        dir = tdb_xasprintf("/tmp/%s-XXXXXX", prefix);
+        if (mkdtemp(dir))
+            return dir;
+        free(dir);
+    }
+    tdb_error_errno(err, "cannot create a directory of tdebug's own in '%s': mkdtemp", tmp);
+    return NULL;
+}
+
 char *tdb_which(const char *name)
 {
     if (strchr(name, '/'))

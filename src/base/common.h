@@ -165,6 +165,12 @@ uint64_t tdb_cache_max(void);
  * removed. */
 uint64_t tdb_cache_prune(const char *dir, uint64_t max);
 
+/* A new directory of tdebug's own, mode 0700: $TMPDIR/PREFIX-XXXXXX when
+ * TMPDIR is an absolute path of at most 64 characters (short enough for a
+ * socket path inside), else (or when that fails) /tmp/PREFIX-XXXXXX.  New
+ * string, or NULL with ERR naming mkdtemp.  The caller removes it. */
+char *tdb_private_dir(const char *prefix, tdb_error *err);
+
 /* NAME as execvp() would find it: itself when it has a slash, else the
  * first executable NAME in $PATH (default /usr/local/bin:/usr/bin:/bin).
  * New string, or NULL when there is none. */

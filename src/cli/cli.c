@@ -43,6 +43,9 @@ struct tdb_cli {
     /* commands */
     FILE *commands;      /* -x FILE while it lasts */
     char *last_repeat;   /* the last step/next/finish, which Enter repeats */
+    tdb_resume go_on;    /* how the program goes on from this stop when the
+                          * mode continues (--batch, a tour's Enter): the
+                          * hook's choice, else TDB_RESUME_CONTINUE */
     tdb_stop_hook hook;
     void *hook_data;
 };
@@ -473,7 +476,7 @@ static int command_loop(tdb_cli *c, tdb_error *err)
     for (;;) {
         int from_file = c->commands != NULL;
         if (c->opts.output != TDB_OUTPUT_INTERACTIVE && !from_file)
-            return tdb_session_resume(c->s, TDB_RESUME_CONTINUE, err) < 0 ? -1 : 1;
+            return tdb_session_resume(c->s, c->go_on, err) < 0 ? -1 : 1;
         char *line = read_command(c, err);
         if (!line) {
             if (c->gdb_died)
@@ -491,7 +494,7 @@ static int command_loop(tdb_cli *c, tdb_error *err)
         if (!*cmd) {
             if (c->opts.empty_continues) {
                 free(line);
-                return tdb_session_resume(c->s, TDB_RESUME_CONTINUE, err) < 0 ? -1 : 1;
+                return tdb_session_resume(c->s, c->go_on, err) < 0 ? -1 : 1;
             }
             if (!c->last_repeat) {
                 free(line);
@@ -534,6 +537,7 @@ static int handle_stop(tdb_cli *c, tdb_error *err)
     if (!st)
         return -1;
     tdb_hook_action action = TDB_HOOK_DEFAULT;
+    c->go_on = TDB_RESUME_CONTINUE;
     terminal_to_us(c);
     if (c->hook) {
         /* The hook may pass the stop by (a tour skips PLT stubs and
@@ -549,6 +553,10 @@ static int handle_stop(tdb_cli *c, tdb_error *err)
     print_stop(c, st);
     if (c->hook)
         action = c->hook(c->s, TDB_HOOK_AFTER, st, c->hook_data);
+    if (action == TDB_HOOK_STEP || action == TDB_HOOK_NEXT || action == TDB_HOOK_FINISH)
+        c->go_on = action == TDB_HOOK_STEP   ? TDB_RESUME_STEP
+                   : action == TDB_HOOK_NEXT ? TDB_RESUME_NEXT
+                                             : TDB_RESUME_FINISH;
     if (action == TDB_HOOK_QUIT) {
         c->quit = 1;
         return 0;

@@ -31,13 +31,18 @@
  * stacks are printed and AFTER.  The BEFORE call may filter: CONTINUE
  * resumes the program without showing the stop (and without an AFTER
  * call), QUIT ends the session, DEFAULT shows it.  The AFTER call's answer
- * decides what happens next. */
+ * decides what happens next: STEP, NEXT and FINISH are DEFAULT with that
+ * resumption in place of continuing (what --batch does at once, and an
+ * empty line at a prompt with empty_continues: a tour's Enter steps). */
 typedef enum tdb_hook_phase { TDB_HOOK_BEFORE, TDB_HOOK_AFTER } tdb_hook_phase;
 typedef enum tdb_hook_action {
     TDB_HOOK_DEFAULT,  /* BEFORE: show the stop; AFTER: what the output mode
                         * does (prompt, or continue) */
     TDB_HOOK_CONTINUE, /* resume the program */
-    TDB_HOOK_QUIT      /* end the session */
+    TDB_HOOK_QUIT,     /* end the session */
+    TDB_HOOK_STEP,     /* AFTER only: as DEFAULT, going on with a step */
+    TDB_HOOK_NEXT,     /* ... with a next */
+    TDB_HOOK_FINISH    /* ... with a finish */
 } tdb_hook_action;
 typedef tdb_hook_action (*tdb_stop_hook)(tdb_session *s, tdb_hook_phase phase,
                                          const tdb_stop_info *st, void *data);

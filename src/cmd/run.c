@@ -213,28 +213,6 @@ static char *watch_files(const tdb_session_options *o)
     return b.len ? tdb_buf_detach(&b) : NULL;
 }
 
-/* A directory of our own for the run's announce socket: private to this
- * run, so no 'tdebug attach --wait' sees the program, and short enough
- * for a socket path. */
-static int private_dir(char *dir, size_t size, tdb_error *err)
-{
-    const char *tmp = getenv("TMPDIR");
-
-    if (!tmp || *tmp != '/' || strlen(tmp) > 64)
-        tmp = "/tmp";
-    snprintf(dir, size, "%s/tdebug-run-XXXXXX", tmp);
-    if (mkdtemp(dir))
-        return 0;
-    if (strcmp(tmp, "/tmp") != 0) {
-        snprintf(dir, size, "/tmp/tdebug-run-XXXXXX");
-        if (mkdtemp(dir))
-            return 0;
-    }
-    tdb_error_errno(err, "cannot create a directory for the announce socket in '%s'", tmp);
-    dir[0] = '\0';
-    return -1;
-}
-
 /* Wait for CHILD to end, interruptibly (CANCEL: the signal pipe).
  * Returns 0 with *WS, or the signal that interrupted. */
 static int wait_child(pid_t child, int cancel, int *ws)
@@ -299,7 +277,7 @@ static int run_preloaded(tdb_cli_options *opts, char **args)
     tdb_preload_settings set = {0};
     tdb_announce_listener *l = NULL;
     tdb_error err = {0};
-    char dir[128] = "", sock[160];
+    char *dir = NULL, sock[160];
     char *library = NULL, *watch = NULL;
     json_t *env = NULL, *ann = NULL;
     pid_t child = -1, target = -1;
@@ -313,7 +291,9 @@ static int run_preloaded(tdb_cli_options *opts, char **args)
         return TDB_EXIT_FAIL;
     }
     if (!(library = tdb_preload_library(&err)) || (cancel = tdb_signals_install(1, &err)) < 0 ||
-        private_dir(dir, sizeof(dir), &err) < 0)
+        /* private to this run, so no 'tdebug attach --wait' sees the
+         * program, and short enough for a socket path */
+        !(dir = tdb_private_dir("tdebug-run", &err)))
         goto fail;
     snprintf(sock, sizeof(sock), "%s/announce", dir);
     if (!(l = tdb_announce_listen(sock, &err)))
@@ -405,8 +385,9 @@ cleanup:
     if (child > 0)
         kill_program(child, -1);
     tdb_announce_listener_free(l);
-    if (dir[0])
+    if (dir)
         rmdir(dir);
+    free(dir);
     json_decref(ann);
     json_decref(env);
     free(watch);

@@ -1,10 +1,13 @@
 /*
  * cmd/tour.c: 'tdebug tour': a guided walk through 'import torch' (or
- * tinytensor) under gdb.  The tours are data (src/tour/data.c); this file
- * turns a tour's stops into session options (--stop-at-load,
- * --stop-at-import, --break), and a stop hook that recognises each stop,
- * prints its explanation around the stack the session prints, and records
- * the handout (--markdown).
+ * tinytensor, or one's own op) under gdb.  The tours are data
+ * (src/tour/data.c); this file writes a tour's program to a private
+ * directory, turns its stops into session options (--stop-at-load,
+ * --stop-at-import, --break, Python breakpoints on the program's lines),
+ * and a stop hook that recognises each stop, prints its explanation
+ * around the stack the session prints, says how the tour goes on from it
+ * (continue, or step, next, finish: the CLI's resumption, the session's
+ * own steps) and records the handout (--markdown).
  */
 #include "cmd/cmd.h"
 #include "base/common.h"
@@ -25,6 +28,7 @@
 #include <unistd.h>
 
 #define WIDTH 78
+#define PROGRAM_NAME "tour.py" /* in a directory of its own: no module of that name */
 #define PROBE_TIMEOUT_MS 60000 /* the interpreter's check */
 
 const char cmd_tour_usage[] =
@@ -32,20 +36,23 @@ const char cmd_tour_usage[] =
     "                   [-x FILE]\n"
     "\n"
     "A guided tour from a Python line down into PyTorch's C/C++ core: runs a\n"
-    "two-line program under gdb and stops where the interesting things happen,\n"
-    "each time with the native and Python stacks and an explanation (what the\n"
-    "code is, where it lives in the source tree, what to try next).\n"
+    "program of a few lines under gdb and stops where the interesting things\n"
+    "happen, each time with the native and Python stacks and an explanation\n"
+    "(what the code is, where it lives in the source tree, what to try next);\n"
+    "from a Python line it steps into C++ with step, as you would.\n"
     "\n"
     "Tours (NAME):\n"
     "  torch        import torch; x = torch.ones(2) + 1 on the installed torch\n"
     "               (the default): stops when torch._C is mapped, in PyInit__C,\n"
-    "               in initModule, at at::_ops::add_Tensor::call and in the CPU\n"
-    "               kernel at::native::structured_ufunc_add_CPU::impl\n"
+    "               in initModule, at the Python line x = a + 1, from which it\n"
+    "               steps to at::_ops::add_Tensor::call, and in the CPU kernel\n"
+    "               at::native::structured_ufunc_add_CPU::impl\n"
     "  tinytensor   the same path at source level on samples/tinytensor, built\n"
     "               with debug info (needs tdebug's build tree: 'make')\n"
     "  extension    your own op: samples/myop, a torch.utils.cpp_extension built\n"
-    "               with the debug flags: PyInit_myop, scaled_add and two of its\n"
-    "               lines, its tensors read (needs 'make myop': libtorch-dev)\n"
+    "               with the debug flags: PyInit_myop, the Python line calling\n"
+    "               scaled_add, a step into it, a next, its tensors in locals,\n"
+    "               a finish back to the Python line (needs 'make myop')\n"
     "\n"
     "Options:\n"
     "  --python PATH    the interpreter (default: $TDEBUG_PYTHON, else\n"
@@ -60,8 +67,11 @@ const char cmd_tour_usage[] =
     "                   at the prompt; then the tour goes on as --batch\n"
     "  -h, --help       this text\n"
     "\n"
-    "At each stop: Enter goes on to the next stop, q quits (the program is\n"
-    "killed), anything else is a gdb command (bt, list, info locals, x/4i $pc...).\n"
+    "At each stop: Enter goes on to the next stop (where the tour steps, it\n"
+    "types step, next or finish for you), q quits (the program is killed),\n"
+    "anything else is a gdb command (bt, list, info locals, x/4i $pc...).\n"
+    "The tour's program is written to a private directory under $TMPDIR (or\n"
+    "/tmp), removed when the tour ends.\n"
     "\n"
     "Exit status: 0 when the tour was shown to its end or you quit; 1 when a stop\n"
     "was missed, the interpreter cannot import the tour's module (tdebug then\n"
@@ -71,7 +81,8 @@ const char cmd_tour_usage[] =
 
 typedef struct tour_state {
     const tdb_tour *tour;
-    char **locations;  /* per stop: the breakpoint's gdb location, or NULL */
+    char **locations;  /* per stop: the breakpoint's location (gdb's, or the
+                        * program's FILE:LINE), or NULL */
     int interactive;
     size_t next;       /* stops before NEXT were shown or passed */
     int current;       /* the stop being shown, or -1 */
@@ -148,8 +159,20 @@ static void put(const tdb_buf *b)
 
 /* ---- recognising a stop ---- */
 
+static int is_python(const json_t *f)
+{
+    const json_t *kind = f ? json_object_get(f, "kind") : NULL;
+    return json_is_string(kind) && strcmp(json_string_value(kind), "python") == 0;
+}
+
+/* The frame the stop reads as: its Python line when it reads as one (a
+ * Python breakpoint, a finish back to Python), else gdb's innermost. */
 static const json_t *top_frame(const tdb_stop_info *st)
 {
+    const json_t *py =
+        st->python_top >= 0 && st->stack ? json_array_get(st->stack, (size_t)st->python_top) : NULL;
+    if (is_python(py))
+        return py;
     return st->frames ? json_array_get(st->frames, 0) : NULL;
 }
 
@@ -170,7 +193,8 @@ static int in_plt_stub(const tdb_stop_info *st)
     return n > 4 && strcmp(fn + n - 4, "@plt") == 0;
 }
 
-/* Is the innermost frame in FUNCTION (a name without its parameters)? */
+/* Is the frame the stop reads as in FUNCTION (a name without its
+ * parameters; a Python frame's code name, "<module>")? */
 static int in_function(const tdb_stop_info *st, const char *function)
 {
     const char *fn = frame_str(top_frame(st), "function");
@@ -178,6 +202,17 @@ static int in_function(const tdb_stop_info *st, const char *function)
     if (!function)
         return 1;
     return fn && strncmp(fn, function, n) == 0 && (fn[n] == '\0' || fn[n] == '(');
+}
+
+/* The stop reason that ends a step the tour made with THEN. */
+static tdb_stop_reason stop_after(tdb_tour_then then)
+{
+    switch (then) {
+    case TDB_TOUR_THEN_STEP: return TDB_STOP_STEP;
+    case TDB_TOUR_THEN_NEXT: return TDB_STOP_NEXT;
+    case TDB_TOUR_THEN_FINISH: return TDB_STOP_FINISH;
+    default: return TDB_STOP_N_REASONS; /* none */
+    }
 }
 
 /* The tour stop this stop is the trigger of, or -1. */
@@ -194,8 +229,17 @@ static int tour_stop_of(const tour_state *t, const tdb_stop_info *st)
             break;
         case TDB_TOUR_BREAK:
         case TDB_TOUR_MARKED_LINE:
-            if (st->reason == TDB_STOP_BREAKPOINT && st->bp_location && t->locations[k] &&
-                strcmp(st->bp_location, t->locations[k]) == 0)
+        case TDB_TOUR_PY_LINE:
+            if ((st->reason == TDB_STOP_BREAKPOINT || st->reason == TDB_STOP_PYTHON_BREAKPOINT) &&
+                st->bp_location && t->locations[k] && strcmp(st->bp_location, t->locations[k]) == 0)
+                return (int)k;
+            break;
+        case TDB_TOUR_STEPPED:
+            /* The step the stop before made, by the tour or typed, where
+             * it should land; landing elsewhere is the user's own stop. */
+            if (k > 0 && t->next == k && t->shown[k - 1] &&
+                st->reason == stop_after(t->tour->stops[k - 1].then) &&
+                in_function(st, ts->function))
                 return (int)k;
             break;
         }
@@ -249,6 +293,7 @@ static int add_source(tdb_buf *term, tdb_buf *md, const tdb_stop_info *st)
     const json_t *f = top_frame(st);
     const char *file = frame_str(f, "file");
     const json_t *line = f ? json_object_get(f, "line") : NULL;
+    const char *lang = is_python(f) ? "python" : "c";
     char *text = NULL;
 
     if (!file || !json_is_integer(line))
@@ -259,7 +304,7 @@ static int add_source(tdb_buf *term, tdb_buf *md, const tdb_stop_info *st)
         return 1;
     const char *shown = frame_str(f, "source") ? frame_str(f, "source") : file;
     tdb_buf_addf(term, "\nSource (%s:%d)\n", shown, at);
-    tdb_buf_addf(md, "**Source** (`%s:%d`)\n\n```c\n", shown, at);
+    tdb_buf_addf(md, "**Source** (`%s:%d`)\n\n```%s\n", shown, at, lang);
     for (char *p = text; *p && n <= at + 2; n++) {
         char *eol = strchr(p, '\n');
         if (eol)
@@ -275,6 +320,19 @@ static int add_source(tdb_buf *term, tdb_buf *md, const tdb_stop_info *st)
     tdb_buf_adds(md, "```\n\n");
     free(text);
     return 1;
+}
+
+/* What COMMAND answers at this stop, as if typed at the prompt. */
+static void add_command(tdb_buf *term, tdb_buf *md, tdb_session *s, const char *command)
+{
+    tdb_reply r = {0};
+    tdb_error err = {0};
+
+    if (tdb_command_exec(s, command, &r, &err) < 0)
+        tdb_buf_addf(&r.text, "(%s)\n", err.msg);
+    tdb_buf_addf(term, "\n%s\n%s", command, tdb_buf_str(&r.text));
+    tdb_buf_addf(md, "**`%s`**\n\n```text\n%s```\n\n", command, tdb_buf_str(&r.text));
+    tdb_reply_clear(&r);
 }
 
 /* The stack as the handout shows it, native and Python frames merged:
@@ -319,6 +377,13 @@ static void show_explanation(tour_state *t, size_t k, tdb_session *s, const tdb_
     tdb_buf term = TDB_BUF_INIT, md = TDB_BUF_INIT;
 
     add_md_stack(&md, s, st);
+    if (st->compact && st->view) {
+        /* A step's stop shows where it went, not the stack: the tour
+         * shows the way there too. */
+        tdb_buf_adds(&term, "\nStack\n");
+        tdb_render_stack(st->view, tdb_session_stack_flags(s), st->view->t.py ? NULL : st->python_frames,
+                         &term);
+    }
     add_section(&term, &md, "What this is");
     add_text(&term, &md, ts->what);
     if (ts->trigger == TDB_TOUR_LOADED || ts->trigger == TDB_TOUR_IMPORT)
@@ -327,6 +392,8 @@ static void show_explanation(tour_state *t, size_t k, tdb_session *s, const tdb_
         add_section(&term, &md, "No debug info here");
         add_text(&term, &md, ts->no_debug);
     }
+    if (ts->show)
+        add_command(&term, &md, s, ts->show);
     add_section(&term, &md, "Where it lives");
     for (const tdb_tour_place *p = ts->where; p && p->path; p++) {
         tdb_buf_addf(&term, "  %s\n", p->path);
@@ -346,16 +413,42 @@ static void show_explanation(tour_state *t, size_t k, tdb_session *s, const tdb_
     tdb_buf_free(&md);
 }
 
-static void show_hint(const tour_state *t)
+/* The words of what Enter does after a stop whose action is THEN. */
+static const char *then_word(tdb_tour_then then)
 {
+    switch (then) {
+    case TDB_TOUR_THEN_STEP: return "step";
+    case TDB_TOUR_THEN_NEXT: return "next";
+    case TDB_TOUR_THEN_FINISH: return "finish";
+    default: return NULL;
+    }
+}
+
+static void show_hint(const tour_state *t, tdb_tour_then then)
+{
+    const char *word = then_word(then);
     if (!t->interactive)
         return;
-    if (t->next < t->tour->n_stops)
+    if (t->next < t->tour->n_stops && word)
+        printf("\n[Enter: %s, to stop %zu of %zu | q: quit | a gdb command: bt, list, ...]\n",
+               word, t->next + 1, t->tour->n_stops);
+    else if (t->next < t->tour->n_stops)
         printf("\n[Enter: next stop (%zu of %zu) | q: quit | a gdb command: bt, list, ...]\n",
                t->next + 1, t->tour->n_stops);
     else
         printf("\n[Enter: let the program finish | q: quit | a gdb command]\n");
     fflush(stdout);
+}
+
+/* The CLI's way on after a stop whose action is THEN. */
+static tdb_hook_action then_action(tdb_tour_then then)
+{
+    switch (then) {
+    case TDB_TOUR_THEN_STEP: return TDB_HOOK_STEP;
+    case TDB_TOUR_THEN_NEXT: return TDB_HOOK_NEXT;
+    case TDB_TOUR_THEN_FINISH: return TDB_HOOK_FINISH;
+    default: return TDB_HOOK_DEFAULT;
+    }
 }
 
 static tdb_hook_action tour_hook(tdb_session *s, tdb_hook_phase phase, const tdb_stop_info *st,
@@ -384,11 +477,14 @@ static tdb_hook_action tour_hook(tdb_session *s, tdb_hook_phase phase, const tdb
                      t->tour->stops[k].title);
         return TDB_HOOK_DEFAULT;
     }
-    if (t->current >= 0)
+    tdb_tour_then then = TDB_TOUR_THEN_CONTINUE;
+    if (t->current >= 0) {
         show_explanation(t, (size_t)t->current, s, st);
-    show_hint(t);
+        then = t->tour->stops[t->current].then;
+    }
+    show_hint(t, then);
     t->current = -1;
-    return TDB_HOOK_DEFAULT;
+    return then_action(then);
 }
 
 /* ---- before the tour: the interpreter, the module, the breakpoints ---- */
@@ -427,13 +523,36 @@ static char *find_package(const tdb_tour *tour)
     return dir;
 }
 
-/* The gdb location of stop TS of TOUR: the function, or FILE:LINE of the
- * marked line.  New string, or NULL when the stop is not a breakpoint. */
+/* The line of CODE that reads LINE_TEXT (the whole line), or 0. */
+static int program_line(const char *code, const char *line_text)
+{
+    size_t n = strlen(line_text);
+    int line = 1;
+    for (const char *p = code; *p; line++) {
+        const char *eol = strchr(p, '\n');
+        size_t len = eol ? (size_t)(eol - p) : strlen(p);
+        if (len == n && strncmp(p, line_text, n) == 0)
+            return line;
+        if (!eol)
+            break;
+        p = eol + 1;
+    }
+    return 0;
+}
+
+/* The location of stop TS of TOUR: the function, FILE:LINE of the marked
+ * line, or PROGRAM:LINE of the program's line.  New string, or NULL when
+ * the stop is not a breakpoint. */
 static char *stop_location(const tdb_tour *tour, const tdb_tour_stop *ts, const char *package,
-                           const char *python)
+                           const char *python, const char *program)
 {
     if (ts->trigger == TDB_TOUR_BREAK)
         return tdb_xstrdup(ts->target);
+    if (ts->trigger == TDB_TOUR_PY_LINE) {
+        int line = program_line(tour->code, ts->target);
+        /* The tour's own data: tests/unit/test_tour_support checks it. */
+        return line ? tdb_xasprintf("%s:%d", program, line) : NULL;
+    }
     if (ts->trigger != TDB_TOUR_MARKED_LINE)
         return NULL;
     tdb_error err = {0};
@@ -457,6 +576,25 @@ static char *stop_location(const tdb_tour *tour, const tdb_tour_stop *ts, const 
     free(src);
     free(marker);
     return loc;
+}
+
+/* Write CODE to DIR/PROGRAM_NAME.  Its path (new string), or NULL with ERR. */
+static char *write_program(const char *dir, const char *code, tdb_error *err)
+{
+    char *path = tdb_xasprintf("%s/%s", dir, PROGRAM_NAME);
+    size_t n = strlen(code);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0 || write(fd, code, n) != (ssize_t)n) {
+        tdb_error_errno(err, "cannot write the tour's program '%s': write", path);
+        if (fd >= 0) {
+            close(fd);
+            unlink(path);
+        }
+        free(path);
+        return NULL;
+    }
+    close(fd);
+    return path;
 }
 
 /* Ask whether to take tour NAME instead; only on a terminal. */
@@ -500,9 +638,8 @@ static int write_handout(const char *path, const tour_state *t, const char *pyth
     tdb_buf_addf(&b, "Recorded with `tdebug tour %s` (tdebug %s), which ran `", t->tour->name,
                  TDB_VERSION);
     tdb_shell_quote(&b, python);
-    tdb_buf_adds(&b, " -c ");
-    tdb_shell_quote(&b, t->tour->code);
-    tdb_buf_adds(&b, "` under gdb.\n\n");
+    tdb_buf_addf(&b, " %s` under gdb, this program:\n\n```python\n%s```\n\n", PROGRAM_NAME,
+                 t->tour->code);
     tdb_buf_addf(&b, "%s\n\n", t->tour->intro);
     tdb_buf_add(&b, t->md.s ? t->md.s : "", t->md.len);
     tdb_buf_addf(&b, "## The end\n\n%s\n", ending);
@@ -646,7 +783,7 @@ static int take_tour(const tdb_tour *tour, const tour_args *a)
         .empty_continues = 1,
         .commands = a->commands,
     };
-    char *package = NULL, *exe = NULL, *symbols = NULL;
+    char *package = NULL, *exe = NULL, *symbols = NULL, *dir = NULL, *program = NULL;
     tdb_cli *s = NULL;
     tdb_error err = {0};
     int status;
@@ -674,6 +811,11 @@ static int take_tour(const tdb_tour *tour, const tour_args *a)
     }
     if (status != 0)
         goto cleanup;
+    if (!(dir = tdb_private_dir("tdebug-tour", &err)) ||
+        !(program = write_program(dir, tour->code, &err))) {
+        status = tdb_error_exit(&err);
+        goto cleanup;
+    }
 
     t.locations = tdb_xcalloc(tour->n_stops, sizeof(*t.locations));
     t.shown = tdb_xcalloc(tour->n_stops, sizeof(*t.shown));
@@ -684,7 +826,7 @@ static int take_tour(const tdb_tour *tour, const tour_args *a)
             tdb_ptrs_push(&opts.session.stop_at_load, &opts.session.n_stop_at_load, target);
         else if (ts->trigger == TDB_TOUR_IMPORT)
             tdb_ptrs_push(&opts.session.stop_at_import, &opts.session.n_stop_at_import, target);
-        else if ((t.locations[k] = stop_location(tour, ts, package, exe)))
+        else if ((t.locations[k] = stop_location(tour, ts, package, exe, program)))
             tdb_ptrs_push(&opts.session.breaks, &opts.session.n_breaks, t.locations[k]);
     }
     for (size_t k = 0; k < a->n_breaks; k++)
@@ -693,16 +835,26 @@ static int take_tour(const tdb_tour *tour, const tour_args *a)
         symbols = tdb_xstrdup(tour->symbols);
         tdb_ptrs_push(&opts.session.symbols, &opts.session.n_symbols, symbols);
     }
+    /* The sample is the user's own code: a step from Python stops there. */
+    if (package)
+        tdb_ptrs_push(&opts.session.my_code, &opts.session.n_my_code, package);
 
     tdb_buf intro = TDB_BUF_INIT;
     tdb_buf_addf(&intro, "%s\n\n", tour->title);
     wrap(&intro, tour->intro, 0, WIDTH);
     tdb_buf_adds(&intro, "\nThe program: ");
     tdb_shell_quote(&intro, exe);
-    tdb_buf_adds(&intro, " -c ");
-    tdb_shell_quote(&intro, tour->code);
-    tdb_buf_adds(&intro, batch ? "\n" : "\nAt each stop: Enter goes on, q quits, anything else "
-                                        "is a gdb command.\n");
+    tdb_buf_addc(&intro, ' ');
+    tdb_shell_quote(&intro, program);
+    tdb_buf_adds(&intro, "\n\n");
+    for (const char *p = tour->code; *p;) {
+        const char *eol = strchr(p, '\n');
+        size_t n = eol ? (size_t)(eol - p) : strlen(p);
+        tdb_buf_addf(&intro, "    %.*s\n", (int)n, p);
+        p += n + (eol != NULL);
+    }
+    tdb_buf_adds(&intro, batch ? "" : "\nAt each stop: Enter goes on (or steps, where the tour "
+                                      "steps), q quits, anything else is a gdb command.\n");
     put(&intro);
     tdb_buf_free(&intro);
 
@@ -712,7 +864,7 @@ static int take_tour(const tdb_tour *tour, const tour_args *a)
         goto cleanup;
     }
     tdb_cli_set_stop_hook(s, tour_hook, &t);
-    char *run_argv[] = {exe, "-c", (char *)tour->code, NULL};
+    char *run_argv[] = {exe, program, NULL};
     status = tdb_cli_run(s, run_argv, &err);
     if (err.set)
         tdb_print_error(&err);
@@ -757,6 +909,12 @@ static int take_tour(const tdb_tour *tour, const tour_args *a)
     tdb_buf_free(&missed);
 cleanup:
     tdb_cli_free(s);
+    if (program)
+        unlink(program);
+    if (dir)
+        rmdir(dir);
+    free(program);
+    free(dir);
     if (t.locations)
         for (size_t k = 0; k < tour->n_stops; k++)
             free(t.locations[k]);

@@ -29,6 +29,7 @@ typedef struct value_ref {
     int thread, index, level;
     char *name;   /* REF_EXPR: the expression; REF_VAROBJ: the object */
     json_t *json; /* REF_JSON */
+    int printer;  /* REF_VAROBJ: its children are a pretty-printer's */
 } value_ref;
 
 struct tdb_values {
@@ -77,7 +78,7 @@ static int add_ref(tdb_values *v, ref_kind kind, int thread, int index, int leve
                    const char *name, json_t *json)
 {
     TDB_GROW(v->refs, v->n, v->cap);
-    v->refs[v->n] = (value_ref){kind, thread, index, level, name ? tdb_xstrdup(name) : NULL, json};
+    v->refs[v->n] = (value_ref){kind, thread, index, level, name ? tdb_xstrdup(name) : NULL, json, 0};
     return (int)++v->n;
 }
 
@@ -306,7 +307,44 @@ static json_t *make_varobj(tdb_values *v, int thread, int level, const char *exp
     return res;
 }
 
-static json_t *varobj_children(tdb_values *v, const char *name, tdb_error *err)
+/* A pretty-printer's text part: tdebug's printers give a tensor's dtype,
+ * device, sizes... as Python strings, which gdb makes char arrays, and a
+ * variable object shows an array as "[N]".  The text of the char-array
+ * variable object NAME, from its elements' values ("102 'f'": the
+ * number is the byte).  New string, or NULL. */
+static char *printer_text(tdb_values *v, const char *name)
+{
+    json_t *res = NULL, *c;
+    size_t i;
+    tdb_buf text = TDB_BUF_INIT;
+    if (tdb_gdb_cmd(v->s->gdb, CMD_TIMEOUT_MS, &res, NULL, "-var-list-children --all-values %s",
+                    name) < 0)
+        return NULL;
+    json_array_foreach(json_object_get(res, "children"), i, c)
+    {
+        const char *value = tdb_mi_str(c, "value");
+        char *end = NULL;
+        long byte = value ? strtol(value, &end, 10) : 0;
+        if (!value || end == value) {
+            tdb_buf_free(&text);
+            break;
+        }
+        if (byte != 0)
+            tdb_buf_addc(&text, (char)(byte & 0xff));
+    }
+    json_decref(res);
+    return text.s ? tdb_buf_detach(&text) : NULL;
+}
+
+/* Is TYPE a char array ("char [7]", "const char [3]")? */
+static int char_array(const char *type)
+{
+    if (type && !strncmp(type, "const ", 6))
+        type += 6;
+    return type && !strncmp(type, "char [", 6);
+}
+
+static json_t *varobj_children(tdb_values *v, const char *name, int printer, tdb_error *err)
 {
     json_t *res = NULL;
     if (tdb_gdb_cmd(v->s->gdb, CMD_TIMEOUT_MS, &res, err, "-var-list-children --all-values %s",
@@ -322,12 +360,19 @@ static json_t *varobj_children(tdb_values *v, const char *name, tdb_error *err)
         /* A printer's value with parts (a tensor in a std::vector) is
          * "{...}", its parts counted only once listed. */
         int dynamic_parts = tdb_mi_str(c, "dynamic") && value && !strcmp(value, "{...}");
-        int h = child && ((numchild && atoi(numchild) > 0) || dynamic_parts)
+        char *text = printer && child && char_array(tdb_mi_str(c, "type"))
+                         ? printer_text(v, child)
+                         : NULL;
+        int h = child && !text && ((numchild && atoi(numchild) > 0) || dynamic_parts)
                     ? add_ref(v, REF_VAROBJ, 0, 0, -1, child, NULL)
                     : 0;
+        if (h)
+            v->refs[h - 1].printer = tdb_mi_str(c, "dynamic") != NULL;
         json_array_append_new(list, json_pack("{s:s, s:s?, s:s, s:i}", "name", exp ? exp : "?",
                                               "type", tdb_mi_str(c, "type"), "value",
-                                              value ? value : h ? "{...}" : "", "handle", h));
+                                              text ? text : value ? value : h ? "{...}" : "",
+                                              "handle", h));
+        free(text);
     }
     json_decref(res);
     return list;
@@ -376,14 +421,15 @@ json_t *tdb_values_list(tdb_values *v, int h, const char **note, tdb_error *err)
         if (!vo)
             return NULL;
         char *name = tdb_xstrdup(tdb_mi_str(vo, "name"));
+        int printer = tdb_mi_str(vo, "dynamic") != NULL;
         json_decref(vo);
-        list = varobj_children(v, name, err);
+        list = varobj_children(v, name, printer, err);
         free(name);
         return list;
     }
     case REF_VAROBJ: {
         char *name = tdb_xstrdup(ref.name);
-        list = varobj_children(v, name, err);
+        list = varobj_children(v, name, ref.printer, err);
         free(name);
         return list;
     }

@@ -99,13 +99,9 @@ static int open_log(tdb_session *s, tdb_error *err)
     pyhook_state *h = &s->hook;
     if (h->log_path)
         return 0;
-    const char *tmp = getenv("TMPDIR");
-    char *dir = tdb_xasprintf("%s/tdebug-log.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(dir)) {
-        tdb_error_errno(err, "cannot make a folder for log points: mkdtemp '%s'", dir);
-        free(dir);
+    char *dir = tdb_private_dir("tdebug-log", err);
+    if (!dir)
         return -1;
-    }
     char *path = tdb_xasprintf("%s/log", dir);
     free(dir);
     if (strlen(path) >= TDB_PYHOOK_LOG_PATH_MAX || mkfifo(path, 0600) < 0 ||

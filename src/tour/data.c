@@ -13,7 +13,11 @@
  *  - both functions also have PLT stubs (in libtorch_python and inside
  *    libtorch_cpu) that gdb puts breakpoint locations on; the tour passes
  *    them by (cmd/tour.c) and stops in the functions themselves;
- *  - at add_Tensor::call, $rdi is the result's slot and $rsi is self.
+ *  - at add_Tensor::call, $rdi is the result's slot and $rsi is self;
+ *  - 'step' (step-into 'mine', the default) from the line 'x = a + 1'
+ *    stops at add_Tensor::call; from 'x = torch.ones(2) + 1' it would
+ *    stop in torch.ones' operator first (at::_ops::ones::call), hence
+ *    the program's separate lines.
  * tests/e2e/test_tour.py checks the stops, in order, on the real torch.
  */
 #include "tour/tour.h"
@@ -119,16 +123,47 @@ static const tdb_tour_stop torch_stops[] = {
             END},
     },
     {
-        .trigger = TDB_TOUR_BREAK,
+        .trigger = TDB_TOUR_PY_LINE,
+        .target = "x = a + 1",
+        .function = "<module>",
+        .then = TDB_TOUR_THEN_STEP,
+        .title = "x = a + 1: a Python line, about to step into C++",
+        .what =
+            "The import is done, and `a = torch.ones(2)` ran. The program stopped on its line "
+            "`x = a + 1`, at a Python breakpoint: tdebug's hook in the interpreter checks the "
+            "lines of this file only, and gdb has no breakpoint in CPython's evaluator. The "
+            "stack is the Python line on top of the interpreter's own C frames.\n\n"
+            "`a + 1` calls Tensor.__add__, which is C++ in libtorch_python. The tour now types "
+            "`step` (Enter does it): tdebug lets the binding's glue run (torch's Python argument "
+            "parser, THPVariable_add, the dispatcher's wrappers) and stops at the first frame "
+            "that means something. With no code of yours under this line, that is torch's "
+            "operator, where the tensors can be read.",
+        .where = (const tdb_tour_place[]){
+            {"torch/_tensor.py", "class Tensor(torch._C._TensorBase): __add__ comes from the C++ "
+                                 "base class"},
+            {"torch/csrc/autograd/generated/python_variable_methods.cpp",
+             "THPVariable_add, the method's C++ (template in tools/autograd/templates/)"},
+            END},
+        .try_next = (const tdb_tour_try[]){
+            {"py-locals", "a, the tensor made on the line before"},
+            {"bt", "the Python line above CPython's C frames"},
+            {"set step-into binding", "then Enter: the step stops in the binding's first frame "
+                                      "instead (a ?? in libtorch_python)"},
+            END},
+    },
+    {
+        .trigger = TDB_TOUR_STEPPED,
         .target = "at::_ops::add_Tensor::call",
         .function = "at::_ops::add_Tensor::call",
-        .title = "at::_ops::add_Tensor::call: the add operator enters the dispatcher",
+        .title = "at::_ops::add_Tensor::call: the step lands where add enters the dispatcher",
         .what =
-            "`torch.ones(2) + 1` called Tensor.__add__, which libtorch_python implements as "
-            "THPVariable_add (the ?? frames: functions a library does not export have no name "
-            "without debug info). It parsed the arguments, wrapped the Python 1 as a scalar "
-            "tensor and called at::add, which is this function: the entry point of the "
-            "aten::add.Tensor operator, generated from its schema.\n\n"
+            "`step` went from the Python line through Tensor.__add__'s binding in "
+            "libtorch_python (THPVariable_add and its argument parser: the ?? frames of the "
+            "stack, which the step passed by; functions a library does not export have no name "
+            "without debug info). The binding wrapped the Python 1 as a scalar tensor and "
+            "called at::add, which is this function: the entry point of the aten::add.Tensor "
+            "operator, generated from its schema. Its arguments, self, other and alpha, are "
+            "read from the registers at the entry and the tensors from memory.\n\n"
             "call() finds the operator once, computes the dispatch key set of its arguments "
             "(CPU, AutogradCPU, ...) and calls through the c10::Dispatcher, which runs the "
             "kernel of the highest key first: autograd's, which would record the graph if a "
@@ -155,7 +190,8 @@ static const tdb_tour_stop torch_stops[] = {
             {"bt", "the Python line that called it, between the C++ frames"},
             {"info symbol **(void ***)$rsi",
              "self's TensorImpl, by its vtable ($rsi is self; $rdi is where the result goes)"},
-            {"x/4i $pc", "the machine code at the start of the function"},
+            {"finish", "back through the glue to the Python line (Enter goes on to the kernel "
+                       "instead)"},
             END},
     },
     {
@@ -348,21 +384,46 @@ static const tdb_tour_stop extension_stops[] = {
             END},
     },
     {
-        .trigger = TDB_TOUR_BREAK,
+        .trigger = TDB_TOUR_PY_LINE,
+        .target = "c = myop.scaled_add(a, b, 2.0)",
+        .function = "<module>",
+        .then = TDB_TOUR_THEN_STEP,
+        .title = "c = myop.scaled_add(a, b, 2.0): the Python line that calls your op",
+        .what =
+            "The program stopped on the line that calls your op, at a Python breakpoint "
+            "(tdebug's hook in the interpreter; gdb has none in CPython's evaluator). a and b "
+            "are torch tensors, made on the lines before.\n\n"
+            "myop.scaled_add is a pybind11 cpp_function: calling it runs pybind11's "
+            "dispatcher and argument loader, which turn the Python objects into at::Tensor "
+            "and double, then your C++ function. The tour now types `step` (Enter does it): "
+            "tdebug lets that glue run and stops in the first frame of your own code, "
+            "scaled_add (samples/myop is yours here, as a program's directory, the working "
+            "directory and `--my-code DIR` are).",
+        .where = (const tdb_tour_place[]){
+            {"samples/myop/run.py", "the same calls, as a program of your own"},
+            {"/usr/include/pybind11/pybind11.h", "cpp_function::dispatcher, the glue the step "
+                                                 "passes by"},
+            END},
+        .try_next = (const tdb_tour_try[]){
+            {"py-locals", "a and b as Python sees them"},
+            {"set step-into binding", "then Enter: the step stops in pybind11's dispatcher "
+                                      "instead, seven frames above scaled_add"},
+            END},
+    },
+    {
+        .trigger = TDB_TOUR_STEPPED,
         .target = "scaled_add",
         .function = "scaled_add",
-        .title = "scaled_add: your own op, called from the Python line",
+        .title = "scaled_add: the step lands in your own op",
         .what =
-            "`c = myop.scaled_add(a, b, 2.0)` went through pybind11's glue (the dispatcher, "
-            "the argument loader: the frames under this one, their template arguments "
-            "folded; `bt full` shows them whole) into scaled_add, a C++ function of your own "
-            "built with torch.utils.cpp_extension and the debug flags `tdebug profile "
-            "--torch-extension` prints. The breakpoint stops after the prologue, where gdb "
-            "does, so the arguments are valid: a and b are at::Tensor references, shown as "
-            "torch shows tensors (dtype, sizes, strides, device, first values), read from "
-            "memory, nothing called in the process.\n\n"
-            "(This tour breaks on scaled_add; in a program of your own, a `step` from the "
-            "Python line lands here too, past pybind11's glue.)",
+            "`step` went from the Python line through pybind11's glue (the dispatcher, the "
+            "argument loader: the frames under this one, their template arguments folded; "
+            "`bt full` shows them whole) into scaled_add, a C++ function of your own built "
+            "with torch.utils.cpp_extension and the debug flags `tdebug profile "
+            "--torch-extension` prints. It stopped on its first line, after the prologue, so "
+            "the arguments are valid: a and b are at::Tensor references, shown as torch shows "
+            "tensors (dtype, sizes, strides, device, first values), read from memory, nothing "
+            "called in the process.",
         .where = (const tdb_tour_place[]){
             {"samples/myop/myop.cpp", "scaled_add and its PYBIND11_MODULE"},
             {"samples/myop/setup.py", "CppExtension and BuildExtension, with the debug flags"},
@@ -381,40 +442,61 @@ static const tdb_tour_stop extension_stops[] = {
         .file = "myop.cpp",
         .library = NULL, /* myop's own file, whatever the interpreter names it */
         .function = "scaled_add",
+        .then = TDB_TOUR_THEN_NEXT,
+        .show = "info locals",
         .title = "scaled_add, two lines on: a local tensor",
         .what =
             "`scaled = b * alpha` ran: it called torch's operator (at::_ops::mul_Tensor, in "
             "libtorch_cpu, which has no debug info), and scaled now holds its result. `info "
-            "locals` shows it as a tensor; `out` is not made yet, and tdebug says why it "
-            "cannot read it instead of printing garbage.",
+            "locals` (below) shows it as a tensor; `out` is not made yet, and tdebug says why "
+            "it cannot read it instead of printing garbage.\n\n"
+            "The tour now types `next` (Enter does it): one line, over the call to torch's add.",
         .where = (const tdb_tour_place[]){
             {"samples/myop/myop.cpp", "the line marked TOUR: out"},
             END},
         .try_next = (const tdb_tour_try[]){
-            {"info locals", "scaled as a tensor: float32 [2, 3] ... values [2, 2, ...]"},
-            {"next", "out = a + scaled"},
-            {"finish", "back through the glue to the Python line, with 'Value returned:' the "
-                       "result tensor"},
+            {"print scaled", "scaled through gdb's own print: float32 [2, 3] ... values "
+                             "[2, 2, ...]"},
+            {"print scaled.sizes()", "its sizes, a c10::IntArrayRef: [2, 3]"},
             END},
     },
     {
-        .trigger = TDB_TOUR_MARKED_LINE,
+        .trigger = TDB_TOUR_STEPPED,
         .target = "return",
-        .file = "myop.cpp",
-        .library = NULL, /* myop's own file, whatever the interpreter names it */
         .function = "scaled_add",
-        .title = "scaled_add returns out",
+        .then = TDB_TOUR_THEN_FINISH,
+        .show = "info locals",
+        .title = "scaled_add, after next: out is made",
         .what =
-            "`out = a + scaled` ran torch's add operator; out holds a + 2 * b. `finish` from "
-            "here runs to the end of scaled_add and on through pybind11's glue, which hands "
-            "the tensor to Python as a torch.Tensor, to the Python line that called it, and "
-            "shows the tensor scaled_add returned.",
+            "`next` ran `out = a + scaled` (torch's add operator) and stopped on the next line, "
+            "`return out`. `info locals` (below) shows out as a tensor now: a + 2 * b.\n\n"
+            "The tour now types `finish` (Enter does it): scaled_add returns, and tdebug goes on "
+            "through pybind11's glue, which hands the tensor to Python as a torch.Tensor, back "
+            "to the Python line that called it.",
         .where = (const tdb_tour_place[]){
             {"samples/myop/myop.cpp", "the line marked TOUR: return"},
             END},
         .try_next = (const tdb_tour_try[]){
             {"print out", "the result: float32 [2, 3] ... values [2, 3, 4, 5, 6, 7]"},
-            {"finish", "Value returned: the same tensor"},
+            {"bt", "the glue the finish will go back through"},
+            END},
+    },
+    {
+        .trigger = TDB_TOUR_STEPPED,
+        .target = "c = myop.scaled_add(a, b, 2.0)",
+        .function = "<module>",
+        .title = "back on the Python line: finish returns what scaled_add returned",
+        .what =
+            "`finish` ran scaled_add to its end and on through pybind11's glue, and stopped "
+            "back on the Python line that called it, the way `finish` from a Python function "
+            "would. 'Value returned' is the tensor scaled_add returned, read from memory as a "
+            "tensor; the line has yet to assign it to c.",
+        .where = (const tdb_tour_place[]){
+            {"samples/myop/run.py", "the same program, to run under tdebug run"},
+            END},
+        .try_next = (const tdb_tour_try[]){
+            {"next", "the line ends: c is the tensor"},
+            {"py-locals", "a, b (and c after the next)"},
             END},
     },
 };
@@ -423,24 +505,33 @@ const tdb_tour tdb_tours[] = {
     {
         .name = "torch",
         .title = "A guided tour of `import torch`",
-        .summary = "import torch; x = torch.ones(2) + 1 on the installed torch (the default)",
+        .summary = "import torch; x = torch.ones(2) + 1 on the installed torch, stepping from "
+                   "Python into C++ (the default)",
         .module = "torch",
-        .code = "import torch; x = torch.ones(2) + 1; print(x)",
+        .code = "import torch\n"
+                "a = torch.ones(2)\n"
+                "x = a + 1\n"
+                "print(x)\n",
         .intro =
-            "This tour runs `import torch; x = torch.ones(2) + 1; print(x)` under gdb and stops "
-            "five times on the way from those Python lines down into PyTorch's C++ core: when "
-            "the dynamic loader maps torch._C, in PyInit__C, in initModule, where the add "
-            "operator enters the dispatcher, and in its CPU kernel. Each stop shows the native "
-            "stack (innermost frame first, with the library of each frame), the Python stack, "
-            "what the code is, where it lives in PyTorch's source tree, and what to try.\n\n"
+            "This tour runs a four-line program, `import torch`, `a = torch.ones(2)`, `x = a + "
+            "1`, `print(x)`, under gdb and stops six times on the way from those Python lines "
+            "down into PyTorch's C++ core: when the dynamic loader maps torch._C, in PyInit__C, "
+            "in initModule, at the Python line `x = a + 1`, from which it steps into C++ with "
+            "`step` and lands where the add operator enters the dispatcher, and in its CPU "
+            "kernel. Each stop shows the native stack (innermost frame first, with the library "
+            "of each frame), the Python stack, what the code is, where it lives in PyTorch's "
+            "source tree, and what to try.\n\n"
             "A stock torch (Debian's python3-torch, a wheel from PyPI) has no debug info: "
             "frames show exported function names but no source lines, and internal functions "
             "show as ??. `tdebug tour tinytensor` takes the same path at source level.",
         .stops = torch_stops,
         .n_stops = sizeof(torch_stops) / sizeof(torch_stops[0]),
         .outro =
-            "That was the whole way down: a Python line, CPython's slot for +, the bindings in "
-            "libtorch_python, the dispatcher, and a CPU kernel in libtorch_cpu. Going further:\n"
+            "That was the whole way down: a Python line, a `step` through CPython's slot for "
+            "+ and the bindings in libtorch_python to the operator, the dispatcher, and a CPU "
+            "kernel in libtorch_cpu. Going further:\n"
+            "- tdebug run -b train.py:42 -- /usr/bin/python3 train.py: a line of your own; "
+            "`step` from it goes into the operator it calls\n"
             "- tdebug tour tinytensor: the same path at source level, with locals and `step`\n"
             "- tdebug run -b 'at::_ops::mul_Tensor::call' -- /usr/bin/python3 SCRIPT: the "
             "entry of any operator (at::_ops::NAME_OVERLOAD::call) in your own program\n"
@@ -453,7 +544,9 @@ const tdb_tour tdb_tours[] = {
         .title = "A guided tour of `import tinytensor`, at source level",
         .summary = "the same path on samples/tinytensor, built with debug info",
         .module = "tinytensor",
-        .code = "import tinytensor; x = tinytensor.ones(2) + 1; print(x)",
+        .code = "import tinytensor\n"
+                "x = tinytensor.ones(2) + 1\n"
+                "print(x)\n",
         .package = "samples/tinytensor",
         .symbols = "/tinytensor/",
         .intro =
@@ -463,8 +556,8 @@ const tdb_tour tdb_tours[] = {
             "libtorch_cpu and libc10). It is built with -O0 -g3, the debug-build profile, so "
             "every stop has a source line, `list`, `info locals` and `step` work, and no frame "
             "is ??.\n\n"
-            "This tour runs `import tinytensor; x = tinytensor.ones(2) + 1; print(x)` and stops "
-            "where the torch tour does.",
+            "This tour runs `import tinytensor`, `x = tinytensor.ones(2) + 1`, `print(x)` and "
+            "stops where the torch tour does.",
         .stops = tinytensor_stops,
         .n_stops = sizeof(tinytensor_stops) / sizeof(tinytensor_stops[0]),
         .outro =
@@ -476,10 +569,16 @@ const tdb_tour tdb_tours[] = {
     {
         .name = "extension",
         .title = "A guided tour of your own torch op, at source level",
-        .summary = "samples/myop, a torch.utils.cpp_extension op, its tensors read",
+        .summary = "samples/myop, a torch.utils.cpp_extension op: step in, next, finish "
+                   "back, its tensors read",
         .module = "myop",
-        .code = "import torch, myop; a = torch.arange(6.0).reshape(2, 3); b = torch.ones(2, 3); "
-                "c = myop.scaled_add(a, b, 2.0); print(c)",
+        .code = "import torch\n"
+                "import myop\n"
+                "\n"
+                "a = torch.arange(6.0).reshape(2, 3)\n"
+                "b = torch.ones(2, 3)\n"
+                "c = myop.scaled_add(a, b, 2.0)\n"
+                "print(c)\n",
         .package = "samples/myop",
         .build = "make myop",
         .symbols = "/myop",
@@ -488,17 +587,18 @@ const tdb_tour tdb_tours[] = {
             "function over at::Tensor, bound with pybind11 and built by "
             "torch.utils.cpp_extension against the installed torch, with the flags `tdebug "
             "profile --torch-extension` prints. torch itself has no debug info; myop has.\n\n"
-            "This tour runs `c = myop.scaled_add(a, b, 2.0)` and stops where myop is imported, "
-            "in scaled_add, and on two of its lines, with the tensors it gets and makes shown "
-            "as torch shows them.",
+            "This tour runs `c = myop.scaled_add(a, b, 2.0)` and stops where myop is imported "
+            "and on that Python line; from there it walks your op as you would: `step` into "
+            "scaled_add, on to one of its lines, `next`, and `finish` back to the Python line, "
+            "with the tensors it gets and makes shown as torch shows them.",
         .stops = extension_stops,
         .n_stops = sizeof(extension_stops) / sizeof(extension_stops[0]),
         .outro =
             "Your op, at source level, its tensors read. Going further:\n"
             "- tdebug profile --torch-extension: the flags for your own op (setup.py or the "
             "JIT); tdebug profile --check --no-deps YOUR_OP.so says whether it took\n"
-            "- tdebug run -b YOUR_FUNCTION -- /usr/bin/python3 SCRIPT: the same in your "
-            "program",
+            "- tdebug run -b train.py:42 -- /usr/bin/python3 train.py: a line of your program; "
+            "`step` from it goes into your op (-b YOUR_FUNCTION stops in it directly)",
     },
 };
 

@@ -19,10 +19,24 @@ typedef enum tdb_tour_trigger {
     TDB_TOUR_LOADED,     /* TARGET's file was mapped (--stop-at-load) */
     TDB_TOUR_IMPORT,     /* in TARGET's PyInit, before it runs (--stop-at-import) */
     TDB_TOUR_BREAK,      /* a breakpoint on the function TARGET */
-    TDB_TOUR_MARKED_LINE /* a breakpoint on the line of FILE holding
-                          * "TOUR: " TARGET, FILE being found through the
-                          * debug info of LIBRARY */
+    TDB_TOUR_MARKED_LINE, /* a breakpoint on the line of FILE holding
+                           * "TOUR: " TARGET, FILE being found through the
+                           * debug info of LIBRARY */
+    TDB_TOUR_PY_LINE,    /* a Python breakpoint on the line of the tour's
+                          * program that reads TARGET */
+    TDB_TOUR_STEPPED     /* the end of the step (next, finish) the stop
+                          * before this one made ('then'), in FUNCTION;
+                          * TARGET names where it lands */
 } tdb_tour_trigger;
+
+/* What the tour does after a stop: Enter at the prompt, or at once in
+ * --batch (and after -x's commands). */
+typedef enum tdb_tour_then {
+    TDB_TOUR_THEN_CONTINUE = 0, /* run to the next stop */
+    TDB_TOUR_THEN_STEP,         /* 'step' (from Python: past the binding's glue) */
+    TDB_TOUR_THEN_NEXT,         /* 'next' */
+    TDB_TOUR_THEN_FINISH        /* 'finish' (out of a native call: to the Python line) */
+} tdb_tour_then;
 
 /* A place in the source tree and what is there. */
 typedef struct tdb_tour_place {
@@ -46,7 +60,11 @@ typedef struct tdb_tour_stop {
                            * interpreter imports it from (its name carries
                            * that interpreter's EXT_SUFFIX) */
     const char *function; /* the function the innermost frame must be in
-                           * (name without parameters); NULL: any */
+                           * (name without parameters; "<module>": the
+                           * program's Python line); NULL: any */
+    tdb_tour_then then;   /* what the tour does from this stop */
+    const char *show;     /* a command the tour runs at the stop, its answer
+                           * shown as if typed ("info locals"), or NULL */
     const char *title;
     const char *what;     /* paragraphs, separated by blank lines */
     const tdb_tour_place *where;  /* ends with {NULL, NULL} */
@@ -59,7 +77,9 @@ typedef struct tdb_tour {
     const char *title;    /* the handout's title */
     const char *summary;  /* one line for --help */
     const char *module;   /* what the interpreter must be able to import */
-    const char *code;     /* the program: python -c CODE */
+    const char *code;     /* the program, lines of Python: the tour writes it
+                           * to a file of its own (a private directory,
+                           * removed after) and runs python FILE */
     const char *package;  /* a directory beside tdebug (a built sample) to
                            * put on PYTHONPATH, or NULL */
     const char *build;    /* the command that builds PACKAGE, or NULL: make */

@@ -64,6 +64,43 @@ def test_break_on_function_stops_after_the_prologue_with_valid_arguments(
 TENSOR_A = "float32 [2, 3] strides [3, 1] cpu values [0, 1, 2, 3, 4, 5]"
 
 
+def gdb_break_offset(so, function):
+    """Where gdb itself puts a breakpoint on FUNCTION: its line and
+    'FUNCTION(...) + N', N the bytes past the function's first instruction."""
+    r = run(["gdb", "-nx", "-batch", "-ex", f"break {function}", str(so)])
+    m = re.search(r"Breakpoint 1 at (0x[0-9a-f]+): file .*myop\.cpp, line (\d+)\.", r.stdout)
+    assert m, r.stdout + r.stderr
+    r = run(["gdb", "-nx", "-batch", "-ex", f"info symbol {m.group(1)}", str(so)])
+    sym = re.search(rf"^({function}\(.*\)(?: \+ \d+)?) in section \.text", r.stdout, re.M)
+    assert sym, r.stdout + r.stderr
+    return int(m.group(2)), sym.group(1)
+
+
+@pytest.mark.parametrize("light", [True, False], ids=["light", "ordinary"])
+@pytest.mark.parametrize("function", ["join", "scaled_add"])
+def test_break_on_function_stops_at_gdbs_address(tdebug, torch_available, myop, function, light):
+    """-b FUNCTION stops at the instruction gdb's own 'break FUNCTION'
+    chooses (join, taking a std::vector<at::Tensor> by reference, has it on
+    its '{' line: the second line-table row of that line, after the
+    arguments are stored, as gdb's prologue analysis finds it), with the
+    arguments valid there."""
+    so = next(myop.glob("myop*.so"))
+    line, where = gdb_break_offset(so, function)
+    env = clean_env(PYTHONPATH=str(myop), **({} if light else {"TDEBUG_LIGHT": "0"}))
+    r = run([tdebug, "run", "-b", function, "--", PYTHON, "run.py"], cwd=myop, env=env,
+            input="info symbol $pc\nargs\nq\n")
+    out = r.stdout
+    assert re.search(rf"^#0  0x[0-9a-f]+ in {function} \(\) at myop\.cpp:{line}$", out, re.M), \
+        out + r.stderr
+    assert f"{where} in section .text of " in out, (where, out)
+    if function == "join":
+        assert re.search(r"^  parts \(const std::vector<at::Tensor, std::allocator<at::Tensor> > &\) = "
+                         r"@0x[0-9a-f]+: " + HALVES, out, re.M), out
+    else:
+        assert "  a (const at::Tensor &) = " + TENSOR_A in out, out
+        assert "  alpha (double) = 2" in out, out
+
+
 def test_tensors_in_print_locals_finish_and_the_stop_line(tdebug, torch_available, myop):
     """gdb's own commands typed at the prompt show tensors as tdebug's 'args'
     does (gdb's printers, registered by the session); C++ names are short
@@ -185,6 +222,7 @@ def test_dap_variables_hover_and_evaluate_show_tensors(tdebug, torch_available, 
     got = {v["name"]: v["value"] for v in parts["variables"]}
     assert {"sizes", "strides", "dtype", "device", "storage_offset", "requires_grad",
             "values"} <= set(got), got
+    assert (got["dtype"], got["device"]) == ("float32", "cpu"), got
     # On to the line after 'scaled = b * alpha'.
     dap.request("setBreakpoints", {"source": {"path": str(myop / "myop.cpp")},
                                    "breakpoints": [{"line": marked(myop, "TOUR: out")}]})
@@ -214,7 +252,8 @@ HALVES = (r"std::vector of length 2, capacity 2 = \{" + HALF % "2, 3, 4" + r".*,
 def test_vector_of_tensors_in_locals_finish_args_and_print(tdebug, torch_available, myop):
     """std::vector<at::Tensor> (myop.halves returns one, myop.join takes one)
     as gdb's commands and tdebug's show it: its tensors decoded."""
-    cmds = ["info locals", "finish", "break join", "continue", "args", "print parts", "q"]
+    cmds = ["info locals", "finish", "break join", "continue", "args", "print parts",
+            "print parts[1]", "print parts.size()", "info xmethod", "q"]
     where = "myop.cpp:%d" % marked(myop, "TOUR: halves")
     r = run([tdebug, "run", "-b", where, "--", PYTHON, "run.py"], cwd=myop,
             env=clean_env(PYTHONPATH=str(myop)), input="\n".join(cmds) + "\n")
@@ -224,6 +263,12 @@ def test_vector_of_tensors_in_locals_finish_args_and_print(tdebug, torch_availab
     assert re.search(r"^  parts \(const std::vector<at::Tensor, std::allocator<at::Tensor> > &\) = "
                      r"@0x[0-9a-f]+: " + HALVES, out, re.M), out
     assert re.search(r"^\(tdebug\) \$\d+ = " + HALVES, out, re.M), out
+    # an element and the size through libstdc++'s xmethods, which read the
+    # vector's memory (operator[] is inlined in myop: gdb could not call it)
+    assert "Could not find operator[]" not in out, out
+    assert re.search(r"^\(tdebug\) \$\d+ = " + HALF % "5, 6, 7", out, re.M), out
+    assert re.search(r"^\(tdebug\) \$\d+ = 2$", out, re.M), out
+    assert re.search(r"^  libstdc\+\+::vector$", out, re.M), out
 
 
 def test_dap_variables_expand_a_vector_of_tensors(tdebug, torch_available, myop, procs, tmp_path):
@@ -245,30 +290,61 @@ def test_dap_variables_expand_a_vector_of_tensors(tdebug, torch_available, myop,
     assert all({"sizes", "strides", "dtype", "device", "storage_offset", "values"} <= set(g)
                for g in got), got
     assert [g.get("storage_offset") for g in got] == ["0", "3"], got
+    # their strings as a lone tensor's: words, not char arrays
+    assert [(g["dtype"], g["device"]) for g in got] == [("float32", "cpu")] * 2, got
+    assert [(g["sizes"], g["requires_grad"]) for g in got] == [("[1, 3]", "False")] * 2, got
+    assert [g["values"] for g in got] == ["[2.0, 3.0, 4.0]", "[5.0, 6.0, 7.0]"], got
     dap.continue_(tid)
     assert dap.wait_event("exited")["body"]["exitCode"] == 0
     dap.finish()
 
 
 def test_tour_extension_walks_the_op_with_its_tensors(tdebug, torch_available, myop):
+    """The tour walks the op as a user would: a Python breakpoint on the line
+    calling it, 'step' into scaled_add (past pybind11's glue, on its first
+    line, the arguments valid), a line of it with a local tensor, 'next',
+    and 'finish' back to the Python line with the tensor returned."""
     from tour_util import stops
     r = run([tdebug, "tour", "extension", "--batch"])
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr
     found = stops(r.stdout)
-    assert [s["number"] for s in found] == [1, 2, 3, 4], r.stdout[-3000:]
+    assert [s["number"] for s in found] == [1, 2, 3, 4, 5, 6], r.stdout[-3000:]
     assert found[0]["title"].startswith("PyInit_myop"), found[0]["title"]
-    first, second, last = found[1:]
-    assert first["title"].startswith("scaled_add: your own op"), first["title"]
-    assert "scaled_add (a=" + TENSOR_A in first["text"], first["text"]
-    assert "  a (const at::Tensor &) = " + TENSOR_A in first["text"], first["text"]
-    assert "alpha (double) = 2" in first["text"], first["text"]
-    m = re.search(r" at (\S+):(\d+)$", second["top"])
-    assert m and m.group(1).endswith("myop.cpp"), second["top"]
-    marked = [i + 1 for i, line in enumerate((myop / "myop.cpp").read_text().splitlines())
-              if "TOUR: out" in line]
-    assert int(m.group(2)) == marked[0], second["top"]
-    assert last["title"].startswith("scaled_add returns out"), last["title"]
+    line, stepped, local, after_next, back = found[1:]
+    program = re.search(r"The program: '[^']*' '(/[^']*/tour\.py)'", r.stdout).group(1)
+
+    assert line["title"].startswith("c = myop.scaled_add(a, b, 2.0): "), line["title"]
+    assert re.fullmatch(r"tdebug: stopped at Python breakpoint \d+ \(" + re.escape(program) + r":6\)",
+                        line["message"]), line["message"]
+
+    assert stepped["title"].startswith("scaled_add: the step lands in your own op")
+    assert stepped["message"].startswith(
+        "tdebug: step: into the native code of PyCapsule.scaled_add: scaled_add (a=" + TENSOR_A), \
+        stepped["message"]
+    assert "alpha=2) at myop.cpp:" in stepped["message"], stepped["message"]
+    m = re.search(r" in scaled_add \(\) at (\S+):(\d+)$", stepped["top"])
+    assert m and int(m.group(2)) == marked(myop, "TORCH_CHECK(a.sizes()"), stepped["top"]
+    assert "pybind11::cpp_function::dispatcher" in stepped["text"]  # the glue, in its stack
+
+    m = re.search(r" at (\S+):(\d+)$", local["top"])
+    assert m and m.group(1).endswith("myop.cpp"), local["top"]
+    assert int(m.group(2)) == marked(myop, "TOUR: out"), local["top"]
+    locals_ = local["text"].split("\ninfo locals\n")[1]
+    assert "\nscaled = float32 [2, 3] strides [3, 1] cpu values [2, 2, 2, 2, 2, 2]" in "\n" + locals_, \
+        locals_
+
+    assert after_next["message"].startswith("tdebug: next: scaled_add ("), after_next["message"]
+    assert after_next["message"].endswith(" at myop.cpp:%d" % marked(myop, "TOUR: return"))
+    locals_ = after_next["text"].split("\ninfo locals\n")[1]
+    assert "\nout = float32 [2, 3] strides [3, 1] cpu values [2, 3, 4, 5, 6, 7]" in "\n" + locals_, \
+        locals_
+
+    assert back["message"] == f'tdebug: finish: returned to File "{program}", line 6, in <module>', \
+        back["message"]
+    assert "\nValue returned: $1 = float32 [2, 3] strides [3, 1] cpu values [2, 3, 4, 5, 6, 7]" \
+        in back["text"], back["text"]
     assert "tensor([[2., 3., 4.]," in r.stdout + r.stderr
+    assert "=== The end: all 6 stops ===" in r.stdout
 
 
 def test_tour_extension_finds_the_op_under_any_extension_suffix(tdebug, torch_available, myop,
@@ -295,9 +371,9 @@ def test_tour_extension_finds_the_op_under_any_extension_suffix(tdebug, torch_av
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr
     assert "cannot find the line marked" not in r.stdout + r.stderr, r.stderr
     found = stops(r.stdout)
-    assert [s["number"] for s in found] == [1, 2, 3, 4], r.stdout[-3000:]
-    m = re.search(r" at (\S+):(\d+)$", found[2]["top"])
-    assert m and int(m.group(2)) == marked(op, "TOUR: out"), found[2]["top"]
+    assert [s["number"] for s in found] == [1, 2, 3, 4, 5, 6], r.stdout[-3000:]
+    m = re.search(r" at (\S+):(\d+)$", found[3]["top"])
+    assert m and int(m.group(2)) == marked(op, "TOUR: out"), found[3]["top"]
 
 
 def test_printers_show_torchs_other_values(tdebug, torch_available, myop):

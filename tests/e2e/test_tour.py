@@ -1,7 +1,10 @@
 """tdebug tour: the guided tours on the real gdb, Debian's real torch and the
 tinytensor sample, in --batch, with a handout, and at the prompt through a
 pseudo-terminal."""
+import pathlib
 import re
+import shutil
+import tempfile
 
 from conftest import clean_env, run
 from pty_util import Terminal
@@ -11,15 +14,21 @@ from tour_util import has_debug_info, processes_in_session, stops, venv_without_
 TORCH_C = "/torch/_C.cpython-311-x86_64-linux-gnu.so"
 
 # (title starts with, innermost function, library it is in) for each stop of
-# the torch tour, in order.
+# the torch tour, in order; the Python line's has no native frame on top.
 TORCH_STOPS = [
     ("torch._C is mapped", None, None),
     ("PyInit__C:", "PyInit__C", TORCH_C),
     ("initModule:", "initModule", "libtorch_python.so"),
+    ("x = a + 1:", None, None),
     ("at::_ops::add_Tensor::call:", "at::_ops::add_Tensor::call(", "libtorch_cpu.so"),
     ("structured_ufunc_add_CPU::impl:", "at::native::structured_ufunc_add_CPU::impl(",
      "libtorch_cpu.so"),
 ]
+# The tour's program, written to a directory of its own under $TMPDIR.
+PROGRAM_RE = r"The program: '[^']*' '(/[^']*/tdebug-tour-\w+/tour\.py)'"
+# Its Python line, in a stack.
+LINE_3 = r'File "/[^"]*/tdebug-tour-\w+/tour\.py", line 3, in <module>'
+
 
 TT_STOPS = [
     ("tinytensor._C is mapped", None, None),
@@ -40,11 +49,11 @@ def frame_function(top):
 
 def check_torch_stops(out):
     found = stops(out)
-    assert [s["number"] for s in found] == [1, 2, 3, 4, 5], [s["title"] for s in found]
+    assert [s["number"] for s in found] == [1, 2, 3, 4, 5, 6], [s["title"] for s in found]
     for s, (title, function, library) in zip(found, TORCH_STOPS):
-        assert s["total"] == 5
+        assert s["total"] == 6
         assert s["title"].startswith(title), s["title"]
-        assert s["top"], s["text"][:2000]
+        assert s["top"] or title.startswith("x = "), s["text"][:2000]
         if function:
             name = frame_function(s["top"])
             assert name.startswith(function) and not name.endswith("@plt"), s["top"]
@@ -54,11 +63,21 @@ def check_torch_stops(out):
 
 def test_torch_tour_batch_stops_in_order_and_writes_handout(tdebug, torch_available, tmp_path):
     handout = tmp_path / "torch-tour.md"
-    r = run([tdebug, "tour", "--batch", "--markdown", str(handout)])
+    # $TMPDIR short enough for tdebug to use (tdb_private_dir: 64 characters)
+    tmp = pathlib.Path(tempfile.mkdtemp(prefix="tdebug-test-"))
+    try:
+        r = run([tdebug, "tour", "--batch", "--markdown", str(handout)], env=clean_env(TMPDIR=tmp))
+        # The program is a file of its own under $TMPDIR, removed at the end.
+        left = list(tmp.iterdir())
+    finally:
+        shutil.rmtree(tmp)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr
     found = check_torch_stops(r.stdout)
 
-    loaded, pyinit, init_module, add_call, kernel = found
+    loaded, pyinit, init_module, line, add_call, kernel = found
+    program = re.search(PROGRAM_RE, r.stdout).group(1)
+    assert program.startswith(f"{tmp}/tdebug-tour-"), program
+    assert left == []
     assert loaded["message"].startswith("tdebug: torch._C is loaded: the dynamic loader mapped ")
     assert "libraries are mapped so far" in loaded["message"]
     assert "Libraries mapped so far" in loaded["text"]
@@ -70,14 +89,25 @@ def test_torch_tour_batch_stops_in_order_and_writes_handout(tdebug, torch_availa
     frames = [l for l in kernel["text"].splitlines() if l.startswith("#")]
     assert any("at::_ops::add_Tensor::redispatch(" in l for l in frames), frames
     assert any("at::_ops::add_Tensor::call(" in l for l in frames), frames
-    assert 'File "<string>", line 1, in <module>' in kernel["text"]
+    assert re.search(LINE_3, kernel["text"]), kernel["text"]
+    # The Python line, at a Python breakpoint; the tour's step from it lands
+    # at the operator's entry with its tensors read, the way there shown.
+    assert re.fullmatch(r"tdebug: stopped at Python breakpoint \d+ \(" + re.escape(program) + r":3\)",
+                        line["message"]), line["message"]
+    assert re.search(r"^=>\s+3  x = a \+ 1$", line["text"], re.M), line["text"]
+    assert add_call["message"].startswith(
+        "tdebug: step: into the native code of Tensor.__add__: 0x"), add_call["message"]
+    assert "  arg1 (at::Tensor const&) = float32 [2] strides [1] cpu values [1, 1]\n" in add_call["text"]
+    assert "  arg2 (at::Tensor const&) = int64 [] strides [] cpu values [1]\n" in add_call["text"]
+    assert "\nStack\n#0  " in add_call["text"]
+    assert re.search(LINE_3, add_call["text"].split("\nStack\n")[1]), add_call["text"]
     # Every stop explains itself; where torch has no debug info, the stop
     # says what a debug build would add.
     for s in found:
         for section in ("What this is", "Where it lives", "Try next"):
             assert f"\n{section}\n" in s["text"], (section, s["title"])
     for s in found[1:]:
-        lib = re.search(r" from (\S+)$", s["top"])
+        lib = s["top"] and re.search(r" from (\S+)$", s["top"])
         if lib:
             assert not has_debug_info(lib.group(1)), lib.group(1)
             assert "\nNo debug info here\n" in s["text"], s["title"]
@@ -85,19 +115,21 @@ def test_torch_tour_batch_stops_in_order_and_writes_handout(tdebug, torch_availa
         else:
             assert "\nSource (" in s["text"], s["title"]
     # Each stop once: PLT stubs and repeated hits are passed by.
-    assert r.stdout.count("=== Stop ") == 5
+    assert r.stdout.count("=== Stop ") == 6
     assert "@plt ()" not in r.stdout
     assert "tensor([2., 2.])" in r.stdout
     assert "tdebug: program exited with status 0" in r.stdout
-    assert "=== The end: all 5 stops ===" in r.stdout
+    assert "=== The end: all 6 stops ===" in r.stdout
     assert f"tdebug: wrote the handout to {handout}" in r.stdout
 
     md = handout.read_text()
     assert md.startswith("# A guided tour of `import torch`\n")
-    titles = re.findall(r"^## Stop (\d) of 5: (.*)$", md, re.M)
-    assert [int(n) for n, _ in titles] == [1, 2, 3, 4, 5]
+    assert "tour.py` under gdb, this program:\n\n```python\nimport torch\na = torch.ones(2)\n" \
+           "x = a + 1\nprint(x)\n```\n" in md, md[:1000]
+    titles = re.findall(r"^## Stop (\d) of 6: (.*)$", md, re.M)
+    assert [int(n) for n, _ in titles] == [1, 2, 3, 4, 5, 6]
     assert [t for _, t in titles] == [s["title"] for s in found]
-    sections = re.split(r"^## Stop \d of 5: .*$", md, flags=re.M)[1:]
+    sections = re.split(r"^## Stop \d of 6: .*$", md, flags=re.M)[1:]
     for section, (_, function, _) in zip(sections, TORCH_STOPS):
         block = re.search(r"```text\n(.*?)```", section, re.S).group(1).splitlines()
         assert block[0].startswith("tdebug: ")
@@ -202,23 +234,35 @@ def test_missing_torch_says_so_and_offers_tinytensor(tdebug, tmp_path):
 def test_interactive_torch_tour(tdebug, torch_available):
     t = Terminal([tdebug, "tour"])
     try:
-        t.expect("=== Stop 1 of 5: torch._C is mapped")
-        t.expect("[Enter: next stop (2 of 5) | q: quit")
+        t.expect("=== Stop 1 of 6: torch._C is mapped")
+        t.expect("[Enter: next stop (2 of 6) | q: quit")
         t.expect("(tour) ")
         t.send("")  # Enter: the next stop
-        t.expect("=== Stop 2 of 5: PyInit__C")
+        t.expect("=== Stop 2 of 6: PyInit__C")
         t.expect("(tour) ")
         t.send("x/1i $pc")  # a gdb command in between
         out = t.expect("(tour) ")
         assert re.search(r"<PyInit__C>:\s+jmp\s+0x[0-9a-f]+ <initModule@plt>", out), out
         t.send("")
-        t.expect("=== Stop 3 of 5: initModule")
+        t.expect("=== Stop 3 of 6: initModule")
         t.expect("(tour) ")
+        t.send("")
+        t.expect("=== Stop 4 of 6: x = a + 1")
+        t.expect("[Enter: step, to stop 5 of 6 | q: quit")
+        t.expect("(tour) ")
+        t.send("py-locals")  # what the stop suggests, then Enter steps
+        out = t.expect("(tour) ")
+        assert re.search(r"a = tensor\(\[1\., 1\.\]\)", out), out
+        t.send("")
+        out = t.expect("(tour) ")
+        assert "=== Stop 5 of 6: at::_ops::add_Tensor::call" in out, out
+        assert "tdebug: step: into the native code of Tensor.__add__: " in out, out
+        assert "arg1 (at::Tensor const&) = float32 [2] strides [1] cpu values [1, 1]" in out, out
         t.send("q")
         assert t.wait() == 0
         rest = t.seen.decode(errors="replace")
         assert "tdebug: quit: the program was killed" in rest
-        assert "tdebug: the tour ended after stop 3 of 5" in rest
+        assert "tdebug: the tour ended after stop 5 of 6" in rest
         assert processes_in_session(t.proc.pid) == []
     finally:
         t.close()

@@ -13,6 +13,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -400,11 +401,46 @@ static void test_gdb_env_problem(void **state)
                         "gdb drops newlines and blanks at the ends of a value");
 }
 
+/* tdb_private_dir: under $TMPDIR when it is absolute and short, mode 0700;
+ * else under /tmp. */
+static void test_private_dir(void **state)
+{
+    (void)state;
+    char *old = getenv("TMPDIR") ? tdb_xstrdup(getenv("TMPDIR")) : NULL;
+    tdb_error err = {0};
+    struct stat st;
+    char *prefix = tdb_xasprintf("%s/tdebug-x-", tmp_tree);
+
+    setenv("TMPDIR", tmp_tree, 1);
+    char *dir = tdb_private_dir("tdebug-x", &err);
+    assert_non_null(dir);
+    if (strlen(tmp_tree) <= 64)
+        assert_true(strncmp(dir, prefix, strlen(prefix)) == 0);
+    assert_int_equal(stat(dir, &st), 0);
+    assert_true(S_ISDIR(st.st_mode));
+    assert_int_equal(st.st_mode & 0777, 0700);
+    assert_int_equal(rmdir(dir), 0);
+    free(dir);
+    setenv("TMPDIR", "relative/dir", 1); /* not absolute: /tmp */
+    dir = tdb_private_dir("tdebug-x", &err);
+    assert_non_null(dir);
+    assert_true(strncmp(dir, "/tmp/tdebug-x-", 14) == 0);
+    assert_int_equal(rmdir(dir), 0);
+    free(dir);
+    if (old)
+        setenv("TMPDIR", old, 1);
+    else
+        unsetenv("TMPDIR");
+    free(old);
+    free(prefix);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_target_python_rule),
         cmocka_unit_test(test_gdb_env_problem),
+        cmocka_unit_test(test_private_dir),
         cmocka_unit_test(test_hex_spells_every_byte),
         cmocka_unit_test(test_write_new_file),
         cmocka_unit_test(test_change_keeps_numbered_backups),

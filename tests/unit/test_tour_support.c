@@ -36,7 +36,7 @@ static void test_tours_are_complete(void **state)
         assert_non_null(t->code);
         assert_non_null(t->intro);
         assert_non_null(t->outro);
-        assert_true(t->n_stops >= 4); /* the extension tour: 4, the others 5 */
+        assert_true(t->n_stops >= 5); /* tinytensor: 5, the others 6 */
         if (t->instead)
             assert_non_null(tdb_find_tour(t->instead));
         for (size_t k = 0; k < t->n_stops; k++) {
@@ -60,28 +60,78 @@ static void test_tours_are_complete(void **state)
             }
             for (const tdb_tour_try *x = s->try_next; x->command; x++)
                 assert_non_null(x->shows);
+            /* A program's line is one of its lines, whole. */
+            if (s->trigger == TDB_TOUR_PY_LINE) {
+                char *line = tdb_xasprintf("\n%s\n", s->target);
+                char *code = tdb_xasprintf("\n%s", t->code);
+                assert_non_null(strstr(code, line));
+                free(line);
+                free(code);
+            }
+            /* A step's end follows the stop that makes it, and only one. */
+            if (s->trigger == TDB_TOUR_STEPPED) {
+                assert_true(k > 0);
+                assert_int_not_equal(t->stops[k - 1].then, TDB_TOUR_THEN_CONTINUE);
+            } else if (k > 0) {
+                assert_int_equal(t->stops[k - 1].then, TDB_TOUR_THEN_CONTINUE);
+            }
         }
+        assert_int_equal(t->stops[t->n_stops - 1].then, TDB_TOUR_THEN_CONTINUE);
+        assert_true(t->code[strlen(t->code) - 1] == '\n');
     }
     assert_null(tdb_find_tour("nosuch"));
 }
 
-/* The torch tour stops where its explanation says, in this order. */
+/* The torch tour stops where its explanation says, in this order: its
+ * Python line steps to the operator's entry. */
 static void test_torch_tour_stops(void **state)
 {
     const tdb_tour *t = tdb_find_tour("torch");
-    static const char *const functions[] = {NULL, "PyInit__C", "initModule",
+    static const char *const functions[] = {NULL,
+                                            "PyInit__C",
+                                            "initModule",
+                                            "<module>",
                                             "at::_ops::add_Tensor::call",
                                             "at::native::structured_ufunc_add_CPU::impl"};
-    assert_int_equal(t->n_stops, 5);
+    assert_int_equal(t->n_stops, 6);
     assert_int_equal(t->stops[0].trigger, TDB_TOUR_LOADED);
     assert_string_equal(t->stops[0].target, "torch._C");
     assert_int_equal(t->stops[1].trigger, TDB_TOUR_IMPORT);
-    for (size_t k = 1; k < 5; k++) {
+    assert_int_equal(t->stops[3].trigger, TDB_TOUR_PY_LINE);
+    assert_string_equal(t->stops[3].target, "x = a + 1");
+    assert_int_equal(t->stops[3].then, TDB_TOUR_THEN_STEP);
+    assert_int_equal(t->stops[4].trigger, TDB_TOUR_STEPPED);
+    for (size_t k = 1; k < 6; k++) {
         assert_string_equal(t->stops[k].function, functions[k]);
+        if (k == 3)
+            continue; /* a Python line has its source */
         assert_non_null(t->stops[k].no_debug); /* stock torch has none */
         if (k > 1)
             assert_string_equal(t->stops[k].target, functions[k]);
     }
+}
+
+/* The extension tour walks the op as a user would: the Python line, step,
+ * a line of the op, next, finish back to the Python line. */
+static void test_extension_tour_steps(void **state)
+{
+    const tdb_tour *t = tdb_find_tour("extension");
+    static const tdb_tour_trigger triggers[] = {TDB_TOUR_IMPORT, TDB_TOUR_PY_LINE,
+                                                TDB_TOUR_STEPPED, TDB_TOUR_MARKED_LINE,
+                                                TDB_TOUR_STEPPED, TDB_TOUR_STEPPED};
+    static const tdb_tour_then thens[] = {TDB_TOUR_THEN_CONTINUE, TDB_TOUR_THEN_STEP,
+                                          TDB_TOUR_THEN_CONTINUE, TDB_TOUR_THEN_NEXT,
+                                          TDB_TOUR_THEN_FINISH, TDB_TOUR_THEN_CONTINUE};
+    static const char *const functions[] = {"PyInit_myop", "<module>",   "scaled_add",
+                                            "scaled_add",  "scaled_add", "<module>"};
+    assert_int_equal(t->n_stops, 6);
+    for (size_t k = 0; k < 6; k++) {
+        assert_int_equal(t->stops[k].trigger, triggers[k]);
+        assert_int_equal(t->stops[k].then, thens[k]);
+        assert_string_equal(t->stops[k].function, functions[k]);
+    }
+    /* the finish lands back on the line the step left */
+    assert_string_equal(t->stops[5].target, t->stops[1].target);
 }
 
 /* ---- sources through DWARF ---- */
@@ -145,6 +195,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tours_are_complete),
         cmocka_unit_test(test_torch_tour_stops),
+        cmocka_unit_test(test_extension_tour_steps),
         cmocka_unit_test(test_marked_line),
         cmocka_unit_test(test_dwarf_source_path_of_this_test),
     };

@@ -61,6 +61,7 @@ typedef struct tdb_dap {
     int stop_on_entry;
     int sub_process;      /* offer the program's Python children as child
                            * sessions (startDebugging); "subProcess" */
+    int start_debugging;  /* the client said supportsStartDebuggingRequest */
     int entry_bp;         /* stopOnEntry's breakpoint */
     int configured;       /* configurationDone came */
     int ended;            /* exited/terminated sent */
@@ -206,5 +207,9 @@ void tdb_dap_forget_terminal_dir(tdb_dap *d);
 /* attach: take the process that ANNOUNCEMENT names (NULL: d->wait_pid is a
  * plain pid); answers the attach on failure. */
 int tdb_dap_attach_now(tdb_dap *d, pid_t pid, const json_t *announcement);
+
+/* How long a launched program's Python child waits for its child session
+ * (tdb_session_options.children_wait). */
+#define TDB_DAP_CHILDREN_WAIT_S 30
 
 #endif

@@ -90,6 +90,12 @@ typedef struct tdb_session_options {
                             * stack of every stop (JSON events), so a step
                             * between Python lines reads it at once rather
                             * than make a partial stop */
+    int children_wait;     /* launch: seconds each Python child (exec'd or
+                            * forked, and theirs) waits at its start for a
+                            * debugger to attach and let it run (a child
+                            * session); 0: children run at once.  Through
+                            * python/children/sitecustomize.py, first on the
+                            * program's PYTHONPATH, and TDB_CHILDREN_WAIT_VAR */
     const int *program_stdio; /* the launched program's stdin, stdout and
                                * stderr (duplicated by tdb_session_new(); the
                                * caller keeps its own); NULL: tdebug's own */
@@ -131,6 +137,10 @@ int tdb_session_options_add(tdb_session_options *o, tdb_option_list list, char *
                             tdb_error *err);
 /* Free the lists (not their strings); O's lists are empty afterwards. */
 void tdb_session_options_release(tdb_session_options *o);
+
+/* The variable of the program's environment that says how many seconds
+ * its Python children wait for their debugger (opts.children_wait). */
+#define TDB_CHILDREN_WAIT_VAR "TDEBUG_CHILDREN_WAIT"
 
 typedef struct tdb_session tdb_session;
 

@@ -52,20 +52,22 @@ def parent_session(tdebug, procs, tmp_path):
     'startDebugging' requests it gets are put in (each answered success)."""
     (tmp_path / "p").mkdir()
     dap = Adapter.start(tdebug, procs, tmp_path / "p")
-    dap.initialize()
+    dap.c.initialize(adapterID="tdebug", supportsStartDebuggingRequest=True)
     offered = []
     dap.on_reverse_request("startDebugging", lambda args: offered.append(args) or {})
     return dap, offered
 
 
-def child_session(tdebug, procs, tmp_path, offered, path, line):
-    """The session the client opens for the first child offered, with a
-    breakpoint at PATH:LINE: (the session, its first stop's body)."""
-    wait_until(lambda: offered, timeout=SLOW, what="the startDebugging request")
-    (tmp_path / "c").mkdir()
-    sub = Adapter.start(tdebug, procs, tmp_path / "c")
+def child_session(tdebug, procs, tmp_path, offered, path, line, index=0):
+    """The session the client opens for child INDEX offered (the first by
+    default), with a breakpoint at PATH:LINE: (the session, its first
+    stop's body)."""
+    wait_until(lambda: len(offered) > index, timeout=SLOW, what="the startDebugging request")
+    logs = tmp_path / f"c{index}"
+    logs.mkdir()
+    sub = Adapter.start(tdebug, procs, logs)
     sub.initialize()
-    sub.start_program("attach", offered[0]["configuration"],
+    sub.start_program("attach", offered[index]["configuration"],
                       lambda d: d.set_breakpoints(str(path), [line]))
     return sub, sub.stopped()[1]
 
@@ -160,4 +162,48 @@ def test_forked_worker_is_offered_with_the_parent_stopped_in_python_before(tdebu
     stop.write_text("")
     assert dap.wait_event("exited", timeout=SLOW)["body"]["exitCode"] == 0
     assert "worker exit 0" in dap.outputs("stdout")
+    dap.finish()
+
+
+FIRST = """\
+first = 1  # the child's first line
+print("child", first)
+"""
+
+ROUNDS = """\
+import subprocess
+import sys
+
+for i in range(int(sys.argv[2])):
+    r = subprocess.run([sys.executable, sys.argv[1]])
+    print("round", i, r.returncode, flush=True)
+"""
+
+
+def test_child_waits_for_its_session_a_breakpoint_on_its_first_line_stops_every_time(
+        tdebug, procs, tmp_path):
+    """A Python child waits at its start until the session the client opens
+    for it has placed its breakpoints and said configurationDone: a
+    breakpoint on the first line of its script is hit, round after round
+    (without the wait the child is past it, or gone, when gdb attaches)."""
+    child = tmp_path / "first.py"
+    child.write_text(FIRST)
+    parent = tmp_path / "rounds.py"
+    parent.write_text(ROUNDS)
+    rounds = 4
+    dap, offered = parent_session(tdebug, procs, tmp_path)
+    dap.start_program("launch", {"program": str(parent), "python": PYTHON,
+                                 "args": [str(child), str(rounds)],
+                                 "console": "internalConsole"})
+    for i in range(rounds):
+        sub, st = child_session(tdebug, procs, tmp_path, offered, child, 1, index=i)
+        assert st["reason"] == "breakpoint", st
+        top = sub.frames(st["threadId"])[0]
+        assert (top["source"]["path"], top["line"]) == (str(child), 1)
+        sub.finish()  # detached: the child goes on
+        wait_until(lambda: f"round {i} 0" in dap.outputs("stdout"), timeout=SLOW,
+                   what=f"the end of round {i}")
+    assert dap.wait_event("exited", timeout=SLOW)["body"]["exitCode"] == 0
+    assert dap.outputs("stdout").count("child 1") == rounds
+    assert "goes on without one" not in dap.outputs()
     dap.finish()

@@ -399,6 +399,7 @@ void tdb_dap_present_stop(tdb_dap *d)
     }
     tdb_stop_text_clear(&t);
     tdb_dap_send(d, tdb_dap_event("stopped", body));
+    tdb_dap_tell_new_sources(d);
 }
 
 static void present_exit(tdb_dap *d)
@@ -714,6 +715,7 @@ cleanup:
     json_decref(d.listings);
     json_decref(d.listing_of);
     json_decref(d.modules);
+    json_decref(d.sources_told);
     json_decref(d.step_targets);
     tdb_dap_reader_free(d.rd);
     return rc;

@@ -1,0 +1,70 @@
+"""'tdebug run' and the program's Python children (issue 23): each child
+is said at the terminal with its pid, command line and the 'tdebug attach
+PID' that debugs it; with --wait-children it waits at its start until a
+debugger attached, so a breakpoint on its script's first line stops.
+Through a pty, as a user at a terminal."""
+import re
+import subprocess
+
+from conftest import PYTHON, SLOW
+
+CHILD = 'first = 1  # the child\'s first line\nprint("child", first, flush=True)\n'
+PARENT = """\
+import subprocess
+import sys
+
+for i in range(int(sys.argv[2])):
+    r = subprocess.run([sys.executable, sys.argv[1], "round", str(i)])
+    print("round", i, r.returncode, flush=True)
+"""
+
+
+def programs(tmp_path):
+    child = tmp_path / "child.py"
+    child.write_text(CHILD)
+    parent = tmp_path / "parent.py"
+    parent.write_text(PARENT)
+    return parent, child
+
+
+def child_line(term):
+    """The pid and the command line of the next child the terminal says."""
+    said = term.expect("(with -b FILE:LINE to stop in it)")
+    m = re.search(r"the program started Python child pid (\d+) \((.*?)\); it waits up to "
+                  r"(\d+) s for a debugger: in another terminal, tdebug attach (\d+)", said)
+    assert m and m.group(1) == m.group(4), said
+    return int(m.group(1)), m.group(2), int(m.group(3))
+
+
+def test_wait_children_a_breakpoint_on_a_childs_first_line_stops(tdebug, procs, terminal,
+                                                                 tmp_path):
+    parent, child = programs(tmp_path)
+    rounds = 3
+    term = terminal([tdebug, "run", "--wait-children=120", "--", PYTHON, str(parent),
+                     str(child), str(rounds)])
+    for i in range(rounds):
+        pid, command, waits = child_line(term)
+        assert command == f"{PYTHON} {child} round {i}" and waits == 120
+        # The user's second terminal.
+        a = procs.start([tdebug, "attach", "--batch", "-b", f"{child}:1", str(pid)],
+                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        out = a.communicate(timeout=SLOW)[0]
+        assert a.returncode == 0, out
+        assert f"stopped at Python breakpoint 1 ({child}:1)" in out, out
+        assert f'File "{child}", line 1, in <module>' in out, out
+        term.expect(f"round {i} 0")
+    assert term.wait() == 0
+    assert "goes on without one" not in term.seen.decode()
+
+
+def test_children_are_said_with_the_attach_line(tdebug, terminal, tmp_path):
+    parent, child = programs(tmp_path)
+    term = terminal([tdebug, "run", "--", PYTHON, str(parent), str(child), "1"])
+    said = term.expect("until you do)")
+    m = re.search(r"the program started Python child pid (\d+) \((.*?)\): in another terminal, "
+                  r"tdebug attach (\d+) debugs it \('run --wait-children' holds children at their "
+                  r"start until you do\)", said)
+    assert m and m.group(1) == m.group(3), said
+    assert m.group(2) == f"{PYTHON} {child} round 0"
+    term.expect("round 0 0")
+    assert term.wait() == 0

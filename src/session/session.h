@@ -422,6 +422,10 @@ int tdb_session_end(tdb_session *s, tdb_end how);
 
 /* Queries. */
 pid_t tdb_session_pid(const tdb_session *s);
+/* The processes the program forked so far, as gdb told of them (each let
+ * go: frontend child_started), in order: *OUT (borrowed, valid until the
+ * next wait) and their number. */
+size_t tdb_session_children(const tdb_session *s, const pid_t **out);
 int tdb_session_attached(const tdb_session *s);
 int tdb_session_running(const tdb_session *s);
 /* 1 while the program runs a step (tdb_session_resume() with anything but

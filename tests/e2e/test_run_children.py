@@ -68,3 +68,43 @@ def test_children_are_said_with_the_attach_line(tdebug, terminal, tmp_path):
     assert m.group(2) == f"{PYTHON} {child} round 0"
     term.expect("round 0 0")
     assert term.wait() == 0
+
+
+LINGER = """\
+import os
+import time
+
+parent = os.getppid()
+deadline = time.monotonic() + 600
+while os.getppid() == parent and time.monotonic() < deadline:
+    time.sleep(0.05)
+"""
+STARTS = """\
+import subprocess
+import sys
+
+subprocess.run(["true"])
+child = subprocess.Popen([sys.executable, sys.argv[1], "lingering"])
+stop_here = 1
+child.kill()
+"""
+
+
+def test_info_children_lists_them_at_a_stop(tdebug, terminal, tmp_path):
+    linger = tmp_path / "linger.py"
+    linger.write_text(LINGER)
+    prog = tmp_path / "starts.py"
+    prog.write_text(STARTS)
+    term = terminal([tdebug, "run", "-b", f"{prog}:6", "--", PYTHON, str(prog), str(linger)])
+    said = term.expect("until you do)")
+    pid = int(re.search(r"Python child pid (\d+)", said).group(1))
+    term.expect("(tdebug) ")
+    term.send("info children")
+    listing = term.expect("(tdebug) ")
+    rows = [t.split() for t in listing.splitlines() if t.strip().startswith("pid ")]
+    assert len(rows) == 2, listing  # true, ended; the Python child, running
+    assert rows[0][2] == "ended", listing
+    assert rows[1][:3] == ["pid", str(pid), "running"], listing
+    assert f"{PYTHON} {linger} lingering  (tdebug attach {pid})" in listing, listing
+    term.send("continue")
+    assert term.wait() == 0

@@ -107,7 +107,7 @@ static int program_env(tdb_session *s, const char *name, const char *value, tdb_
     return tdb_session_console(s, CMD_TIMEOUT_MS, err, "set environment %s=%s", name, value);
 }
 
-/* opts.children_wait: python/children/sitecustomize.py first on the
+/* opts.children_wait: python/tdebug-children/sitecustomize.py first on the
  * program's PYTHONPATH (before the front-end's or tdebug's own), and the
  * seconds a child waits for its debugger.  Without the file (not built)
  * children do not wait, which is said. */
@@ -116,14 +116,14 @@ static int children_wait_env(tdb_session *s, tdb_error *err)
     char secs[32];
     const char *old = getenv("PYTHONPATH");
     json_t *given = s->light.env ? json_object_get(s->light.env, "PYTHONPATH") : NULL;
-    char *dir = tdb_companion_path("python/children");
+    char *dir = tdb_companion_path("python/tdebug-children");
 
     if (!dir)
-        dir = tdb_companion_path("children");
+        dir = tdb_companion_path("tdebug-children");
     if (!dir) {
-        say(s, "warning", "cannot find tdebug's 'children/sitecustomize.py' beside tdebug or in "
-                          "%s: the program's Python children will not wait for their debugger "
-                          "(reinstall tdebug)", TDB_LIBDIR);
+        say(s, "warning", "cannot find tdebug's 'tdebug-children/sitecustomize.py' beside "
+                          "tdebug or in %s: the program's Python children will not wait for "
+                          "their debugger (reinstall tdebug)", TDB_LIBDIR);
         return 0;
     }
     if (given)

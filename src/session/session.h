@@ -94,7 +94,7 @@ typedef struct tdb_session_options {
                             * forked, and theirs) waits at its start for a
                             * debugger to attach and let it run (a child
                             * session); 0: children run at once.  Through
-                            * python/children/sitecustomize.py, first on the
+                            * python/tdebug-children/sitecustomize.py, first on the
                             * program's PYTHONPATH, and TDB_CHILDREN_WAIT_VAR */
     const int *program_stdio; /* the launched program's stdin, stdout and
                                * stderr (duplicated by tdb_session_new(); the

@@ -63,15 +63,17 @@ def _wait_for_debugger():
 
 
 def _run_hidden_sitecustomize():
-    """The sitecustomize this file hides on sys.path, run as Python would."""
-    import importlib.machinery
-    import importlib.util
-    rest = [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
-    spec = importlib.machinery.PathFinder.find_spec("sitecustomize", rest)
+    """The sitecustomize this file hides on sys.path, run as Python would.
+    With the import system's own finder, already loaded: importlib.util
+    would cost a program's start about 30 ms of imports."""
+    finder = sys.modules["_frozen_importlib_external"].PathFinder
+    spec = finder.find_spec("sitecustomize", sys.path)
     if spec is None or spec.loader is None:
         return
+    module = type(sys)(spec.name)
+    module.__spec__, module.__loader__, module.__file__ = spec, spec.loader, spec.origin
     try:
-        spec.loader.exec_module(importlib.util.module_from_spec(spec))
+        spec.loader.exec_module(module)
     except Exception as e:  # as site.py does for its own import of it
         sys.stderr.write(f"Error in sitecustomize; set PYTHONVERBOSE for traceback:\n"
                          f"{type(e).__name__}: {e}\n")

@@ -613,8 +613,10 @@ int tdb_python_child(pid_t parent, pid_t child, int settle_ms, char **out_cmdlin
             break; /* gone already */
         exe[n] = '\0';
         cmd = cmdline_of(child);
-        if (strcmp(exe, parent_exe) != 0 || !cmd || !parent_cmd || strcmp(cmd, parent_cmd))
-            break; /* another program, or the same with other arguments */
+        /* Another program, or the same with other arguments.  Right after
+         * an exec the new command line may read empty for a moment. */
+        if (cmd && *cmd && (strcmp(exe, parent_exe) != 0 || !parent_cmd || strcmp(cmd, parent_cmd)))
+            break;
         struct timespec ts = {0, 5 * 1000 * 1000};
         nanosleep(&ts, NULL);
     }

@@ -3,10 +3,11 @@ is said at the terminal with its pid, command line and the 'tdebug attach
 PID' that debugs it; with --wait-children it waits at its start until a
 debugger attached, so a breakpoint on its script's first line stops.
 Through a pty, as a user at a terminal."""
+import json
 import re
 import subprocess
 
-from conftest import PYTHON, SLOW
+from conftest import PYTHON, SLOW, clean_env
 
 CHILD = 'first = 1  # the child\'s first line\nprint("child", first, flush=True)\n'
 PARENT = """\
@@ -108,3 +109,37 @@ def test_info_children_lists_them_at_a_stop(tdebug, terminal, tmp_path):
     assert f"{PYTHON} {linger} lingering  (tdebug attach {pid})" in listing, listing
     term.send("continue")
     assert term.wait() == 0
+
+
+def test_json_child_event_and_the_users_own_sitecustomize_still_runs(tdebug, procs, tmp_path):
+    """--json says each child as a 'child' event; with --wait-children the
+    program's PYTHONPATH keeps the user's entries after tdebug's, and the
+    sitecustomize tdebug's hides runs in the program and in each child."""
+    parent, child = programs(tmp_path)
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(
+        "import os, sys\nsys.stderr.write(f'user sitecustomize in {os.getpid()}\\n')\n")
+    # A debugger that attaches as soon as the child is said: the child
+    # waits for one (--wait-children), so the event comes first.
+    p = procs.start([tdebug, "run", "--json", "--wait-children=120", "--", PYTHON, str(parent),
+                     str(child), "1"], env=clean_env(PYTHONPATH=site),
+                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    events = []
+    for line in p.stdout:
+        events.append(json.loads(line))
+        if events[-1]["event"] == "child":
+            ev = events[-1]
+            a = procs.start([tdebug, "attach", "--batch", str(ev["pid"])],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            assert a.wait(timeout=SLOW) == 0
+    err = p.stderr.read()
+    assert p.wait(timeout=SLOW) == 0, err
+    (ev,) = [e for e in events if e["event"] == "child"]
+    assert ev["command"] == f"{PYTHON} {child} round 0" and ev["waits"] == 120
+    assert ev["message"].startswith(f"the program started Python child pid {ev['pid']} (")
+    # tdebug's look at the interpreter, the program, the child.
+    ran = re.findall(r"user sitecustomize in (\d+)", err)
+    assert len(ran) == 3 and ran[-1] == str(ev["pid"]), err
+    assert "goes on without one" not in err
+    assert "round 0 0" in err  # the program's stdout is on stderr with --json

@@ -1,7 +1,7 @@
 """Python children wait for their debugger (tdebug's child sessions).
 
 A program tdebug launches with children followed ('tdebug dap': the launch's
-"subProcess"; 'tdebug run --follow-children') has this directory first on
+"subProcess"; 'tdebug run --wait-children') has this directory first on
 its PYTHONPATH and TDEBUG_CHILDREN_WAIT=SECONDS in its environment.  Python
 runs this file as it starts (the site module imports 'sitecustomize'), then
 the one it hides (Debian's: apport's hook).
@@ -15,8 +15,9 @@ the one it hides (Debian's: apport's hook).
   workers: os.register_at_fork), it waits before the user's code runs until
   a debugger has attached and let it run: tdebug's child session attaches
   (the process stops), places the breakpoints, and continues it once its
-  client said configurationDone.  So a breakpoint on the first line of a
-  child's script is hit.  After SECONDS without a debugger (the time the
+  client said configurationDone ('tdebug attach PID' lets it run to its
+  stops, or a moment before it detaches: src/session/attach.c).  So a
+  breakpoint on the first line of a child's script is hit.  After SECONDS without a debugger (the time the
   process was stopped not counted) it says so on stderr and goes on.
 
 Only the standard library; the wait polls the kernel's TracerPid every 5 ms.
@@ -56,8 +57,8 @@ def _wait_for_debugger():
             deadline += now - last
         last = now
         if now >= deadline:
-            sys.stderr.write(f"tdebug: pid {os.getpid()} waited {seconds:g} s for its debugger "
-                             f"(a child session) and goes on without one\n")
+            sys.stderr.write(f"tdebug: pid {os.getpid()} waited {seconds:g} s for a debugger "
+                             f"and goes on without one\n")
             sys.stderr.flush()
             return
 

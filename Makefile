@@ -152,7 +152,7 @@ TDEBUG   := $(B)/tdebug
 PRELOAD  := $(B)/libtdebug-preload.so
 EXECHELP := $(B)/tdebug-exec
 PYEXT    := $(B)/python/tdebug/_tdebug$(PY_EXT)
-PYPKG_SRC := $(wildcard python/tdebug/*.py)
+PYPKG_SRC := $(wildcard python/tdebug/*.py) python/tdebug-children/sitecustomize.py
 PYPKG    := $(patsubst python/%,$(B)/python/%,$(PYPKG_SRC))
 # The library tdebug loads into a Python process for Python breakpoints and
 # stepping (lib/pyhook/, contract lib/tdebug_pyhook.h): one per CPython
@@ -436,6 +436,9 @@ install: all pyhook-all
 	$(if $(wildcard $(VSIX)),install -m 644 $(VSIX) "$(DESTDIR)$(LIBDIR)/")
 	$(if $(wildcard $(B)/python/tdebug),mkdir -p "$(DESTDIR)$(LIBDIR)/tdebug" && \
 	    cp $(B)/python/tdebug/*.py $(B)/python/tdebug/*.so "$(DESTDIR)$(LIBDIR)/tdebug/" && \
+	    install -d "$(DESTDIR)$(LIBDIR)/tdebug-children" && \
+	    install -m 644 $(B)/python/tdebug-children/sitecustomize.py "$(DESTDIR)$(LIBDIR)/tdebug-children/" && \
+	    $(PYTHON) -m compileall -q "$(DESTDIR)$(LIBDIR)/tdebug-children" && \
 	    install -d "$(DESTDIR)$(PY_SITE)" && \
 	    echo "$(LIBDIR)" > "$(DESTDIR)$(PY_SITE)/tdebug.pth")
 

@@ -10,6 +10,7 @@
 
 #include "base/signals.h"
 #include "commands/commands.h"
+#include "targets/proc.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -159,6 +160,32 @@ static void on_program_started(void *data, pid_t pid)
         terminal_to_program(c);
 }
 
+/* The program forked child PID: when it runs Python, say so, with the
+ * command that debugs it (another terminal: this one is the program's). */
+static void on_child_started(void *data, pid_t pid)
+{
+    tdb_cli *c = data;
+    char *cmd = NULL;
+    int wait = c->opts.session.children_wait;
+    if (tdb_python_child(tdb_session_pid(c->s), pid, 500, &cmd) != 1)
+        return;
+    json_t *fields = json_pack("{s:i, s:i}", "pid", (int)pid, "waits", wait);
+    tdb_json_set_str(fields, "command", cmd);
+    if (strlen(cmd) > 160)
+        strcpy(cmd + 157, "...");
+    if (wait > 0)
+        tdb_event(c->opts.output, "child", fields,
+                  "the program started Python child pid %d (%s); it waits up to %d s for a "
+                  "debugger: in another terminal, tdebug attach %d (with -b FILE:LINE to stop "
+                  "in it)", (int)pid, cmd, wait, (int)pid);
+    else
+        tdb_event(c->opts.output, "child", fields,
+                  "the program started Python child pid %d (%s): in another terminal, tdebug "
+                  "attach %d debugs it ('run --wait-children' holds children at their start "
+                  "until you do)", (int)pid, cmd, (int)pid);
+    free(cmd);
+}
+
 /* ---- setting up ---- */
 
 tdb_cli *tdb_cli_new(const tdb_cli_options *opts, tdb_error *err)
@@ -181,7 +208,8 @@ tdb_cli *tdb_cli_new(const tdb_cli_options *opts, tdb_error *err)
         goto fail;
     }
     tdb_frontend fe = {.event = on_event, .program_started = on_program_started,
-                       .gdb_output = on_gdb_output, .data = c};
+                       .gdb_output = on_gdb_output, .child_started = on_child_started,
+                       .data = c};
     tdb_session_options so = opts->session;
     /* A prompt or commands at a stop need gdb's whole view there. */
     so.gdb_view_at_stops = opts->output == TDB_OUTPUT_INTERACTIVE || opts->commands;

@@ -16,7 +16,7 @@
  * tdb_say_*()); a stop's and a command's text come from src/commands/,
  * its data from the core; the CLI never asks gdb.  Only cli/cli.c links
  * readline.
- * May include: base, process, session, commands
+ * May include: base, process, targets, session, commands
  */
 #ifndef TDB_CLI_H
 #define TDB_CLI_H

@@ -80,6 +80,13 @@ const char cmd_run_usage[] =
     "                           py-locals, py-print, quit, help (see 'AT A STOP'\n"
     "                           in tdebug(1)); other gdb commands pass through;\n"
     "                           Enter repeats step/next/finish\n"
+    "Child processes (each Python child the program starts is said, with its pid,\n"
+    "command line and the 'tdebug attach PID' that debugs it in another terminal):\n"
+    "  --wait-children[=SECONDS]  Python children (subprocess, multiprocessing,\n"
+    "                           DataLoader workers, and theirs) wait at their start\n"
+    "                           until a debugger attached and let them run, up to\n"
+    "                           SECONDS (default 60), so 'tdebug attach -b\n"
+    "                           FILE:LINE PID' stops even on their first line\n"
     "Programs gdb cannot start:\n"
     "  --preload                start the program outside gdb, with the preloaded\n"
     "                           library of 'tdebug env' in its environment: it\n"
@@ -427,10 +434,11 @@ static int run_rank(tdb_cli_options *opts, int argc, char **argv, const char *py
 
 int cmd_run(int argc, char **argv)
 {
-    enum { OPT_PYTHON = TDB_OPT_FIRST_FREE, OPT_PRELOAD, OPT_RANK };
+    enum { OPT_PYTHON = TDB_OPT_FIRST_FREE, OPT_PRELOAD, OPT_RANK, OPT_WAIT_CHILDREN };
     static const struct option longopts[] = {
         TDB_SESSION_LONGOPTS,
         {"python", required_argument, NULL, OPT_PYTHON},
+        {"wait-children", optional_argument, NULL, OPT_WAIT_CHILDREN},
         {"preload", no_argument, NULL, OPT_PRELOAD},
         {"rank", required_argument, NULL, OPT_RANK},
         {"help", no_argument, NULL, 'h'},
@@ -475,6 +483,15 @@ int cmd_run(int argc, char **argv)
             preload = 1;
         else if (c == OPT_RANK)
             job_rank = optarg;
+        else if (c == OPT_WAIT_CHILDREN) {
+            long secs = 60;
+            if (optarg && tdb_parse_long(optarg, 1, 86400, &secs) < 0) {
+                status = tdb_usage_error("run", "--wait-children takes seconds (1-86400), not "
+                                                "'%s'", optarg);
+                goto cleanup;
+            }
+            opts.session.children_wait = (int)secs;
+        }
     }
     if (job_rank) {
         status = run_rank(&opts, argc, argv, python_opt);

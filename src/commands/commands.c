@@ -11,6 +11,8 @@
  */
 #include "commands/internal.h"
 
+#include "process/procfs.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -350,6 +352,38 @@ static int cmd_list(tdb_session *s, const char *args, tdb_reply *r, tdb_error *e
     return rc;
 }
 
+/* The processes the program started (gdb tells of each fork), as gdb's
+ * 'info inferiors' lists its own: pid, whether it still runs, its command
+ * line, and the command that debugs it. */
+static int cmd_info_children(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err)
+{
+    (void)args;
+    (void)err;
+    const pid_t *pids;
+    size_t n = tdb_session_children(s, &pids);
+    json_t *list = json_array();
+    if (!n)
+        tdb_buf_adds(&r->text, "the program started no process so far\n");
+    for (size_t i = 0; i < n; i++) {
+        char st = tdb_proc_state(pids[i], 0);
+        const char *state = !st || st == 'Z' || st == 'X' ? "ended"
+                            : st == 'T' || st == 't'      ? "stopped"
+                                                          : "running";
+        char *cmd = strcmp(state, "ended") ? tdb_proc_cmdline(pids[i], 160) : NULL;
+        tdb_buf_addf(&r->text, "  pid %-7d %-8s %s", (int)pids[i], state, cmd ? cmd : "");
+        if (cmd)
+            tdb_buf_addf(&r->text, "  (tdebug attach %d)", (int)pids[i]);
+        tdb_buf_addc(&r->text, '\n');
+        json_t *c = json_pack("{s:i, s:s}", "pid", (int)pids[i], "state", state);
+        if (cmd)
+            tdb_json_set_str(c, "command", cmd);
+        json_array_append_new(list, c);
+        free(cmd);
+    }
+    r->event = json_pack("{s:s, s:o}", "event", "children", "children", list);
+    return 0;
+}
+
 /* ---- the table ---- */
 
 static int cmd_help(tdb_session *s, const char *args, tdb_reply *r, tdb_error *err);
@@ -368,6 +402,7 @@ static const command commands[] = {
     {"down", NULL, tdb_command_down, "[N]: select the callee's frame"},
     {"info threads", "i threads", tdb_command_info_threads, "the threads, named as tdebug names frames"},
     {"thread", NULL, tdb_command_thread, "N: switch to thread N and show its frame"},
+    {"info children", "i children", cmd_info_children, "the processes the program started: pid, running or ended, command line, the 'tdebug attach PID' that debugs one"},
     {"break", "b", tdb_command_break, "LOC [if COND]: a breakpoint (FUNCTION, FILE:LINE, *ADDR, FILE.py:LINE|FUNC)"},
     {"condition", NULL, tdb_command_condition, "N [COND]: stop at N only if COND (Python's or C's) holds"},
     {"ignore", NULL, tdb_command_ignore, "N COUNT: let the next COUNT hits of N go"},
@@ -442,7 +477,7 @@ static const char *const light_commands[] = {
     "continue", "step", "next", "finish", "backtrace", "where", "info breakpoints",
     "condition", "ignore", "delete", "disable", "enable", "py-bt", "py-up", "py-down",
     "py-list", "py-locals", "py-print", "py-eval", "py-exec", "set step-into",
-    "show step-into", "kill", "quit", "detach", "help", "run", NULL};
+    "show step-into", "info children", "kill", "quit", "detach", "help", "run", NULL};
 
 static int needs_gdb_view(tdb_session *s, const command *c, const char *args)
 {

@@ -202,59 +202,14 @@ static void on_program_started(void *data, pid_t pid)
                                             "startMethod", "launch")));
 }
 
-/* PID's command line, its arguments joined by spaces (new), or NULL. */
-static char *cmdline_of(pid_t pid)
-{
-    char path[64];
-    snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return NULL;
-    tdb_buf b = TDB_BUF_INIT;
-    char chunk[4096];
-    size_t got;
-    while ((got = fread(chunk, 1, sizeof(chunk), f)) > 0)
-        tdb_buf_add(&b, chunk, got);
-    fclose(f);
-    for (size_t i = 0; i < b.len; i++)
-        if (!b.s[i])
-            b.s[i] = ' ';
-    return b.s ? b.s : tdb_xstrdup("");
-}
-
 /* The program forked child PID (gdb let it go): once it runs Python (it
- * exec'd one: its executable or command line changed; or, still the
- * same after half a second, it is a fork of the program's), offer it to
- * the client as a child session to attach to, as debugpy's subProcess
- * does.  A fork that execs something else is no Python child. */
+ * exec'd one, or is a fork of the program's), offer it to the client as a
+ * child session to attach to, as debugpy's subProcess does.  A fork that
+ * execs something else is no Python child. */
 static void on_child_started(void *data, pid_t pid)
 {
     tdb_dap *d = data;
-    char link[64], exe[PATH_MAX] = "", parent[PATH_MAX] = "";
-    if (!d->sub_process)
-        return;
-    snprintf(link, sizeof(link), "/proc/%d/exe", (int)tdb_session_pid(d->s));
-    ssize_t n = readlink(link, parent, sizeof(parent) - 1);
-    parent[n > 0 ? n : 0] = '\0';
-    snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
-    char *parent_cmd = cmdline_of(tdb_session_pid(d->s));
-    for (int waited = 0; waited <= 500; waited += 5) {
-        n = readlink(link, exe, sizeof(exe) - 1);
-        if (n <= 0)
-            break; /* gone already */
-        exe[n] = '\0';
-        char *cmd = cmdline_of(pid);
-        int execd = strcmp(exe, parent) != 0 || !cmd || !parent_cmd || strcmp(cmd, parent_cmd);
-        free(cmd);
-        if (execd)
-            break; /* another program, or the same with other arguments */
-        struct timespec ts = {0, 5 * 1000 * 1000};
-        nanosleep(&ts, NULL);
-    }
-    free(parent_cmd);
-    if (n <= 0)
-        return;
-    if (!tdb_is_python_name(tdb_base_name(exe)))
+    if (!d->sub_process || tdb_python_child(tdb_session_pid(d->s), pid, 500, NULL) != 1)
         return;
     static const char *const inherited[] = {"symbols",  "allSymbols", "cpythonSymbols",
                                             "stepInto", "myCode",     "raw",
@@ -399,6 +354,7 @@ void tdb_dap_present_stop(tdb_dap *d)
     }
     tdb_stop_text_clear(&t);
     tdb_dap_send(d, tdb_dap_event("stopped", body));
+    tdb_dap_tell_new_sources(d);
 }
 
 static void present_exit(tdb_dap *d)
@@ -714,6 +670,7 @@ cleanup:
     json_decref(d.listings);
     json_decref(d.listing_of);
     json_decref(d.modules);
+    json_decref(d.sources_told);
     json_decref(d.step_targets);
     tdb_dap_reader_free(d.rd);
     return rc;

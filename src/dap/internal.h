@@ -61,6 +61,7 @@ typedef struct tdb_dap {
     int stop_on_entry;
     int sub_process;      /* offer the program's Python children as child
                            * sessions (startDebugging); "subProcess" */
+    int start_debugging;  /* the client said supportsStartDebuggingRequest */
     int entry_bp;         /* stopOnEntry's breakpoint */
     int configured;       /* configurationDone came */
     int ended;            /* exited/terminated sent */
@@ -90,6 +91,9 @@ typedef struct tdb_dap {
                            * machine code ({"ref", "text", "lines"}) */
     json_t *listing_of;   /* {"0xADDRESS": N} for each instruction listed */
     json_t *modules;      /* {path: the core's library with its debug info} */
+    json_t *sources_told; /* {path: true} of the sources the client knows
+                           * (NULL until it asked loadedSources): a new one
+                           * at a stop is a 'loadedSource' event */
     json_t *step_targets; /* this stop's stepInTargets: target N is [N - 1],
                            * the core's {"name", "label"...} */
 } tdb_dap;
@@ -120,6 +124,9 @@ int tdb_dap_hold(tdb_dap *d, int *held);
 void tdb_dap_release(tdb_dap *d, int held);
 /* Present the stop the program is at. */
 void tdb_dap_present_stop(tdb_dap *d);
+/* dap/native.c: after a stop, once the client asked loadedSources, a
+ * 'loadedSource' event (reason new) for each source file it does not know. */
+void tdb_dap_tell_new_sources(tdb_dap *d);
 /* The session is over: end the target ('quit'), say terminated once. */
 void tdb_dap_end_session(tdb_dap *d);
 /* Read and send what the program wrote so far. */
@@ -206,5 +213,9 @@ void tdb_dap_forget_terminal_dir(tdb_dap *d);
 /* attach: take the process that ANNOUNCEMENT names (NULL: d->wait_pid is a
  * plain pid); answers the attach on failure. */
 int tdb_dap_attach_now(tdb_dap *d, pid_t pid, const json_t *announcement);
+
+/* How long a launched program's Python child waits for its child session
+ * (tdb_session_options.children_wait). */
+#define TDB_DAP_CHILDREN_WAIT_S 30
 
 #endif

@@ -115,6 +115,9 @@ static int common_options(tdb_dap *d, int seq, const char *cmd, const json_t *ar
         return -1;
     }
     d->sub_process = sub;
+    /* A launched program's Python children wait for the session the
+     * client opens for each (a client that cannot open one: no wait). */
+    o->children_wait = sub && d->start_debugging ? TDB_DAP_CHILDREN_WAIT_S : 0;
     o->all_symbols = all;
     o->cpython_symbols = cpy;
     o->raw = raw;
@@ -168,6 +171,7 @@ void tdb_dap_initialize(tdb_dap *d, int seq, const json_t *args)
     d->line_base = json_is_false(lines) ? -1 : 0;
     d->column_base = json_is_false(json_object_get(args, "columnsStartAt1")) ? 0 : 1;
     d->run_in_terminal = json_is_true(json_object_get(args, "supportsRunInTerminalRequest"));
+    d->start_debugging = json_is_true(json_object_get(args, "supportsStartDebuggingRequest"));
     d->initialized = 1;
     json_t *filters = json_pack(
         "[{s:s, s:s, s:s, s:b}, {s:s, s:s, s:s, s:b}, {s:s, s:s, s:s, s:b}, {s:s, s:s, s:s, "

@@ -340,21 +340,13 @@ void tdb_dap_modules(tdb_dap *d, int seq, const json_t *args)
     tdb_dap_ok(d, seq, "modules", json_pack("{s:o, s:i}", "modules", page, "totalModules", (int)n));
 }
 
-void tdb_dap_loaded_sources(tdb_dap *d, int seq, const json_t *args)
+/* The program's source files as DAP Source objects (a new array), or NULL
+ * with ERR.  The program is stopped. */
+static json_t *sources(tdb_dap *d, tdb_error *err)
 {
-    (void)args;
-    int held = 0;
-    if (tdb_dap_hold(d, &held) < 0) {
-        tdb_dap_fail(d, seq, "loadedSources", "the program ended");
-        return;
-    }
-    tdb_error err = {0};
-    json_t *all = tdb_session_loaded_sources(d->s, &err);
-    tdb_dap_release(d, held);
-    if (!all) {
-        tdb_dap_fail(d, seq, "loadedSources", "%s", err.msg);
-        return;
-    }
+    json_t *all = tdb_session_loaded_sources(d->s, err);
+    if (!all)
+        return NULL;
     json_t *out = json_array();
     size_t i;
     json_t *f;
@@ -380,5 +372,54 @@ void tdb_dap_loaded_sources(tdb_dap *d, int seq, const json_t *args)
                                              "C/C++ debug info"));
     }
     json_decref(all);
+    return out;
+}
+
+/* Note each of SOURCES as told; with EVENTS, send 'loadedSource' for
+ * those that were not. */
+static void tell_sources(tdb_dap *d, const json_t *list, int events)
+{
+    size_t i;
+    json_t *src;
+    json_array_foreach(list, i, src)
+    {
+        const char *path = json_string_value(json_object_get(src, "path"));
+        if (!path || json_object_get(d->sources_told, path))
+            continue;
+        json_object_set_new(d->sources_told, path, json_true());
+        if (events)
+            tdb_dap_send(d, tdb_dap_event("loadedSource", json_pack("{s:s, s:O}", "reason", "new",
+                                                                    "source", src)));
+    }
+}
+
+void tdb_dap_tell_new_sources(tdb_dap *d)
+{
+    if (!d->sources_told)
+        return;
+    json_t *now = sources(d, NULL); /* a stop that cannot read them tells nothing */
+    if (now)
+        tell_sources(d, now, 1);
+    json_decref(now);
+}
+
+void tdb_dap_loaded_sources(tdb_dap *d, int seq, const json_t *args)
+{
+    (void)args;
+    int held = 0;
+    if (tdb_dap_hold(d, &held) < 0) {
+        tdb_dap_fail(d, seq, "loadedSources", "the program ended");
+        return;
+    }
+    tdb_error err = {0};
+    json_t *out = sources(d, &err);
+    tdb_dap_release(d, held);
+    if (!out) {
+        tdb_dap_fail(d, seq, "loadedSources", "%s", err.msg);
+        return;
+    }
+    if (!d->sources_told)
+        d->sources_told = json_object();
+    tell_sources(d, out, 0);
     tdb_dap_ok(d, seq, "loadedSources", json_pack("{s:o}", "sources", out));
 }

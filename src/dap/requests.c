@@ -126,8 +126,10 @@ void tdb_dap_handle(tdb_dap *d, const json_t *msg)
              * is said, the program goes on either way. */
             if (!json_is_true(json_object_get(msg, "success"))) {
                 const char *why = json_string_value(json_object_get(msg, "message"));
+                int waits = d->start_debugging && d->sub_process;
                 tdb_dap_output(d, "console", "tdebug: the client started no session for a child "
-                                             "process (%s)\n", why ? why : "no reason given");
+                                             "process (%s)%s\n", why ? why : "no reason given",
+                               waits ? "; it waits a while for one, then goes on" : "");
             }
             return;
         }

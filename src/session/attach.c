@@ -271,6 +271,24 @@ int tdb_session_gdb_attach(tdb_session *s, pid_t pid, tdb_error *err)
     return 0;
 }
 
+/* Does PID wait in tdebug's sitecustomize for a debugger to let it run (a
+ * Python child of a program launched with opts.children_wait)?  Its
+ * environment says it may; one long past its wait only runs a moment
+ * more under gdb before a detach. */
+static int waits_for_a_debugger(pid_t pid)
+{
+    char path[64];
+    size_t len = 0, n = strlen(TDB_CHILDREN_WAIT_VAR "=");
+    snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+    char *env = tdb_read_file(path, &len, NULL);
+    int waits = 0;
+    for (size_t i = 0; env && i < len && !waits; i += strlen(env + i) + 1)
+        waits = !strncmp(env + i, TDB_CHILDREN_WAIT_VAR "=", n) && strcmp(env + i + n, "0") &&
+                env[i + n];
+    free(env);
+    return waits;
+}
+
 int tdb_session_attach(tdb_session *s, pid_t pid, const json_t *announcement,
                        tdb_attach_start *out, tdb_error *err)
 {
@@ -287,6 +305,12 @@ int tdb_session_attach(tdb_session *s, pid_t pid, const json_t *announcement,
     s->pid = pid;
     if (announcement)
         s->paused = json_deep_copy(announcement);
+    else if (waits_for_a_debugger(pid))
+        /* As a process in tdebug.wait_for_debugger(): nothing to write,
+         * running under gdb releases it, and a detach that never let it
+         * run lets it run a moment first (release_before_detach()). */
+        s->paused = json_pack("{s:i, s:s, s:i}", "tdebug", TDEBUG_PRELOAD_ABI, "event", "waiting",
+                              "pid", (int)pid);
     s->state_before = tdb_proc_state(pid, 0);
     if (tdb_session_setup_symbols(s, err) < 0)
         return -1;

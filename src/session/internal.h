@@ -257,6 +257,8 @@ struct tdb_session {
     enum tdb_state state;
     int attached;
     pid_t pid;
+    pid_t *children;     /* the program's forks gdb told of, in order */
+    size_t n_children;
     int exit_status;
     int have_exit;
     int signalled;       /* the program was killed by a signal */

@@ -89,6 +89,55 @@ static char *dir_of(const char *path)
     return copy;
 }
 
+/* NAME=VALUE (VALUE NULL: unset) in the program's environment, for gdb's
+ * start and a light one's. */
+static int program_env(tdb_session *s, const char *name, const char *value, tdb_error *err)
+{
+    const char *why = tdb_gdb_env_problem(name, value);
+    if (why) {
+        tdb_error_set(err, EINVAL, "cannot pass environment variable '%s' to the program: %s",
+                      name, why);
+        return -1;
+    }
+    if (!s->light.env)
+        s->light.env = json_object();
+    json_object_set_new(s->light.env, name, value ? json_string_nocheck(value) : json_null());
+    if (!value)
+        return tdb_session_console(s, CMD_TIMEOUT_MS, err, "unset environment %s", name);
+    return tdb_session_console(s, CMD_TIMEOUT_MS, err, "set environment %s=%s", name, value);
+}
+
+/* opts.children_wait: python/tdebug-children/sitecustomize.py first on the
+ * program's PYTHONPATH (before the front-end's or tdebug's own), and the
+ * seconds a child waits for its debugger.  Without the file (not built)
+ * children do not wait, which is said. */
+static int children_wait_env(tdb_session *s, tdb_error *err)
+{
+    char secs[32];
+    const char *old = getenv("PYTHONPATH");
+    json_t *given = s->light.env ? json_object_get(s->light.env, "PYTHONPATH") : NULL;
+    char *dir = tdb_companion_path("python/tdebug-children");
+
+    if (!dir)
+        dir = tdb_companion_path("tdebug-children");
+    if (!dir) {
+        say(s, "warning", "cannot find tdebug's 'tdebug-children/sitecustomize.py' beside "
+                          "tdebug or in %s: the program's Python children will not wait for "
+                          "their debugger (reinstall tdebug)", TDB_LIBDIR);
+        return 0;
+    }
+    if (given)
+        old = json_string_value(given); /* NULL when the front-end unset it */
+    char *path = old && *old ? tdb_xasprintf("%s:%s", dir, old) : tdb_xstrdup(dir);
+    snprintf(secs, sizeof(secs), "%d", s->opts.children_wait);
+    int rc = program_env(s, "PYTHONPATH", path, err) < 0 ||
+                     program_env(s, TDB_CHILDREN_WAIT_VAR, secs, err) < 0
+                 ? -1 : 0;
+    free(path);
+    free(dir);
+    return rc;
+}
+
 /* tdebug-exec, the wrapper gdb starts programs through (new string), or
  * NULL with ERR set. */
 static char *exec_wrapper(tdb_error *err)
@@ -170,6 +219,8 @@ int tdb_session_launch(tdb_session *s, char *const argv[], tdb_error *err)
             i++;
     }
 
+    if (s->opts.children_wait > 0 && children_wait_env(s, err) < 0)
+        goto cleanup;
     /* A front-end's Python breakpoints placed since the session began
      * (the DAP's) may make it light now. */
     int spawned = s->light.wanted; /* gdb started without its handshake */
@@ -246,20 +297,9 @@ int tdb_session_rerun(tdb_session *s, tdb_error *err)
 int tdb_session_program_setenv(tdb_session *s, const char *name, const char *value,
                                tdb_error *err)
 {
-    const char *why = tdb_gdb_env_problem(name, value);
-    if (why) {
-        tdb_error_set(err, EINVAL, "cannot pass environment variable '%s' to the program: %s",
-                      name, why);
-        return -1;
-    }
     /* A light launch starts the program itself, with these; the
      * preloaded library's own variables it cannot take. */
     if (!strncmp(name, "TDEBUG_", 7) || !strcmp(name, "LD_AUDIT"))
         s->light.env_changed = 1;
-    if (!s->light.env)
-        s->light.env = json_object();
-    json_object_set_new(s->light.env, name, value ? json_string_nocheck(value) : json_null());
-    if (!value)
-        return tdb_session_console(s, CMD_TIMEOUT_MS, err, "unset environment %s", name);
-    return tdb_session_console(s, CMD_TIMEOUT_MS, err, "set environment %s=%s", name, value);
+    return program_env(s, name, value, err);
 }

@@ -549,6 +549,7 @@ void tdb_session_free(tdb_session *s)
     tdb_py_close(s->py);
     tdb_symcache_free(s->symcache);
     free(s->hidden_debug_dir);
+    free(s->children);
     free(s->light.sysroot);
     free(s->light.exe);
     tdb_strv_free(s->light.argv);

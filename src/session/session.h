@@ -86,6 +86,12 @@ typedef struct tdb_session_options {
                             * each stop (a prompt, a file of commands), which
                             * need gdb's whole view, so a light session
                             * becomes an ordinary one at its first stop */
+    int children_wait;     /* launch: seconds each Python child (exec'd or
+                            * forked, and theirs) waits at its start for a
+                            * debugger to attach and let it run (a child
+                            * session); 0: children run at once.  Through
+                            * python/tdebug-children/sitecustomize.py, first on the
+                            * program's PYTHONPATH, and TDB_CHILDREN_WAIT_VAR */
     const int *program_stdio; /* the launched program's stdin, stdout and
                                * stderr (duplicated by tdb_session_new(); the
                                * caller keeps its own); NULL: tdebug's own */
@@ -127,6 +133,10 @@ int tdb_session_options_add(tdb_session_options *o, tdb_option_list list, char *
                             tdb_error *err);
 /* Free the lists (not their strings); O's lists are empty afterwards. */
 void tdb_session_options_release(tdb_session_options *o);
+
+/* The variable of the program's environment that says how many seconds
+ * its Python children wait for their debugger (opts.children_wait). */
+#define TDB_CHILDREN_WAIT_VAR "TDEBUG_CHILDREN_WAIT"
 
 typedef struct tdb_session tdb_session;
 
@@ -409,6 +419,10 @@ int tdb_session_end(tdb_session *s, tdb_end how);
 
 /* Queries. */
 pid_t tdb_session_pid(const tdb_session *s);
+/* The processes the program forked so far, as gdb told of them (each let
+ * go: frontend child_started), in order: *OUT (borrowed, valid until the
+ * next wait) and their number. */
+size_t tdb_session_children(const tdb_session *s, const pid_t **out);
 int tdb_session_attached(const tdb_session *s);
 int tdb_session_running(const tdb_session *s);
 /* 1 while the program runs a step (tdb_session_resume() with anything but

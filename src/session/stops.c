@@ -750,16 +750,26 @@ static void child_started(tdb_session *s, const char *text)
 {
     static const char *const forms[] = {"[Detaching after fork from child process ",
                                         "[Detaching after vfork from child process "};
-    for (size_t i = 0; text && s->fe.child_started && i < 2; i++) {
+    for (size_t i = 0; text && i < 2; i++) {
         size_t n = strlen(forms[i]);
         long pid;
         char *end;
         if (strncmp(text, forms[i], n) != 0)
             continue;
         pid = strtol(text + n, &end, 10);
-        if (pid > 0 && *end == ']')
+        if (pid <= 0 || *end != ']')
+            continue;
+        s->children = tdb_xrealloc(s->children, (s->n_children + 1) * sizeof(*s->children));
+        s->children[s->n_children++] = (pid_t)pid;
+        if (s->fe.child_started)
             s->fe.child_started(s->fe.data, (pid_t)pid);
     }
+}
+
+size_t tdb_session_children(const tdb_session *s, const pid_t **out)
+{
+    *out = s->children;
+    return s->n_children;
 }
 
 /* tdb_session_wait() without the log points' FIFO. */

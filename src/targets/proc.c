@@ -20,11 +20,13 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define PF_KTHREAD_FLAG 0x00200000UL /* include/linux/sched.h */
@@ -571,4 +573,58 @@ int tdb_proc_descends_from(const tdb_proc_table *t, pid_t pid, pid_t ancestor)
         pid = p->ppid;
     }
     return 0;
+}
+
+/* PID's command line, its arguments joined by spaces (new), or NULL. */
+static char *cmdline_of(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return NULL;
+    tdb_buf b = TDB_BUF_INIT;
+    char chunk[4096];
+    size_t got;
+    while ((got = fread(chunk, 1, sizeof(chunk), f)) > 0)
+        tdb_buf_add(&b, chunk, got);
+    fclose(f);
+    while (b.len && !b.s[b.len - 1])
+        b.s[--b.len] = '\0'; /* the last argument's end */
+    for (size_t i = 0; i < b.len; i++)
+        if (!b.s[i])
+            b.s[i] = ' ';
+    return b.s ? b.s : tdb_xstrdup("");
+}
+
+int tdb_python_child(pid_t parent, pid_t child, int settle_ms, char **out_cmdline)
+{
+    char link[64], exe[PATH_MAX] = "", parent_exe[PATH_MAX] = "";
+    snprintf(link, sizeof(link), "/proc/%d/exe", (int)parent);
+    ssize_t n = readlink(link, parent_exe, sizeof(parent_exe) - 1);
+    parent_exe[n > 0 ? n : 0] = '\0';
+    snprintf(link, sizeof(link), "/proc/%d/exe", (int)child);
+    char *parent_cmd = cmdline_of(parent), *cmd = NULL;
+    for (int waited = 0; waited <= settle_ms; waited += 5) {
+        free(cmd);
+        cmd = NULL;
+        n = readlink(link, exe, sizeof(exe) - 1);
+        if (n <= 0)
+            break; /* gone already */
+        exe[n] = '\0';
+        cmd = cmdline_of(child);
+        /* Another program, or the same with other arguments.  Right after
+         * an exec the new command line may read empty for a moment. */
+        if (cmd && *cmd && (strcmp(exe, parent_exe) != 0 || !parent_cmd || strcmp(cmd, parent_cmd)))
+            break;
+        struct timespec ts = {0, 5 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    free(parent_cmd);
+    int python = n <= 0 ? -1 : tdb_is_python_name(tdb_base_name(exe)) ? 1 : 0;
+    if (python == 1 && out_cmdline)
+        *out_cmdline = cmd ? cmd : tdb_xstrdup("");
+    else
+        free(cmd);
+    return python;
 }

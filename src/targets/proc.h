@@ -170,4 +170,11 @@ char *tdb_user_name(uid_t uid);
  * python, python3, python3.11, python3.11d, ... */
 int tdb_is_python_name(const char *name);
 
+/* CHILD, just forked by PARENT (live /proc): what does it become?  Waits
+ * up to SETTLE_MS for it to exec (its executable or command line changes);
+ * one still the same then is a fork of PARENT.  Returns 1 when it runs
+ * Python (*OUT_CMDLINE: its command line, arguments joined by spaces, new),
+ * 0 when it runs something else, -1 when it is gone. */
+int tdb_python_child(pid_t parent, pid_t child, int settle_ms, char **out_cmdline);
+
 #endif

@@ -19,8 +19,10 @@
  * Inner segments that were started before the hook existed return to their
  * caller without passing through it, copying their flag outward, so they
  * are kept traced too (the `keep` set).
- *   While an exception slot is enabled every frame is traced (its
- * PyTrace_EXCEPTION events: exceptions.c), as a settrace debugger does.
+ *   The exception slots (exceptions.c) need the PyTrace_EXCEPTION events
+ * of every frame, not its lines: 3.10+ gives them to the thread's trace
+ * function whatever the frame's flag says (watch_exceptions()); 3.8/3.9
+ * trace every frame while an exception slot is enabled.
  *   A thread whose trace function belongs to someone else (sys.settrace:
  * pdb, debugpy, coverage) is left alone and counted in
  * control.foreign_tracers.
@@ -64,6 +66,14 @@ static inline int frame_is_fresh(iframe *fr, int throwflag)
 }
 
 static eval_fn g_prev_eval; /* what the hook chains to */
+
+/* Do the exception slots need every frame traced?  3.8/3.9 (see
+ * watch_exceptions()). */
+#if PY310
+#define EXC_TRACES_ALL 0
+#else
+#define EXC_TRACES_ALL g_exc_n
+#endif
 
 /* Frames of segments that must stay traced because an outer segment wants
  * line events (see the header comment). */
@@ -157,6 +167,22 @@ static inline void set_tracing(PyThreadState *ts, void *unused, int on)
 }
 #endif
 
+#if PY310
+/* 3.10+: CPython gives a thread's trace function the exceptions of every
+ * frame (PyTrace_EXCEPTION, at its 'error:' label), whether or not that
+ * frame's evaluator call traces lines: with an exception slot enabled our
+ * trace function is set on the thread, and only the frames that want line
+ * events run traced.  (A trace call turns its frame's flag on; the next
+ * call or return through the hook turns it off again.) */
+static inline void watch_exceptions(PyThreadState *ts)
+{
+    if (g_exc_n && ts->c_tracefunc == NULL) {
+        Py_CLEAR(ts->c_traceobj);
+        ts->c_tracefunc = trace_func;
+    }
+}
+#endif
+
 static inline void *current_cframe(PyThreadState *ts)
 {
 #if PY310
@@ -214,7 +240,8 @@ static void retrace(PyThreadState *ts)
     }
 #if PY310
     for (int i = 0; i < nseg; i++)
-        set_tracing(ts, cfs[i], step || g_exc_n || i <= outer);
+        set_tracing(ts, cfs[i], step || i <= outer);
+    watch_exceptions(ts);
 #else
     set_tracing(ts, NULL, step || g_exc_n || outer >= 0);
 #endif
@@ -533,7 +560,7 @@ static void recompute_caller(PyThreadState *ts)
 {
     if (g_installed && owns_tracing(ts)) {
         iframe *caller = thread_frame(ts);
-        int cw = stepping(ts) || g_exc_n || (caller && segment_wants(caller));
+        int cw = stepping(ts) || EXC_TRACES_ALL || (caller && segment_wants(caller));
         set_tracing(ts, current_cframe(ts), cw);
     }
 }
@@ -582,7 +609,11 @@ static __attribute__((noinline)) PyObject *eval_traced(PyThreadState *ts, iframe
 {
     code_info *ci = code_lookup(frame_code(fr));
     int step = stepping(ts);
-    int want = ci != NULL || g_exc_n || (step && (g_step.mode == TDB_PYHOOK_STEP_STEP || fr == g_step.frame));
+    int want = ci != NULL || EXC_TRACES_ALL ||
+               (step && (g_step.mode == TDB_PYHOOK_STEP_STEP || fr == g_step.frame));
+#if PY310
+    watch_exceptions(ts);
+#endif
     if (ci && ci->fn_slot >= 0 && frame_is_fresh(fr, throwflag)) {
         tls_fn_frame = fr;
         tls_fn_slot = ci->fn_slot;
@@ -637,7 +668,8 @@ static PyObject *hook_eval(EVAL_ARGS)
         return CALL_PREV(ts, fr, throwflag);
     if (UNLIKELY(!owns_tracing(ts)))
         return eval_foreign(ts, fr, throwflag);
-    if (LIKELY(code_clean(frame_code(fr)) && !g_step.mode && !g_exc_n && !caller_traced(ts)))
+    if (LIKELY(code_clean(frame_code(fr)) && !g_step.mode && !EXC_TRACES_ALL && !caller_traced(ts) &&
+               (!g_exc_n || ts->c_tracefunc == trace_func)))
         return CALL_PREV(ts, fr, throwflag);
     return eval_traced(ts, fr, throwflag);
 }

@@ -5,8 +5,8 @@
  * A mechanism calls exc_event() for each frame an exception is raised in
  * or propagates into, while that frame is still running (3.12+: the RAISE
  * event of sys.monitoring, which CPython gives in each frame the exception
- * reaches; 3.8-3.11: the trace function's PyTrace_EXCEPTION, with every
- * frame traced while an exception slot is enabled).  Whether the frame and
+ * reaches; 3.8-3.11: the trace function's PyTrace_EXCEPTION, which 3.10+
+ * gives to the thread's trace function in frames that trace no lines).  Whether the frame and
  * its caller handle it is read from the code: the handler covering the
  * frame's current instruction (3.11+: the exception table; 3.8-3.10: the
  * SETUP_FINALLY blocks of its block stack), whose 'except' clauses are

@@ -62,7 +62,7 @@ PROG = textwrap.dedent("""\
     main()                                      # line 28
 """)
 
-VERSIONS = ["3.8", "3.11", "3.12", "3.13"]
+VERSIONS = ["3.8", "3.9", "3.10", "3.11", "3.12", "3.13"]
 
 
 def interpreter(version):

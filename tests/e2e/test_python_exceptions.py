@@ -174,6 +174,73 @@ def test_uncaught_and_user_unhandled_at_the_prompt(tdebug, tmp_path, layout, ver
     assert "caught" in r.stderr + r.stdout
 
 
+WITHS = textwrap.dedent("""\
+    import contextlib
+    import sys
+    sys.path.insert(0, sys.argv[1])
+    import fakelib
+
+
+    class Passing:
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+
+    def swallowed():
+        with contextlib.suppress(ValueError):
+            raise ValueError("swallowed")       # line 17: suppress swallows it
+        return "ok"
+
+
+    def let_go():
+        with Passing():                         # line 22
+            raise ValueError("let go")          # line 23: Passing lets it go
+
+
+    def main():
+        print(fakelib.call(swallowed))          # line 27
+        try:
+            fakelib.call(let_go)
+        except ValueError:
+            pass
+
+
+    main()
+    with contextlib.suppress(KeyError):
+        raise KeyError("swallowed at the top")
+    with Passing():                             # line 37
+        raise KeyError("uncaught at the top")
+""")
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_a_with_decides_user_unhandled_and_uncaught(tdebug, tmp_path, layout, version):
+    """A 'with' whose __exit__ swallows the exception (contextlib.suppress)
+    stops neither as leaving the user's code nor as uncaught; one whose
+    __exit__ lets it go stops where it leaves the frame, once __exit__ has
+    run (exceptions.c: the stop is deferred to then)."""
+    exe = interpreter(version)
+    app, _, site = layout
+    (app / "withs.py").write_text(WITHS)
+    r, events = session(tdebug, tmp_path, app, [
+        "catch python-user-unhandled", "catch python-uncaught",
+        "continue", "continue", "continue", "continue"],
+        "-b", "withs.py:27", "--", exe, str(app / "withs.py"), str(site))
+    s = stops(events)
+    assert [(x["reason"], x.get("exception", {}).get("event"), top(x)[:2],
+             x.get("exception", {}).get("message")) for x in s] == [
+        ("python-breakpoint", None, ("main", "withs.py"), None),
+        ("python-exception", "user-unhandled", ("let_go", "withs.py"), "let go"),
+        ("python-exception", "uncaught", ("<module>", "withs.py"), "'uncaught at the top'"),
+    ], s
+    # where the exception leaves the frame: the 'with' (3.8: the raise)
+    assert top(s[1])[2] in (22, 23) and top(s[2])[2] in (37, 38), s
+    assert r.returncode == 1 and "ok" in r.stdout + r.stderr, r.stdout + r.stderr
+
+
 def test_type_filter_and_delete(tdebug, tmp_path, layout):
     app, prog, site = layout
     r, events = session(tdebug, tmp_path, app, [

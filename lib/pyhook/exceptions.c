@@ -51,6 +51,34 @@ void exc_index_add(int slot)
     g_exc_slots[g_exc_n++] = slot;
 }
 
+/* PATH (absolute) without its "." and ".." components, in place: a
+ * module found through a relative sys.path entry ("../lib") has a
+ * co_filename such as "/cwd/../lib/m.py" (3.8: "../lib/m.py"), which is
+ * not under the working directory. */
+static void drop_dots(char *path)
+{
+    char *out = path;
+    const char *p = path;
+    while (*p) {
+        while (*p == '/')
+            p++;
+        const char *end = strchrnul(p, '/');
+        size_t n = (size_t)(end - p);
+        if (n == 2 && p[0] == '.' && p[1] == '.') {
+            while (out > path && *--out != '/')
+                ;
+        } else if (n && !(n == 1 && p[0] == '.')) {
+            *out++ = '/';
+            memmove(out, p, n);
+            out += n;
+        }
+        p = end;
+    }
+    if (out == path)
+        *out++ = '/';
+    *out = 0;
+}
+
 /* Is FILE under one of control.my_code's directories?  (A relative
  * co_filename, as 3.8 gives a script's, is the working directory's.) */
 static int is_mine(const char *file)
@@ -62,8 +90,11 @@ static int is_mine(const char *file)
         char cwd[TDB_PYHOOK_FILE_MAX];
         if (!getcwd(cwd, sizeof cwd) || snprintf(abs, sizeof abs, "%s/%s", cwd, file) >= (int)sizeof abs)
             return 0;
-        file = abs;
+    } else if (snprintf(abs, sizeof abs, "%s", file) >= (int)sizeof abs) {
+        return 0;
     }
+    drop_dots(abs);
+    file = abs;
     const char *d = C.my_code, *end = C.my_code + sizeof C.my_code;
     while (d < end && *d) {
         size_t n = strnlen(d, (size_t)(end - d));

@@ -240,6 +240,23 @@ def test_a_with_decides_user_unhandled_and_uncaught(tdebug, tmp_path, layout, ve
     assert r.returncode == 1 and "ok" in r.stdout + r.stderr, r.stdout + r.stderr
 
 
+@pytest.mark.parametrize("version", ["3.8", "3.11"])
+def test_a_library_found_through_a_relative_path_is_not_the_users(tdebug, tmp_path, layout,
+                                                                   version):
+    # sys.path "../site": the library's co_filename is "../site/fakelib.py",
+    # outside the working directory once its ".." is taken away
+    exe = interpreter(version)
+    app, prog, _ = layout
+    r, events = session(tdebug, tmp_path, app, [
+        "catch python-user-unhandled", "continue", "continue", "continue"],
+        "-b", "prog.py:16", "--", exe, str(prog), "../site")
+    s = stops(events)
+    assert [(x.get("exception", {}).get("event"), top(x)) for x in s] == [
+        (None, ("main", "prog.py", 16)),
+        ("user-unhandled", ("hook", "prog.py", 12)),
+        ("user-unhandled", ("bad", "prog.py", 8))], s
+
+
 def test_type_filter_and_delete(tdebug, tmp_path, layout):
     app, prog, site = layout
     r, events = session(tdebug, tmp_path, app, [

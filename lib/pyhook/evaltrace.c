@@ -69,7 +69,6 @@ static inline int frame_is_fresh(iframe *fr, int throwflag)
 
 static eval_fn g_prev_eval; /* what the hook chains to */
 
-
 /* Frames of segments that must stay traced because an outer segment wants
  * line events (see the header comment). */
 static iframe *g_keep[MAX_KEEP];

@@ -535,7 +535,10 @@ void exc_leave(PyThreadState *ts, iframe *fr, int raising, PyObject *exc, void *
     g_defer.fr = NULL;
     if (raising && !exc)
         exc = mine;
-    if (raising && exc == mine && g_exc_n) {
+    int still = 0; /* its slot is still an enabled exception slot */
+    for (int i = 0; i < g_exc_n; i++)
+        still |= g_exc_slots[i] == g_defer.slot;
+    if (raising && exc == mine && still) {
         g_busy++;
         PyObject *tb = PyException_GetTraceback(exc);
         g_busy--;

@@ -126,6 +126,10 @@ enum {
                                   * Python caller outside it that does not
                                   * handle it either */
 };
+/* UNCAUGHT and USER where the frame's own handler is a 'with': decided
+ * when the exception leaves the frame, after __exit__ ran (none when it
+ * swallows the exception); the stop is then in that frame, at the line it
+ * raised at. */
 
 /* tdb_pyhook_breakpoint.hit_op: when a hit whose condition holds stops
  * (N: hit_value; the count includes this hit) */

@@ -19,8 +19,12 @@
  * Inner segments that were started before the hook existed return to their
  * caller without passing through it, copying their flag outward, so they
  * are kept traced too (the `keep` set).
- *   While an exception slot is enabled every frame is traced (its
- * PyTrace_EXCEPTION events: exceptions.c), as a settrace debugger does.
+ *   The exception slots (exceptions.c) need the PyTrace_EXCEPTION events
+ * of every frame, not its lines.  CPython gives them to the thread's trace
+ * function whatever the frame's tracing: 3.10+ at a use_tracing flag of 0
+ * (watch_exceptions()); 3.8/3.9, where the trace function is per thread,
+ * with the thread's use_tracing 0 (no call and return events) and the
+ * frame's f_trace_lines 0 (no line events) for a frame that wants none.
  *   A thread whose trace function belongs to someone else (sys.settrace:
  * pdb, debugpy, coverage) is left alone and counted in
  * control.foreign_tracers.
@@ -98,7 +102,7 @@ static inline int in_keep(iframe *fr)
 static int segment_wants(iframe *fr)
 {
     for (int n = 0; fr && n < MAX_WALK; fr = FRAME_BACK(fr), n++) {
-        if (code_lookup(frame_code(fr)) || in_keep(fr))
+        if (code_lookup(frame_code(fr)) || in_keep(fr) || exc_deferred(fr))
             return 1;
         if (segment_ends(fr))
             break;
@@ -143,17 +147,50 @@ static inline int *tracing_possible(PyThreadState *ts)
 #endif
 }
 
-/* 3.8/3.9: line events depend on the thread's trace function itself. */
-static inline void set_tracing(PyThreadState *ts, void *unused, int on)
+/* 3.8/3.9: line events depend on the thread's trace function itself
+ * (and on each frame's f_trace_lines), call and return events on its
+ * use_tracing too; an exception slot keeps the function set (the header
+ * comment). */
+static inline void put_tracefunc(PyThreadState *ts, Py_tracefunc want)
 {
-    Py_tracefunc want = on ? trace_func : NULL;
     if (ts->c_tracefunc == want)
         return;
     *tracing_possible(ts) += (want != NULL) - (ts->c_tracefunc != NULL);
-    if (on)
+    if (want)
         Py_CLEAR(ts->c_traceobj);
     ts->c_tracefunc = want;
-    ts->use_tracing = (ts->c_tracefunc != NULL || ts->c_profilefunc != NULL);
+}
+
+static inline void set_tracing(PyThreadState *ts, void *unused, int on)
+{
+    (void)unused;
+    put_tracefunc(ts, on || g_exc_n ? trace_func : NULL);
+    ts->use_tracing = ((on && ts->c_tracefunc) || ts->c_profilefunc != NULL);
+}
+
+/* Every running frame of TS gets line events again where its thread
+ * traces (a breakpoint or a step may want one that started without). */
+static void lines_on(PyThreadState *ts)
+{
+    int n = 0;
+    for (PyFrameObject *f = ts->frame; f && n < MAX_WALK; f = f->f_back, n++)
+        f->f_trace_lines = 1;
+}
+#endif
+
+#if PY310
+/* 3.10+: CPython gives a thread's trace function the exceptions of every
+ * frame (PyTrace_EXCEPTION, at its 'error:' label), whether or not that
+ * frame's evaluator call traces lines: with an exception slot enabled our
+ * trace function is set on the thread, and only the frames that want line
+ * events run traced.  (A trace call turns its frame's flag on; the next
+ * call or return through the hook turns it off again.) */
+static inline void watch_exceptions(PyThreadState *ts)
+{
+    if (g_exc_n && ts->c_tracefunc == NULL) {
+        Py_CLEAR(ts->c_traceobj);
+        ts->c_tracefunc = trace_func;
+    }
 }
 #endif
 
@@ -214,9 +251,11 @@ static void retrace(PyThreadState *ts)
     }
 #if PY310
     for (int i = 0; i < nseg; i++)
-        set_tracing(ts, cfs[i], step || g_exc_n || i <= outer);
+        set_tracing(ts, cfs[i], step || i <= outer);
+    watch_exceptions(ts);
 #else
-    set_tracing(ts, NULL, step || g_exc_n || outer >= 0);
+    lines_on(ts);
+    set_tracing(ts, NULL, step || outer >= 0);
 #endif
     (void)cfs;
 }
@@ -508,6 +547,9 @@ static int trace_func(PyObject *obj, PyFrameObject *f, int what, PyObject *arg)
         break;
     case PyTrace_RETURN:
         on_return(ts, f);
+        /* ARG: the value returned, or NULL when an exception leaves */
+        if (exc_deferred(IFRAME_OF(f)))
+            exc_leave(ts, IFRAME_OF(f), arg == NULL, NULL, f, PyFrame_GetLineNumber(f));
         break;
     case PyTrace_EXCEPTION:
         /* ARG: (type, value, traceback), the value normalized; the
@@ -533,7 +575,7 @@ static void recompute_caller(PyThreadState *ts)
 {
     if (g_installed && owns_tracing(ts)) {
         iframe *caller = thread_frame(ts);
-        int cw = stepping(ts) || g_exc_n || (caller && segment_wants(caller));
+        int cw = stepping(ts) || (caller && segment_wants(caller));
         set_tracing(ts, current_cframe(ts), cw);
     }
 }
@@ -582,13 +624,22 @@ static __attribute__((noinline)) PyObject *eval_traced(PyThreadState *ts, iframe
 {
     code_info *ci = code_lookup(frame_code(fr));
     int step = stepping(ts);
-    int want = ci != NULL || g_exc_n || (step && (g_step.mode == TDB_PYHOOK_STEP_STEP || fr == g_step.frame));
+    int want = ci != NULL ||
+               (step && (g_step.mode == TDB_PYHOOK_STEP_STEP || fr == g_step.frame));
     if (ci && ci->fn_slot >= 0 && frame_is_fresh(fr, throwflag)) {
         tls_fn_frame = fr;
         tls_fn_slot = ci->fn_slot;
     }
+#if PY310
+    watch_exceptions(ts);
     if (!want && !caller_traced(ts))
         return CALL_PREV(ts, fr, throwflag); /* a step on another thread */
+#else
+    if (!want && !caller_traced(ts) && !g_exc_n)
+        return CALL_PREV(ts, fr, throwflag); /* a step on another thread */
+    if (g_exc_n)
+        fr->f_trace_lines = want;
+#endif
     if (want)
         C.stats_traced++;
     set_tracing(ts, current_cframe(ts), want);
@@ -637,7 +688,8 @@ static PyObject *hook_eval(EVAL_ARGS)
         return CALL_PREV(ts, fr, throwflag);
     if (UNLIKELY(!owns_tracing(ts)))
         return eval_foreign(ts, fr, throwflag);
-    if (LIKELY(code_clean(frame_code(fr)) && !g_step.mode && !g_exc_n && !caller_traced(ts)))
+    if (LIKELY(code_clean(frame_code(fr)) && !g_step.mode && !caller_traced(ts) &&
+               (!g_exc_n || ts->c_tracefunc == trace_func)))
         return CALL_PREV(ts, fr, throwflag);
     return eval_traced(ts, fr, throwflag);
 }
@@ -683,7 +735,9 @@ static void untrace_thread(PyThreadState *ts)
         cf->use_tracing = on;
 #endif
 #else
-    set_tracing(ts, NULL, 0);
+    lines_on(ts);
+    put_tracefunc(ts, NULL);
+    ts->use_tracing = ts->c_profilefunc != NULL;
 #endif
 }
 

@@ -5,14 +5,21 @@
  * A mechanism calls exc_event() for each frame an exception is raised in
  * or propagates into, while that frame is still running (3.12+: the RAISE
  * event of sys.monitoring, which CPython gives in each frame the exception
- * reaches; 3.8-3.11: the trace function's PyTrace_EXCEPTION, with every
- * frame traced while an exception slot is enabled).  Whether the frame and
+ * reaches; 3.8-3.11: the trace function's PyTrace_EXCEPTION, which 3.10+
+ * gives to the thread's trace function in frames that trace no lines).  Whether the frame and
  * its caller handle it is read from the code: the handler covering the
  * frame's current instruction (3.11+: the exception table; 3.8-3.10: the
  * SETUP_FINALLY blocks of its block stack), whose 'except' clauses are
  * matched against the exception as CPython would (handler_catches()).  A
- * 'finally' or a 'with' lets it go on (a context manager that swallows
- * exceptions, such as contextlib.suppress, is not seen).
+ * 'finally' lets it go on.  A 'with' decides when its __exit__ has run
+ * (contextlib.suppress swallows, most context managers do not): an
+ * uncaught or user-unhandled stop whose frame's own handler is a 'with'
+ * is deferred (g_defer) to the moment the exception leaves that frame, which
+ * the mechanism reports with exc_leave() (3.8-3.11: the trace function's
+ * PyTrace_RETURN of a frame kept traced for it; 3.12+: PY_UNWIND); if
+ * __exit__ swallows the exception, that never comes.  A 'with' in the
+ * caller of the user's code counts as letting it go (the user's frame is
+ * gone by the time its __exit__ has run).
  */
 #include <patchlevel.h>
 #include "pyhook.h"
@@ -44,6 +51,34 @@ void exc_index_add(int slot)
     g_exc_slots[g_exc_n++] = slot;
 }
 
+/* PATH (absolute) without its "." and ".." components, in place: a
+ * module found through a relative sys.path entry ("../lib") has a
+ * co_filename such as "/cwd/../lib/m.py" (3.8: "../lib/m.py"), which is
+ * not under the working directory. */
+static void drop_dots(char *path)
+{
+    char *out = path;
+    const char *p = path;
+    while (*p) {
+        while (*p == '/')
+            p++;
+        const char *end = strchrnul(p, '/');
+        size_t n = (size_t)(end - p);
+        if (n == 2 && p[0] == '.' && p[1] == '.') {
+            while (out > path && *--out != '/')
+                ;
+        } else if (n && !(n == 1 && p[0] == '.')) {
+            *out++ = '/';
+            memmove(out, p, n);
+            out += n;
+        }
+        p = end;
+    }
+    if (out == path)
+        *out++ = '/';
+    *out = 0;
+}
+
 /* Is FILE under one of control.my_code's directories?  (A relative
  * co_filename, as 3.8 gives a script's, is the working directory's.) */
 static int is_mine(const char *file)
@@ -55,8 +90,11 @@ static int is_mine(const char *file)
         char cwd[TDB_PYHOOK_FILE_MAX];
         if (!getcwd(cwd, sizeof cwd) || snprintf(abs, sizeof abs, "%s/%s", cwd, file) >= (int)sizeof abs)
             return 0;
-        file = abs;
+    } else if (snprintf(abs, sizeof abs, "%s", file) >= (int)sizeof abs) {
+        return 0;
     }
+    drop_dots(abs);
+    file = abs;
     const char *d = C.my_code, *end = C.my_code + sizeof C.my_code;
     while (d < end && *d) {
         size_t n = strnlen(d, (size_t)(end - d));
@@ -171,8 +209,9 @@ static PyObject *global_named(PyObject *globals, PyObject *builtins, PyObject *n
  * 'except:' is read: the classes loaded (globals, builtins, attributes)
  * and matched as CPython would; the next clause when they do not match.
  * 1 it catches (or what it matches against cannot be read: no stop), 0
- * it lets the exception go on (a 'finally', a 'with', no clause
- * matched). */
+ * it lets the exception go on (a 'finally', no clause matched), MAYBE a
+ * 'with' decides (its __exit__, when it has run). */
+#define MAYBE 2
 static int handler_catches(iframe *fr, PyCodeObject *co, PyObject *bytecode, int pc, PyObject *exc)
 {
     PyObject *stack[HSTACK];
@@ -288,7 +327,14 @@ static int handler_catches(iframe *fr, PyCodeObject *co, PyObject *bytecode, int
             break;
         }
 #endif
-        default: /* a 'finally' body, a 'with' exit, a re-raise */
+#if PY_VERSION_HEX >= 0x03090000
+        case WITH_EXCEPT_START:
+#else
+        case WITH_CLEANUP_START:
+#endif
+            result = MAYBE;
+            goto done;
+        default: /* a 'finally' body, a re-raise */
             result = 0;
             goto done;
         }
@@ -301,7 +347,8 @@ done:
     return result;
 }
 
-/* Does FR handle EXC at its current instruction (tdebug_pyhook.h)? */
+/* Does FR handle EXC at its current instruction (tdebug_pyhook.h)?  1,
+ * 0 or MAYBE (handler_catches()). */
 static int frame_handles(iframe *fr, PyObject *exc)
 {
     PyCodeObject *co = frame_code(fr);
@@ -320,13 +367,16 @@ static int frame_handles(iframe *fr, PyObject *exc)
     Py_DECREF(bytecode);
     return r;
 #else
-    for (int i = fr->f_iblock - 1; i >= 0; i--)
-        if (fr->f_blockstack[i].b_type == SETUP_FINALLY &&
-            handler_catches(fr, co, co->co_code,
-                            PY310 ? 2 * fr->f_blockstack[i].b_handler
-                                  : fr->f_blockstack[i].b_handler, exc))
-            return 1;
-    return 0;
+    int r = 0;
+    for (int i = fr->f_iblock - 1; i >= 0 && r != 1; i--)
+        if (fr->f_blockstack[i].b_type == SETUP_FINALLY) {
+            int h = handler_catches(fr, co, co->co_code,
+                                    PY310 ? 2 * fr->f_blockstack[i].b_handler
+                                          : fr->f_blockstack[i].b_handler, exc);
+            if (h)
+                r = h == 1 ? 1 : MAYBE; /* an outer 'except' may still catch */
+        }
+    return r;
 #endif
 }
 
@@ -451,10 +501,70 @@ void exc_report(tdb_pyhook_report *r)
     PyErr_Clear();
 }
 
+/* The stop a frame's 'with' decides (one at a time: the last wins). */
+static struct {
+    PyThreadState *ts;
+    iframe *fr;
+    PyObject *exc; /* a reference: its identity says it is the same one */
+    int slot, when;
+} g_defer;
+
+static void defer(PyThreadState *ts, iframe *fr, PyObject *exc, int slot, int when)
+{
+    PyObject *old = g_defer.exc;
+    Py_INCREF(exc);
+    g_defer.exc = exc;
+    Py_XDECREF(old);
+    g_defer.ts = ts;
+    g_defer.fr = fr;
+    g_defer.slot = slot;
+    g_defer.when = when;
+}
+
+int exc_deferred(iframe *fr)
+{
+    return g_defer.exc && g_defer.fr == fr;
+}
+
+void exc_leave(PyThreadState *ts, iframe *fr, int raising, PyObject *exc, void *ctx, int line)
+{
+    if (!g_defer.exc || g_defer.fr != fr || g_defer.ts != ts)
+        return;
+    PyObject *mine = g_defer.exc;
+    g_defer.exc = NULL;
+    g_defer.fr = NULL;
+    if (raising && !exc)
+        exc = mine;
+    int still = 0; /* its slot is still an enabled exception slot */
+    for (int i = 0; i < g_exc_n; i++)
+        still |= g_exc_slots[i] == g_defer.slot;
+    if (raising && exc == mine && still) {
+        g_busy++;
+        PyObject *tb = PyException_GetTraceback(exc);
+        g_busy--;
+        if (bp_should_stop(g_defer.slot)) {
+            g_pending_exc = exc;
+            g_pending_tb = tb;
+            g_pending_when = g_defer.when;
+            stop(TDB_PYHOOK_STOP_EXCEPTION, g_defer.slot, ts, fr, ctx, line, NULL, NULL);
+            g_pending_exc = g_pending_tb = NULL;
+        }
+        Py_XDECREF(tb);
+    }
+    Py_DECREF(mine);
+    PyErr_Clear();
+}
+
 void exc_event(PyThreadState *ts, iframe *fr, PyObject *exc, PyObject *tb, void *ctx, int line)
 {
     if (!g_exc_n || !exc || !PyExceptionInstance_Check(exc) || !frame_is_python(fr))
         return;
+    if (g_defer.exc && g_defer.fr == fr && g_defer.exc != exc) {
+        /* another exception in the frame whose 'with' was to decide (its
+         * __exit__ raised): that one is decided now */
+        Py_CLEAR(g_defer.exc);
+        g_defer.fr = NULL;
+    }
     g_busy++;
     PyObject *own_tb = NULL;
     if (!tb || tb == Py_None)
@@ -488,10 +598,10 @@ void exc_event(PyThreadState *ts, iframe *fr, PyObject *exc, PyObject *tb, void 
                 caller = python_caller(fr);
                 if (caller && PyCode_Check(frame_code(caller))) {
                     caller_mine = is_mine(utf8(frame_code(caller)->co_filename));
-                    caller_handles = frame_handles(caller, exc);
+                    caller_handles = frame_handles(caller, exc) == 1;
                 }
             }
-            if (handled)
+            if (handled == 1)
                 continue;
             /* The interpreter's own start calls the path hooks (frozen
              * zipimport) from C, which clears what they raise. */
@@ -505,6 +615,10 @@ void exc_event(PyThreadState *ts, iframe *fr, PyObject *exc, PyObject *tb, void 
         PyErr_Clear();
         if (!when)
             continue;
+        if (when != TDB_PYHOOK_EXC_RAISED && handled == MAYBE) {
+            defer(ts, fr, exc, slot, when);
+            continue;
+        }
         g_busy--;
         int go = bp_should_stop(slot);
         g_busy++;

@@ -138,7 +138,7 @@ static uint32_t global_wanted(int with_step)
 {
     uint32_t ev = any_enabled() ? EV(PY_START) | EV(PY_RESUME) : 0;
     if (g_exc_n)
-        ev |= EV(RAISE); /* exceptions.c */
+        ev |= EV(RAISE) | EV(PY_UNWIND); /* exceptions.c */
     if (with_step && g_step.mode) {
         ev |= EV(PY_UNWIND);
         if (g_step.mode == TDB_PYHOOK_STEP_STEP)
@@ -600,6 +600,23 @@ static PyObject *cb_leave(PyObject *self, PyObject *const *args, Py_ssize_t narg
     Py_RETURN_NONE;
 }
 
+/* PY_UNWIND: (code, offset, exception), the frame leaving with it is the
+ * current one: a step's, and the stop a 'with' decided (exceptions.c). */
+static PyObject *cb_unwind(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyCodeObject *co = CODE_ARG(args, nargs);
+    if (g_exc_n && !ignore() && co && nargs >= 3) {
+        PyThreadState *ts = PyThreadState_Get();
+        iframe *fr = thread_frame(ts);
+        if (fr && exc_deferred(fr) && frame_code(fr) == co) {
+            int line = PyCode_Addr2Line(co, (int)PyLong_AsLong(args[1]));
+            PyErr_Clear();
+            exc_leave(ts, fr, 1, args[2], NULL, line);
+        }
+    }
+    return cb_leave(self, args, nargs);
+}
+
 /* RAISE: (code, offset, exception), in each frame the exception reaches
  * (the raising one first), before its handler runs or it unwinds. */
 static PyObject *cb_raise(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
@@ -625,8 +642,9 @@ static PyMethodDef cb_defs[] = {
     {"tdebug_call", (PyCFunction)(void (*)(void))cb_call, METH_FASTCALL, NULL},
     {"tdebug_leave", (PyCFunction)(void (*)(void))cb_leave, METH_FASTCALL, NULL},
     {"tdebug_raise", (PyCFunction)(void (*)(void))cb_raise, METH_FASTCALL, NULL},
+    {"tdebug_unwind", (PyCFunction)(void (*)(void))cb_unwind, METH_FASTCALL, NULL},
 };
-enum { CB_START, CB_RESUME, CB_LINE, CB_INSTRUCTION, CB_CALL, CB_LEAVE, CB_RAISE, N_CB };
+enum { CB_START, CB_RESUME, CB_LINE, CB_INSTRUCTION, CB_CALL, CB_LEAVE, CB_RAISE, CB_UNWIND, N_CB };
 
 /* Which callback each event has.  The callback objects live as long as
  * the library: CPython calls them through a borrowed reference. */
@@ -636,7 +654,7 @@ static const struct {
     {PY_MONITORING_EVENT_PY_START, CB_START},      {PY_MONITORING_EVENT_PY_RESUME, CB_RESUME},
     {PY_MONITORING_EVENT_LINE, CB_LINE},           {PY_MONITORING_EVENT_INSTRUCTION, CB_INSTRUCTION},
     {PY_MONITORING_EVENT_CALL, CB_CALL},           {PY_MONITORING_EVENT_PY_RETURN, CB_LEAVE},
-    {PY_MONITORING_EVENT_PY_YIELD, CB_LEAVE},      {PY_MONITORING_EVENT_PY_UNWIND, CB_LEAVE},
+    {PY_MONITORING_EVENT_PY_YIELD, CB_LEAVE},      {PY_MONITORING_EVENT_PY_UNWIND, CB_UNWIND},
     {PY_MONITORING_EVENT_RAISE, CB_RAISE},
 };
 static PyObject *g_cb[N_CB];

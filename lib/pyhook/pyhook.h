@@ -264,7 +264,9 @@ static inline void watch_tick(void)
 /* Exceptions (exceptions.c)                                           */
 
 /* Enabled TDB_PYHOOK_BP_EXCEPTION slots in the generation applied: while
- * there are any, 3.8-3.11 trace every frame and 3.12+ take RAISE events. */
+ * there are any, 3.8-3.11 keep their trace function on every thread (no
+ * line events where none is wanted) and 3.12+ take RAISE and PY_UNWIND
+ * events. */
 extern int g_exc_n __attribute__((visibility("hidden")));
 void exc_index_reset(void);
 void exc_index_add(int slot);
@@ -273,6 +275,19 @@ void exc_index_add(int slot);
  * or propagates into FR, the running frame of TS, at LINE: stop when a
  * slot wants it (CTX goes to stop()). */
 void exc_event(PyThreadState *ts, iframe *fr, PyObject *exc, PyObject *tb, void *ctx, int line);
+
+/* Is a stop waiting for FR to be left with an exception (its 'with'
+ * decides: exceptions.c)?  3.8-3.11 keep such a frame traced, for its
+ * PyTrace_RETURN. */
+int exc_deferred(iframe *fr);
+
+/* FR, the running frame of TS, is being left at LINE: RAISING with EXC
+ * (3.12+: PY_UNWIND), or with the exception the mechanism cannot see (EXC
+ * NULL; 3.8-3.11: PyTrace_RETURN with no value, whose exception CPython
+ * takes away while the trace function runs), or returning a value
+ * (RAISING 0).  The deferred stop of FR happens when the exception is
+ * its own (CTX goes to stop()). */
+void exc_leave(PyThreadState *ts, iframe *fr, int raising, PyObject *exc, void *ctx, int line);
 
 #if PY311
 /* The entries of CO's exception table (co_exceptiontable: start, length,

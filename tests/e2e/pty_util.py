@@ -57,6 +57,19 @@ class Terminal:
     def send(self, line):
         os.write(self.master, line.encode() + b"\n")
 
+    def command(self, line, prompt="(tdebug) "):
+        """Type LINE; its output, up to and including the next PROMPT."""
+        self.send(line)
+        return self.expect(prompt)
+
+    def continue_to_exit(self, output):
+        """'continue': the program writes OUTPUT and exits 0, and so does
+        tdebug."""
+        self.send("continue")
+        self.expect(output)
+        self.expect("tdebug: program exited with status 0")
+        assert self.wait() == 0
+
     def ctrl_c(self):
         os.write(self.master, b"\x03")
 

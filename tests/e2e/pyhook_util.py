@@ -19,9 +19,11 @@ from conftest import BUILD, ROOT, SLOW
 GDB = os.environ.get("TDEBUG_GDB", "gdb")
 
 # tdb_pyhook_* constants (lib/tdebug_pyhook.h)
-BP_LINE, BP_FUNCTION = 1, 2
+BP_LINE, BP_FUNCTION, BP_EXCEPTION = 1, 2, 3
+EXC_RAISED, EXC_UNCAUGHT, EXC_USER = 1, 2, 4
 STEP_STEP, STEP_NEXT, STEP_FINISH = 1, 2, 3
 STOP_BREAKPOINT, STOP_FUNCTION, STOP_STEP, STOP_NATIVE, STOP_FINISH = 1, 2, 3, 4, 5
+STOP_EXCEPTION = 7
 MAGIC = 0x6b6f6f6879706474
 
 
@@ -267,12 +269,16 @@ class Pyhook:
         return self.g.num(f"((tdb_pyhook_breakpoint *) "
                           f"tdebug_pyhook_control.table)[{slot}].{field}")
 
-    def write_bp(self, slot, id, kind=BP_LINE, file="", line=0, function="", enabled=1):
+    def write_bp(self, slot, id, kind=BP_LINE, file="", line=0, function="", enabled=1,
+                 exc_when=0):
+        """A slot; an exception one (BP_EXCEPTION) stops at EXC_WHEN's
+        events of exceptions of class FUNCTION (empty: any)."""
         assert slot < self.g.num("tdebug_pyhook_control.capacity")
         def put(field, value):
             self.poke(self.bp_addr(slot, field), int(value).to_bytes(4, "little", signed=True))
         put("id", 0)
         put("kind", kind)
+        put("exc_when", exc_when)
         put("line", line)
         put("enabled", enabled)
         self.poke(self.bp_addr(slot, "file"), file.encode() + b"\0")

@@ -87,6 +87,18 @@ class Adapter:
                                         cwd=cwd, **kw)
         return cls(client, p, log)
 
+    @classmethod
+    def at_line(cls, tdebug, procs, tmp_path, program, line, python=PYTHON):
+        """An adapter that launched PROGRAM (a path) under PYTHON with a
+        breakpoint at LINE of it, at its first stop: (adapter, the stop's
+        event index, its thread id)."""
+        dap = cls.start(tdebug, procs, tmp_path)
+        dap.initialize()
+        dap.start_program("launch", {"program": str(program), "python": python},
+                          lambda d: d.set_breakpoints(str(program), [line]))
+        i, stop = dap.stopped()
+        return dap, i, stop["threadId"]
+
     def __getattr__(self, name):
         return getattr(self.c, name)
 

@@ -161,12 +161,7 @@ def test_step_targets_on_each_hook(tdebug, procs, tmp_path, version):
     prog = tmp_path / "plain.py"
     prog.write_text(PLAIN)
     line = [i + 1 for i, t in enumerate(PLAIN.splitlines()) if "r = g(h(1))" in t][0]
-    dap = Adapter.start(tdebug, procs, tmp_path)
-    dap.initialize()
-    dap.start_program("launch", {"program": str(prog), "python": python},
-                      lambda d: d.set_breakpoints(str(prog), [line]))
-    i, stop = dap.stopped()
-    tid = stop["threadId"]
+    dap, i, tid = Adapter.at_line(tdebug, procs, tmp_path, prog, line, python)
     frame, ts = targets(dap, tid)
     assert [t["label"] for t in ts] == ["h", "g", "g", "h", "K"]
     new = tuple(map(int, version.split("."))) >= (3, 11)

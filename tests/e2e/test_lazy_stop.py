@@ -102,12 +102,7 @@ def test_json_next_is_partial_and_bt_gives_the_whole_stack(tdebug, tmp_path, hoo
 
 
 def test_dap_top_frame_first_then_the_rest(tdebug, procs, tmp_path, hooked):
-    dap = Adapter.start(tdebug, procs, tmp_path)
-    dap.initialize()
-    dap.start_program("launch", {"program": str(hooked), "python": PYTHON},
-                      lambda d: d.set_breakpoints(str(hooked), [BP]))
-    i, stop = dap.stopped()
-    tid = stop["threadId"]
+    dap, i, tid = Adapter.at_line(tdebug, procs, tmp_path, hooked, BP)
     whole_before = dap.frames(tid)
     dap.request("next", {"threadId": tid})
     i, stop = dap.stopped(after=i + 1)
@@ -185,12 +180,7 @@ def test_step_from_a_partial_stop_into_torch(tdebug, tmp_path, adds):
 
 
 def test_dap_step_in_from_a_partial_stop_focuses_the_cxx_frame(tdebug, procs, tmp_path, adds):
-    dap = Adapter.start(tdebug, procs, tmp_path)
-    dap.initialize()
-    dap.start_program("launch", {"program": str(adds), "python": PYTHON},
-                      lambda d: d.set_breakpoints(str(adds), [3]))
-    i, stop = dap.stopped()
-    tid = stop["threadId"]
+    dap, i, tid = Adapter.at_line(tdebug, procs, tmp_path, adds, 3)
     dap.request("next", {"threadId": tid})
     i, stop = dap.stopped(after=i + 1)
     top = dap.request("stackTrace", {"threadId": tid, "startFrame": 0, "levels": 1})["body"]

@@ -14,8 +14,8 @@ import time
 import pytest
 
 from conftest import PYTHON, clean_env, wait_until
-from pyhook_util import (BP_FUNCTION, STEP_FINISH, STEP_NEXT, STEP_STEP,
-                         STOP_BREAKPOINT, STOP_FINISH, STOP_FUNCTION, STOP_NATIVE,
+from pyhook_util import (BP_EXCEPTION, BP_FUNCTION, EXC_RAISED, STEP_FINISH, STEP_NEXT, STEP_STEP,
+                         STOP_BREAKPOINT, STOP_EXCEPTION, STOP_FINISH, STOP_FUNCTION, STOP_NATIVE,
                          STOP_STEP, Gdb, Pyhook, _field, build_ext, maps_object, marker_line,
                          pyhook_lib)
 from tinytensor_util import TT_OUT
@@ -440,6 +440,52 @@ def test_an_edit_at_a_stop_outside_the_hook_applies_at_the_next_call(attach, pyt
     if slot:
         # the interpreter's eval_frame slot holds its own value again
         assert int.from_bytes(a.h.peek(slot, 8), "little") == 0
+
+
+# ---- exceptions
+
+RAISING = """\
+import time
+
+def work(i):
+    return i * 2
+
+def boom():
+    return 1 / 0  # BOOM
+
+print("ready", flush=True)
+while True:
+    for i in range(20000):
+        work(i)
+    try:
+        boom()
+    except ZeroDivisionError:
+        pass
+    time.sleep(0.001)
+"""
+
+
+@pytest.mark.parametrize("python", interpreters())
+def test_an_exception_slot_traces_no_frame_that_wants_no_line(attach, python):
+    """An exception slot stops where the exception is raised, and the
+    frames around it, which have no breakpoint, run without line events
+    (3.8-3.11: the trace function gets the exception without them;
+    evaltrace.c): between two stops 20000 calls, none of them traced."""
+    lib = need(python)
+    a = attach(python, RAISING, lib)
+    a.h.attach_and_install([dict(id=1, kind=BP_EXCEPTION, function="ZeroDivisionError",
+                                 exc_when=EXC_RAISED)])
+    counts = []
+    for _ in range(2):
+        r = a.h.cont_to_hook()
+        assert (r["reason"], r["breakpoint_id"], r["line"]) == (
+            STOP_EXCEPTION, 1, a.line("# BOOM")), r
+        counts.append((a.g.num("tdebug_pyhook_control.stats_frames"),
+                       a.g.num("tdebug_pyhook_control.stats_traced")))
+    frames, traced = counts[1][0] - counts[0][0], counts[1][1] - counts[0][1]
+    if version_of(python) < (3, 12):  # 3.12+: sys.monitoring, no frame hook
+        assert frames >= 20000, counts
+    assert traced < 10, counts
 
 
 # ---- detaching

@@ -62,7 +62,7 @@ PROG = textwrap.dedent("""\
     main()                                      # line 28
 """)
 
-VERSIONS = ["3.8", "3.11", "3.12", "3.13"]
+VERSIONS = ["3.8", "3.9", "3.10", "3.11", "3.12", "3.13"]
 
 
 def interpreter(version):
@@ -172,6 +172,89 @@ def test_uncaught_and_user_unhandled_at_the_prompt(tdebug, tmp_path, layout, ver
         (1, "python", "prog.py:16"), (2, "python", "python-user-unhandled"),
         (3, "python", "python-uncaught")]
     assert "caught" in r.stderr + r.stdout
+
+
+WITHS = textwrap.dedent("""\
+    import contextlib
+    import sys
+    sys.path.insert(0, sys.argv[1])
+    import fakelib
+
+
+    class Passing:
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+
+    def swallowed():
+        with contextlib.suppress(ValueError):
+            raise ValueError("swallowed")       # line 17: suppress swallows it
+        return "ok"
+
+
+    def let_go():
+        with Passing():                         # line 22
+            raise ValueError("let go")          # line 23: Passing lets it go
+
+
+    def main():
+        print(fakelib.call(swallowed))          # line 27
+        try:
+            fakelib.call(let_go)
+        except ValueError:
+            pass
+
+
+    main()
+    with contextlib.suppress(KeyError):
+        raise KeyError("swallowed at the top")
+    with Passing():
+        raise KeyError("uncaught at the top")   # line 38
+""")
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_a_with_decides_user_unhandled_and_uncaught(tdebug, tmp_path, layout, version):
+    """A 'with' whose __exit__ swallows the exception (contextlib.suppress)
+    stops neither as leaving the user's code nor as uncaught; one whose
+    __exit__ lets it go stops where it leaves the frame, once __exit__ has
+    run (exceptions.c: the stop is deferred to then)."""
+    exe = interpreter(version)
+    app, _, site = layout
+    (app / "withs.py").write_text(WITHS)
+    r, events = session(tdebug, tmp_path, app, [
+        "catch python-user-unhandled", "catch python-uncaught",
+        "continue", "continue", "continue", "continue"],
+        "-b", "withs.py:27", "--", exe, str(app / "withs.py"), str(site))
+    s = stops(events)
+    # at the raise line of the frame the exception leaves, once __exit__ ran
+    assert [(x["reason"], x.get("exception", {}).get("event"), top(x),
+             x.get("exception", {}).get("message")) for x in s] == [
+        ("python-breakpoint", None, ("main", "withs.py", 27), None),
+        ("python-exception", "user-unhandled", ("let_go", "withs.py", 23), "let go"),
+        ("python-exception", "uncaught", ("<module>", "withs.py", 38), "'uncaught at the top'"),
+    ], s
+    assert r.returncode == 1 and "ok" in r.stdout + r.stderr, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("version", ["3.8", "3.11"])
+def test_a_library_found_through_a_relative_path_is_not_the_users(tdebug, tmp_path, layout,
+                                                                   version):
+    # sys.path "../site": the library's co_filename is "../site/fakelib.py",
+    # outside the working directory once its ".." is taken away
+    exe = interpreter(version)
+    app, prog, _ = layout
+    r, events = session(tdebug, tmp_path, app, [
+        "catch python-user-unhandled", "continue", "continue", "continue"],
+        "-b", "prog.py:16", "--", exe, str(prog), "../site")
+    s = stops(events)
+    assert [(x.get("exception", {}).get("event"), top(x)) for x in s] == [
+        (None, ("main", "prog.py", 16)),
+        ("user-unhandled", ("hook", "prog.py", 12)),
+        ("user-unhandled", ("bad", "prog.py", 8))], s
 
 
 def test_type_filter_and_delete(tdebug, tmp_path, layout):

@@ -354,12 +354,8 @@ def test_prompt_at_a_python_stop_stays_light_until_gdb_is_needed(tdebug, tmp_pat
     t.send("info sharedlibrary pyhook")
     out = t.expect("(tdebug) ")
     assert "Yes" in out and "libtdebug-pyhook" in out
-    t.send("py-eval k + 1")
-    assert "4" in t.expect("(tdebug) ")
-    t.send("continue")
-    t.expect("done [8.0, 8.0]")
-    t.expect("tdebug: program exited with status 0")
-    assert t.wait() == 0
+    assert "4" in t.command("py-eval k + 1")
+    t.continue_to_exit("done [8.0, 8.0]")
 
 
 # 'run' at the prompt of a light session starts the program again as a new

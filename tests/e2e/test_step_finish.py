@@ -144,12 +144,19 @@ def test_frame_0_and_finish_at_a_stop_inside_cpythons_plumbing(tdebug, tmp_path)
     assert len(s[1]["frames"]) == len(s[0]["frames"]) - 1, (s[0]["frames"][:3], s[1]["frames"][:3])
 
 
-def test_run_at_the_prompt_restarts_with_python_breakpoints(tdebug, tmp_path):
+def run_next_continue(tdebug, tmp_path, light):
+    """'run', 'next', 'continue' typed at a breakpoint on line 3 of LINES,
+    in a session of TDEBUG_LIGHT=LIGHT: (result, events)."""
     p = tmp_path / "lines.py"
     p.write_text(LINES)
     r, evs = session(tdebug, tmp_path, ["run", "next", "continue"], "-b", f"{p}:3",
-                     "--", PYTHON, str(p), env=clean_env(TDEBUG_LIGHT="0"))
+                     "--", PYTHON, str(p), env=clean_env(TDEBUG_LIGHT=light))
     assert r.returncode == 0, r.stderr
+    return r, evs
+
+
+def test_run_at_the_prompt_restarts_with_python_breakpoints(tdebug, tmp_path):
+    r, evs = run_next_continue(tdebug, tmp_path, "0")
     s = stops(evs)
     # the breakpoint again, in the new process, and stepping works there
     assert [x["reason"] for x in s] == ["python-breakpoint", "python-breakpoint", "next"]
@@ -163,11 +170,7 @@ def test_run_in_a_light_session_restarts_it_light(tdebug, tmp_path):
     # A Python-only breakpoint makes a light session (gdb attached to the
     # program tdebug started): 'run' (a -x command) starts it again as
     # another light session, the breakpoint hit again in the new process.
-    p = tmp_path / "lines.py"
-    p.write_text(LINES)
-    r, evs = session(tdebug, tmp_path, ["run", "next", "continue"], "-b", f"{p}:3",
-                     "--", PYTHON, str(p), env=clean_env(TDEBUG_LIGHT="1"))
-    assert r.returncode == 0, r.stderr
+    r, evs = run_next_continue(tdebug, tmp_path, "1")
     s = stops(evs)
     assert [x["reason"] for x in s] == ["python-breakpoint", "python-breakpoint", "next"]
     assert [top(x)["line"] for x in s] == [3, 3, 4]

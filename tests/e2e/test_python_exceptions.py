@@ -285,6 +285,11 @@ def test_dap_exception_info_of_a_c10_error_has_the_cxx_throw(tdebug, procs, tmp_
     inner = info["details"]["innerException"][0]
     assert inner["typeName"] == "c10::Error"
     assert "at::infer_size" in inner["stackTrace"], inner
+    # VS Code's exception widget shows the description and the stackTrace
+    # only (not innerException): the traceback ends with the C++ side.
+    trace = info["details"]["stackTrace"]
+    assert trace.index('line 8, in <module>') < trace.index("thrown in C++ as c10::Error, at:\n#0  ")
+    assert "at::infer_size" in trace.split("thrown in C++ as c10::Error")[1], trace
     assert dap.frames(stop["threadId"])[0]["line"] == 8
     dap.continue_(stop["threadId"])
     assert dap.wait_event("exited")["body"]["exitCode"] == 1

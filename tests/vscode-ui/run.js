@@ -2,9 +2,17 @@
 // through a real VS Code's user interface.  code-server (VS Code 1.100.3,
 // installed into the cache by setup.sh) serves the workbench on a loopback
 // port, Debian's chromium shows it (headless, driven by puppeteer-core), and
-// each step is what a person does: a click in the gutter, F5, F11, a look at
-// the Call Stack and Variables views, a line typed in the Debug Console,
-// Shift+F11, F5 to the end.
+// each step is what a person does.  Three parts, in one browser:
+//   basic   demo.py: a click in the gutter, F5, a look at the Call Stack and
+//           Variables views, a line typed in the Debug Console, F11 into
+//           C++, Shift+F11, a function breakpoint, F5 to the end;
+//   more    more.py: a log point and a conditional breakpoint from the
+//           gutter's menu, the Python exception filters ticked, Loaded
+//           Scripts, Run to Cursor, Step Into Target, the Disassembly view,
+//           a subprocess child as a session of its own, the exception
+//           widget at a torch error;
+//   attach  an attach configuration's process picker, Pause, Disconnect.
+// TDEBUG_VSCODE_UI_PARTS=more,attach runs some of them.
 //
 // Every step waits for what the page shows (a DOM condition, with a generous
 // deadline) and keeps a screenshot, OUT/NN-what.png; the adapter's messages
@@ -538,7 +546,7 @@ async function more() {
 
     await step('loaded-scripts-view', async () => {
         // A pane of Run and Debug, folded until its header is clicked.
-        await until('more.py and torch among the Loaded Scripts', () => {
+        await until('the workspace\'s more.py among the Loaded Scripts', () => {
             const pane = [...document.querySelectorAll('.pane')].find(p => {
                 const h = p.querySelector('.pane-header');
                 return h && /Loaded Scripts/i.test(h.innerText);
@@ -552,14 +560,22 @@ async function more() {
             }
             const rows = [...pane.querySelectorAll('.monaco-list-row')];
             const texts = rows.map(r => r.innerText.trim());
-            if (texts.includes('more.py') && texts.some(t => t === 'torch'))
+            window.tdebugLoadedScripts = texts;
+            // A folder of one entry shares its row: '.../workspace/more.py'.
+            if (texts.some(t => /(^|\/)more\.py$/.test(t)))
                 return true;
-            // Open the folders (one level a look).
+            // Open the way to it: the root folder (VS Code leaves its
+            // label empty), then the workspace's, never the system's
+            // folders (a long list: the rows past the pane's end are not
+            // drawn).
             for (const r of rows)
                 if (r.querySelector('.monaco-tl-twistie.collapsible.collapsed') &&
-                    /workspace|dist-packages|^torch$|^tdebug:/.test(r.innerText.trim()))
+                    /^$|workspace$/.test(r.innerText.trim()))
                     r.querySelector('.monaco-tl-twistie').click();
             return false;
+        }).catch(async e => {
+            const rows = await page.evaluate(() => window.tdebugLoadedScripts || []);
+            throw new Error(`${e.message}; it shows: ${rows.join(' | ')}`);
         });
     });
 
@@ -749,7 +765,8 @@ async function openFile(name, text) {
         [...document.querySelectorAll('.quick-input-list .monaco-list-row')].some(r => r.innerText.includes(n)), [name]);
     await page.keyboard.press('Enter');
     await until(`${name} in the editor`, t =>
-        [...document.querySelectorAll('.editor-instance .view-line')].some(l => l.innerText.includes(t)), [text]);
+        [...document.querySelectorAll('.editor-instance .view-line')]
+            .some(l => l.innerText.replace(/\u00a0/g, ' ').includes(t)), [text]);
 }
 
 // Where LINE of the editor is: its gutter (glyph margin) and its text.

@@ -592,10 +592,9 @@ async function more() {
     let targets = null;
     await step('step-into-target-menu', async () => {
         await editorMenu(TARGETS_LINE, /^Step Into Target$/);
-        targets = await until('the calls of the line in a menu: x.relu, torch.add', () => {
-            const labels = deepAll('.monaco-menu .action-label').filter(e => e.getBoundingClientRect().width > 0)
-                .map(e => e.innerText.trim());
-            return labels.includes('x.relu') && labels.includes('torch.add') ? labels : null;
+        await waitForPage('the calls of the line in a menu: x.relu, torch.add', async () => {
+            targets = (await page.evaluate(menuItems)).map(i => i.label);
+            return targets.includes('x.relu') && targets.includes('torch.add');
         });
         log(`Step Into Target offers: ${targets.join(', ')}`);
     });
@@ -639,7 +638,8 @@ async function more() {
 
     await step('exception-widget-torch-error', async () => {
         fs.writeFileSync(path.join(WS, 'child-stop'), '');
-        await afterStop('the stop at the torch error', () => page.keyboard.press('F5'));
+        // The child's session ends on the way.
+        await afterStop('the stop at the torch error', () => page.keyboard.press('F5'), dapEvents('terminated') + 1);
         await until('the child\'s session gone from the Call Stack', () =>
             ![...document.querySelectorAll('.debug-call-stack .monaco-list-row')].some(r => /child process \d+/.test(r.innerText)));
         const w = await until('the exception widget: RuntimeError, torch\'s message, the c10 throw site', () => {
@@ -737,9 +737,14 @@ function dapRequests(command) {
 
 // Wait until FN (run here, not in the page) returns something truthy.
 async function waitFor(what, fn, timeout = UI_DEADLINE) {
+    return waitForPage(what, async () => fn(), timeout);
+}
+
+// Wait until the async FN (which may ask the page) returns something truthy.
+async function waitForPage(what, fn, timeout = UI_DEADLINE) {
     const deadline = Date.now() + timeout;
     for (;;) {
-        const v = fn();
+        const v = await fn();
         if (v)
             return v;
         if (Date.now() > deadline)
@@ -749,11 +754,12 @@ async function waitFor(what, fn, timeout = UI_DEADLINE) {
 }
 
 // Run ACTION, then wait for one more 'stopped' event from the adapters
-// (every session's: they share the transcript) and a stopped program.
-async function afterStop(what, action) {
+// (every session's: they share the transcript) and a stopped program;
+// ENDED as stopNumber's.
+async function afterStop(what, action, ended = dapEvents('terminated')) {
     const n = dapEvents('stopped');
     await action();
-    await stopNumber(n + 1, what);
+    await stopNumber(n + 1, what, ended);
 }
 
 // Open NAME from the Explorer and wait for the editor to show TEXT.
@@ -835,20 +841,14 @@ function menuItems() {
 // Click the item of the open context menu whose label matches RE.
 async function menuItem(re) {
     let items = [];
-    const deadline = Date.now() + UI_DEADLINE;
-    for (;;) {
+    const it = await waitForPage(`the menu item ${re}`, async () => {
         items = await page.evaluate(menuItems);
-        const it = items.find(i => re.test(i.label));
-        if (it) {
-            await page.mouse.move(it.x, it.y);
-            await page.mouse.click(it.x, it.y);
-            return;
-        }
-        if (Date.now() > deadline)
-            break;
-        await new Promise(r => setTimeout(r, 250));
-    }
-    throw new Error(`no menu item ${re}; the menu shows: ${items.map(i => i.label).join(' | ') || 'nothing'}`);
+        return items.find(i => re.test(i.label));
+    }).catch(() => {
+        throw new Error(`no menu item ${re}; the menu shows: ${items.map(i => i.label).join(' | ') || 'nothing'}`);
+    });
+    await page.mouse.move(it.x, it.y);
+    await page.mouse.click(it.x, it.y);
 }
 
 // Type TEXT in the breakpoint widget the gutter's menu opened, and Enter.
@@ -938,13 +938,14 @@ async function keys(modifiers, key) {
 }
 
 // Wait for the adapter's Nth 'stopped' event (its transcript, OUT/dap.log,
-// counted in whole lines) and VS Code showing a stopped program.
-async function stopNumber(n, what) {
+// counted in whole lines) and VS Code showing a stopped program; a session
+// that ends first (more 'terminated' events than ENDED) fails it.
+async function stopNumber(n, what, ended = dapEvents('terminated')) {
     const deadline = Date.now() + STOP_DEADLINE;
     while (dapEvents('stopped') < n) {
         if (Date.now() > deadline)
             throw new Error(`${what}: the adapter sent no 'stopped' event within ${STOP_DEADLINE / 1000} s`);
-        if (dapEvents('terminated'))
+        if (dapEvents('terminated') > ended)
             throw new Error(`${what}: the session ended instead`);
         await new Promise(r => setTimeout(r, 250));
     }

@@ -360,13 +360,9 @@ async function basic() {
     await step('F5-stopped-at-breakpoint', async () => {
         await page.keyboard.press('F5');
         await stopNumber(1, 'the stop at the breakpoint');
-        await until(`the Call Stack's top frame: demo.py line ${BREAK_LINE}, selected, and the editor there`, line => {
-            const rows = [...document.querySelectorAll('.debug-call-stack .monaco-list-row')];
-            return rows.length && rows[0].getAttribute('aria-label') === `Stack Frame <module>, line ${line}, demo.py` &&
-                rows[0].classList.contains('selected') &&
-                document.querySelector('.editor-instance .debug-top-stack-frame-line');
-        }, [BREAK_LINE]);
+        await topFrameIs('<module>', BREAK_LINE, 'demo.py');
     });
+    await observe('at the Python breakpoint its frame is selected in the Call Stack', focusedTop);
 
     await step('call-stack-python-and-cpp', async () => {
         await unfoldCallStack();

@@ -542,7 +542,7 @@ async function more() {
 
     await step('loaded-scripts-view', async () => {
         // A pane of Run and Debug, folded until its header is clicked.
-        await until('the workspace\'s more.py among the Loaded Scripts', () => {
+        await until('the workspace\'s more.py among the Loaded Scripts', ws => {
             const pane = [...document.querySelectorAll('.pane')].find(p => {
                 const h = p.querySelector('.pane-header');
                 return h && /Loaded Scripts/i.test(h.innerText);
@@ -561,15 +561,16 @@ async function more() {
             if (texts.some(t => /(^|\/)more\.py$/.test(t)))
                 return true;
             // Open the way to it: the root folder (VS Code leaves its
-            // label empty), then the workspace's, never the system's
-            // folders (a long list: the rows past the pane's end are not
-            // drawn).
+            // label empty), then the folders of the workspace's path
+            // (several in a row when each has one entry), never the
+            // system's folders (a long list: the rows past the pane's end
+            // are not drawn).
             for (const r of rows)
                 if (r.querySelector('.monaco-tl-twistie.collapsible.collapsed') &&
-                    /^$|workspace$/.test(r.innerText.trim()))
+                    (ws + '/').includes(`/${r.innerText.trim()}/`.replace('//', '/')))
                     r.querySelector('.monaco-tl-twistie').click();
             return false;
-        }).catch(async e => {
+        }, [WS]).catch(async e => {
             const rows = await page.evaluate(() => window.tdebugLoadedScripts || []);
             throw new Error(`${e.message}; it shows: ${rows.join(' | ')}`);
         });
@@ -651,9 +652,9 @@ async function more() {
     await step('F5-more-to-the-end', async () => {
         const ended = dapEvents('terminated');
         await page.keyboard.press('F5');
-        await until('the session gone', () => document.querySelectorAll('.debug-call-stack .monaco-list-row').length === 0);
-        if (dapEvents('terminated') <= ended)
-            throw new Error('the adapter sent no \'terminated\' event');
+        await waitFor('the adapter\'s \'terminated\' event', () => dapEvents('terminated') > ended, STOP_DEADLINE);
+        await until('the session gone from the Call Stack', () =>
+            document.querySelectorAll('.debug-call-stack .monaco-list-row').length === 0);
     });
 }
 
@@ -843,8 +844,17 @@ async function menuItem(re) {
     }).catch(() => {
         throw new Error(`no menu item ${re}; the menu shows: ${items.map(i => i.label).join(' | ') || 'nothing'}`);
     });
-    await page.mouse.move(it.x, it.y);
-    await page.mouse.click(it.x, it.y);
+    // A click the menu takes too early (as it opens, on a loaded machine)
+    // leaves it open: click again until it closes.
+    await waitForPage(`the menu closed by a click on ${re}`, async () => {
+        const open = (await page.evaluate(menuItems)).find(i => re.test(i.label));
+        if (!open)
+            return true;
+        await page.mouse.move(open.x, open.y);
+        await page.mouse.click(open.x, open.y);
+        await new Promise(r => setTimeout(r, 500)); // a pause between two clicks, not a wait for a state
+        return false;
+    });
 }
 
 // Type TEXT in the breakpoint widget the gutter's menu opened, and Enter.

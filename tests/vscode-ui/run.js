@@ -685,7 +685,19 @@ async function attach() {
         await page.keyboard.press('Enter');
         await until('the attached session in the Call Stack', () =>
             document.querySelector('.debug-toolbar .codicon-debug-pause'));
-        await afterStop('the stop at Pause', () => page.keyboard.press('F6'));
+        // F6 until VS Code asks the adapter to pause (a key it takes only
+        // once it holds the session for running).
+        await afterStop('the stop at Pause', async () => {
+            const asked = dapRequests('pause').length;
+            let pressed = 0;
+            await waitForPage('VS Code\'s pause request', async () => {
+                if (dapRequests('pause').length > asked)
+                    return true;
+                if (pressed++ % 8 === 0)
+                    await page.keyboard.press('F6');
+                return false;
+            });
+        });
         await unfoldCallStack();
         await until('target.py\'s wait_for in the Call Stack', () =>
             [...document.querySelectorAll('.debug-call-stack .monaco-list-row')]

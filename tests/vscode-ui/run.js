@@ -825,6 +825,12 @@ async function gutterMenu(line, item) {
 async function editorMenu(line, item) {
     const spot = await lineSpot(line);
     await page.mouse.click(spot.tx, spot.y);
+    // The menu's debug items (Run to Cursor) need the editor's text
+    // focused, not the panel the last step used.
+    await until('the editor focused', () => {
+        const e = document.activeElement;
+        return e && e.closest('.editor-instance .monaco-editor');
+    }, [], UI_DEADLINE, () => page.mouse.click(spot.tx, spot.y));
     await page.mouse.click(spot.tx, spot.y, { button: 'right' });
     await menuItem(item);
 }

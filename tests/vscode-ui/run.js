@@ -484,11 +484,6 @@ async function basic() {
 // session of its own, and the exception widget at a torch error.
 async function more() {
     await step('child-breakpoint-in-gutter', async () => {
-        // The basic part's breakpoints (its function breakpoint on
-        // at::_ops::add_Tensor::call would stop more.py's torch.add too).
-        await command('Debug: Remove All Breakpoints');
-        await until('the Breakpoints view without breakpoints', () =>
-            !document.querySelector('.debug-breakpoints .codicon-debug-breakpoint, .debug-breakpoints .codicon-debug-breakpoint-function'));
         await openFile('child.py', 'return i * 2');
         await gutterClick(CHILD_LINE);
         await until(`a breakpoint on child.py's line ${CHILD_LINE}`, () =>

@@ -358,7 +358,10 @@ void tdb_dap_completions(tdb_dap *d, int seq, const json_t *args)
 }
 
 /* The Python exception of a catchpoint's stop: its class, str() and the
- * traceback as Python prints it. */
+ * traceback as Python prints it.  For an error torch threw in C++ (a
+ * c10::Error become a RuntimeError), the C++ side is the innerException,
+ * and the traceback ends with where it was thrown: VS Code's exception
+ * widget shows the description and stackTrace only. */
 static void python_exception_info(tdb_dap *d, int seq, const json_t *exc)
 {
     const char *type = json_string_value(json_object_get(exc, "type"));
@@ -366,27 +369,31 @@ static void python_exception_info(tdb_dap *d, int seq, const json_t *exc)
     const char *tb = json_string_value(json_object_get(exc, "traceback"));
     const char *event = json_string_value(json_object_get(exc, "event"));
     const char *short_name = type ? strrchr(type, '.') : NULL;
+    const json_t *cxx = json_object_get(exc, "cxx_throw");
+    const char *ctype = json_string_value(json_object_get(cxx, "type"));
+    tdb_buf where = TDB_BUF_INIT, trace = TDB_BUF_INIT;
+    size_t i;
+    json_t *f;
+    json_array_foreach(json_object_get(cxx, "frames"), i, f)
+        tdb_buf_addf(&where, "#%zu  %s\n", i, json_string_value(f));
+    tdb_buf_addf(&trace, "%s", tb ? tb : "");
+    if (cxx)
+        tdb_buf_addf(&trace, "%sthrown in C++ as %s, at:\n%s",
+                     trace.len && tdb_buf_str(&trace)[trace.len - 1] != '\n' ? "\n\n" : "\n",
+                     ctype ? ctype : "?", tdb_buf_str(&where));
     json_t *details = json_pack("{s:s, s:s, s:s?, s:o}", "typeName",
                                 short_name ? short_name + 1 : type ? type : "?", "fullTypeName",
                                 type ? type : "?", "message", msg, "stackTrace",
-                                tdb_dap_string(tb ? tb : "", tb ? strlen(tb) : 0));
-    const json_t *cxx = json_object_get(exc, "cxx_throw");
-    if (cxx) {
-        /* torch's C++ error it came from: where it was thrown */
-        tdb_buf where = TDB_BUF_INIT;
-        size_t i;
-        json_t *f;
-        json_array_foreach(json_object_get(cxx, "frames"), i, f)
-            tdb_buf_addf(&where, "#%zu  %s\n", i, json_string_value(f));
-        const char *ctype = json_string_value(json_object_get(cxx, "type"));
+                                tdb_dap_string(tdb_buf_str(&trace), trace.len));
+    if (cxx)
         json_object_set_new(details, "innerException",
                             json_pack("[{s:s, s:s, s:s?, s:o}]", "typeName", ctype ? ctype : "?",
                                       "fullTypeName", ctype ? ctype : "?", "message",
                                       json_string_value(json_object_get(cxx, "message")),
                                       "stackTrace",
                                       tdb_dap_string(tdb_buf_str(&where), where.len)));
-        tdb_buf_free(&where);
-    }
+    tdb_buf_free(&where);
+    tdb_buf_free(&trace);
     tdb_dap_ok(d, seq, "exceptionInfo",
                json_pack("{s:s, s:s, s:s, s:o}", "exceptionId", type ? type : "?", "description",
                          msg ? msg : "", "breakMode",

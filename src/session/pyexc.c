@@ -147,8 +147,16 @@ json_t *tdb_session_python_catch(tdb_session *s, int when, const char *type, tdb
     b->py_function = type ? tdb_xstrdup(type) : NULL;
     b->slot = -1;
     out = tdb_session_python_bp_placed(s, b, err);
-    if (out && s->gdb && tdb_gdb_alive(s->gdb))
-        silent_c10_catch(s);
+    if (out && s->gdb && tdb_gdb_alive(s->gdb)) {
+        /* The throw site is read through gdb, which a light session keeps
+         * from the libraries: such a catchpoint set after the launch (a
+         * filter VS Code's Breakpoints view ticks at a stop) makes it an
+         * ordinary one, as one set before does.  Failing that, Python's
+         * side only. */
+        tdb_error up = {0};
+        if (tdb_session_light_upgrade(s, &up) == 0)
+            silent_c10_catch(s);
+    }
 cleanup:
     tdb_buf_free(&why);
     tdb_buf_free(&loc);

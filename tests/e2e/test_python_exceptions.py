@@ -368,8 +368,35 @@ def test_dap_exception_info_of_a_c10_error_has_the_cxx_throw(tdebug, procs, tmp_
     inner = info["details"]["innerException"][0]
     assert inner["typeName"] == "c10::Error"
     assert "at::infer_size" in inner["stackTrace"], inner
+    # VS Code's exception widget shows the description and the stackTrace
+    # only (not innerException): the traceback ends with the C++ side.
+    trace = info["details"]["stackTrace"]
+    assert trace.index('line 8, in <module>') < trace.index("thrown in C++ as c10::Error, at:\n#0  ")
+    assert "at::infer_size" in trace.split("thrown in C++ as c10::Error")[1], trace
     assert dap.frames(stop["threadId"])[0]["line"] == 8
     dap.continue_(stop["threadId"])
     assert dap.wait_event("exited")["body"]["exitCode"] == 1
     dap.finish()
 
+
+
+def test_dap_filter_set_at_a_python_stop_has_the_cxx_throw(tdebug, procs, tmp_path,
+                                                           torch_available):
+    """As in VS Code, where the filters are ticked in the Breakpoints view
+    during a session that started with Python breakpoints only (a light
+    session): the RuntimeError still says where C++ threw it."""
+    prog = tmp_path / "shape.py"
+    prog.write_text(SHAPE)
+    dap = Adapter.start(tdebug, procs, tmp_path, cwd=str(tmp_path))
+    dap.initialize()
+    dap.start_program("launch", {"program": str(prog), "python": PYTHON},
+                      lambda d: d.set_breakpoints(str(prog), [2]))
+    i, stop = dap.stopped()
+    dap.request("setExceptionBreakpoints", {"filters": ["raised"]})
+    dap.continue_(stop["threadId"])
+    i, stop = dap.stopped(after=i + 1)
+    assert stop["reason"] == "exception"
+    info = dap.request("exceptionInfo", {"threadId": stop["threadId"]})["body"]
+    assert info["exceptionId"] == "RuntimeError"
+    assert "thrown in C++ as c10::Error, at:" in info["details"]["stackTrace"], info
+    dap.finish()

@@ -2,9 +2,17 @@
 // through a real VS Code's user interface.  code-server (VS Code 1.100.3,
 // installed into the cache by setup.sh) serves the workbench on a loopback
 // port, Debian's chromium shows it (headless, driven by puppeteer-core), and
-// each step is what a person does: a click in the gutter, F5, F11, a look at
-// the Call Stack and Variables views, a line typed in the Debug Console,
-// Shift+F11, F5 to the end.
+// each step is what a person does.  Three parts, in one browser:
+//   basic   demo.py: a click in the gutter, F5, a look at the Call Stack and
+//           Variables views, a line typed in the Debug Console, F11 into
+//           C++, Shift+F11, a function breakpoint, F5 to the end;
+//   more    more.py: a log point and a conditional breakpoint from the
+//           gutter's menu, the Python exception filters ticked, Loaded
+//           Scripts, Run to Cursor, Step Into Target, the Disassembly view,
+//           a subprocess child as a session of its own, the exception
+//           widget at a torch error;
+//   attach  an attach configuration's process picker, Pause, Disconnect.
+// TDEBUG_VSCODE_UI_PARTS=more,attach runs some of them.
 //
 // Every step waits for what the page shows (a DOM condition, with a generous
 // deadline) and keeps a screenshot, OUT/NN-what.png; the adapter's messages
@@ -49,6 +57,75 @@ w = z + 1
 print("total", w.sum().item())
 `;
 const BREAK_LINE = 5; // z = torch.add(x, y)
+
+// The second program: a log point and a conditional breakpoint in a loop,
+// a line of two calls (Step Into Target), a child process, and a torch
+// error raised and caught.  Its child, child.py, loops on a line with a
+// breakpoint until the file its argument names exists.
+const MORE = `import subprocess
+import sys
+
+import torch
+
+
+def scale(t, k):
+    return t * (k % 2 + 1)
+
+
+x = torch.ones(2, 3)
+y = torch.full((2, 3), 2.0)
+for k in range(5):
+    x = scale(x, k)
+a = torch.add(x.relu(), y)
+r = subprocess.run([sys.executable, "child.py", "child-stop"])
+print("child exit", r.returncode)
+try:
+    b = torch.ones(2) + torch.ones(3)
+except RuntimeError:
+    pass
+print("more done")
+`;
+const LOG_LINE = 8;     // return t * (k % 2 + 1): the log point 'scale {k}'
+const COND_LINE = 14;   // x = scale(x, k): the breakpoint 'k == 3'
+const TARGETS_LINE = 15; // a = torch.add(x.relu(), y)
+const RAISE_LINE = 19;  // b = torch.ones(2) + torch.ones(3)
+const CHILD = `import os
+import sys
+import time
+
+
+def work(i):
+    return i * 2
+
+
+deadline = time.monotonic() + 600
+while not os.path.exists(sys.argv[1]) and time.monotonic() < deadline:
+    work(1)
+    time.sleep(0.02)
+print("child done")
+`;
+const CHILD_LINE = 7;   // return i * 2
+// The program the picker attaches to: it waits until the file its
+// argument names exists.
+const TARGET = `import os
+import sys
+import time
+
+
+def wait_for(path):
+    deadline = time.monotonic() + 600
+    while not os.path.exists(path) and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+print("target", os.getpid(), flush=True)
+wait_for(sys.argv[1])
+`;
+
+// The parts of the run, in order: TDEBUG_VSCODE_UI_PARTS=more,attach picks
+// some (each starts from a fresh login).
+const PARTS = (process.env.TDEBUG_VSCODE_UI_PARTS || 'basic,more,attach').split(',');
+const WS = path.join(OUT, 'workspace');
 // The C++ function the second breakpoint is on: line 6's 'z + 1' runs it.
 const CXX_FUNCTION = 'at::_ops::add_Tensor::call';
 
@@ -161,10 +238,15 @@ async function main() {
 
     // The workspace: a torch script and the configuration 'tdebug vscode'
     // writes for it.
-    const ws = path.join(OUT, 'workspace');
+    const ws = WS;
     fs.mkdirSync(ws, { recursive: true });
     fs.writeFileSync(path.join(ws, 'demo.py'), SCRIPT);
+    fs.writeFileSync(path.join(ws, 'more.py'), MORE);
+    fs.writeFileSync(path.join(ws, 'child.py'), CHILD);
+    fs.writeFileSync(path.join(ws, 'target.py'), TARGET);
     run(path.join(B, 'tdebug'), ['vscode', '--program', 'demo.py'], { cwd: ws, env });
+    run(path.join(B, 'tdebug'), ['vscode', '--program', 'more.py'], { cwd: ws, env });
+    run(path.join(B, 'tdebug'), ['vscode', '--attach', 'pick'], { cwd: ws, env });
     // The user's settings: no welcome page, no marketplace, no telemetry.
     fs.writeFileSync(path.join(userData, 'User', 'settings.json'), JSON.stringify({
         'workbench.startupEditor': 'none',
@@ -232,7 +314,9 @@ async function main() {
             defaultViewport: { width: 1600, height: 1000 },
         });
         page = await browser.newPage();
-        await scenario(url, password);
+        await login(url, password);
+        for (const part of PARTS)
+            await ({ basic, more, attach })[part]();
     } finally {
         if (browser)
             await browser.close().catch(() => {});
@@ -243,7 +327,7 @@ async function main() {
     }
 }
 
-async function scenario(url, password) {
+async function login(url, password) {
     await step('login', async () => {
         // The first load of the workbench is the heaviest page of the run:
         // 110 s on a loaded 2-core machine, so the stop's deadline.
@@ -255,7 +339,12 @@ async function scenario(url, password) {
             document.querySelector('.monaco-workbench .explorer-folders-view') &&
             [...document.querySelectorAll('.explorer-folders-view .monaco-list-row')].some(r => r.innerText.includes('demo.py')));
     });
+}
 
+// The first part: demo.py, a breakpoint in the gutter, F5, F11 into C++,
+// the Variables view and the Debug Console, Shift+F11, a C++ function
+// breakpoint, F5 to the end.
+async function basic() {
     await step('open-script', async () => {
         await clickRow('.explorer-folders-view .monaco-list-row', 'demo.py');
         await until('demo.py in the editor', () =>
@@ -263,25 +352,7 @@ async function scenario(url, password) {
     });
 
     await step('breakpoint-in-gutter', async () => {
-        const spot = await page.evaluate(line => {
-            const ed = document.querySelector('.editor-instance .monaco-editor');
-            const num = [...ed.querySelectorAll('.line-numbers')].find(n => n.innerText.trim() === String(line));
-            const glyph = ed.querySelector('.glyph-margin');
-            if (!num || !glyph) return null;
-            const n = num.getBoundingClientRect(), g = glyph.getBoundingClientRect();
-            return { x: g.left + g.width / 2, y: n.top + n.height / 2 };
-        }, BREAK_LINE);
-        if (!spot) throw new Error(`cannot find line ${BREAK_LINE}'s gutter`);
-        // The gutter offers a breakpoint (a faint dot under the mouse) once
-        // VS Code knows a debugger for Python files: after the extensions
-        // are read.  Until then a click there does nothing.
-        await until('the breakpoint hint under the mouse in the gutter', () =>
-            document.querySelector('.editor-instance .codicon-debug-hint'), [], UI_DEADLINE, async () => {
-            await page.mouse.move(spot.x + 40, spot.y);
-            await page.mouse.move(spot.x, spot.y);
-        });
-        await page.mouse.click(spot.x, spot.y);
-        await page.mouse.move(spot.x + 400, spot.y + 300);
+        await gutterClick(BREAK_LINE);
         await until(`a breakpoint on line ${BREAK_LINE}`, () =>
             document.querySelector('.editor-instance .codicon-debug-breakpoint'));
     });
@@ -289,13 +360,9 @@ async function scenario(url, password) {
     await step('F5-stopped-at-breakpoint', async () => {
         await page.keyboard.press('F5');
         await stopNumber(1, 'the stop at the breakpoint');
-        await until(`the Call Stack's top frame: demo.py line ${BREAK_LINE}, selected, and the editor there`, line => {
-            const rows = [...document.querySelectorAll('.debug-call-stack .monaco-list-row')];
-            return rows.length && rows[0].getAttribute('aria-label') === `Stack Frame <module>, line ${line}, demo.py` &&
-                rows[0].classList.contains('selected') &&
-                document.querySelector('.editor-instance .debug-top-stack-frame-line');
-        }, [BREAK_LINE]);
+        await topFrameIs('<module>', BREAK_LINE, 'demo.py');
     });
+    await observe('at the Python breakpoint its frame is selected in the Call Stack', focusedTop);
 
     await step('call-stack-python-and-cpp', async () => {
         await unfoldCallStack();
@@ -410,6 +477,245 @@ async function scenario(url, password) {
     });
 }
 
+// The second part: more.py.  A breakpoint in the child's code, a log point
+// and a conditional breakpoint added from the gutter's menu, the Python
+// exception filters checked in the Breakpoints view, Loaded Scripts, Run to
+// Cursor, Step Into Target, the Disassembly view, the child process as a
+// session of its own, and the exception widget at a torch error.
+async function more() {
+    await step('child-breakpoint-in-gutter', async () => {
+        await openFile('child.py', 'return i * 2');
+        await gutterClick(CHILD_LINE);
+        await until(`a breakpoint on child.py's line ${CHILD_LINE}`, () =>
+            document.querySelector('.editor-instance .codicon-debug-breakpoint'));
+    });
+
+    await step('logpoint-from-gutter-menu', async () => {
+        await openFile('more.py', 'torch.add(x.relu(), y)');
+        await gutterMenu(LOG_LINE, /^Add Logpoint/);
+        await typeInBreakpointWidget('scale {k}');
+        await until(`a log point on line ${LOG_LINE}`, () =>
+            document.querySelector('.editor-instance .codicon-debug-breakpoint-log'));
+    });
+
+    await step('conditional-breakpoint-from-gutter-menu', async () => {
+        await gutterMenu(COND_LINE, /^Add Conditional Breakpoint/);
+        await typeInBreakpointWidget('k == 3');
+        await until(`a conditional breakpoint on line ${COND_LINE}`, () =>
+            document.querySelector('.editor-instance .codicon-debug-breakpoint-conditional'));
+    });
+
+    await step('F5-more-stopped-where-condition-holds', async () => {
+        await afterStop('the stop at the conditional breakpoint', () => startConfiguration('tdebug: more.py (Python + C++)'));
+        await topFrameIs('<module>', COND_LINE, 'more.py');
+        await until('k = 3 in the Variables view', () =>
+            [...document.querySelectorAll('.debug-variables .monaco-list-row')]
+                .some(r => r.innerText.replace(/\s+/g, ' ').trim() === 'k = 3'));
+    });
+
+    await step('logpoint-lines-in-debug-console', async () => {
+        await showDebugConsole();
+        // k = 0, 1, 2 ran the log point's line before the stop at k == 3.
+        await until('"scale 0", "scale 1", "scale 2" in the Debug Console, and no "scale 3"', () => {
+            const rows = [...document.querySelectorAll('.repl .monaco-list-row')].map(r => r.innerText.trim());
+            return ['scale 0', 'scale 1', 'scale 2'].every(l => rows.includes(l)) && !rows.includes('scale 3');
+        });
+    });
+
+    await step('python-exception-filters-checked', async () => {
+        for (const label of ['Python: raised exceptions', 'Python: uncaught exceptions', 'Python: user uncaught exceptions'])
+            await until(`"${label}" checked in the Breakpoints view`, l => {
+                const row = [...document.querySelectorAll('.debug-breakpoints .monaco-list-row')]
+                    .find(r => r.innerText.trim().split('\n')[0].trim() === l);
+                const box = row && row.querySelector('input[type=checkbox]');
+                if (box && !box.checked)
+                    box.click();
+                return box && box.checked;
+            }, [label]);
+        // The filters reach the adapter (VS Code sends them at once).
+        await waitFor('setExceptionBreakpoints with the three Python filters in the adapter\'s transcript', () => {
+            const sent = dapRequests('setExceptionBreakpoints').pop();
+            const filters = sent ? sent.arguments.filters : [];
+            return ['raised', 'uncaught', 'userUnhandled'].every(f => filters.includes(f));
+        });
+    });
+
+    await step('loaded-scripts-view', async () => {
+        // A pane of Run and Debug, folded until its header is clicked.
+        await until('the workspace\'s more.py among the Loaded Scripts', ws => {
+            const pane = [...document.querySelectorAll('.pane')].find(p => {
+                const h = p.querySelector('.pane-header');
+                return h && /Loaded Scripts/i.test(h.innerText);
+            });
+            if (!pane)
+                return false;
+            const header = pane.querySelector('.pane-header');
+            if (header.getAttribute('aria-expanded') === 'false') {
+                header.click();
+                return false;
+            }
+            const rows = [...pane.querySelectorAll('.monaco-list-row')];
+            const texts = rows.map(r => r.innerText.trim());
+            window.tdebugLoadedScripts = texts;
+            // A folder of one entry shares its row: '.../workspace/more.py'.
+            if (texts.some(t => /(^|\/)more\.py$/.test(t)))
+                return true;
+            // Open the way to it: the root folder (VS Code leaves its
+            // label empty), then the folders of the workspace's path
+            // (several in a row when each has one entry), never the
+            // system's folders (a long list: the rows past the pane's end
+            // are not drawn).
+            for (const r of rows)
+                if (r.querySelector('.monaco-tl-twistie.collapsible.collapsed') &&
+                    (ws + '/').includes(`/${r.innerText.trim()}/`.replace('//', '/')))
+                    r.querySelector('.monaco-tl-twistie').click();
+            return false;
+        }, [WS]).catch(async e => {
+            const rows = await page.evaluate(() => window.tdebugLoadedScripts || []);
+            throw new Error(`${e.message}; it shows: ${rows.join(' | ')}`);
+        });
+    });
+
+    await step('run-to-cursor', async () => {
+        await afterStop(`the stop at line ${TARGETS_LINE}`, () => editorMenu(TARGETS_LINE, /^Run to Cursor$/));
+        await topFrameIs('<module>', TARGETS_LINE, 'more.py');
+        await showDebugConsole();
+        await until('the log point\'s "scale 3" and "scale 4" in the Debug Console', () => {
+            const rows = [...document.querySelectorAll('.repl .monaco-list-row')].map(r => r.innerText.trim());
+            return rows.includes('scale 3') && rows.includes('scale 4');
+        });
+    });
+
+    let targets = null;
+    await step('step-into-target-menu', async () => {
+        await editorMenu(TARGETS_LINE, /^Step Into Target$/);
+        await waitForPage('the calls of the line in a menu: x.relu, torch.add', async () => {
+            targets = (await page.evaluate(menuItems)).map(i => i.label);
+            return targets.includes('x.relu') && targets.includes('torch.add');
+        });
+        log(`Step Into Target offers: ${targets.join(', ')}`);
+    });
+
+    await step('step-into-target-torch-add', async () => {
+        await afterStop('the stop in torch.add\'s C++', () => menuItem(/^torch\.add$/));
+        await until('the Call Stack\'s top frame: torch\'s add operator, the stack loaded', () => {
+            const rows = [...document.querySelectorAll('.debug-call-stack .monaco-list-row')];
+            return rows.length > 1 && /add/.test(rows[0].getAttribute('aria-label')) &&
+                !/\.py$/.test(rows[0].getAttribute('aria-label')) &&
+                !rows.some(r => /Load More Stack Frames/.test(r.innerText));
+        });
+        log('the Call Stack:\n  ' + (await page.evaluate(callStackRows)).slice(0, 4).map(r => r.text).join('\n  '));
+    });
+
+    await step('disassembly-view', async () => {
+        const row = await page.$('.debug-call-stack .monaco-list-row');
+        const box = await row.boundingBox();
+        await page.mouse.click(box.x + box.width / 3, box.y + box.height / 2, { button: 'right' });
+        await menuItem(/^Open Disassembly View$/);
+        const text = await until('the Disassembly view: addresses, instructions, the stop\'s marked', () => {
+            const v = document.querySelector('.disassembly-view');
+            if (!v || v.getBoundingClientRect().width === 0)
+                return null;
+            const t = v.innerText;
+            return /0x[0-9a-f]{6,}/.test(t) && /\b(mov|push|sub|lea|call|jmp|endbr64|cmp|test)\b/.test(t) &&
+                v.querySelector('.codicon-debug-stackframe') ? t : null;
+        });
+        log('the Disassembly view:\n  ' + text.split('\n').filter(l => l.trim()).slice(0, 4).join('\n  '));
+    });
+
+    await step('child-session-stopped-in-child', async () => {
+        await afterStop('the child\'s stop at its breakpoint', () => page.keyboard.press('F5'));
+        await until('the child\'s session in the Call Stack, stopped in child.py', line => {
+            const rows = [...document.querySelectorAll('.debug-call-stack .monaco-list-row')];
+            return rows.some(r => /child process \d+/.test(r.innerText)) &&
+                rows.some(r => r.getAttribute('aria-label') === `Stack Frame work, line ${line}, child.py`);
+        }, [CHILD_LINE]);
+        log('the Call Stack:\n  ' + (await page.evaluate(callStackRows)).map(r => r.text).join('\n  '));
+    });
+
+    await step('exception-widget-torch-error', async () => {
+        fs.writeFileSync(path.join(WS, 'child-stop'), '');
+        // The child's session ends on the way.
+        await afterStop('the stop at the torch error', () => page.keyboard.press('F5'), dapEvents('terminated') + 1);
+        await until('the child\'s session gone from the Call Stack', () =>
+            ![...document.querySelectorAll('.debug-call-stack .monaco-list-row')].some(r => /child process \d+/.test(r.innerText)));
+        const w = await until('the exception widget: RuntimeError, torch\'s message, the c10 throw site', () => {
+            const e = document.querySelector('.exception-widget');
+            return e && /Exception has occurred: RuntimeError/.test(e.innerText) &&
+                /The size of tensor a \(2\) must match the size of tensor b \(3\)/.test(e.innerText) ? e.innerText : null;
+        });
+        log('the exception widget:\n  ' + w.split('\n').slice(0, 12).join('\n  '));
+        if (!/c10::Error/.test(w) || !/torchCheckFail|infer_size/.test(w))
+            throw new Error('the widget does not show the C++ side (c10::Error, where it was thrown)');
+    });
+
+    await step('F5-more-to-the-end', async () => {
+        const ended = dapEvents('terminated');
+        await page.keyboard.press('F5');
+        await waitFor('the adapter\'s \'terminated\' event', () => dapEvents('terminated') > ended, STOP_DEADLINE);
+        await until('the session gone from the Call Stack', () =>
+            document.querySelectorAll('.debug-call-stack .monaco-list-row').length === 0);
+    });
+}
+
+// The third part: an attach configuration with "${command:pickProcess}":
+// the picker lists a running Python program, the session attaches to the
+// one picked, pauses it, and Disconnect leaves it running.
+async function attach() {
+    const stopFile = path.join(WS, 'target-stop');
+    fs.rmSync(stopFile, { force: true });
+    const target = cp.spawn(PYTHON, [path.join(WS, 'target.py'), stopFile],
+                            { cwd: WS, stdio: ['ignore', 'pipe', 'inherit'], detached: true });
+    process.on('exit', () => { try { process.kill(-target.pid, 'SIGKILL'); } catch (e) { /* gone */ } });
+    let said = '';
+    target.stdout.on('data', d => { said += d; });
+    await step('process-picker-lists-the-program', async () => {
+        await waitFor('target.py started', () => said.includes(`target ${target.pid}\n`));
+        await startConfiguration('tdebug: attach to a picked process (Python + C++)');
+        await until('the picker\'s list', () =>
+            document.querySelector('.quick-input-widget input') &&
+            /Python process to attach to/.test(document.querySelector('.quick-input-widget input').getAttribute('placeholder') || ''));
+        await page.keyboard.type(String(target.pid));
+        await until(`target.py (pid ${target.pid}) in the picker`, pid =>
+            [...document.querySelectorAll('.quick-input-list .monaco-list-row')]
+                .some(r => r.innerText.includes(pid) && r.innerText.includes('target.py')), [String(target.pid)]);
+    });
+
+    await step('picked-attached-paused', async () => {
+        await page.keyboard.press('Enter');
+        await until('the attached session in the Call Stack', () =>
+            document.querySelector('.debug-toolbar .codicon-debug-pause'));
+        // F6 until VS Code asks the adapter to pause (a key it takes only
+        // once it holds the session for running).
+        await afterStop('the stop at Pause', async () => {
+            const asked = dapRequests('pause').length;
+            let pressed = 0;
+            await waitForPage('VS Code\'s pause request', async () => {
+                if (dapRequests('pause').length > asked)
+                    return true;
+                if (pressed++ % 8 === 0)
+                    await page.keyboard.press('F6');
+                return false;
+            });
+        });
+        await unfoldCallStack();
+        await until('target.py\'s wait_for in the Call Stack', () =>
+            [...document.querySelectorAll('.debug-call-stack .monaco-list-row')]
+                .some(r => /^Stack Frame wait_for, line \d+, target\.py$/.test(r.getAttribute('aria-label'))));
+    });
+
+    await step('disconnect-leaves-it-running', async () => {
+        await keys(['Shift'], 'F5');
+        await until('the session gone', () => document.querySelectorAll('.debug-call-stack .monaco-list-row').length === 0);
+        if (target.exitCode !== null || target.signalCode !== null)
+            throw new Error(`the program ended (${target.exitCode ?? target.signalCode})`);
+        fs.writeFileSync(stopFile, '');
+        const code = await new Promise(r => target.exitCode !== null ? r(target.exitCode) : target.on('exit', c => r(c)));
+        if (code !== 0)
+            throw new Error(`the program, let go, exited with status ${code}`);
+    });
+}
+
 // Type EXPR in the Debug Console and wait for the answer, matching WANT.
 async function evaluate(expr, want, timeout = UI_DEADLINE) {
     const before = await page.evaluate(() => document.querySelectorAll('.repl .monaco-list-row').length);
@@ -424,6 +730,228 @@ async function evaluate(expr, want, timeout = UI_DEADLINE) {
         throw new Error(`'${expr}' answered "${answer}"`);
 }
 
+// The requests VS Code sent the adapter so far, of COMMAND.
+function dapRequests(command) {
+    let text = '';
+    try {
+        text = fs.readFileSync(path.join(OUT, 'dap.log'), 'utf8');
+    } catch (e) {
+        return [];
+    }
+    const lines = text.split('\n');
+    lines.pop();
+    return lines.filter(l => l.startsWith('-> ')).map(l => JSON.parse(l.slice(3)))
+        .filter(m => m.type === 'request' && m.command === command);
+}
+
+// Wait until FN (run here, not in the page) returns something truthy.
+async function waitFor(what, fn, timeout = UI_DEADLINE) {
+    return waitForPage(what, async () => fn(), timeout);
+}
+
+// Wait until the async FN (which may ask the page) returns something truthy.
+async function waitForPage(what, fn, timeout = UI_DEADLINE) {
+    const deadline = Date.now() + timeout;
+    for (;;) {
+        const v = await fn();
+        if (v)
+            return v;
+        if (Date.now() > deadline)
+            throw new Error(`${what}: not seen within ${timeout / 1000} s`);
+        await new Promise(r => setTimeout(r, 250));
+    }
+}
+
+// Run ACTION, then wait for one more 'stopped' event from the adapters
+// (every session's: they share the transcript) and a stopped program;
+// ENDED as stopNumber's.
+async function afterStop(what, action, ended = dapEvents('terminated')) {
+    const n = dapEvents('stopped');
+    await action();
+    await stopNumber(n + 1, what, ended);
+}
+
+// Open NAME from the Explorer and wait for the editor to show TEXT.
+async function openFile(name, text) {
+    await keys(['Control'], 'KeyP');
+    await until('the Go to File box', () => document.querySelector('.quick-input-widget .quick-input-box input'));
+    await page.keyboard.type(name);
+    await until(`${name} in the quick open list`, n =>
+        [...document.querySelectorAll('.quick-input-list .monaco-list-row')].some(r => r.innerText.includes(n)), [name]);
+    await page.keyboard.press('Enter');
+    await until(`${name} in the editor`, t =>
+        [...document.querySelectorAll('.editor-instance .view-line')]
+            .some(l => l.innerText.replace(/\u00a0/g, ' ').includes(t)), [text]);
+}
+
+// Where LINE of the editor is: its gutter (glyph margin) and its text.
+async function lineSpot(line) {
+    const spot = await until(`line ${line} in the editor`, l => {
+        const ed = [...document.querySelectorAll('.editor-instance .monaco-editor')].find(e => e.getBoundingClientRect().width > 0);
+        const num = ed && [...ed.querySelectorAll('.line-numbers')].find(n => n.innerText.trim() === String(l));
+        const glyph = ed && ed.querySelector('.glyph-margin');
+        const text = ed && ed.querySelector('.view-lines');
+        if (!num || !glyph || !text) return null;
+        const n = num.getBoundingClientRect(), g = glyph.getBoundingClientRect(), t = text.getBoundingClientRect();
+        // tx: the line's first column (a Step Into Target there asks
+        // which call; inside a call's columns it steps into that one).
+        return { x: g.left + g.width / 2, y: n.top + n.height / 2, tx: t.left + 2 };
+    }, [line]);
+    return spot;
+}
+
+// Click LINE's gutter, once VS Code offers a breakpoint there (a faint dot
+// under the mouse, after the extensions are read).
+async function gutterClick(line) {
+    const spot = await lineSpot(line);
+    await until('the breakpoint hint under the mouse in the gutter', () =>
+        document.querySelector('.editor-instance .codicon-debug-hint'), [], UI_DEADLINE, async () => {
+        await page.mouse.move(spot.x + 40, spot.y);
+        await page.mouse.move(spot.x, spot.y);
+    });
+    await page.mouse.click(spot.x, spot.y);
+    await page.mouse.move(spot.x + 400, spot.y + 300);
+}
+
+// Right-click LINE's gutter and pick the item of its menu matching ITEM.
+async function gutterMenu(line, item) {
+    const spot = await lineSpot(line);
+    await page.mouse.click(spot.x, spot.y, { button: 'right' });
+    await menuItem(item);
+}
+
+// Right-click LINE's text in the editor (the cursor goes there) and pick
+// the item of the editor's context menu matching ITEM.
+async function editorMenu(line, item) {
+    const spot = await lineSpot(line);
+    await page.mouse.click(spot.tx, spot.y);
+    // The menu's debug items (Run to Cursor) need the editor's text
+    // focused, not the panel the last step used.
+    await until('the editor focused', () => {
+        const e = document.activeElement;
+        return e && e.closest('.editor-instance .monaco-editor');
+    }, [], UI_DEADLINE, () => page.mouse.click(spot.tx, spot.y));
+    await page.mouse.click(spot.tx, spot.y, { button: 'right' });
+    await menuItem(item);
+}
+
+// The visible items of the open context menu (VS Code draws menus in a
+// shadow root): their labels and where they are.
+function menuItems() {
+    const out = [];
+    const walk = root => {
+        for (const e of root.querySelectorAll('.monaco-menu .action-label')) {
+            const b = e.getBoundingClientRect();
+            if (b.width > 0 && e.innerText.trim())
+                out.push({ label: e.innerText.trim(), x: b.left + b.width / 2, y: b.top + b.height / 2 });
+        }
+        for (const e of root.querySelectorAll('*'))
+            if (e.shadowRoot)
+                walk(e.shadowRoot);
+    };
+    walk(document);
+    return out;
+}
+
+// Click the item of the open context menu whose label matches RE.
+async function menuItem(re) {
+    let items = [];
+    const it = await waitForPage(`the menu item ${re}`, async () => {
+        items = await page.evaluate(menuItems);
+        return items.find(i => re.test(i.label));
+    }).catch(() => {
+        throw new Error(`no menu item ${re}; the menu shows: ${items.map(i => i.label).join(' | ') || 'nothing'}`);
+    });
+    // A click the menu takes too early (as it opens, on a loaded machine)
+    // leaves it open: click again until it closes.
+    await waitForPage(`the menu closed by a click on ${re}`, async () => {
+        const open = (await page.evaluate(menuItems)).find(i => re.test(i.label));
+        if (!open)
+            return true;
+        await page.mouse.move(open.x, open.y);
+        await page.mouse.click(open.x, open.y);
+        await new Promise(r => setTimeout(r, 500)); // a pause between two clicks, not a wait for a state
+        return false;
+    });
+}
+
+// Type TEXT in the breakpoint widget the gutter's menu opened, and Enter.
+async function typeInBreakpointWidget(text) {
+    await until('the breakpoint widget\'s input focused', () =>
+        document.activeElement && document.activeElement.closest('.breakpoint-widget'));
+    await page.keyboard.type(text);
+    await page.keyboard.press('Enter');
+    await until('the breakpoint widget closed', () => !document.querySelector('.breakpoint-widget') ||
+        document.querySelector('.breakpoint-widget').getBoundingClientRect().height === 0);
+}
+
+// Run the command palette's command NAME; when ENTER is false, stop at
+// what it opens (another quick pick).
+async function command(name, enter = true) {
+    // A command shows in the palette once what enables it is known (the
+    // debug commands: once the extensions are read): until then, the
+    // palette is closed and opened again.
+    const deadline = Date.now() + 2 * UI_DEADLINE;
+    for (;;) {
+        await page.keyboard.press('F1');
+        await until('the command palette', () => document.querySelector('.quick-input-widget .quick-input-box input'));
+        await page.keyboard.type(name);
+        try {
+            await until(`'${name}' in the palette`, n =>
+                [...document.querySelectorAll('.quick-input-list .monaco-list-row')]
+                    .some(r => r.innerText.split('\n')[0].trim() === n), [name], 10e3);
+            break;
+        } catch (e) {
+            if (Date.now() > deadline)
+                throw e;
+            await page.keyboard.press('Escape');
+        }
+    }
+    await page.keyboard.press('Enter');
+    if (enter)
+        await until('the palette closed', () => {
+            const w = document.querySelector('.quick-input-widget');
+            return !w || w.style.display === 'none' || w.getBoundingClientRect().height === 0;
+        });
+}
+
+// Start the launch configuration NAME ("Debug: Select and Start Debugging").
+async function startConfiguration(name) {
+    await command('Debug: Select and Start Debugging', false);
+    await until('the list of configurations', n =>
+        [...document.querySelectorAll('.quick-input-list .monaco-list-row')].some(r => r.innerText.includes(n)), [name]);
+    await page.keyboard.type(name.replace(/ \(.*/, ''));
+    await until(`'${name}' first in the list`, n => {
+        const r = document.querySelector('.quick-input-list .monaco-list-row');
+        return r && r.innerText.includes(n);
+    }, [name]);
+    await page.keyboard.press('Enter');
+}
+
+// The Call Stack's first frame is FN at LINE of FILE, and the editor there.
+async function topFrameIs(fn, line, file) {
+    await until(`the Call Stack's top frame: ${fn}, ${file} line ${line}, and the editor at it`, (f, l, n) => {
+        const r = [...document.querySelectorAll('.debug-call-stack .monaco-list-row')]
+            .find(x => /^Stack Frame /.test(x.getAttribute('aria-label')));
+        return r && r.getAttribute('aria-label') === `Stack Frame ${f}, line ${l}, ${n}` &&
+            document.querySelector('.editor-instance .debug-top-stack-frame-line');
+    }, [fn, line, file]);
+}
+
+// Show the Debug Console (Ctrl+Shift+Y toggles it: only when hidden).
+async function showDebugConsole() {
+    const shown = await page.evaluate(() => {
+        const r = document.querySelector('.repl');
+        return r && r.getBoundingClientRect().height > 0;
+    });
+    if (!shown)
+        await keys(['Control', 'Shift'], 'KeyY');
+    await until('the Debug Console', () => {
+        const r = document.querySelector('.repl');
+        return r && r.getBoundingClientRect().height > 0;
+    });
+}
+
 // Press KEY with MODIFIERS held.
 async function keys(modifiers, key) {
     for (const m of modifiers)
@@ -434,13 +962,14 @@ async function keys(modifiers, key) {
 }
 
 // Wait for the adapter's Nth 'stopped' event (its transcript, OUT/dap.log,
-// counted in whole lines) and VS Code showing a stopped program.
-async function stopNumber(n, what) {
+// counted in whole lines) and VS Code showing a stopped program; a session
+// that ends first (more 'terminated' events than ENDED) fails it.
+async function stopNumber(n, what, ended = dapEvents('terminated')) {
     const deadline = Date.now() + STOP_DEADLINE;
     while (dapEvents('stopped') < n) {
         if (Date.now() > deadline)
             throw new Error(`${what}: the adapter sent no 'stopped' event within ${STOP_DEADLINE / 1000} s`);
-        if (dapEvents('terminated'))
+        if (dapEvents('terminated') > ended)
             throw new Error(`${what}: the session ended instead`);
         await new Promise(r => setTimeout(r, 250));
     }

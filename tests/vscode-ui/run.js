@@ -608,10 +608,14 @@ async function more() {
     });
 
     await step('disassembly-view', async () => {
-        const row = await page.$('.debug-call-stack .monaco-list-row');
-        const box = await row.boundingBox();
-        await page.mouse.click(box.x + box.width / 3, box.y + box.height / 2, { button: 'right' });
-        await menuItem(/^Open Disassembly View$/);
+        await contextMenu('the Call Stack\'s first row', async () => {
+            const row = await page.$('.debug-call-stack .monaco-list-row');
+            const box = row && await row.boundingBox();
+            if (!box)
+                return false;
+            await page.mouse.click(box.x + box.width / 3, box.y + box.height / 2, { button: 'right' });
+            return true;
+        }, /^Open Disassembly View$/);
         const text = await until('the Disassembly view: addresses, instructions, the stop\'s marked', () => {
             const v = document.querySelector('.disassembly-view');
             if (!v || v.getBoundingClientRect().width === 0)
@@ -815,35 +819,70 @@ async function gutterClick(line) {
 
 // Right-click LINE's gutter and pick the item of its menu matching ITEM.
 async function gutterMenu(line, item) {
-    const spot = await lineSpot(line);
-    await page.mouse.click(spot.x, spot.y, { button: 'right' });
-    await menuItem(item);
+    await contextMenu(`the gutter of line ${line}`, async () => {
+        const spot = await lineSpot(line);
+        await page.mouse.click(spot.x, spot.y, { button: 'right' });
+        return true;
+    }, item);
 }
 
 // Right-click LINE's text in the editor (the cursor goes there) and pick
-// the item of the editor's context menu matching ITEM.
+// the item of the editor's context menu matching ITEM.  The menu's debug
+// items (Run to Cursor) are offered, enabled, only while the editor's text
+// has the focus (not the panel the last step used): the menu is opened
+// again until it offers ITEM.
 async function editorMenu(line, item) {
-    const spot = await lineSpot(line);
-    await page.mouse.click(spot.tx, spot.y);
-    // The menu's debug items (Run to Cursor) need the editor's text
-    // focused, not the panel the last step used.
-    await until('the editor focused', () => {
-        const e = document.activeElement;
-        return e && e.closest('.editor-instance .monaco-editor');
-    }, [], UI_DEADLINE, () => page.mouse.click(spot.tx, spot.y));
-    await page.mouse.click(spot.tx, spot.y, { button: 'right' });
-    await menuItem(item);
+    await contextMenu(`the editor's line ${line}`, async () => {
+        const spot = await lineSpot(line);
+        await page.mouse.click(spot.tx, spot.y);
+        const focused = await page.evaluate(() => {
+            const e = document.activeElement;
+            return !!(e && e.closest('.editor-instance .monaco-editor'));
+        });
+        if (!focused)
+            return false;
+        await page.mouse.click(spot.tx, spot.y, { button: 'right' });
+        return true;
+    }, item);
+}
+
+// Open a context menu with OPEN (a right-click; it returns false when it
+// could not try) until the menu offers an enabled item matching RE, then
+// click that item.  A menu without it is closed (Escape) and opened again:
+// what a menu offers follows the focus and the debug state, which settle
+// on their own time on a loaded machine.
+async function contextMenu(what, open, re, timeout = 2 * UI_DEADLINE) {
+    let items = [];
+    await waitForPage(`${what}: a context menu with ${re}`, async () => {
+        if ((await page.evaluate(menuItems)).length) {
+            await page.keyboard.press('Escape');
+            await waitForPage('the menu closed', async () => !(await page.evaluate(menuItems)).length)
+                .catch(() => {});
+            return false;
+        }
+        if (!await open())
+            return false;
+        items = await waitForPage('a context menu', async () => {
+            const m = await page.evaluate(menuItems);
+            return m.length ? m : null;
+        }, 10e3).catch(() => []);
+        return items.some(i => re.test(i.label) && !i.disabled);
+    }, timeout).catch(e => {
+        throw new Error(`${e.message}; the menu showed: ${items.map(i => i.label + (i.disabled ? ' (disabled)' : '')).join(' | ') || 'nothing'}`);
+    });
+    await menuItem(re);
 }
 
 // The visible items of the open context menu (VS Code draws menus in a
-// shadow root): their labels and where they are.
+// shadow root): their labels, where they are, and whether they are greyed.
 function menuItems() {
     const out = [];
     const walk = root => {
         for (const e of root.querySelectorAll('.monaco-menu .action-label')) {
             const b = e.getBoundingClientRect();
             if (b.width > 0 && e.innerText.trim())
-                out.push({ label: e.innerText.trim(), x: b.left + b.width / 2, y: b.top + b.height / 2 });
+                out.push({ label: e.innerText.trim(), x: b.left + b.width / 2, y: b.top + b.height / 2,
+                           disabled: e.classList.contains('disabled') || !!e.closest('.action-item.disabled') });
         }
         for (const e of root.querySelectorAll('*'))
             if (e.shadowRoot)

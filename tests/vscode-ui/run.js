@@ -5,7 +5,8 @@
 // each step is what a person does.  Three parts, in one browser:
 //   basic   demo.py: a click in the gutter, F5, a look at the Call Stack and
 //           Variables views, a line typed in the Debug Console, F11 into
-//           C++, Shift+F11, a function breakpoint, F5 to the end;
+//           C++, Shift+F11, a function breakpoint, F5 to the end, its
+//           breakpoints removed from the Breakpoints view's menu;
 //   more    more.py: a log point and a conditional breakpoint from the
 //           gutter's menu, the Python exception filters ticked, Loaded
 //           Scripts, Run to Cursor, Step Into Target, the Disassembly view,
@@ -474,6 +475,71 @@ async function basic() {
         const exited = dapMessages().find(m => m.event === 'exited');
         if (!exited || exited.body.exitCode !== 0)
             throw new Error(`the program did not exit with status 0 (${JSON.stringify(exited)})`);
+    });
+
+    // VS Code keeps breakpoints for the workspace: the next part's program
+    // would stop at this part's function breakpoint too (more.py's
+    // torch.add runs it).  Each is removed as a user does: right-click its
+    // row in the Breakpoints view, Remove Breakpoint.
+    await step('breakpoints-removed-in-breakpoints-view', async () => {
+        await showBreakpointsView();
+        for (let left; (left = await page.evaluate(breakpointRows)).length;) {
+            const name = left[0];
+            await contextMenu(`the Breakpoints view's row "${name}"`, async () => {
+                const spot = await page.evaluate(n => {
+                    const row = [...document.querySelectorAll('.debug-breakpoints .monaco-list-row')]
+                        .find(r => r.querySelector('[class*="codicon-debug-breakpoint"]') &&
+                              r.innerText.replace(/\s+/g, ' ').trim() === n);
+                    const b = row && row.getBoundingClientRect();
+                    return b && b.width > 0 ? { x: b.left + Math.min(b.width / 2, 80), y: b.top + b.height / 2 } : null;
+                }, name);
+                if (!spot)
+                    return false;
+                await page.mouse.click(spot.x, spot.y, { button: 'right' });
+                return true;
+            }, /^Remove Breakpoint$/);
+            await until(`"${name}" gone from the Breakpoints view`, n =>
+                ![...document.querySelectorAll('.debug-breakpoints .monaco-list-row')]
+                    .some(r => r.innerText.replace(/\s+/g, ' ').trim() === n), [name]);
+        }
+    });
+}
+
+// The rows of the Breakpoints view that are breakpoints (a line's, a
+// function's; not the exception filters, which have no breakpoint icon), as
+// their text reads.
+function breakpointRows() {
+    return [...document.querySelectorAll('.debug-breakpoints .monaco-list-row')]
+        .filter(r => r.querySelector('[class*="codicon-debug-breakpoint"]'))
+        .map(r => r.innerText.replace(/\s+/g, ' ').trim());
+}
+
+// Show the Breakpoints view (Run and Debug's pane, Ctrl+Shift+D), unfolded.
+async function showBreakpointsView() {
+    let pressed = 0;
+    await until('the Breakpoints view, unfolded', () => {
+        const pane = [...document.querySelectorAll('.pane')].find(p => {
+            const h = p.querySelector('.pane-header');
+            return h && /^breakpoints/i.test(h.innerText.trim());
+        });
+        if (!pane || pane.getBoundingClientRect().width === 0)
+            return false;
+        const header = pane.querySelector('.pane-header');
+        if (header.getAttribute('aria-expanded') === 'false') {
+            header.click();
+            return false;
+        }
+        const list = pane.querySelector('.debug-breakpoints');
+        return list && list.getBoundingClientRect().height > 0;
+    }, [], UI_DEADLINE, async () => {
+        // Run and Debug shown again only when hidden, and not at every look
+        // (the view takes its time to draw on a loaded machine).
+        const shown = await page.evaluate(() => [...document.querySelectorAll('.pane-header')]
+            .some(h => /^breakpoints/i.test(h.innerText.trim()) && h.getBoundingClientRect().width > 0));
+        if (!shown && Date.now() - pressed > 10e3) {
+            pressed = Date.now();
+            await keys(['Control', 'Shift'], 'KeyD');
+        }
     });
 }
 

@@ -123,8 +123,10 @@ print("target", os.getpid(), flush=True)
 wait_for(sys.argv[1])
 `;
 
-// The parts of the run, in order: TDEBUG_VSCODE_UI_PARTS=more,attach picks
-// some (each starts from a fresh login).
+// The parts of the run, in order, in one browser after one login:
+// TDEBUG_VSCODE_UI_PARTS=more,attach picks some.  VS Code keeps the
+// breakpoints for the workspace, from part to part: basic removes its own
+// at its end; more's are in files the attach part's program never runs.
 const PARTS = (process.env.TDEBUG_VSCODE_UI_PARTS || 'basic,more,attach').split(',');
 const WS = path.join(OUT, 'workspace');
 // The C++ function the second breakpoint is on: line 6's 'z + 1' runs it.

@@ -5,7 +5,8 @@
 // each step is what a person does.  Three parts, in one browser:
 //   basic   demo.py: a click in the gutter, F5, a look at the Call Stack and
 //           Variables views, a line typed in the Debug Console, F11 into
-//           C++, Shift+F11, a function breakpoint, F5 to the end;
+//           C++, Shift+F11, a function breakpoint, F5 to the end, its
+//           breakpoints removed from the Breakpoints view's menu;
 //   more    more.py: a log point and a conditional breakpoint from the
 //           gutter's menu, the Python exception filters ticked, Loaded
 //           Scripts, Run to Cursor, Step Into Target, the Disassembly view,
@@ -122,8 +123,10 @@ print("target", os.getpid(), flush=True)
 wait_for(sys.argv[1])
 `;
 
-// The parts of the run, in order: TDEBUG_VSCODE_UI_PARTS=more,attach picks
-// some (each starts from a fresh login).
+// The parts of the run, in order, in one browser after one login:
+// TDEBUG_VSCODE_UI_PARTS=more,attach picks some.  VS Code keeps the
+// breakpoints for the workspace, from part to part: basic removes its own
+// at its end; more's are in files the attach part's program never runs.
 const PARTS = (process.env.TDEBUG_VSCODE_UI_PARTS || 'basic,more,attach').split(',');
 const WS = path.join(OUT, 'workspace');
 // The C++ function the second breakpoint is on: line 6's 'z + 1' runs it.
@@ -475,6 +478,71 @@ async function basic() {
         if (!exited || exited.body.exitCode !== 0)
             throw new Error(`the program did not exit with status 0 (${JSON.stringify(exited)})`);
     });
+
+    // VS Code keeps breakpoints for the workspace: the next part's program
+    // would stop at this part's function breakpoint too (more.py's
+    // torch.add runs it).  Each is removed as a user does: right-click its
+    // row in the Breakpoints view, Remove Breakpoint.
+    await step('breakpoints-removed-in-breakpoints-view', async () => {
+        await showBreakpointsView();
+        for (let left; (left = await page.evaluate(breakpointRows)).length;) {
+            const name = left[0];
+            await contextMenu(`the Breakpoints view's row "${name}"`, async () => {
+                const spot = await page.evaluate(n => {
+                    const row = [...document.querySelectorAll('.debug-breakpoints .monaco-list-row')]
+                        .find(r => r.querySelector('[class*="codicon-debug-breakpoint"]') &&
+                              r.innerText.replace(/\s+/g, ' ').trim() === n);
+                    const b = row && row.getBoundingClientRect();
+                    return b && b.width > 0 ? { x: b.left + Math.min(b.width / 2, 80), y: b.top + b.height / 2 } : null;
+                }, name);
+                if (!spot)
+                    return false;
+                await page.mouse.click(spot.x, spot.y, { button: 'right' });
+                return true;
+            }, /^Remove Breakpoint$/);
+            await until(`"${name}" gone from the Breakpoints view`, n =>
+                ![...document.querySelectorAll('.debug-breakpoints .monaco-list-row')]
+                    .some(r => r.innerText.replace(/\s+/g, ' ').trim() === n), [name]);
+        }
+    });
+}
+
+// The rows of the Breakpoints view that are breakpoints (a line's, a
+// function's; not the exception filters, which have no breakpoint icon), as
+// their text reads.
+function breakpointRows() {
+    return [...document.querySelectorAll('.debug-breakpoints .monaco-list-row')]
+        .filter(r => r.querySelector('[class*="codicon-debug-breakpoint"]'))
+        .map(r => r.innerText.replace(/\s+/g, ' ').trim());
+}
+
+// Show the Breakpoints view (Run and Debug's pane, Ctrl+Shift+D), unfolded.
+async function showBreakpointsView() {
+    let pressed = 0;
+    await until('the Breakpoints view, unfolded', () => {
+        const pane = [...document.querySelectorAll('.pane')].find(p => {
+            const h = p.querySelector('.pane-header');
+            return h && /^breakpoints/i.test(h.innerText.trim());
+        });
+        if (!pane || pane.getBoundingClientRect().width === 0)
+            return false;
+        const header = pane.querySelector('.pane-header');
+        if (header.getAttribute('aria-expanded') === 'false') {
+            header.click();
+            return false;
+        }
+        const list = pane.querySelector('.debug-breakpoints');
+        return list && list.getBoundingClientRect().height > 0;
+    }, [], UI_DEADLINE, async () => {
+        // Run and Debug shown again only when hidden, and not at every look
+        // (the view takes its time to draw on a loaded machine).
+        const shown = await page.evaluate(() => [...document.querySelectorAll('.pane-header')]
+            .some(h => /^breakpoints/i.test(h.innerText.trim()) && h.getBoundingClientRect().width > 0));
+        if (!shown && Date.now() - pressed > 10e3) {
+            pressed = Date.now();
+            await keys(['Control', 'Shift'], 'KeyD');
+        }
+    });
 }
 
 // The second part: more.py.  A breakpoint in the child's code, a log point
@@ -608,10 +676,14 @@ async function more() {
     });
 
     await step('disassembly-view', async () => {
-        const row = await page.$('.debug-call-stack .monaco-list-row');
-        const box = await row.boundingBox();
-        await page.mouse.click(box.x + box.width / 3, box.y + box.height / 2, { button: 'right' });
-        await menuItem(/^Open Disassembly View$/);
+        await contextMenu('the Call Stack\'s first row', async () => {
+            const row = await page.$('.debug-call-stack .monaco-list-row');
+            const box = row && await row.boundingBox();
+            if (!box)
+                return false;
+            await page.mouse.click(box.x + box.width / 3, box.y + box.height / 2, { button: 'right' });
+            return true;
+        }, /^Open Disassembly View$/);
         const text = await until('the Disassembly view: addresses, instructions, the stop\'s marked', () => {
             const v = document.querySelector('.disassembly-view');
             if (!v || v.getBoundingClientRect().width === 0)
@@ -815,35 +887,70 @@ async function gutterClick(line) {
 
 // Right-click LINE's gutter and pick the item of its menu matching ITEM.
 async function gutterMenu(line, item) {
-    const spot = await lineSpot(line);
-    await page.mouse.click(spot.x, spot.y, { button: 'right' });
-    await menuItem(item);
+    await contextMenu(`the gutter of line ${line}`, async () => {
+        const spot = await lineSpot(line);
+        await page.mouse.click(spot.x, spot.y, { button: 'right' });
+        return true;
+    }, item);
 }
 
 // Right-click LINE's text in the editor (the cursor goes there) and pick
-// the item of the editor's context menu matching ITEM.
+// the item of the editor's context menu matching ITEM.  The menu's debug
+// items (Run to Cursor) are offered, enabled, only while the editor's text
+// has the focus (not the panel the last step used): the menu is opened
+// again until it offers ITEM.
 async function editorMenu(line, item) {
-    const spot = await lineSpot(line);
-    await page.mouse.click(spot.tx, spot.y);
-    // The menu's debug items (Run to Cursor) need the editor's text
-    // focused, not the panel the last step used.
-    await until('the editor focused', () => {
-        const e = document.activeElement;
-        return e && e.closest('.editor-instance .monaco-editor');
-    }, [], UI_DEADLINE, () => page.mouse.click(spot.tx, spot.y));
-    await page.mouse.click(spot.tx, spot.y, { button: 'right' });
-    await menuItem(item);
+    await contextMenu(`the editor's line ${line}`, async () => {
+        const spot = await lineSpot(line);
+        await page.mouse.click(spot.tx, spot.y);
+        const focused = await page.evaluate(() => {
+            const e = document.activeElement;
+            return !!(e && e.closest('.editor-instance .monaco-editor'));
+        });
+        if (!focused)
+            return false;
+        await page.mouse.click(spot.tx, spot.y, { button: 'right' });
+        return true;
+    }, item);
+}
+
+// Open a context menu with OPEN (a right-click; it returns false when it
+// could not try) until the menu offers an enabled item matching RE, then
+// click that item.  A menu without it is closed (Escape) and opened again:
+// what a menu offers follows the focus and the debug state, which settle
+// on their own time on a loaded machine.
+async function contextMenu(what, open, re, timeout = 2 * UI_DEADLINE) {
+    let items = [];
+    await waitForPage(`${what}: a context menu with ${re}`, async () => {
+        if ((await page.evaluate(menuItems)).length) {
+            await page.keyboard.press('Escape');
+            await waitForPage('the menu closed', async () => !(await page.evaluate(menuItems)).length)
+                .catch(() => {});
+            return false;
+        }
+        if (!await open())
+            return false;
+        items = await waitForPage('a context menu', async () => {
+            const m = await page.evaluate(menuItems);
+            return m.length ? m : null;
+        }, 10e3).catch(() => []);
+        return items.some(i => re.test(i.label) && !i.disabled);
+    }, timeout).catch(e => {
+        throw new Error(`${e.message}; the menu showed: ${items.map(i => i.label + (i.disabled ? ' (disabled)' : '')).join(' | ') || 'nothing'}`);
+    });
+    await menuItem(re);
 }
 
 // The visible items of the open context menu (VS Code draws menus in a
-// shadow root): their labels and where they are.
+// shadow root): their labels, where they are, and whether they are greyed.
 function menuItems() {
     const out = [];
     const walk = root => {
         for (const e of root.querySelectorAll('.monaco-menu .action-label')) {
             const b = e.getBoundingClientRect();
             if (b.width > 0 && e.innerText.trim())
-                out.push({ label: e.innerText.trim(), x: b.left + b.width / 2, y: b.top + b.height / 2 });
+                out.push({ label: e.innerText.trim(), x: b.left + b.width / 2, y: b.top + b.height / 2,
+                           disabled: e.classList.contains('disabled') || !!e.closest('.action-item.disabled') });
         }
         for (const e of root.querySelectorAll('*'))
             if (e.shadowRoot)

@@ -804,16 +804,7 @@ async function evaluate(expr, want, timeout = UI_DEADLINE) {
 
 // The requests VS Code sent the adapter so far, of COMMAND.
 function dapRequests(command) {
-    let text = '';
-    try {
-        text = fs.readFileSync(path.join(OUT, 'dap.log'), 'utf8');
-    } catch (e) {
-        return [];
-    }
-    const lines = text.split('\n');
-    lines.pop();
-    return lines.filter(l => l.startsWith('-> ')).map(l => JSON.parse(l.slice(3)))
-        .filter(m => m.type === 'request' && m.command === command);
+    return dapTranscript('-> ').filter(m => m.type === 'request' && m.command === command);
 }
 
 // Wait until FN (run here, not in the page) returns something truthy.
@@ -1084,8 +1075,9 @@ async function stopNumber(n, what, ended = dapEvents('terminated')) {
         document.querySelector('.debug-toolbar .codicon-debug-continue'));
 }
 
-// The messages the adapter sent so far (its transcript, whole lines only).
-function dapMessages() {
+// The messages of the adapter's transcript so far whose lines start with
+// MARK ('-> ': VS Code's, '<- ': the adapter's), whole lines only.
+function dapTranscript(mark) {
     let text = '';
     try {
         text = fs.readFileSync(path.join(OUT, 'dap.log'), 'utf8');
@@ -1094,7 +1086,12 @@ function dapMessages() {
     }
     const lines = text.split('\n');
     lines.pop(); // not a whole line yet
-    return lines.filter(l => l.startsWith('<- ')).map(l => JSON.parse(l.slice(3)));
+    return lines.filter(l => l.startsWith(mark)).map(l => JSON.parse(l.slice(mark.length)));
+}
+
+// The messages the adapter sent so far.
+function dapMessages() {
+    return dapTranscript('<- ');
 }
 
 // How many EVENT events the adapter sent so far.

@@ -578,22 +578,16 @@ static char *stop_location(const tdb_tour *tour, const tdb_tour_stop *ts, const 
     return loc;
 }
 
-/* Write CODE to DIR/PROGRAM_NAME.  Its path (new string), or NULL with ERR. */
+/* Write CODE to DIR/PROGRAM_NAME (DIR is the tour's own, new).  Its path
+ * (new string), or NULL with ERR. */
 static char *write_program(const char *dir, const char *code, tdb_error *err)
 {
     char *path = tdb_xasprintf("%s/%s", dir, PROGRAM_NAME);
-    size_t n = strlen(code);
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd < 0 || write(fd, code, n) != (ssize_t)n) {
-        tdb_error_errno(err, "cannot write the tour's program '%s': write", path);
-        if (fd >= 0) {
-            close(fd);
-            unlink(path);
-        }
+    if (tdb_write_file_keeping(path, "the tour's program", NULL, 0, code, strlen(code), NULL, NULL,
+                               err) < 0) {
         free(path);
         return NULL;
     }
-    close(fd);
     return path;
 }
 

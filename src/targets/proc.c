@@ -575,28 +575,6 @@ int tdb_proc_descends_from(const tdb_proc_table *t, pid_t pid, pid_t ancestor)
     return 0;
 }
 
-/* PID's command line, its arguments joined by spaces (new), or NULL. */
-static char *cmdline_of(pid_t pid)
-{
-    char path[64];
-    snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return NULL;
-    tdb_buf b = TDB_BUF_INIT;
-    char chunk[4096];
-    size_t got;
-    while ((got = fread(chunk, 1, sizeof(chunk), f)) > 0)
-        tdb_buf_add(&b, chunk, got);
-    fclose(f);
-    while (b.len && !b.s[b.len - 1])
-        b.s[--b.len] = '\0'; /* the last argument's end */
-    for (size_t i = 0; i < b.len; i++)
-        if (!b.s[i])
-            b.s[i] = ' ';
-    return b.s ? b.s : tdb_xstrdup("");
-}
-
 int tdb_python_child(pid_t parent, pid_t child, int settle_ms, char **out_cmdline)
 {
     char link[64], exe[PATH_MAX] = "", parent_exe[PATH_MAX] = "";
@@ -604,7 +582,7 @@ int tdb_python_child(pid_t parent, pid_t child, int settle_ms, char **out_cmdlin
     ssize_t n = readlink(link, parent_exe, sizeof(parent_exe) - 1);
     parent_exe[n > 0 ? n : 0] = '\0';
     snprintf(link, sizeof(link), "/proc/%d/exe", (int)child);
-    char *parent_cmd = cmdline_of(parent), *cmd = NULL;
+    char *parent_cmd = tdb_proc_cmdline(parent, SIZE_MAX), *cmd = NULL;
     for (int waited = 0; waited <= settle_ms; waited += 5) {
         free(cmd);
         cmd = NULL;
@@ -612,10 +590,10 @@ int tdb_python_child(pid_t parent, pid_t child, int settle_ms, char **out_cmdlin
         if (n <= 0)
             break; /* gone already */
         exe[n] = '\0';
-        cmd = cmdline_of(child);
+        cmd = tdb_proc_cmdline(child, SIZE_MAX);
         /* Another program, or the same with other arguments.  Right after
-         * an exec the new command line may read empty for a moment. */
-        if (cmd && *cmd && (strcmp(exe, parent_exe) != 0 || !parent_cmd || strcmp(cmd, parent_cmd)))
+         * an exec the new command line may read empty (NULL) for a moment. */
+        if (cmd && (strcmp(exe, parent_exe) != 0 || !parent_cmd || strcmp(cmd, parent_cmd)))
             break;
         struct timespec ts = {0, 5 * 1000 * 1000};
         nanosleep(&ts, NULL);

@@ -100,6 +100,31 @@ def run(args, timeout=SLOW, env=None, input=None, cwd=None, check=False):
     return result
 
 
+def tdebug_copy_without(tdebug, dest, *omit):
+    """A copy of the tdebug binary in DEST beside symlinks to every file of
+    its build directory but the relative paths OMIT ("samples",
+    "python/tdebug-children"): tdebug finds its companion files beside
+    itself, so the copy runs as the build does without those.  The copy's
+    path."""
+    build = os.path.dirname(os.path.realpath(tdebug))
+
+    def mirror(rel):
+        out = pathlib.Path(dest, rel)
+        out.mkdir(parents=True, exist_ok=True)
+        for name in os.listdir(os.path.join(build, rel)):
+            sub = os.path.join(rel, name) if rel else name
+            if sub in omit or sub == "tdebug":
+                continue
+            if any(o.startswith(sub + "/") for o in omit):
+                mirror(sub)
+            else:
+                os.symlink(os.path.join(build, sub), out / name)
+
+    mirror("")
+    shutil.copy(tdebug, pathlib.Path(dest, "tdebug"))
+    return pathlib.Path(dest, "tdebug")
+
+
 def kill_group(p):
     """SIGKILL P's process group (tests start children with
     start_new_session=True), then reap P."""

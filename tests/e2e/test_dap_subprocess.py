@@ -7,7 +7,7 @@ runs something else (/bin/true) is not offered; "subProcess": false offers
 none.  Through the schema-checked DAP client."""
 import pytest
 
-from conftest import PYTHON, SLOW, wait_until
+from conftest import PYTHON, SLOW, tdebug_copy_without, wait_until
 from tdap_util import Adapter
 
 CHILD = """\
@@ -108,6 +108,28 @@ def test_sub_process_false_offers_nothing(tdebug, procs, tmp_path):
     assert dap.wait_event("exited", timeout=SLOW)["body"]["exitCode"] == 0
     assert "child exit 0" in dap.outputs("stdout")
     assert not dap.reverse_requests
+    dap.finish()
+
+
+def test_without_the_childrens_sitecustomize_the_launch_says_so_and_goes_on(tdebug, procs,
+                                                                            tmp_path):
+    """An install that lost python/tdebug-children/sitecustomize.py: the
+    launch says children will not wait and how to mend it, and the program
+    and its child still run (no child waits 30 s).  A copy of tdebug
+    beside links to every companion file of the build but that one."""
+    copy = tdebug_copy_without(tdebug, tmp_path / "bin", "python/tdebug-children")
+    parent, child, line, stop = programs(tmp_path)
+    stop.write_text("")
+    dap, offered = parent_session(str(copy), procs, tmp_path)
+    dap.start_program("launch", {"program": str(parent), "python": PYTHON,
+                                 "args": [str(child), str(stop)],
+                                 "console": "internalConsole"})
+    assert dap.wait_event("exited", timeout=SLOW)["body"]["exitCode"] == 0
+    assert "child exit 0" in dap.outputs("stdout")
+    said = dap.outputs()
+    assert "cannot find tdebug's 'tdebug-children/sitecustomize.py'" in said
+    assert "will not wait for their debugger (reinstall tdebug)" in said
+    assert "waited" not in said
     dap.finish()
 
 

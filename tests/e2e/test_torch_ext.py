@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from conftest import PYTHON, clean_env, run
+from conftest import PYTHON, clean_env, run, tdebug_copy_without
 from myop_util import myop, myop_jit  # noqa: F401 (fixtures)
 
 
@@ -353,16 +353,11 @@ def test_tour_extension_finds_the_op_under_any_extension_suffix(tdebug, torch_av
     imports it, whatever its EXT_SUFFIX: here a plain myop.so (which 3.11
     imports too), in a copy of tdebug's tree where the op has no
     cpython-311 name."""
-    import os
     import shutil
     from tour_util import stops
-    build = os.path.dirname(os.path.realpath(tdebug))
     tree = tmp_path / "tree"
-    (tree / "samples").mkdir(parents=True)
-    shutil.copy(tdebug, tree / "tdebug")
-    for name in os.listdir(build):
-        if name not in ("tdebug", "samples"):
-            os.symlink(os.path.join(build, name), tree / name)
+    tdebug_copy_without(tdebug, tree, "samples")
+    (tree / "samples").mkdir()
     op = tree / "samples" / "myop"
     shutil.copytree(myop, op, symlinks=True)
     for so in op.glob("myop.cpython-*.so"):

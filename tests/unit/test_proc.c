@@ -22,6 +22,7 @@
 #include "process/procfs.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -1003,6 +1004,51 @@ static void test_status_and_stat_text(void **state)
     assert_null(tdb_stat_fields("12 (cut", NULL, NULL));
 }
 
+/* tdb_python_child() on live children of this (non-Python) test: one gone
+ * before it is read, a fork that stays a copy, an exec of another program.
+ * A Python child is the end-to-end tests' (test_dap_subprocess.py). */
+static void test_python_child_gone_copy_or_other(void **state)
+{
+    (void)state;
+    char *cmd = NULL;
+    pid_t gone = fork();
+    assert_true(gone >= 0);
+    if (gone == 0)
+        _exit(0);
+    assert_int_equal(waitpid(gone, NULL, 0), gone);
+    assert_int_equal(tdb_python_child(getpid(), gone, 50, &cmd), -1);
+    assert_null(cmd);
+
+    pid_t copy = fork();
+    assert_true(copy >= 0);
+    if (copy == 0) {
+        pause();
+        _exit(0);
+    }
+    assert_int_equal(tdb_python_child(getpid(), copy, 20, &cmd), 0);
+    assert_null(cmd);
+    kill(copy, SIGKILL);
+    waitpid(copy, NULL, 0);
+
+    int ready[2];
+    assert_int_equal(pipe2(ready, O_CLOEXEC), 0);
+    pid_t other = fork();
+    assert_true(other >= 0);
+    if (other == 0) {
+        close(ready[0]);
+        execl("/bin/sleep", "sleep", "600", (char *)NULL);
+        _exit(127);
+    }
+    close(ready[1]);
+    char c;
+    assert_int_equal(read(ready[0], &c, 1), 0); /* closed by the exec */
+    close(ready[0]);
+    assert_int_equal(tdb_python_child(getpid(), other, 5000, &cmd), 0);
+    assert_null(cmd);
+    kill(other, SIGKILL);
+    waitpid(other, NULL, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1033,6 +1079,7 @@ int main(void)
         cmocka_unit_test(test_python_names),
         cmocka_unit_test(test_short_command),
         cmocka_unit_test(test_short_command_keeps_the_script),
+        cmocka_unit_test(test_python_child_gone_copy_or_other),
     };
     return cmocka_run_group_tests_name("proc", tests, NULL, NULL);
 }
